@@ -1,0 +1,146 @@
+"""Input validation shared by every public entry point.
+
+Every check raises :class:`ValueError` with a message that says what is wrong
+and what to do about it.  Nothing here mutates its inputs.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+    """Return ``A`` as a float64 array after checking dimension and finiteness."""
+    try:
+        arr = np.asarray(A, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # strings, ragged lists
+        raise ValueError(f"{name} must be numeric; could not convert it to a float array ({exc}).") from exc
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise ValueError(
+                f"{name} must have {' or '.join(map(str, allowed))} dimension(s); got shape {arr.shape}."
+            )
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); pass at least one entry.")
+    if not np.all(np.isfinite(arr)):
+        n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(
+            f"{name} contains {n_bad} NaN or infinite value(s); impute or drop them before fitting."
+        )
+    return arr
+
+
+def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
+    X = check_finite_array(X, name, ndim=2)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features but {n_features} were expected (the number seen in fit).")
+    return X
+
+
+def check_binary_labels(y, n_samples: int, name: str = "y"):
+    """Return ``(y_pm, classes)`` with ``y_pm`` in {-1, +1} and the two original classes.
+
+    ``classes[0]`` maps to -1 and ``classes[1]`` to +1 (sorted order, as scikit-learn does).
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        y = np.ravel(y) if y.ndim == 2 and 1 in y.shape else y
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of labels; got shape {y.shape}.")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} rows; they must match.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{name} has a single class ({classes[0]!r}); a binary classifier needs samples of two classes."
+        )
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"{name} has {classes.shape[0]} classes; this model is binary. Use a multi-class estimator "
+            "(e.g. WestonWatkinsSVC) or reduce the labels to two classes."
+        )
+    y_pm = np.where(y == classes[1], 1.0, -1.0)
+    return y_pm, classes
+
+
+def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}.")
+    value = float(value)
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be finite; got {value}.")
+    if strict and value <= 0:
+        raise ValueError(f"{name} must be > 0; got {value}.")
+    if not strict and value < 0:
+        raise ValueError(f"{name} must be >= 0; got {value}.")
+    return value
+
+
+def check_probability(value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True,
+                      high: float = 1.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
+        raise ValueError(f"{name} must be a real number in (0, {high}); got {value!r}.")
+    value = float(value)
+    lo_ok = value > 0 if low_open else value >= 0
+    hi_ok = value < high if high_open else value <= high
+    if not (lo_ok and hi_ok):
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        raise ValueError(f"{name} must lie in {lb}0, {high}{rb}; got {value}.")
+    return value
+
+
+def check_choice(value, name: str, choices) -> object:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}.")
+    return value
+
+
+def check_norm(p) -> float:
+    """Accept 1, 2, np.inf, 'inf' and return a float p in {1, 2, inf}."""
+    if isinstance(p, str) and p.lower() in ("inf", "infinity"):
+        return float("inf")
+    if isinstance(p, numbers.Real) and not isinstance(p, bool) and float(p) in (1.0, 2.0, float("inf")):
+        return float(p)
+    raise ValueError(f"norm must be 1, 2 or 'inf' (np.inf); got {p!r}.")
+
+
+def dual_norm(p: float) -> float:
+    """The dual exponent q with 1/p + 1/q = 1 for p in {1, 2, inf}."""
+    p = check_norm(p)
+    return {1.0: float("inf"), 2.0: 2.0, float("inf"): 1.0}[p]
+
+
+def check_symmetric_psd(S, name: str = "Sigma", *, tol: float = 1e-8) -> np.ndarray:
+    """Check that the last two axes of ``S`` hold symmetric positive semidefinite matrices.
+
+    Returns the symmetrised matrices.  Raises ValueError naming the first bad block.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    if S.shape[-1] != S.shape[-2]:
+        raise ValueError(f"{name} matrices must be square; got trailing shape {S.shape[-2:]}.")
+    scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
+    asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2))
+    if np.any(asym > tol * scale * 10 + 1e-12):
+        idx = int(np.argmax(np.atleast_1d(asym)))
+        where = f" (block {idx})" if S.ndim == 3 else ""
+        raise ValueError(
+            f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
+            "pass a symmetric covariance, e.g. (S + S.T) / 2."
+        )
+    S = 0.5 * (S + np.swapaxes(S, -1, -2))
+    eigmin = np.linalg.eigvalsh(S)[..., 0]
+    bad = np.atleast_1d(eigmin) < -tol * scale
+    if np.any(bad):
+        idx = int(np.argmax(bad))
+        where = f" (block {idx})" if S.ndim == 3 else ""
+        raise ValueError(
+            f"{name}{where} is not positive semidefinite (smallest eigenvalue "
+            f"{float(np.atleast_1d(eigmin)[idx]):.3g}); a covariance must be PSD."
+        )
+    return S

@@ -1,0 +1,109 @@
+"""Solve one problem instance with several backends and check that they agree."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..formulations.base import Formulation, Solution
+
+
+@dataclass
+class ProblemInstance:
+    """A named problem: a built formulation plus held-out data to score it on.
+
+    ``build`` is called lazily so that listing instances costs nothing.
+    ``test`` is whatever ``formulation.decision_function`` accepts (X for linear
+    models, kernel rows for kernel models) and ``y_test`` its labels in {-1, +1}.
+    """
+
+    name: str
+    description: str
+    build: Callable[[], tuple[Formulation, Any, np.ndarray]]
+    backends: tuple[str, ...] | None = None
+    backend_options: dict[str, dict] = field(default_factory=dict)
+    rtol: float = 1e-3  # agreement required between backends (relative objective gap)
+
+
+@dataclass
+class BackendReport:
+    backend: str
+    status: str
+    objective: float
+    gap: float
+    accuracy: float
+    agreement: float
+    time: float
+    error: str | None = None
+
+
+def relative_gap(value: float, best: float) -> float:
+    return abs(value - best) / max(1.0, abs(best))
+
+
+def compare_backends(formulation: Formulation, test, y_test, backends=None, backend_options=None,
+                     reference: str | None = None) -> tuple[list[BackendReport], dict[str, Solution]]:
+    """Solve with every backend, then report objective, gap to the best, accuracy and agreement.
+
+    A backend that raises is reported with its error (status ``"error"``); it does not stop the others.
+    Agreement is the fraction of test predictions equal to the reference backend's
+    (the first backend that succeeded unless ``reference`` is given).
+    """
+    backends = tuple(backends or formulation.backends)
+    backend_options = backend_options or {}
+    solutions: dict[str, Solution] = {}
+    errors: dict[str, tuple[str, float]] = {}
+    for backend in backends:
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sol = formulation.solve(backend, **backend_options.get(backend, {}))
+            if caught:
+                sol.info.setdefault("warnings", [str(w.message) for w in caught])
+            solutions[backend] = sol
+        except Exception as exc:  # reported, not swallowed: shows up as status "error"
+            errors[backend] = (f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+    if not solutions:
+        raise RuntimeError("every backend failed: " + "; ".join(f"{b}: {e}" for b, (e, _) in errors.items()))
+    best = min(s.objective for s in solutions.values())
+    ref_name = reference if reference in solutions else next(iter(solutions))
+    y_test = np.asarray(y_test)
+    ref_pred = formulation.predict(solutions[ref_name], test)
+    reports = []
+    for backend in backends:
+        if backend in solutions:
+            sol = solutions[backend]
+            pred = formulation.predict(sol, test)
+            reports.append(BackendReport(backend, sol.status, sol.objective, relative_gap(sol.objective, best),
+                                         float(np.mean(pred == y_test)), float(np.mean(pred == ref_pred)),
+                                         sol.time))
+        else:
+            err, elapsed = errors[backend]
+            reports.append(BackendReport(backend, "error", math.nan, math.nan, math.nan, math.nan, elapsed, err))
+    return reports, solutions
+
+
+def format_reports(reports: list[BackendReport], title: str = "") -> str:
+    head = f"{'backend':<12} {'status':<18} {'objective':>16} {'rel.gap':>10} {'test acc':>9} {'agree':>7} {'time[s]':>9}"
+    lines = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
+    for r in reports:
+        lines.append(f"{r.backend:<12} {r.status:<18} {r.objective:>16.8g} {r.gap:>10.2e} {r.accuracy:>9.4f} "
+                     f"{r.agreement:>7.4f} {r.time:>9.3f}")
+        if r.error:
+            lines.append(f"    error: {r.error}")
+    return "\n".join(lines)
+
+
+def check_instance(instance: ProblemInstance, backends=None) -> tuple[list[BackendReport], bool]:
+    """Build and solve an instance with all its backends; ``ok`` is True if all gaps are within ``rtol``."""
+    formulation, test, y_test = instance.build()
+    reports, _ = compare_backends(formulation, test, y_test, backends or instance.backends,
+                                  instance.backend_options)
+    ok = all(r.error is None and r.gap <= instance.rtol for r in reports)
+    return reports, ok
