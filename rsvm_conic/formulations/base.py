@@ -18,12 +18,13 @@ The shared runner (:mod:`rsvm_conic.runner`) relies on nothing else.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..solvers.conic import solve_cvxpy
+from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
 
 
 @dataclass
@@ -80,12 +81,25 @@ class Formulation:
         return tuple(conic) + tuple(b for b in extra if b not in conic)
 
     def solve(self, backend: str = "clarabel", **options) -> Solution:
+        if backend == "auto":
+            return self._solve_auto(**options)
         if backend in self.conic_backends and self.problem is not None and not hasattr(self, f"_solve_{backend}"):
             return self._solve_conic(backend, **options)
         method = getattr(self, f"_solve_{backend}", None)
         if method is None:
             raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
         return method(**options)
+
+    def _solve_auto(self, **options) -> Solution:
+        """Clarabel, then SCS if Clarabel fails -- with a warning naming solver and status."""
+        if self.problem is None:
+            raise ValueError(f"{self.name} has no conic model; choose one of {self.backends}.")
+        try:
+            return self._solve_conic("clarabel", **options)
+        except SolverError as exc:
+            warnings.warn(f"{self.name}: Clarabel failed ({exc}); falling back to SCS.", SolverWarning,
+                          stacklevel=3)
+            return self._solve_conic("scs", **options)
 
     def _solve_conic(self, backend, **options) -> Solution:
         t0 = time.perf_counter()

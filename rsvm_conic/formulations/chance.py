@@ -1,0 +1,45 @@
+"""Chance-constrained linear SVM (file 000, Sec. 3 "Chance constrained approach").
+
+Replace each margin constraint by
+``P[y_i (<w, x_i + dx_i> + b) + xi_i >= 1] >= 1 - epsilon`` with ``dx_i`` of mean 0
+and covariance ``Sigma_i``.  Both versions reduce to the robust SOCP with p = 2 and
+gamma_i = kappa(epsilon) (:func:`rsvm_conic.uncertainty.kappa`):
+
+* ``distribution="gaussian"``: kappa = Phi^{-1}(1 - epsilon) (exact for Gaussian noise),
+* ``distribution="chebyshev"``: kappa = sqrt((1 - epsilon) / epsilon) (any law with
+  that covariance; the paper's printed sqrt(epsilon/(1 - epsilon)) is inverted --
+  see :mod:`rsvm_conic.uncertainty.chance`).
+
+The CVXPY parameter is ``kappa``; ``set_params(epsilon=...)`` converts.
+"""
+
+from __future__ import annotations
+
+from .._validation import check_choice
+from ..uncertainty.chance import DISTRIBUTIONS, kappa
+from ..uncertainty.sets import UncertaintySet
+from .robust import RobustSVM
+
+
+class ChanceConstrainedSVM(RobustSVM):
+    name = "chance"
+    gamma_param = "kappa"
+
+    def __init__(self, X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev"):
+        self.distribution = check_choice(distribution, "distribution", DISTRIBUTIONS)
+        k = kappa(epsilon, distribution)
+        self.epsilon = float(epsilon)
+        super().__init__(X, y, UncertaintySet(Sigma=Sigma, groups=groups, p=2, radius=k), C=C, radius=k)
+
+    def set_params(self, **values):
+        if "epsilon" in values:
+            eps = values.pop("epsilon")
+            values["kappa"] = kappa(eps, self.distribution)
+            self.epsilon = float(eps)
+        return super().set_params(**values)
+
+
+def chance_constrained_svm(X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1,
+                           distribution="chebyshev") -> ChanceConstrainedSVM:
+    """Build the chance-constrained SVM; ``y`` in {-1, +1}."""
+    return ChanceConstrainedSVM(X, y, Sigma, groups, C, epsilon, distribution)

@@ -1,0 +1,73 @@
+"""Worst-case robust linear SVM (file 000, eq. 3-4), an SOCP.
+
+Each sample may move anywhere in ``U_i = {A_g u : ||u||_p <= gamma_i}``
+(:class:`~rsvm_conic.uncertainty.UncertaintySet`).  The worst case of the margin
+constraint is ``y_i (<w, x_i> + b) - gamma_i ||A_g^T w||_q``, so
+
+    minimise    1/2 ||w||^2 + C sum_i xi_i
+    subject to  y_i (<w, x_i> + b) + xi_i - radius * s_i * t_{g(i)} >= 1,   xi >= 0,
+                t_g >= ||A_g^T w||_q                for each group g
+
+with gamma_i = radius * s_i.  Samples that share an uncertainty matrix share one
+cone: k groups give k cones, however many samples there are (the vectorised model
+of shared/NOTES.md; per-sample matrices give L cones, still built with one
+vectorised constraint).  ``radius`` and ``C`` are ``cp.Parameter`` s: a grid over
+them re-uses the compiled problem.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from ..uncertainty.sets import UncertaintySet
+from ._linear import LinearSVMFormulation
+
+
+def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
+    """CVXPY expression whose column g is ``A_g^T w``: shape (n, k), built with one matrix product."""
+    k, n = factors.shape[0], factors.shape[-1]
+    if diagonal:
+        stacked = sp.diags(factors.ravel()) @ sp.vstack([sp.eye(n)] * k, format="csr")
+    else:
+        stacked = np.swapaxes(factors, 1, 2).reshape(k * n, n)  # rows: A_g^T
+    return cp.reshape(stacked @ w, (n, k), order="F")
+
+
+def robust_cone_constraints(w, t, factors, diagonal, q):
+    """t_g >= ||A_g^T w||_q for every group, as one vectorised constraint."""
+    Z = group_support_expr(w, factors, diagonal)
+    if q == 2.0:
+        return [cp.SOC(t, Z, axis=0)]
+    return [cp.norm(Z, 1 if q == 1.0 else "inf", axis=0) <= t]
+
+
+class RobustSVM(LinearSVMFormulation):
+    name = "robust"
+    gamma_param = "radius"
+
+    def __init__(self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None):
+        super().__init__(X, y, C)
+        L, n = self.X.shape
+        uncertainty = uncertainty if uncertainty is not None else UncertaintySet()
+        self.uncertainty = unc = uncertainty.resolve(L, n)
+        radius0 = unc.radius if radius is None else radius
+        w, b = cp.Variable(n, name="w"), cp.Variable(name="b")
+        t = cp.Variable(unc.n_groups, name="t", nonneg=True)
+        C_par = cp.Parameter(nonneg=True, name="C", value=self.C0)
+        r_par = cp.Parameter(nonneg=True, name=self.gamma_param, value=float(radius0))
+        penalty = t[unc.group_index] if np.all(unc.scale == 1) else cp.multiply(unc.scale, t[unc.group_index])
+        xi = cp.Variable(L, name="xi", nonneg=True)
+        # DPP: each parameter multiplies a parameter-free expression, so re-solves skip compilation.
+        cons = [cp.multiply(self.y, self.X @ w + b) + xi - r_par * penalty >= 1]
+        cons += robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
+        self.problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), cons)
+        self.parameters = {"C": C_par, self.gamma_param: r_par}
+        self.variables = {"w": w, "b": b, "t": t, "xi": xi}
+        self.set_params(**{self.gamma_param: float(radius0)})
+
+
+def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:
+    """Build the worst-case robust SVM (eq. 4); ``y`` in {-1, +1}."""
+    return RobustSVM(X, y, uncertainty, C, radius)

@@ -1,0 +1,68 @@
+"""Data-fit terms (skglm style: the loss is separate from the penalty and the solver).
+
+``RobustHinge`` is the robust loss of file 000, eq. (6):
+
+    l_i(w, b) = max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_{g(i)}^T w||_q},
+
+which is the nominal hinge at radius 0.  It is the worst case of the hinge loss
+over the uncertainty set U_i (see :mod:`rsvm_conic.uncertainty.sets`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..uncertainty.sets import ResolvedUncertainty
+
+
+class RobustHinge:
+    """Robust hinge over data (X, y) in {-1, +1} and a resolved uncertainty set (or None)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, uncertainty: ResolvedUncertainty | None = None):
+        self.X = X
+        self.y = y
+        self.unc = uncertainty
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    def _penalty(self, w, idx=None):
+        if self.unc is None or self.unc.radius == 0:
+            return 0.0
+        gamma = self.unc.gamma if idx is None else self.unc.gamma[idx]
+        gi = self.unc.group_index if idx is None else self.unc.group_index[idx]
+        if self.unc.n_groups <= 64 or idx is None:
+            s = self.unc.support(w)[gi]
+        else:
+            ug, inv = np.unique(gi, return_inverse=True)
+            s = self.unc.support(w, ug)[inv]
+        return gamma * s
+
+    def losses(self, w: np.ndarray, b: float, idx=None) -> np.ndarray:
+        X = self.X if idx is None else self.X[idx]
+        y = self.y if idx is None else self.y[idx]
+        return np.maximum(0.0, 1.0 - y * (X @ w + b) + self._penalty(w, idx))
+
+    def value(self, w: np.ndarray, b: float) -> float:
+        """Sum of the robust hinge losses over all samples."""
+        return float(np.sum(self.losses(w, b)))
+
+    def subgradient(self, w: np.ndarray, b: float, idx: np.ndarray) -> tuple[np.ndarray, float]:
+        """Mean subgradient over the samples ``idx`` w.r.t. (w, b)."""
+        X, y = self.X[idx], self.y[idx]
+        active = (1.0 - y * (X @ w + b) + self._penalty(w, idx)) > 0
+        m = idx.shape[0]
+        if not np.any(active):
+            return np.zeros_like(w), 0.0
+        ya = y[active]
+        gw = -(ya @ X[active])
+        gb = -float(np.sum(ya))
+        if self.unc is not None and self.unc.radius > 0:
+            gi = self.unc.group_index[idx[active]]
+            gamma = self.unc.gamma[idx[active]]
+            ug, inv = np.unique(gi, return_inverse=True)
+            G = self.unc.support_grad(w, ug)  # (len(ug), n)
+            weights = np.bincount(inv, weights=gamma, minlength=ug.shape[0])
+            gw = gw + weights @ G
+        return gw / m, gb / m
