@@ -1,0 +1,167 @@
+import numpy as np
+import pytest
+from scipy import integrate
+
+from rsvm_conic.datasets.toys import make_xor_thesis
+from rsvm_conic.kernels.consolidation import (ConsolidationKernel, consolidation_directions,
+                                              fourier_coefficients, h_periodic, h_periodic_m)
+from rsvm_conic.kernels.rbf import gaussian_kernel
+
+
+def _fitted(m=41, seed=0, **kw):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, size=60)
+    return ConsolidationKernel(sigma=1.3, m=m, n_subclasses=3, **kw).fit(X, y), X
+
+
+def test_fourier_coefficients_numerically():
+    d = 2.7
+    for j in range(0, 8):
+        val, _ = integrate.quad(lambda t: h_periodic(t, d) * np.cos(2 * np.pi * j * t / d), 0, d, limit=200)
+        coef = val / d if j == 0 else 2 * val / d
+        expected = 1 / 3 if j == 0 else 4 / (j**2 * np.pi**2)
+        assert coef == pytest.approx(expected, abs=1e-10)
+        # the sine coefficients vanish (h_d is even)
+        s, _ = integrate.quad(lambda t: h_periodic(t, d) * np.sin(2 * np.pi * j * t / d), 0, d, limit=200)
+        assert abs(s) < 1e-10
+    assert np.allclose(fourier_coefficients(3), [1 / 3, 4 / np.pi**2, 1 / np.pi**2, 4 / (9 * np.pi**2)])
+
+
+def test_h_periodic_definition_and_series_bound():
+    d = 1.7
+    t = np.linspace(-5, 5, 2001)
+    s = np.mod(t, d)
+    assert np.allclose(h_periodic(t, d), 4 * s**2 / d**2 - 4 * s / d + 1)
+    for m in (1, 5, 41):
+        err = np.max(np.abs(h_periodic(t, d) - h_periodic_m(t, d, m)))
+        assert err <= 4 / (np.pi**2 * m) + 1e-12
+    # Chebyshev recurrence = direct cosine sum
+    direct = 1 / 3 + sum(4 / (j**2 * np.pi**2) * np.cos(2 * np.pi * j * t / d) for j in range(1, 12))
+    assert np.allclose(h_periodic_m(t, d, 11), direct)
+
+
+def test_kappa_diagonal_is_one_and_kappa_m_diagonal():
+    k, X = _fitted(m=None)
+    assert k.n_directions > 0
+    assert np.allclose(np.diag(k(X)), 1.0)
+    km, _ = _fitted(m=10)
+    assert np.allclose(np.diag(km(X)), km.diag_value())
+    assert km.diag_value() < 1.0
+
+
+@pytest.mark.parametrize("m", [1, 3, 41])
+def test_prop_4_2_truncation_bound(m):
+    k, X = _fitted(m=None)
+    km, _ = _fitted(m=m)
+    Y = np.random.default_rng(5).normal(size=(40, 3)) * 3
+    gap = np.max(np.abs(k(X, Y) - km(X, Y)))
+    assert gap <= 4 / (np.pi**2 * m)
+    # non-uniform tau: still within the bound (it only needs sum tau <= 1)
+    k2, _ = _fitted(m=None, tau0=0.1)
+    k2m, _ = _fitted(m=m, tau0=0.1)
+    assert np.max(np.abs(k2(X, Y) - k2m(X, Y))) <= 4 / (np.pi**2 * m)
+
+
+def test_kappa_m_matches_definition_by_brute_force():
+    km, X = _fitted(m=6)
+    Y = X[:7] + 0.3
+    a = fourier_coefficients(6)
+    mu = km.mu()
+    brute = np.zeros((X.shape[0], Y.shape[0]))
+    for r in range(X.shape[0]):
+        for c in range(Y.shape[0]):
+            delta = X[r] - Y[c]
+            g = np.exp(-delta @ delta / (2 * km.sigma**2))
+            val = km.tau_[0] * g
+            for i in range(km.n_directions):
+                val += km.tau_[i + 1] * sum(a[j] * np.cos(mu[i, j] @ delta) for j in range(7)) * g
+            brute[r, c] = val
+    assert np.allclose(km(X, Y), brute, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", [None, 41])
+def test_gram_psd(m):
+    k, X = _fitted(m=m)
+    K = k(X)
+    assert np.allclose(K, K.T)
+    assert np.linalg.eigvalsh(K).min() > -1e-9
+
+
+def test_translation_invariance_prop_4_1():
+    rng = np.random.default_rng(2)
+    c = np.array([1.0, -2.0, 0.5])
+    X, Y = rng.normal(size=(10, 3)), rng.normal(size=(12, 3))
+    for m in (None, 41):
+        # M = 1, tau_0 = 0, no envelope: exact invariance under x -> x + j (c11 - c12)
+        k = ConsolidationKernel(sigma=1.0, sigma_dir=np.inf, m=m, tau0=0.0, directions=c[None])
+        for j in (-2, 1, 3):
+            assert np.allclose(k(X + j * c, Y), k(X, Y), atol=1e-10)
+        # the printed mu_ij (2 pi j u, without 1/d) would break it: check it is not our kernel
+        # with a finite envelope the periodic part is invariant and the envelope ratio is exact
+        ke = ConsolidationKernel(sigma=1.0, sigma_dir=2.0, m=m, tau0=0.0, directions=c[None])
+        ratio = gaussian_kernel(X + c, Y, 2.0) / gaussian_kernel(X, Y, 2.0)
+        assert np.allclose(ke(X + c, Y), ke(X, Y) * ratio, atol=1e-10)
+        assert not np.allclose(ke(X + c, Y), ke(X, Y), atol=1e-3)
+
+
+def test_printed_mu_breaks_invariance():
+    # Def. 4.2 as printed: mu_ij = 2 pi j u (period 1, not d): not invariant under the translation
+    c = np.array([1.0, -2.0, 0.5])
+    d = np.linalg.norm(c)
+    u = c / d
+    delta = np.random.default_rng(0).normal(size=3)
+    printed = lambda z: sum(fourier_coefficients(5)[j] * np.cos(2 * np.pi * j * u @ z) for j in range(6))
+    assert abs(printed(delta + c) - printed(delta)) > 1e-3
+    k = ConsolidationKernel(sigma=1.0, sigma_dir=np.inf, m=5, tau0=0.0, directions=c[None])
+    assert k(delta[None] + c, np.zeros((1, 3)))[0, 0] == pytest.approx(k(delta[None], np.zeros((1, 3)))[0, 0])
+
+
+def test_random_features_converge_to_kappa_m():
+    km, X = _fitted(m=8, seed=3)
+    K = km(X[:20])
+    errs = []
+    for D in (500, 8000, 64000):
+        Z = km.random_features(D, random_state=1).transform(X[:20])
+        errs.append(np.max(np.abs(Z @ Z.T - K)))
+    assert errs[-1] < 0.03
+    assert errs[-1] < errs[0]
+    # unbiasedness: average of many independent small maps
+    avg = np.mean([(lambda Z: Z @ Z.T)(km.random_features(200, random_state=s).transform(X[:5]))
+                   for s in range(400)], axis=0)
+    assert np.max(np.abs(avg - km(X[:5]))) < 0.02
+
+
+def test_xor_direction_rule_keeps_within_class_translation():
+    X, y, _ = make_xor_thesis(20, seed=0)
+    k = ConsolidationKernel(sigma=2.0, m=41, n_subclasses=2).fit(X, y)
+    assert k.n_directions == 2  # one diagonal translation per class survives
+    V = np.abs(k.directions_)
+    assert np.allclose(V / V[:, :1], 1.0, atol=0.2)  # both along (1, +-1)
+
+
+def test_exclusion_rule_drops_translation_that_links_classes():
+    # class 0 centres at 0 and (4, 0); class 1 centre at (8, 0): v = (4, 0) maps (4, 0) onto (8, 0)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [8.0, 0.0], [0.0, 5.0]])
+    owner = np.array([0, 0, 1, 1])
+    V, pairs, excluded = consolidation_directions(centres, owner, 0.25)
+    assert [tuple(p) for p in pairs] == [(2, 3)]
+    assert excluded and excluded[0][0] == (0, 1)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        ConsolidationKernel(sigma=-1.0)
+    with pytest.raises(ValueError):
+        ConsolidationKernel(m=-2)
+    with pytest.raises(ValueError):
+        ConsolidationKernel()(np.zeros((2, 2)))
+    k, X = _fitted()
+    with pytest.raises(ValueError):
+        k(np.zeros((2, 5)))
+    with pytest.raises(ValueError):
+        k(np.array([[np.nan, 0, 0]]))
+    with pytest.raises(ValueError):
+        ConsolidationKernel(directions=np.zeros((1, 2)))
+    with pytest.raises(ValueError):
+        ConsolidationKernel(m=None, directions=np.ones((1, 2))).random_features(10)
