@@ -37,6 +37,12 @@ class ResultsStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._done: dict[str, dict] = {}
         if self.path.exists():
+            with open(self.path, "rb+") as fh:  # a run killed mid-write leaves a partial last line:
+                fh.seek(0, os.SEEK_END)          # end it so the next record starts on its own line
+                if fh.tell() > 0:
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        fh.write(b"\n")
             with open(self.path, "r", encoding="utf-8") as fh:
                 for line in fh:
                     line = line.strip()

@@ -71,6 +71,7 @@ def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccur
             cp.UNBOUNDED: "the objective is unbounded; check the regularisation parameters",
             cp.OPTIMAL_INACCURATE: "the solver stopped before certifying optimality; try the other solver "
                                    "or rescale the data",
+            cp.USER_LIMIT: "the solver hit its iteration or time limit; raise max_iter or rescale the data",
         }.get(status, "the solver did not report an optimal solution")
         raise SolverError(f"{name} returned status {status!r}: {hint}.")
     stats = problem.solver_stats

@@ -8,8 +8,8 @@ which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l
 
 * :func:`stochastic_subgradient` -- minibatch stochastic subgradient on F
   (Pegasos-style decreasing steps ``eta_t = eta_0 / (1 + eta_0 lam t)``,
-  suffix averaging of the iterates: the average restarts at epochs 2^j + 1, so it
-  always covers the latest half of the run).
+  polynomial-decay averaging of the iterates, which weights recent iterates
+  like a suffix average without restarts).
 * :func:`stochastic_proximal` -- the split of eq. (5): a stochastic forward step on
   the robust hinge g, then the backward (proximal) step on h = lam/2 ||w||^2,
   ``w <- (w - eta g_B) / (1 + eta lam)``; same steps and averaging.
@@ -17,8 +17,8 @@ which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l
 Pure numpy, vectorised over the minibatch, seeded.  ``eta_0="auto"`` picks the
 initial step by a short trial on a subsample (as Bottou's SGD does).  Every
 ``eval_every`` epochs the *full* objective of the averaged iterate is evaluated;
-the run stops when it changes by less than ``tol`` (relative) between two
-evaluations, or after ``max_epochs``.  The best evaluated iterate is returned.
+the run stops when ``patience`` evaluations in a row fail to improve the best
+value by more than ``tol`` (relative), or after ``max_epochs``.  The best evaluated iterate is returned.
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None):
             w = w - eta * (gw + penalty.gradient(w))
         b = b - eta * gb
         t += 1
-        if avg is not None:
+        if avg is not None:  # polynomial-decay averaging (Shamir & Zhang 2013), eta = 3
             avg[2] += 1
-            r = 1.0 / avg[2]
+            r = 4.0 / (avg[2] + 3.0)
             avg[0] += r * (w - avg[0])
             avg[1] += r * (b - avg[1])
     return w, b, t, avg
@@ -96,7 +96,7 @@ def _restrict(unc, idx):
 
 
 def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-6,
-           eval_every=1, eta0="auto", average_from=1, seed=0, w0=None, b0=0.0, progress=False,
+           eval_every=1, patience=10, eta0="auto", average_from=1, seed=0, w0=None, b0=0.0, progress=False,
            time_limit=None) -> StochasticResult:
     if batch_size < 1 or max_epochs < 1 or eval_every < 1:
         raise ValueError("batch_size, max_epochs and eval_every must be positive integers.")
@@ -112,25 +112,26 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
     avg = None
     history = []
     best = (np.inf, w.copy(), b)
-    prev = np.inf
+    stale = 0
     converged = False
     bar = tqdm(total=max_epochs, desc="prox" if prox else "sgd", disable=not progress, leave=False)
     epoch = 0
     for epoch in range(1, max_epochs + 1):
-        if epoch > average_from and (avg is None or (epoch - 1) & (epoch - 2) == 0):
-            avg = [w.copy(), b, 0]  # (re)start averaging at epochs 2, 3, 5, 9, 17, ...: a suffix average
+        if avg is None and epoch > average_from:
+            avg = [w.copy(), b, 0]
         w, b, t, avg = _pass(datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
             val = _objective(datafit, penalty, wc, bc)
             history.append((epoch, val))
+            improved = best[0] - val > tol * max(1.0, abs(val))
             if val < best[0]:
                 best = (val, wc.copy(), float(bc))
-            if np.isfinite(prev) and abs(prev - val) <= tol * max(1.0, abs(val)):
+            stale = 0 if improved else stale + 1
+            if stale >= patience:
                 converged = True
                 break
-            prev = val
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 break
     bar.close()

@@ -1,0 +1,99 @@
+"""Bad input raises ValueError saying what to fix; solver failures are never silent."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from rsvm_conic.formulations import robust_svm
+from rsvm_conic.solvers import conic
+from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.uncertainty import UncertaintySet
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((40, 3))
+y = np.where(X[:, 0] > 0, 1, 0)
+
+
+@pytest.mark.parametrize("est, X_, y_, kw, match", [
+    (RobustSVC(), np.where(X > 1.5, np.nan, X), y, {}, "NaN"),
+    (RobustSVC(), np.where(X > 1.5, np.inf, X), y, {}, "NaN or infinite"),
+    (RobustSVC(), X, np.zeros(40), {}, "single class"),
+    (RobustSVC(), X, np.arange(40) % 3, {}, "3 classes"),
+    (RobustSVC(), X, y[:30], {}, "must match"),
+    (RobustSVC(), X[:, 0], y, {}, "dimension"),
+    (RobustSVC(), X, y, {"Sigma": -np.eye(3)}, "positive semidefinite"),
+    (RobustSVC(), X, y, {"Sigma": np.eye(4)}, "3x3"),
+    (RobustSVC(radius=-0.1), X, y, {}, "radius"),
+    (RobustSVC(C=0), X, y, {}, "C must be > 0"),
+    (RobustSVC(norm=3), X, y, {}, "norm"),
+    (RobustSVC(solver="mosek"), X, y, {}, "solver"),
+    (ChanceConstrainedSVC(epsilon=0.0), X, y, {}, "epsilon"),
+    (ChanceConstrainedSVC(epsilon=1.0), X, y, {}, "epsilon"),
+    (ChanceConstrainedSVC(epsilon=1.5), X, y, {}, "epsilon"),
+    (ChanceConstrainedSVC(epsilon=0.7, distribution="gaussian"), X, y, {}, "non-convex"),
+    (ChanceConstrainedSVC(distribution="laplace"), X, y, {}, "distribution"),
+    (NominalSVC(), X, y, {"Sigma": np.eye(3)}, "ignores uncertainty"),
+])
+def test_bad_input_raises_value_error(est, X_, y_, kw, match):
+    with pytest.raises(ValueError, match=match):
+        est.fit(X_, y_, **kw)
+
+
+def test_predict_checks_features_and_fit():
+    est = RobustSVC(radius=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        RobustSVC().predict(X)
+
+
+def test_labels_round_trip():
+    labels = np.where(y == 1, "spam", "ham")
+    est = RobustSVC(radius=0.1).fit(X, labels)
+    assert set(est.predict(X)) <= {"spam", "ham"}
+    assert est.score(X, labels) > 0.8
+
+
+def test_inaccurate_status_raises_and_auto_falls_back_visibly(monkeypatch):
+    f = robust_svm(X, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.3), C=1.0)
+    monkeypatch.setitem(conic.SOLVER_OPTIONS, "CLARABEL", dict(conic.SOLVER_OPTIONS["CLARABEL"], max_iter=2))
+    with pytest.raises(SolverError, match="CLARABEL returned status"):
+        f.solve("clarabel")
+    with pytest.warns(SolverWarning, match="Clarabel failed .*falling back to SCS"):
+        sol = f.solve("auto")
+    assert sol.backend == "scs" and sol.status == "optimal"
+    with pytest.raises(SolverError):
+        RobustSVC(radius=0.3).fit(X, y)
+    with pytest.warns(SolverWarning, match="falling back"):
+        RobustSVC(radius=0.3, solver="auto").fit(X, y)
+
+
+class _InaccurateProblem:
+    """Stands in for a cp.Problem whose solver ends with 'optimal_inaccurate'."""
+
+    status = None
+    solver_stats = None
+
+    def solve(self, **kwargs):
+        self.status = "optimal_inaccurate"
+
+
+def test_accepting_inaccurate_is_explicit_and_warns():
+    with pytest.raises(SolverError, match="optimal_inaccurate"):
+        conic.solve_cvxpy(_InaccurateProblem(), "scs")
+    with pytest.warns(SolverWarning, match="not certified"):
+        conic.solve_cvxpy(_InaccurateProblem(), "scs", accept_inaccurate=True)
+
+
+def test_stochastic_max_epochs_warns():
+    with pytest.warns(ConvergenceWarning, match="max_epochs"):
+        RobustSVC(radius=0.1, solver="sgd", solver_options={"max_epochs": 2, "tol": 0}).fit(X, y)
+
+
+def test_stochastic_solver_rejects_bad_options():
+    with pytest.raises(ValueError, match="positive"):
+        RobustSVC(solver="prox", solver_options={"batch_size": 0}).fit(X, y)
