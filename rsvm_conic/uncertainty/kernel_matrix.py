@@ -306,25 +306,47 @@ class KernelUncertainty:
 
     # -- constructors ---------------------------------------------------------------
     @classmethod
-    def from_samples(cls, K_samples, *, ddof: int = 1, check_psd: bool = True) -> "KernelUncertainty":
-        """Estimate both models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
+    def from_samples(cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip") -> "KernelUncertainty":
+        """Estimate both noise models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
 
-        ``K_bar`` = sample mean (must be symmetric PSD); ``sigma^2`` = sample variance
-        (``ddof=1``); support of ``Z_ij`` = ``[min_s K^s_ij, max_s K^s_ij] - K_bar_ij``.
+        ``K_bar``: the known mean kernel (Sec. 5.1 computes it from the clean points); it must be
+        symmetric PSD.  If omitted, the sample mean is used, symmetrised, and -- since a mean of
+        noisy kernels is rarely PSD -- projected onto the PSD cone (``mean_psd="clip"``, the
+        clipped eigenvalue mass is stored in ``mean_psd_clipped``) or rejected (``"raise"``).
+        ``sigma^2`` = sample variance (``ddof=1``); support of ``Z_ij`` =
+        ``[min_s K^s_ij - K_bar_ij, max_s K^s_ij - K_bar_ij]`` (widened to contain 0).
         """
         Ks = check_finite_array(K_samples, "K_samples", ndim=3)
         if Ks.shape[1] != Ks.shape[2]:
             raise ValueError(f"K_samples must have shape (S, n, n); got {Ks.shape}.")
         if Ks.shape[0] < 2:
             raise ValueError("K_samples needs at least 2 samples to estimate the noise.")
-        K_bar = Ks.mean(axis=0)
-        K_bar = check_mean_kernel(K_bar, "mean of K_samples") if check_psd else 0.5 * (K_bar + K_bar.T)
+        n = Ks.shape[1]
+        clipped = 0.0
+        if K_bar is not None:
+            K_bar = check_mean_kernel(K_bar)
+            if K_bar.shape != (n, n):
+                raise ValueError(f"K_bar has shape {K_bar.shape} but the samples are {n} x {n}.")
+            center = K_bar
+        else:
+            if mean_psd not in ("clip", "raise"):
+                raise ValueError(f"mean_psd must be 'clip' or 'raise'; got {mean_psd!r}.")
+            center = Ks.mean(axis=0)
+            Ksym = 0.5 * (center + center.T)
+            if mean_psd == "raise":
+                K_bar = check_mean_kernel(Ksym, "symmetrised mean of K_samples")
+            else:
+                v, E = np.linalg.eigh(Ksym)
+                clipped = float(-np.sum(v[v < 0]))
+                K_bar = (E * np.maximum(v, 0.0)) @ E.T
+                K_bar = 0.5 * (K_bar + K_bar.T)
         var = Ks.var(axis=0, ddof=ddof)
-        mean_raw = Ks.mean(axis=0)
-        a = np.minimum(Ks.min(axis=0) - mean_raw, 0.0)
-        b = np.maximum(Ks.max(axis=0) - mean_raw, 0.0)
+        a = np.minimum(Ks.min(axis=0) - center, 0.0)
+        b = np.maximum(Ks.max(axis=0) - center, 0.0)
         beta_f, l, c, mu, gamma = finite_support_beta(a, b)
-        return cls(K_bar, var, beta_f, a, b, l, c, mu, gamma)
+        out = cls(K_bar, var, beta_f, a, b, l, c, mu, gamma)
+        out.mean_psd_clipped = clipped
+        return out
 
     @classmethod
     def from_parameters(cls, K_bar, *, sigma2=None, a=None, b=None) -> "KernelUncertainty":

@@ -1,0 +1,564 @@
+"""Formulation (15) of Bhadra et al. 2010 (file 001): SVMs robust to noise in the kernel matrix.
+
+.. math::
+
+    \\min_{t,\\ \\alpha\\in S_n} \\tfrac12 t - e'\\alpha \\quad\\text{s.t.}\\quad
+    \\alpha' Y\\bar K Y\\alpha + \\kappa\\sqrt{\\textstyle\\sum_{ij}\\beta_{ij}\\alpha_i^2\\alpha_j^2}\\le t,
+    \\qquad S_n = \\{0\\le\\alpha\\le C,\\ y'\\alpha = 0\\}.
+
+Eliminating ``t``, the objective is ``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu' beta nu) -
+e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec. 3):
+
+* :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
+  the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (scikit-learn
+  ``SVC(kernel="precomputed")``, the fast path) and ``"clarabel"``/``"scs"`` (CVXPY model).
+* :class:`RSVMSOCP` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
+  ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"pg"``: an
+  accelerated projected-gradient method (FISTA, backtracking, function restart) on ``F`` over
+  ``S_n`` with an exact ``O(n log n)`` projection, stopped by a Frank-Wolfe duality gap
+  ``max_{s in S_n} grad F(alpha)'(alpha - s) <= tol * max(1, |F|)``.  When ``beta_hat`` is
+  elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and (16) has
+  ``nu = alpha^2`` at the optimum, so ``"pg"`` and Clarabel solve the same problem.  If
+  ``beta_hat`` has negative entries (the PSD part of a nonnegative matrix can), Thm 6's
+  relaxation ``alpha_i^2 <= nu_i`` may be slack; ``info["beta_hat_min"]`` reports it.
+  An uncertified ``"pg"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``,
+  warns and re-solves with Clarabel, recording ``info["fallback"]``).
+* :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
+  function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
+
+Bias (Sec. 3): ``b = (1/#SV) [sum_{j in SV} y_j - sum_{i,j in SV} y_i alpha_i K_bar_ij]`` with
+``SV = {i : alpha_i > sv_tol * C}``, ``sv_tol = 1e-6`` by default (the paper does not give a
+threshold; 1e-6 separates zero from nonzero multipliers for libsvm, Clarabel (interior-point
+multipliers of non-SVs are ~1e-9 C) and the projected gradient (exact zeros)).  ``bias="free"``
+averages over free SVs ``sv_tol C < alpha_i < (1 - sv_tol) C`` only (libsvm's rule on ``K_bar``).
+Decision function on test kernel rows ``K_rows`` (shape ``(..., n)``): ``K_rows @ (y * alpha) + b``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_choice, check_finite_array, check_positive
+from ..solvers.conic import SolverError, SolverWarning
+from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
+from .base import Formulation, Solution
+
+__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "paper_bias", "project_box_hyperplane", "fw_gap_lmo",
+           "robust_objective", "validate_kernel_problem", "ipm_kernel_robust"]
+
+
+# ----------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------
+def validate_kernel_problem(K_bar, y, beta, C, kappa):
+    """Checks shared by the three routes; returns ``(K_bar, y, beta, C, kappa)`` cleaned."""
+    K_bar = check_mean_kernel(K_bar)
+    n = K_bar.shape[0]
+    y = check_finite_array(y, "y", ndim=1)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must hold labels in {-1, +1}.")
+    if np.unique(y).size < 2:
+        raise ValueError("y must contain both classes.")
+    beta = check_finite_array(beta, "beta", ndim=2)
+    if beta.shape != (n, n):
+        raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
+    if np.any(beta < 0):
+        raise ValueError("beta must be elementwise >= 0 (variances or l^2 gamma^2).")
+    beta = 0.5 * (beta + beta.T)
+    C = check_positive(C, "C")
+    kappa = check_positive(kappa, "kappa", strict=False)
+    return K_bar, y, beta, C, kappa
+
+
+def _factor(K):
+    """``L`` with ``L L' = K`` (PSD), dropping null directions."""
+    v, E = np.linalg.eigh(K)
+    keep = v > 1e-12 * max(1.0, float(v[-1]))
+    return E[:, keep] * np.sqrt(v[keep])
+
+
+def robust_objective(alpha, Q, kappa, beta=None, rho=None):
+    """``F(alpha) = 1/2 t(alpha) - e'alpha`` with ``t`` the left side of (15) (``rho``: rank-one case)."""
+    a = np.asarray(alpha, dtype=float)
+    nu = a * a
+    if rho is not None:
+        r = float(rho @ nu)
+    else:
+        r = float(np.sqrt(max(float(nu @ (beta @ nu)), 0.0)))
+    t = float(a @ (Q @ a)) + kappa * r
+    return 0.5 * t - float(a.sum()), t
+
+
+def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper"):
+    """Bias of Sec. 3 (``mode="paper"``: all SVs) or over free SVs (``mode="free"``)."""
+    sv = alpha > sv_tol * C
+    if mode == "free":
+        free = sv & (alpha < (1 - sv_tol) * C)
+        if free.any():
+            sv = free
+    if not sv.any():
+        return 0.0
+    f = K_bar[np.ix_(sv, sv)] @ (alpha[sv] * y[sv])
+    return float(np.mean(y[sv] - f))
+
+
+def project_box_hyperplane(v, y, C):
+    """Euclidean projection of ``v`` onto ``{0 <= a <= C, y'a = 0}`` (``y`` in {-1,1}), exact.
+
+    ``a = clip(v - lam y, 0, C)``; with ``lo_i = y_i v_i - C [y_i = 1]`` the condition
+    ``y'a = 0`` reads ``sum_i clip(lam - lo_i, 0, C) = C n_+``, a nondecreasing piecewise-linear
+    equation solved on the sorted breakpoints.
+    """
+    pos = y > 0
+    lo = y * v - C * pos
+    target = C * float(np.count_nonzero(pos))
+    pts = np.concatenate([lo, lo + C])
+    slope_d = np.concatenate([np.ones_like(lo), -np.ones_like(lo)])
+    order = np.argsort(pts, kind="stable")
+    pts = pts[order]
+    slope = np.cumsum(slope_d[order])  # slope right of each breakpoint
+    h = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(pts))])  # h at each breakpoint
+    k = int(np.searchsorted(h, target, side="left"))
+    if k == 0:
+        lam = pts[0]
+    elif k >= pts.size:
+        lam = pts[-1]
+    else:
+        s = slope[k - 1]
+        lam = pts[k - 1] + (target - h[k - 1]) / s if s > 0 else pts[k]
+    return np.clip(v - lam * y, 0.0, C)
+
+
+def fw_gap_lmo(g, y, C):
+    """``min_{s in S_n} g's`` for ``S_n = {0 <= s <= C, y's = 0}`` (greedy pairing), O(n log n)."""
+    gp = np.sort(g[y > 0])
+    gn = np.sort(g[y < 0])
+    m = min(gp.size, gn.size)
+    pair = gp[:m] + gn[:m]
+    return C * float(np.sum(np.minimum(pair, 0.0)))
+
+
+def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: int = 100):
+    """Primal-dual interior-point method (Mehrotra predictor-corrector) for
+    ``min F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu' beta_hat nu) - e'alpha`` over
+    ``{0 <= alpha <= C, y'alpha = 0}``, ``nu = alpha^2``.
+
+    Newton steps on the perturbed KKT system with the exact Hessian
+    ``Q + kappa/2 [ (2/s) diag(beta_hat nu) + (4/s) (alpha alpha') o beta_hat - grad s grad s' / s ]``;
+    each iteration is one dense Cholesky of an n x n matrix plus two solves (the equality
+    constraint is eliminated by a Schur complement).  Returns ``(alpha, info)``; ``info["converged"]``
+    is True when the scaled dual residual, ``|y'alpha|`` and the duality measure are all below ``tol``.
+    Meant for convex ``F`` (``beta_hat`` PSD and elementwise nonnegative).
+    """
+    from scipy.linalg import cho_factor, cho_solve
+
+    n = y.size
+    a = np.full(n, 0.5 * C)
+    npos, nneg = np.count_nonzero(y > 0), np.count_nonzero(y < 0)
+    a[y > 0] *= min(1.0, nneg / max(npos, 1))
+    a[y < 0] *= min(1.0, npos / max(nneg, 1))
+    zl = np.ones(n)
+    zu = np.ones(n)
+    mu_eq = 0.0
+    qscale = 1.0 + float(np.max(np.abs(np.diag(Q))))
+    converged = False
+    it = 0
+    reg = 1e-13 * qscale
+    for it in range(1, max_iter + 1):
+        nu = a * a
+        bn = beta_hat @ nu
+        s = np.sqrt(max(float(nu @ bn), 0.0))
+        Qa = Q @ a
+        g = Qa - 1.0
+        H = Q.copy()
+        if kappa > 0 and s > 0:
+            ds = 2.0 * a * bn / s
+            g = g + 0.5 * kappa * ds
+            H += (0.5 * kappa) * ((2.0 / s) * np.diag(bn) + (4.0 / s) * (np.outer(a, a) * beta_hat)
+                                  - np.outer(ds, ds) / s)
+        ua = C - a
+        r_d = g - zl + zu + mu_eq * y
+        r_p = float(y @ a)
+        m = (float(a @ zl) + float(ua @ zu)) / (2 * n)
+        gscale = 1.0 + float(np.max(np.abs(g)))
+        if (float(np.max(np.abs(r_d))) <= tol * gscale and abs(r_p) <= tol * max(1.0, C)
+                and m <= tol * max(1.0, C) * gscale / n):
+            converged = True
+            break
+        D = zl / a + zu / ua
+        M = H + np.diag(D + reg)
+        try:
+            fac = cho_factor(M, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            M = H + np.diag(D + 1e-8 * qscale)
+            fac = cho_factor(M, lower=True, check_finite=False)
+        u2 = cho_solve(fac, y, check_finite=False)
+        yu2 = float(y @ u2)
+
+        def direction(cl, cu):
+            rhs = -r_d + cl / a - cu / ua
+            u1 = cho_solve(fac, rhs, check_finite=False)
+            dmu = (float(y @ u1) + r_p) / yu2
+            da = u1 - dmu * u2
+            dzl = (cl - zl * da) / a
+            dzu = (cu + zu * da) / ua
+            return da, dzl, dzu, dmu
+
+        def max_step(da, dzl, dzu):
+            t = 1.0
+            for v, dv in ((a, da), (ua, -da), (zl, dzl), (zu, dzu)):
+                neg = dv < 0
+                if np.any(neg):
+                    t = min(t, float(np.min(-v[neg] / dv[neg])))
+            return t
+
+        # predictor
+        da, dzl, dzu, dmu = direction(-a * zl, -ua * zu)
+        t_aff = max_step(da, dzl, dzu)
+        m_aff = (float((a + t_aff * da) @ (zl + t_aff * dzl)) + float((ua - t_aff * da) @ (zu + t_aff * dzu))) / (2 * n)
+        sigma = min(1.0, (m_aff / m) ** 3) if m > 0 else 0.0
+        # corrector
+        da2, dzl2, dzu2, dmu2 = direction(sigma * m - a * zl - da * dzl, sigma * m - ua * zu + da * dzu)
+        t = min(1.0, 0.99 * max_step(da2, dzl2, dzu2))
+        a = a + t * da2
+        zl = zl + t * dzl2
+        zu = zu + t * dzu2
+        mu_eq = mu_eq + t * dmu2
+        a = np.clip(a, 1e-300, None)
+    info = {"iterations": it, "converged": converged, "dual_residual": float(np.max(np.abs(r_d))),
+            "primal_residual": abs(r_p), "duality_measure": m}
+    return a, info
+
+
+# ----------------------------------------------------------------------------------------
+# common base
+# ----------------------------------------------------------------------------------------
+class _KernelRobust(Formulation):
+    name = "kernel-robust"
+
+    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, sv_tol: float = 1e-6, bias: str = "paper"):
+        self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
+        self.n = self.K_bar.shape[0]
+        self.Q = (self.y[:, None] * self.K_bar) * self.y[None, :]
+        self.sv_tol = check_positive(sv_tol, "sv_tol")
+        self.bias = check_choice(bias, "bias", ("paper", "free"))
+        self.parameters = {"C": cp.Parameter(nonneg=True, name="C", value=C),
+                           "kappa": cp.Parameter(nonneg=True, name="kappa", value=kappa)}
+        self._problem = None
+        self.variables = {}
+
+    # parameters as plain attributes (for other solvers plugging in)
+    @property
+    def C(self) -> float:
+        return float(self.parameters["C"].value)
+
+    @property
+    def kappa(self) -> float:
+        return float(self.parameters["kappa"].value)
+
+    def _set_param(self, key, value):
+        if key == "C":
+            value = check_positive(value, "C")
+        else:
+            value = check_positive(value, "kappa", strict=False)
+        self.parameters[key].value = value
+
+    @property
+    def problem(self):
+        if self._problem is None:
+            self._problem = self._build()
+        return self._problem
+
+    def _build(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # robust term r(alpha): t = alpha'Q alpha + kappa r(alpha)
+    def robust_term(self, alpha) -> float:
+        raise NotImplementedError
+
+    def t_value(self, alpha) -> float:
+        a = np.asarray(alpha, dtype=float)
+        return float(a @ (self.Q @ a)) + self.kappa * self.robust_term(a)
+
+    def objective(self, solution: Solution) -> float:
+        a = solution["alpha"]
+        return 0.5 * self.t_value(a) - float(a.sum())
+
+    def constraint_violation(self, alpha) -> float:
+        a = np.asarray(alpha, dtype=float)
+        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0))), float(np.max(np.maximum(-a, 0))))
+
+    def _finish(self, alpha, extra=None) -> dict:
+        a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
+        vals = {"alpha": a, "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
+                "t": self.t_value(a)}
+        if extra:
+            vals.update(extra)
+        return vals
+
+    def decision_function(self, solution: Solution, K_rows) -> np.ndarray:
+        """Scores ``K_rows @ (y * alpha) + b`` for kernel rows against the training points.
+
+        ``K_rows`` has shape ``(m, n)`` or ``(S, m, n)`` (sampled rows).
+        """
+        K_rows = np.asarray(K_rows, dtype=float)
+        if K_rows.shape[-1] != self.n:
+            raise ValueError(f"kernel rows must have {self.n} columns (one per training point); got {K_rows.shape}.")
+        return K_rows @ (self.y * solution["alpha"]) + solution["b"]
+
+    def _cvx_common(self):
+        a = cp.Variable(self.n, name="alpha")
+        L = _factor(self.K_bar)
+        quad = cp.sum_squares(L.T @ cp.multiply(self.y, a)) if L.shape[1] else cp.Constant(0.0)
+        cons = [a >= 0, a <= self.parameters["C"], self.y @ a == 0]
+        return a, quad, cons
+
+
+# ----------------------------------------------------------------------------------------
+# RSVM_QP
+# ----------------------------------------------------------------------------------------
+class RSVMQP(_KernelRobust):
+    """RSVM_QP (Thm 4): SVM with kernel ``K_bar + kappa diag(rho)``, ``rho rho'`` the rank-one
+    approximation of ``beta`` from Sec. 5.1 (``rho`` may be passed directly)."""
+
+    name = "rsvm-qp"
+
+    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, rho=None, libsvm_tol: float = 1e-7, **kw):
+        super().__init__(K_bar, y, beta, C, kappa, **kw)
+        self.rho = rank_one_approx(self.beta) if rho is None else np.asarray(rho, dtype=float)
+        if self.rho.shape != (self.n,) or np.any(self.rho < 0):
+            raise ValueError("rho must be a nonnegative vector with one entry per training point.")
+        self.libsvm_tol = libsvm_tol
+
+    def robust_term(self, alpha) -> float:
+        return float(self.rho @ (np.asarray(alpha) ** 2))
+
+    def modified_kernel(self) -> np.ndarray:
+        return self.K_bar + self.kappa * np.diag(self.rho)
+
+    def _build(self):
+        a, quad, cons = self._cvx_common()
+        self.variables = {"alpha": a}
+        obj = 0.5 * quad + 0.5 * self.parameters["kappa"] * (self.rho @ cp.square(a)) - cp.sum(a)
+        return cp.Problem(cp.Minimize(obj), cons)
+
+    def _extract(self) -> dict:
+        return self._finish(self.variables["alpha"].value)
+
+    def _solve_libsvm(self, **options) -> Solution:
+        from sklearn.svm import SVC
+
+        t0 = time.perf_counter()
+        clf = SVC(C=self.C, kernel="precomputed", tol=options.get("tol", self.libsvm_tol),
+                  cache_size=options.get("cache_size", 200), shrinking=options.get("shrinking", True))
+        clf.fit(self.modified_kernel(), self.y)
+        alpha = np.zeros(self.n)
+        alpha[clf.support_] = np.abs(clf.dual_coef_[0])
+        sol = Solution("libsvm", "optimal", float("nan"), 0.0, self._finish(alpha),
+                       {"n_iter": int(np.sum(getattr(clf, "n_iter_", [0]))), "intercept_libsvm": float(clf.intercept_[0])})
+        sol.time = time.perf_counter() - t0
+        sol.objective = self.objective(sol)
+        return sol
+
+
+# ----------------------------------------------------------------------------------------
+# RSVM_SOCP
+# ----------------------------------------------------------------------------------------
+class RSVMSOCP(_KernelRobust):
+    """RSVM_SOCP (Thm 6, eq. 16) with ``beta_hat`` = PSD part of ``beta`` (Sec. 5.1).
+
+    Attributes for other solvers: ``K_bar``, ``Q``, ``y``, ``beta`` (original, symmetrised),
+    ``beta_hat``, ``B`` (``B'B = beta_hat``), ``C``, ``kappa``.
+    """
+
+    name = "rsvm-socp"
+
+    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, pg_tol: float = 1e-7, pg_max_iter: int = 20000, **kw):
+        super().__init__(K_bar, y, beta, C, kappa, **kw)
+        self.beta_hat, self.B = psd_part(self.beta)
+        scale = max(float(np.max(np.abs(self.beta_hat))), 1e-300)
+        self.beta_hat_min = float(np.min(self.beta_hat)) / scale  # < 0: relaxation of Thm 6 may be slack
+        self.pg_tol = pg_tol
+        self.pg_max_iter = pg_max_iter
+        self._warm = None
+
+    def robust_term(self, alpha) -> float:
+        nu = np.asarray(alpha, dtype=float) ** 2
+        return float(np.sqrt(max(float(nu @ (self.beta_hat @ nu)), 0.0)))
+
+    def _build(self):
+        a, quad, cons = self._cvx_common()
+        nu = cp.Variable(self.n, name="nu")
+        self.variables = {"alpha": a, "nu": nu}
+        obj = 0.5 * quad + 0.5 * self.parameters["kappa"] * cp.norm(self.B @ nu, 2) - cp.sum(a)
+        return cp.Problem(cp.Minimize(obj), cons + [cp.square(a) <= nu])
+
+    def _extract(self) -> dict:
+        a = self.variables["alpha"].value
+        nu = self.variables["nu"].value
+        return self._finish(a, {"nu": nu, "relaxation_slack": float(np.max(nu - a**2))})
+
+    # -- interior point ----------------------------------------------------------------
+    def _solve_ipm(self, tol=1e-10, max_iter=100, fallback=None, gap_tol=1e-6) -> Solution:
+        """Structure-exploiting primal-dual IPM (:func:`ipm_kernel_robust`); certified by the
+        IPM residuals and a Frank-Wolfe gap ``<= gap_tol * max(1, |F|)`` at the projected point."""
+        t0 = time.perf_counter()
+        a, info = ipm_kernel_robust(self.Q, self.beta_hat, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter)
+        x = project_box_hyperplane(a, self.y, self.C)
+        Fx, gx = self._fg(x)
+        gap = float(gx @ x) - fw_gap_lmo(gx, self.y, self.C)
+        info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
+        if not (info["converged"] and gap <= gap_tol * max(1.0, abs(Fx))):
+            msg = (f"interior point: converged={info['converged']} after {info['iterations']} iterations, "
+                   f"Frank-Wolfe gap {gap:.3g} (tolerance {gap_tol:g} * max(1, |F|))")
+            if fallback:
+                warnings.warn(msg + f"; re-solving with {fallback}.", SolverWarning, stacklevel=2)
+                sol = self.solve(fallback)
+                sol.info["fallback"] = f"ipm -> {fallback}: {msg}"
+                return sol
+            raise SolverError(msg + ".")
+        self._warm = x
+        sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, self._finish(x), info)
+        sol.objective = self.objective(sol)
+        return sol
+
+    # -- accelerated projected gradient ---------------------------------------------
+    def _fg(self, a):
+        Qa = self.Q @ a
+        nu = a * a
+        bn = self.beta_hat @ nu
+        s = np.sqrt(max(float(nu @ bn), 0.0))
+        k = self.kappa
+        F = 0.5 * float(a @ Qa) + 0.5 * k * s - float(a.sum())
+        g = Qa - 1.0
+        if s > 0 and k > 0:
+            g = g + k * a * bn / s
+        return F, g
+
+    def _F(self, a):
+        nu = a * a
+        s = np.sqrt(max(float(nu @ (self.beta_hat @ nu)), 0.0))
+        return 0.5 * float(a @ (self.Q @ a)) + 0.5 * self.kappa * s - float(a.sum())
+
+    def _solve_pg(self, alpha0=None, tol=None, max_iter=None, fallback=None, check_every: int = 10) -> Solution:
+        t0 = time.perf_counter()
+        tol = self.pg_tol if tol is None else tol
+        max_iter = self.pg_max_iter if max_iter is None else max_iter
+        C, y = self.C, self.y
+        if alpha0 is None:
+            alpha0 = self._warm if self._warm is not None and self._warm.shape == (self.n,) else np.zeros(self.n)
+        x = project_box_hyperplane(np.minimum(np.asarray(alpha0, dtype=float), C), y, C)
+        Fx = self._F(x)
+        z = x.copy()
+        tk = 1.0
+        Lk = getattr(self, "_Lk", None) or max(1e-8, float(np.abs(self.Q).sum(axis=1).max()))
+        gap = np.inf
+        it = 0
+        certified = False
+        for it in range(1, max_iter + 1):
+            if it % check_every == 1 or check_every == 1:
+                _, gx = self._fg(x)
+                gap = float(gx @ x) - fw_gap_lmo(gx, y, C)
+                if gap <= tol * max(1.0, abs(Fx)):
+                    certified = True
+                    break
+            Fz, g = self._fg(z)
+            while True:
+                x_new = project_box_hyperplane(z - g / Lk, y, C)
+                d = x_new - z
+                F_new = self._F(x_new)
+                if F_new <= Fz + float(g @ d) + 0.5 * Lk * float(d @ d) + 1e-15 * max(1.0, abs(Fz)):
+                    break
+                Lk *= 2.0
+            if F_new > Fx:  # function restart
+                tk = 1.0
+                z = x.copy()
+                Lk *= 0.9
+                continue
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * tk * tk))
+            z = x_new + ((tk - 1.0) / t_new) * (x_new - x)
+            x, Fx, tk = x_new, F_new, t_new
+            Lk *= 0.95
+        self._Lk = Lk
+        info = {"iterations": it, "fw_gap": gap, "beta_hat_min": self.beta_hat_min,
+                "convex": self.beta_hat_min >= -1e-12}
+        if not certified:
+            msg = (f"projected gradient stopped after {it} iterations with Frank-Wolfe gap {gap:.3g} "
+                   f"> {tol:g} * max(1, |F|)")
+            if fallback:
+                warnings.warn(msg + f"; re-solving with {fallback}.", SolverWarning, stacklevel=2)
+                sol = self.solve(fallback)
+                sol.info["fallback"] = f"pg -> {fallback}: {msg}"
+                self._warm = sol["alpha"]
+                return sol
+            raise SolverError(msg + ".")
+        self._warm = x
+        sol = Solution("pg", "optimal", float("nan"), time.perf_counter() - t0, self._finish(x), info)
+        sol.objective = self.objective(sol)
+        return sol
+
+
+# ----------------------------------------------------------------------------------------
+# RSVM_QN
+# ----------------------------------------------------------------------------------------
+class RSVMQN(_KernelRobust):
+    """RSVM_QN (eq. 17) with the original ``beta``; backend ``"dfp"`` (non-conic, ``problem`` is None).
+
+    Starts: the previous solution (warm start, if any), the nominal SVM solution from libsvm,
+    ``n_random`` random points, and any ``starts`` passed to ``solve``.
+    """
+
+    name = "rsvm-qn"
+
+    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, n_random: int = 1, P_levels: int = 2,
+                 P_factor: float = 1000.0, gtol: float = 1e-9, max_iter: int = 1000, seed: int = 0,
+                 nominal_start: bool = True, **kw):
+        super().__init__(K_bar, y, beta, C, kappa, **kw)
+        self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
+        self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
+        self._warm = None
+
+    @property
+    def problem(self):
+        return None
+
+    def robust_term(self, alpha) -> float:
+        nu = np.asarray(alpha, dtype=float) ** 2
+        return float(np.sqrt(max(float(nu @ (self.beta @ nu)), 0.0)))
+
+    def _nominal_alpha(self):
+        from sklearn.svm import SVC
+
+        clf = SVC(C=self.C, kernel="precomputed", tol=1e-6).fit(self.K_bar, self.y)
+        a = np.zeros(self.n)
+        a[clf.support_] = np.abs(clf.dual_coef_[0])
+        return a
+
+    def _solve_dfp(self, starts=None, **options) -> Solution:
+        from ..solvers.quasi_newton import rsvm_qn
+
+        t0 = time.perf_counter()
+        pts = list(starts or [])
+        if self._warm is not None:
+            pts.append(np.clip(self._warm, 0, self.C))
+        if self.nominal_start:
+            pts.append(self._nominal_alpha())
+        res = rsvm_qn(self.K_bar, self.y, self.beta, self.C, self.kappa, starts=pts,
+                      n_random=options.get("n_random", self.n_random), P_levels=options.get("P_levels", self.P_levels),
+                      P_factor=self.P_factor, gtol=options.get("gtol", self.gtol),
+                      max_iter=options.get("max_iter", self.max_iter), seed=self.seed)
+        self._warm = res.alpha
+        viol = self.constraint_violation(res.alpha)
+        info = {"iterations": res.iterations, "penalty_value": res.L, "violation": viol, "starts": res.starts,
+                "converged": res.converged}
+        sol = Solution("dfp", "local_optimum" if res.converged else "max_iter", float("nan"),
+                       0.0, self._finish(res.alpha, {"alpha_raw": res.alpha}), info)
+        sol.time = time.perf_counter() - t0
+        sol.objective = self.objective(sol)
+        return sol
