@@ -98,14 +98,15 @@ def robust_objective(alpha, Q, kappa, beta=None, rho=None):
 def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper"):
     """Bias of Sec. 3 (``mode="paper"``: all SVs) or over free SVs (``mode="free"``)."""
     sv = alpha > sv_tol * C
+    if not sv.any():
+        return 0.0
+    at = sv
     if mode == "free":
         free = sv & (alpha < (1 - sv_tol) * C)
         if free.any():
-            sv = free
-    if not sv.any():
-        return 0.0
-    f = K_bar[np.ix_(sv, sv)] @ (alpha[sv] * y[sv])
-    return float(np.mean(y[sv] - f))
+            at = free
+    f = K_bar[np.ix_(at, sv)] @ (alpha[sv] * y[sv])  # sum over all SVs i, evaluated at the points j in `at`
+    return float(np.mean(y[at] - f))
 
 
 def project_box_hyperplane(v, y, C):
@@ -423,7 +424,6 @@ class RSVMSOCP(_KernelRobust):
                 sol.info["fallback"] = f"ipm -> {fallback}: {msg}"
                 return sol
             raise SolverError(msg + ".")
-        self._warm = x
         sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, self._finish(x), info)
         sol.objective = self.objective(sol)
         return sol

@@ -1,0 +1,278 @@
+"""Formulation (15) of Bhadra et al. 2010: RSVM_QP / RSVM_SOCP / RSVM_QN, backends and estimator."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.svm import SVC
+
+from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
+from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
+from rsvm_conic.formulations.kernel_robust import (
+    RSVMQN, RSVMQP, RSVMSOCP, fw_gap_lmo, paper_bias, project_box_hyperplane)
+from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.solvers.quasi_newton import PenaltyProblem
+from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty, kappa
+
+
+def rel(a, b):
+    return abs(a - b) / max(1.0, abs(b))
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    data = make_bhadra2010(11, "uniform", n_per_class=25, n_samples=60)
+    U = KernelUncertainty.from_samples(data.K_samples, data.K_bar)
+    return data, U
+
+
+def positive_instance(n=30, seed=0):
+    """beta = (0.25 K) o (0.25 K) with K >= 0 entrywise: PSD (Schur) and elementwise nonnegative."""
+    rng = np.random.default_rng(seed)
+    X = np.abs(rng.standard_normal((n, 2))) + 0.2
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    K = X @ X.T
+    return K, y, (0.25 * K) ** 2
+
+
+def libsvm_dual(K, y, C):
+    clf = SVC(C=C, kernel="precomputed", tol=1e-9).fit(K, y)
+    a = np.zeros(y.size)
+    a[clf.support_] = np.abs(clf.dual_coef_[0])
+    Q = (y[:, None] * K) * y[None, :]
+    return 0.5 * a @ Q @ a - a.sum()
+
+
+# ---------------------------------------------------------------------------- kappa = 0
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_kappa_zero_is_nominal_svm(noisy, C):
+    data, U = noisy
+    ref = libsvm_dual(U.K_bar, data.y, C)
+    for noise in ("gaussian", "finite"):
+        beta = U.beta(noise)
+        assert rel(RSVMQP(U.K_bar, data.y, beta, C=C, kappa=0.0).solve("libsvm").objective, ref) <= 1e-5
+        s = RSVMSOCP(U.K_bar, data.y, beta, C=C, kappa=0.0)
+        assert rel(s.solve("ipm").objective, ref) <= 1e-5
+        assert rel(s.solve("clarabel").objective, ref) <= 1e-5
+    q = RSVMQN(U.K_bar, data.y, U.beta("finite"), C=C, kappa=0.0).solve("dfp")
+    assert rel(q.objective, ref) <= 1e-5
+
+
+# ---------------------------------------------------------------------------- RSVM_QP
+def test_qp_libsvm_matches_cvxpy(noisy):
+    data, U = noisy
+    for noise, eps in (("gaussian", 0.1), ("finite", 0.3)):
+        f = RSVMQP(U.K_bar, data.y, U.beta(noise), C=5.0, kappa=kappa(eps, noise))
+        lib = f.solve("libsvm")
+        cla = f.solve("clarabel")
+        assert rel(lib.objective, cla.objective) <= 1e-5
+        # both are feasible for S_n
+        assert f.constraint_violation(lib["alpha"]) <= 1e-8
+        # Theorem 4: the robust term sum rho_i alpha_i^2 equals sqrt(sum rho_i rho_j a_i^2 a_j^2)
+        nu = lib["alpha"] ** 2
+        assert f.robust_term(lib["alpha"]) == pytest.approx(np.sqrt(nu @ np.outer(f.rho, f.rho) @ nu), rel=1e-10)
+
+
+def test_theorem5_iid_noise_gives_diagonal_shift(noisy):
+    data, U = noisy
+    sigma, k = 0.7, 1.3
+    n = data.y.size
+    f = RSVMQP(U.K_bar, data.y, np.full((n, n), sigma**2), C=2.0, kappa=k)
+    np.testing.assert_allclose(f.rho, sigma, rtol=1e-10)
+    ref = libsvm_dual(U.K_bar + sigma * k * np.eye(n), data.y, 2.0)
+    Q = (data.y[:, None] * (U.K_bar + sigma * k * np.eye(n))) * data.y[None, :]
+    a = f.solve("libsvm")["alpha"]
+    assert rel(0.5 * a @ Q @ a - a.sum(), ref) <= 1e-6
+
+
+# ---------------------------------------------------------------------------- RSVM_SOCP
+def test_socp_backends_agree(noisy):
+    data, U = noisy
+    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=kappa(0.1, "gaussian"))
+    sols = {b: f.solve(b) for b in ("ipm", "pg", "clarabel")}
+    for b in ("pg", "clarabel"):
+        assert rel(sols[b].objective, sols["ipm"].objective) <= 1e-6, b
+    np.testing.assert_allclose(sols["pg"]["alpha"], sols["ipm"]["alpha"], atol=1e-3 * f.C)
+    # DPP re-solve with new parameters
+    f.set_params(C=1.0, kappa=0.5)
+    assert rel(f.solve("clarabel").objective, f.solve("ipm").objective) <= 1e-6
+
+
+def test_socp_satisfies_15_with_original_beta_and_matches_qn():
+    for seed in (0, 1):
+        K, y, beta = positive_instance(seed=seed)
+        assert np.linalg.eigvalsh(beta)[0] >= -1e-10 and beta.min() >= 0
+        k = kappa(0.1, "finite")
+        s = RSVMSOCP(K, y, beta, C=1.0, kappa=k)
+        cla = s.solve("clarabel")
+        a = cla["alpha"]
+        nu = a**2
+        t15 = a @ s.Q @ a + k * np.sqrt(nu @ beta @ nu)  # left side of (15) with the original beta
+        t16 = a @ s.Q @ a + k * np.linalg.norm(s.B @ cla["nu"])  # the SOCP's own t
+        assert t15 <= t16 * (1 + 1e-6) + 1e-9
+        assert cla["relaxation_slack"] <= 1e-5  # nu = alpha^2 at the optimum (Thm 6)
+        ipm = s.solve("ipm")
+        qn = RSVMQN(K, y, beta, C=1.0, kappa=k, n_random=2, seed=seed).solve("dfp")
+        assert qn.info["violation"] <= 1e-6
+        assert rel(qn.objective, ipm.objective) <= 1e-4
+        assert rel(cla.objective, ipm.objective) <= 1e-6
+
+
+def test_projection_and_lmo_against_brute_force():
+    import cvxpy as cp
+
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        n = 15
+        y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+        y[:2] = [1.0, -1.0]
+        v = 3 * rng.standard_normal(n)
+        C = 1.5
+        p = project_box_hyperplane(v, y, C)
+        x = cp.Variable(n)
+        cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [x >= 0, x <= C, y @ x == 0]).solve(solver="CLARABEL")
+        np.testing.assert_allclose(p, x.value, atol=1e-6)
+        assert abs(y @ p) <= 1e-10 and p.min() >= 0 and p.max() <= C
+        g = rng.standard_normal(n)
+        lp = linprog(g, A_eq=y[None, :], b_eq=[0.0], bounds=[(0, C)] * n, method="highs")
+        assert fw_gap_lmo(g, y, C) == pytest.approx(lp.fun, abs=1e-9)
+
+
+def test_uncertified_solves_raise_or_fall_back_visibly(noisy):
+    data, U = noisy
+    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.0)
+    with pytest.raises(SolverError):
+        f.solve("ipm", max_iter=2)
+    with pytest.raises(SolverError):
+        f.solve("pg", max_iter=3, alpha0=np.zeros(data.y.size))
+    with pytest.warns(SolverWarning, match="re-solving with clarabel"):
+        sol = f.solve("ipm", max_iter=2, fallback="clarabel")
+    assert sol.backend == "clarabel" and "fallback" in sol.info
+
+
+# ---------------------------------------------------------------------------- RSVM_QN
+def test_qn_gradient_matches_finite_differences(noisy):
+    data, U = noisy
+    n = data.y.size
+    Q = (data.y[:, None] * U.K_bar) * data.y[None, :]
+    prob = PenaltyProblem(Q, U.beta("finite"), data.y, C=2.0, kappa=1.7, P=50.0)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        a = rng.uniform(-0.5, 2.5, n)  # inside and outside the box: penalty terms active
+        g = prob.grad(a)
+        h = 1e-6
+        fd = np.array([(prob.L(a + h * e) - prob.L(a - h * e)) / (2 * h) for e in np.eye(n)])
+        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(g).max()))
+
+
+def test_qn_multiple_starts_recorded(noisy):
+    data, U = noisy
+    f = RSVMQN(U.K_bar, data.y, U.beta("gaussian"), C=5.0, kappa=1.0, n_random=2)
+    assert f.problem is None and "dfp" in f.backends
+    q = f.solve("dfp")
+    assert len(q.info["starts"]) == 3  # nominal SVM + 2 random
+    assert q.info["penalty_value"] == pytest.approx(min(s["L"] for s in q.info["starts"]))
+
+
+# ---------------------------------------------------------------------------- bias / decision
+def test_paper_bias_and_decision_function(noisy):
+    data, U = noisy
+    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0)
+    sol = f.solve("ipm")
+    a, y = sol["alpha"], data.y
+    sv = np.flatnonzero(a > 1e-6 * f.C)
+    b = np.mean([y[j] - sum(y[i] * a[i] * U.K_bar[i, j] for i in sv) for j in sv])
+    assert sol["b"] == pytest.approx(b, rel=1e-10)
+    free = np.flatnonzero((a > 1e-6) & (a < 1 - 1e-6))
+    b_free = np.mean([y[j] - sum(y[i] * a[i] * U.K_bar[i, j] for i in sv) for j in free])
+    assert paper_bias(a, y, U.K_bar, 1.0, mode="free") == pytest.approx(b_free, rel=1e-10)
+    rows = data.K_samples[:5]
+    F = f.decision_function(sol, rows)
+    assert F.shape == (5, y.size)
+    np.testing.assert_allclose(F[2], rows[2] @ (y * a) + sol["b"])
+    with pytest.raises(ValueError, match="columns"):
+        f.decision_function(sol, rows[:, :, :-1])
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_bad_input_raises(noisy):
+    data, U = noisy
+    K, y, beta = U.K_bar, data.y, U.beta("gaussian")
+    nonsym = K.copy()
+    nonsym[0, 1] += 1.0
+    with pytest.raises(ValueError, match="symmetric"):
+        RSVMSOCP(nonsym, y, beta)
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        RSVMQP(K - 10 * np.abs(K).max() * np.eye(y.size), y, beta)
+    with pytest.raises(ValueError, match="labels"):
+        RSVMQN(K, y[:-1], beta)
+    with pytest.raises(ValueError, match="shape"):
+        RSVMSOCP(K, y, beta[:-1, :-1])
+    bad = beta.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RSVMSOCP(K, y, bad)
+    with pytest.raises(ValueError, match=">= 0"):
+        RSVMSOCP(K, y, -beta - 1)
+    with pytest.raises(ValueError):
+        RSVMSOCP(K, y, beta, C=0.0)
+    with pytest.raises(ValueError):
+        RSVMSOCP(K, y, beta).set_params(kappa=-1.0)
+    with pytest.raises(ValueError, match="backend"):
+        RSVMQP(K, y, beta).solve("nope")
+
+
+# ---------------------------------------------------------------------------- estimator
+def test_estimator_methods_and_contract(noisy):
+    data, U = noisy
+    tr, te = np.arange(40), np.arange(40, 50)
+    Ks = data.K_samples[:, tr][:, :, tr]
+    labels = np.where(data.y[tr] > 0, "pos", "neg")
+    rows = data.K_samples[:, te][:, :, tr]
+    for method in ("qp", "socp", "qn"):
+        for noise in ("gaussian", "finite"):
+            clf = KernelRobustSVC(method=method, noise=noise, epsilon=0.2, C=1.0, n_random_starts=0)
+            clf.fit(Ks, labels, K_bar=data.K_bar[np.ix_(tr, tr)])
+            assert set(clf.classes_) == {"neg", "pos"} and clf.n_features_in_ == 40
+            pred = clf.predict(rows)  # majority vote over samples
+            assert pred.shape == (10,) and set(pred) <= {"neg", "pos"}
+            assert clf.decision_function(rows).shape == (rows.shape[0], 10)
+            assert clf.predict(rows[0]).shape == (10,)
+            assert 0.0 <= clf.score(rows.mean(axis=0), np.where(data.y[te] > 0, "pos", "neg")) <= 1.0
+    # mean kernel + parameters
+    clf = KernelRobustSVC(method="socp", noise="gaussian", epsilon=0.1).fit(
+        data.K_bar[np.ix_(tr, tr)], data.y[tr], sigma2=U.beta_gaussian[np.ix_(tr, tr)])
+    assert clf.alpha_.shape == (40,)
+    from sklearn.base import clone
+
+    assert clone(clf).get_params()["epsilon"] == 0.1
+
+
+def test_estimator_bad_input(noisy):
+    data, U = noisy
+    Ks = data.K_samples
+    for eps in (0.0, 1.0, -0.2, 1.3, float("nan")):
+        with pytest.raises(ValueError, match="epsilon"):
+            KernelRobustSVC(epsilon=eps).fit(Ks, data.y)
+    with pytest.raises(ValueError, match="0.5"):
+        KernelRobustSVC(noise="gaussian", epsilon=0.7).fit(Ks, data.y)
+    with pytest.raises(ValueError, match="method"):
+        KernelRobustSVC(method="lp").fit(Ks, data.y)
+    with pytest.raises(ValueError, match="labels"):
+        KernelRobustSVC().fit(Ks, data.y[:-1])
+    with pytest.raises(ValueError, match="sigma2"):
+        KernelRobustSVC(noise="gaussian").fit(U.K_bar, data.y)
+    with pytest.raises(ValueError, match="a and b"):
+        KernelRobustSVC(noise="finite").fit(U.K_bar, data.y)
+    bad = Ks.copy()
+    bad[3, 2, 1] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        KernelRobustSVC().fit(bad, data.y)
+    clf = KernelRobustSVC().fit(Ks, data.y)
+    with pytest.raises(ValueError, match="training points"):
+        clf.predict(U.K_bar[:, :-1])
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        KernelRobustSVC().predict(U.K_bar)

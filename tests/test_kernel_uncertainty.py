@@ -1,0 +1,207 @@
+"""Uncertainty model of a kernel matrix (Bhadra et al. 2010, Sec. 2): eq. 9, kappa, estimation,
+and the chance-constraint guarantees of Theorems 1 and 3 checked by Monte Carlo."""
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from rsvm_conic.datasets.bhadra2010 import base_noise, make_bhadra2010, noise_std, sample_kernels
+from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+from rsvm_conic.metrics import epsilon_effective
+from rsvm_conic.uncertainty.kernel_matrix import (
+    KernelUncertainty, eq9_residual, finite_support_beta, gamma_closed_form, gamma_finite_support, kappa,
+    kappa_finite, kappa_gaussian, psd_part, rank_one_approx, symmetric_noise_beta)
+
+MUS = np.array([-0.99, -0.9, -0.6, -0.3, -0.05, 0.0, 1e-4, 0.05, 0.2, 0.5, 0.8, 0.97])
+ZGRID = np.concatenate([-np.logspace(-6, 2, 4000)[::-1], np.logspace(-6, 2, 4000)])
+
+
+# ---------------------------------------------------------------------------- eq. 9
+def test_gamma_satisfies_eq9_on_dense_grid():
+    gam, zstar = gamma_finite_support(MUS, return_argmax=True)
+    for mu, g, zs in zip(MUS, gam, zstar):
+        z = np.concatenate([ZGRID, [zs]])
+        res = eq9_residual(z, mu, g)
+        assert res.min() >= -1e-10 * max(1.0, np.max(np.abs(z)) ** 2 * g**2), (mu, res.min())
+
+
+def test_gamma_is_minimal():
+    gam, zstar = gamma_finite_support(MUS, return_argmax=True)
+    for mu, g, zs in zip(MUS, gam, zstar):
+        smaller = g * (1 - 1e-5)
+        z = np.concatenate([ZGRID, [zs]])
+        assert eq9_residual(z, mu, smaller).min() < 0, mu
+
+
+def test_gamma_matches_closed_form_and_known_values():
+    mu = np.linspace(-0.999, 0.999, 2001)
+    np.testing.assert_allclose(gamma_finite_support(mu), gamma_closed_form(mu), atol=1e-7)
+    assert gamma_finite_support(np.array([0.0]))[0] == pytest.approx(1.0, abs=1e-7)  # Hoeffding's lemma
+    assert gamma_finite_support(np.array([1.0]))[0] == 0.0
+    assert np.all(gamma_finite_support(mu) <= 1.0 + 1e-12)  # eq. 9 tightens the Taylor bound gamma = 1
+
+
+def test_theorem2_mgf_bound_two_point_law():
+    """log E exp(rZ) <= r^2 beta / 2 for every zero-mean law on [a, b]; the two-point law on {a, b}
+    attains the convexity bound (11), so the bound with gamma is tight for it (ratio -> 1)."""
+    rng = np.random.default_rng(0)
+    r = np.linspace(-30, 30, 6001)
+    for _ in range(20):
+        a, b = -rng.uniform(0.05, 2), rng.uniform(0.05, 2)
+        beta, l, c, mu, gamma = finite_support_beta(np.array([a]), np.array([b]))
+        p_b = -a / (b - a)  # P(Z = b) for mean zero
+        log_mgf = np.logaddexp(np.log1p(-p_b) + r * a, np.log(p_b) + r * b)
+        bound = 0.5 * r**2 * beta[0]
+        assert np.all(log_mgf <= bound + 1e-10)
+        ratio = log_mgf[r != 0] / bound[r != 0]
+        assert ratio.max() > 0.999  # gamma cannot be lowered
+
+
+def test_finite_support_beta_bad_input():
+    with pytest.raises(ValueError, match="contain 0"):
+        finite_support_beta(np.array([0.1]), np.array([1.0]))
+    with pytest.raises(ValueError, match="a <= b"):
+        finite_support_beta(np.array([1.0]), np.array([-1.0]))
+    with pytest.raises(ValueError):
+        gamma_finite_support(np.array([1.5]))
+
+
+# ---------------------------------------------------------------------------- kappa
+def test_kappa_values_and_validation():
+    for eps in (0.01, 0.05, 0.3, 0.5, 0.8):
+        assert kappa_gaussian(eps) == pytest.approx(-norm.ppf(eps), rel=1e-12)
+        assert kappa_finite(eps) == pytest.approx(np.sqrt(2 * np.log(1 / eps)), rel=1e-12)
+    assert kappa(0.5, "gaussian") == pytest.approx(0.0, abs=1e-15)
+    for bad in (0.0, 1.0, -0.1, 1.5, float("nan"), True, "0.1"):
+        with pytest.raises(ValueError):
+            kappa_gaussian(bad)
+        with pytest.raises(ValueError):
+            kappa_finite(bad)
+    with pytest.raises(ValueError, match="noise"):
+        kappa(0.1, "laplace")
+
+
+# ---------------------------------------------------------------------------- estimation
+def test_from_samples_estimates():
+    data = make_bhadra2010(3, "uniform", n_per_class=10, n_samples=400)
+    U = KernelUncertainty.from_samples(data.K_samples, data.K_bar)
+    np.testing.assert_allclose(U.K_bar, data.K_bar)
+    # uniform noise on [-l/2, l/2]: variance l^2/12, estimated support close to the true one
+    true_var = (data.l * noise_std("uniform")) ** 2
+    np.testing.assert_allclose(U.beta_gaussian, true_var, rtol=0.3, atol=1e-12)
+    mask = data.l > 1e-3
+    np.testing.assert_allclose((U.b - U.a)[mask], data.l[mask], rtol=0.05)
+    assert np.allclose(U.beta("finite"), U.beta("finite").T)
+    assert np.all(U.beta_finite >= 0)
+    # without K_bar: symmetrised sample mean projected onto the PSD cone
+    U2 = KernelUncertainty.from_samples(data.K_samples)
+    assert np.linalg.eigvalsh(U2.K_bar)[0] >= -1e-9
+    assert np.max(np.abs(U2.K_bar - data.K_bar)) < 0.2 * np.max(np.abs(data.K_bar))
+
+
+def test_from_samples_and_parameters_bad_input():
+    data = make_bhadra2010(1, "gaussian", n_per_class=5, n_samples=20)
+    Ks = data.K_samples
+    with pytest.raises(ValueError, match="NaN"):
+        bad = Ks.copy()
+        bad[0, 0, 0] = np.nan
+        KernelUncertainty.from_samples(bad)
+    with pytest.raises(ValueError, match="shape"):
+        KernelUncertainty.from_samples(Ks[:, :, :-1])
+    with pytest.raises(ValueError, match="at least 2"):
+        KernelUncertainty.from_samples(Ks[:1])
+    with pytest.raises(ValueError, match="shape"):
+        KernelUncertainty.from_samples(Ks, data.K_bar[:-1, :-1])
+    nonsym = data.K_bar.copy()
+    nonsym[0, 1] += 1.0
+    with pytest.raises(ValueError, match="symmetric"):
+        KernelUncertainty.from_parameters(nonsym, sigma2=np.ones_like(nonsym))
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        KernelUncertainty.from_parameters(-np.eye(4) - 1.0, sigma2=np.ones((4, 4)))
+    with pytest.raises(ValueError, match="shape"):
+        KernelUncertainty.from_parameters(data.K_bar, sigma2=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=">= 0"):
+        KernelUncertainty.from_parameters(data.K_bar, sigma2=-np.ones_like(data.K_bar))
+    with pytest.raises(ValueError, match="both a and b"):
+        KernelUncertainty.from_parameters(data.K_bar, a=-np.ones_like(data.K_bar))
+    with pytest.raises(ValueError, match="mean_psd"):
+        KernelUncertainty.from_samples(Ks, mean_psd="nope")
+
+
+def test_psd_part_and_rank_one():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((8, 8))
+    beta = np.abs(A + A.T)
+    bh, B = psd_part(beta)
+    np.testing.assert_allclose(B.T @ B, bh, atol=1e-10)
+    assert np.linalg.eigvalsh(bh - beta)[0] >= -1e-10  # conservative: beta_hat - beta is PSD
+    rho = np.abs(rng.standard_normal(8))
+    np.testing.assert_allclose(rank_one_approx(np.outer(rho, rho)), rho, rtol=1e-10)
+    assert np.all(rank_one_approx(beta) >= 0)
+
+
+# ---------------------------------------------------------------------------- Theorems 1 and 3
+def _positive_instance(n=24, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.abs(rng.standard_normal((n, 2))) + 0.2
+    y = np.where(X[:, 0] - X[:, 1] + 0.2 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    K = X @ X.T
+    l = 0.25 * K  # K >= 0 entrywise, so beta ~ K o K is PSD and nonnegative
+    return K, l, y
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.2])
+def test_theorem1_gaussian_chance_constraint(eps):
+    """Gaussian noise with known sigma: P(alpha'Y K Y alpha > t) <= eps; with beta PSD the bound
+    is exact (Tr(ZV) is Gaussian with the modelled variance), so epsilon_effective ~ eps."""
+    K, l, y = _positive_instance()
+    sigma2 = l**2
+    f = RSVMSOCP(K, y, sigma2, C=1.0, kappa=kappa(eps, "gaussian"))
+    sol = f.solve("ipm")
+    rng = np.random.default_rng(1)
+    Ks = sample_kernels(rng, K, l, "gaussian", 20000)
+    e = epsilon_effective(sol["alpha"], y, sol["t"], Ks)
+    mc = 4 * np.sqrt(eps * (1 - eps) / 20000)
+    assert e <= eps + mc
+    assert e >= eps - mc  # tight: the looseness is only Monte Carlo error here
+
+
+@pytest.mark.parametrize("law", ["uniform", "beta"])
+def test_theorem3_finite_support_chance_constraint(law):
+    """Finite support [-l/2, l/2] (true support): P(violation) <= eps; report the looseness."""
+    K, l, y = _positive_instance(seed=2)
+    a, b = -0.5 * l, 0.5 * l
+    U = KernelUncertainty.from_parameters(K, a=a, b=b)
+    eps = 0.2
+    f = RSVMSOCP(K, y, U.beta("finite"), C=1.0, kappa=kappa(eps, "finite"))
+    sol = f.solve("ipm")
+    Ks = sample_kernels(np.random.default_rng(3), K, l, law, 20000)
+    e = epsilon_effective(sol["alpha"], y, sol["t"], Ks)
+    assert e <= eps + 4 * np.sqrt(eps * (1 - eps) / 20000)
+    assert e < eps / 2  # the Hoeffding-type bound is loose (Fig. 3 of the paper)
+
+
+def test_symmetric_noise_breaks_theorem1_and_corrected_beta_restores_it():
+    """Lemma 1 needs all n^2 entries independent.  With Z_ij = Z_ji the printed beta
+    underestimates Var Tr(ZV); symmetric_noise_beta (off-diagonal x2) restores the guarantee."""
+    K, l, y = _positive_instance(seed=4)
+    eps = 0.05
+    rng = np.random.default_rng(5)
+    Ks = sample_kernels(rng, K, l, "gaussian", 20000, symmetric=True)
+    mc = 4 * np.sqrt(eps * (1 - eps) / 20000)
+    printed = RSVMSOCP(K, y, l**2, C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
+    e_printed = epsilon_effective(printed["alpha"], y, printed["t"], Ks)
+    assert e_printed > eps + mc
+    fixed = RSVMSOCP(K, y, symmetric_noise_beta(l**2), C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
+    e_fixed = epsilon_effective(fixed["alpha"], y, fixed["t"], Ks)
+    assert e_fixed <= eps + mc
+
+
+def test_base_noise_laws_are_centred_with_stated_std():
+    rng = np.random.default_rng(0)
+    for law in ("gaussian", "uniform", "beta", "beta55"):
+        z = base_noise(rng, law, 200000)
+        assert abs(z.mean()) < 0.01
+        assert z.std() == pytest.approx(noise_std(law), rel=0.02)
+    with pytest.raises(ValueError):
+        base_noise(rng, "cauchy", 3)
