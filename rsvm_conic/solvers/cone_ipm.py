@@ -1,0 +1,433 @@
+"""A primal-dual interior-point engine for cone QPs with a pluggable KKT solve.
+
+Problem (the CVXOPT ``coneqp`` / Clarabel standard form)::
+
+    minimise    1/2 x'P x + q'x
+    subject to  G x + s = h,   A x = b,   s in K,
+
+with ``K`` a product of one nonnegative orthant and batches of second-order cones
+``{(u0, u1) : u0 >= ||u1||_2}`` (a batch is ``m`` cones of the same dimension ``d``,
+stored row-wise as an ``(m, d)`` array, so every cone operation is vectorised).  The
+dual is ``max -1/2 x'Px - h'z - b'y  s.t.  P x + q + G'z + A'y = 0, z in K``.
+
+Algorithm: Mehrotra predictor-corrector with Nesterov-Todd scaling (the algorithm of
+CVXOPT's ``coneqp``, Vandenberghe 2010, "The CVXOPT linear and quadratic cone program
+solvers", Sec. 7-9), started from the least-squares point of the identity-scaled KKT
+system shifted into the cone.  The only problem-specific part is the linear solve
+
+    P dx + A'dy + G'dz = bx,    A dx = by,    G dx - W'W dz = bz
+
+with ``W`` the current NT scaling.  A problem object supplies the operators and a
+``kkt_factor(scaling)`` returning ``solve(bx, by, bz) -> (dx, dy, dz)``; that is where
+structure is exploited (see :mod:`rsvm_conic.solvers.robust_ipm`).  Every solve is
+followed by iterative refinement against the unreduced operators, so a KKT solver that
+loses digits (Schur complements of ill-conditioned scalings) is corrected.
+
+Stopping criteria follow Clarabel's semantics (its defaults ``tol_gap_abs = tol_gap_rel =
+tol_feas = 1e-8``)::
+
+    pres = max(||Gx + s - h||_inf, ||Ax - b||_inf) / max(1, ||h||_inf + ||b||_inf + ||x||_inf + ||s||_inf)
+    dres = ||Px + q + G'z + A'y||_inf / max(1, ||q||_inf + ||x||_inf + ||z||_inf)
+    gap_abs = |pcost - dcost|,   gap_rel = gap_abs / max(1, min(|pcost|, |dcost|))
+    optimal  <=>  pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
+
+(``dcost`` is the Lagrangian dual value at the current point; we also require the
+complementarity ``s'z`` to satisfy the same gap test).  Statuses: ``"optimal"``,
+``"max_iter"`` (iteration limit), ``"numerical_error"`` (NaN, a failed factorisation, or
+a step that collapsed).  Problem-level infeasibility certificates are not produced: the
+models this engine serves (robust SVMs, RSVM_SOCP) are always primal and dual feasible,
+so an iterate whose residuals stop decreasing is reported as ``"numerical_error"``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["ConeSpec", "Scaling", "IPMResult", "DenseConeQP", "cone_ipm", "soc_max_step", "max_step", "jprod", "jdiv"]
+
+
+@dataclass
+class ConeSpec:
+    """``n_l`` nonnegative coordinates followed by SOC batches ``[(m, d), ...]``."""
+
+    n_l: int
+    soc: list = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return self.n_l + sum(m * d for m, d in self.soc)
+
+    @property
+    def degree(self) -> int:
+        return self.n_l + sum(m for m, _ in self.soc)
+
+    def split(self, v: np.ndarray):
+        """Views ``(v_l, [v_q (m, d), ...])`` of a flat cone vector."""
+        out, off = [], self.n_l
+        for m, d in self.soc:
+            out.append(v[off:off + m * d].reshape(m, d))
+            off += m * d
+        return v[:self.n_l], out
+
+    def identity(self) -> np.ndarray:
+        e = np.zeros(self.size)
+        el, eq = self.split(e)
+        el[:] = 1.0
+        for q in eq:
+            q[:, 0] = 1.0
+        return e
+
+
+# ---------------------------------------------------------------------------------- cone algebra
+def _jdet(Q: np.ndarray) -> np.ndarray:
+    """``u0^2 - ||u1||^2`` per row, computed as a product to limit cancellation."""
+    nr = np.sqrt(np.sum(Q[:, 1:] ** 2, axis=1))
+    return (Q[:, 0] - nr) * (Q[:, 0] + nr)
+
+
+def soc_max_step(X: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """Largest ``a`` (inf if none) with ``X + a D`` in the SOC, per row; X interior."""
+    a = D[:, 0] ** 2 - np.sum(D[:, 1:] ** 2, axis=1)
+    b = X[:, 0] * D[:, 0] - np.sum(X[:, 1:] * D[:, 1:], axis=1)
+    c = np.maximum(_jdet(X), 0.0)
+    disc = b * b - a * c
+    hit = (a < 0) | ((b < 0) & (disc >= 0))
+    out = np.full(X.shape[0], np.inf)
+    sq = np.sqrt(np.maximum(disc[hit], 0.0))
+    den = sq - b[hit]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[hit] = np.where(den > 0, c[hit] / den, 0.0)
+    return out
+
+
+class Scaling:
+    """Nesterov-Todd scaling of ``(s, z)``: ``W z = W^{-1} s = lambda``.
+
+    Nonnegative part: ``W = diag(w)``, ``w = sqrt(s / z)``.  Each SOC: ``W = beta (2 v v' - J)``
+    with ``wbar`` the NT point (``wbar' J wbar = 1``), i.e. ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``,
+    ``W^2 = beta^2 (2 wbar wbar' - J)`` and ``W^{-2} = beta^{-2} (2 J wbar wbar' J - J)``.
+    """
+
+    def __init__(self, cones: ConeSpec, s: np.ndarray | None = None, z: np.ndarray | None = None):
+        self.cones = cones
+        if s is None:  # identity scaling
+            self.w_l = np.ones(cones.n_l)
+            self.beta = [np.ones(m) for m, _ in cones.soc]
+            self.wbar = []
+            for m, d in cones.soc:
+                wb = np.zeros((m, d))
+                wb[:, 0] = 1.0
+                self.wbar.append(wb)
+            return
+        sl, sq = cones.split(s)
+        zl, zq = cones.split(z)
+        self.w_l = np.sqrt(sl / zl)
+        self.beta, self.wbar = [], []
+        for S, Z in zip(sq, zq):
+            ds, dz = np.sqrt(_jdet(S)), np.sqrt(_jdet(Z))
+            Sb, Zb = S / ds[:, None], Z / dz[:, None]
+            gam = np.sqrt(0.5 * (1.0 + np.sum(Sb * Zb, axis=1)))
+            Zb[:, 1:] *= -1.0
+            wb = (Sb + Zb) / (2.0 * gam)[:, None]
+            self.wbar.append(wb)
+            self.beta.append(np.sqrt(ds / dz))
+
+    # D = (W'W)^{-1} pieces, for KKT solvers --------------------------------------------
+    @property
+    def d_l(self) -> np.ndarray:
+        """Diagonal of ``W^{-2}`` on the orthant (``z / s``)."""
+        return 1.0 / self.w_l ** 2
+
+    def apply(self, v: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """``W v`` (or ``W^{-1} v``)."""
+        out = np.empty_like(v)
+        vl, vq = self.cones.split(v)
+        ol, oq = self.cones.split(out)
+        ol[:] = vl / self.w_l if inverse else vl * self.w_l
+        for j, (V, O) in enumerate(zip(vq, oq)):
+            O[:] = self.apply_soc(j, V, inverse)
+        return out
+
+    def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d)."""
+        wb, bt = self.wbar[j], self.beta[j]
+        w0, w1 = wb[:, 0], wb[:, 1:]
+        sgn = -1.0 if inverse else 1.0
+        dot = np.sum(w1 * V[:, 1:], axis=1)
+        O = np.empty_like(V)
+        O[:, 0] = w0 * V[:, 0] + sgn * dot
+        O[:, 1:] = V[:, 1:] + (sgn * V[:, 0] + dot / (1.0 + w0))[:, None] * w1
+        O *= (1.0 / bt if inverse else bt)[:, None]
+        return O
+
+    def apply_sq(self, v: np.ndarray) -> np.ndarray:
+        """``W'W v = W^2 v`` (two applications of the factored W: better conditioned than the
+        explicit ``beta^2 (2 wbar wbar' - J)``)."""
+        return self.apply(self.apply(v))
+
+    def apply_inv_sq(self, v: np.ndarray) -> np.ndarray:
+        """``W^{-2} v``."""
+        return self.apply(self.apply(v, inverse=True), inverse=True)
+
+
+def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Jordan product ``u o v``."""
+    out = np.empty_like(u)
+    ul, uq = cones.split(u)
+    vl, vq = cones.split(v)
+    ol, oq = cones.split(out)
+    ol[:] = ul * vl
+    for U, V, O in zip(uq, vq, oq):
+        O[:, 0] = np.sum(U * V, axis=1)
+        O[:, 1:] = U[:, :1] * V[:, 1:] + V[:, :1] * U[:, 1:]
+    return out
+
+
+def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Solve ``lam o u = r`` for ``u`` (lam interior)."""
+    out = np.empty_like(r)
+    ll, lq = cones.split(lam)
+    rl, rq = cones.split(r)
+    ol, oq = cones.split(out)
+    ol[:] = rl / ll
+    for Lm, R, O in zip(lq, rq, oq):
+        l0, l1 = Lm[:, 0], Lm[:, 1:]
+        u0 = (l0 * R[:, 0] - np.sum(l1 * R[:, 1:], axis=1)) / _jdet(Lm)
+        O[:, 0] = u0
+        O[:, 1:] = (R[:, 1:] - u0[:, None] * l1) / l0[:, None]
+    return out
+
+
+def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
+    """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded."""
+    xl, xq = cones.split(x)
+    dl, dq = cones.split(d)
+    a = np.inf
+    neg = dl < 0
+    if np.any(neg):
+        a = float(np.min(-xl[neg] / dl[neg]))
+    for X, D in zip(xq, dq):
+        if X.shape[0]:
+            a = min(a, float(np.min(soc_max_step(X, D))))
+    return a
+
+
+def shift_into_cone(cones: ConeSpec, v: np.ndarray) -> np.ndarray:
+    """CVXOPT's initial shift: ``v + (1 + t) e`` if ``t = max violation >= -1e-8 max(||v||, 1)``."""
+    vl, vq = cones.split(v)
+    viol = [-np.min(vl)] if vl.size else []
+    for V in vq:
+        if V.shape[0]:
+            viol.append(float(np.max(np.sqrt(np.sum(V[:, 1:] ** 2, axis=1)) - V[:, 0])))
+    t = max(viol) if viol else -1.0
+    nrm = float(np.linalg.norm(v))
+    if t >= -1e-8 * max(nrm, 1.0):
+        v = v + (1.0 + t) * cones.identity()
+    return v
+
+
+# ---------------------------------------------------------------------------------- driver
+@dataclass
+class IPMResult:
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    s: np.ndarray
+    status: str
+    iterations: int
+    pcost: float
+    dcost: float
+    gap_abs: float
+    gap_rel: float
+    pres: float
+    dres: float
+    time: float
+    log: list = field(default_factory=list)
+
+
+def _ninf(v) -> float:
+    return float(np.max(np.abs(v))) if np.size(v) else 0.0
+
+
+def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_rel: float = 1e-8,
+             tol_feas: float = 1e-8, step_fraction: float = 0.99, refine: int = 3, refine_below: float = 1e-3,
+             verbose: bool = False, sigma_rule: str = "cvxopt",
+             print_fn=print) -> IPMResult:
+    """Solve the cone QP described by ``prob`` (see module docstring).
+
+    ``prob`` provides: ``q, h, b`` (arrays; ``b`` may be empty), ``cones`` (:class:`ConeSpec`),
+    ``Px(x)``, ``Gx(x)``, ``GTz(z)``, ``Ax(x)``, ``ATy(y)`` and ``kkt_factor(scaling)`` returning a
+    function ``solve(bx, by, bz) -> (dx, dy, dz)`` (or raising ``np.linalg.LinAlgError``); optionally
+    ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start).
+    Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
+    below ``refine_below`` (earlier iterates do not need the digits).
+    """
+    t_start = time.perf_counter()
+    cones = prob.cones
+    q, h, b = prob.q, prob.h, prob.b
+    nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
+
+    def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
+        return (bx - prob.Px(dx) - prob.ATy(dy) - prob.GTz(dz), by - prob.Ax(dx),
+                bz - prob.Gx(dx) + scaling.apply_sq(dz))
+
+    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine):
+        # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
+        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W)
+        dx, dy, dz = solve(bx, by, bz)
+        scale = max(_ninf(bx), _ninf(by), _ninf(scaling.apply(bz, inverse=True)), 1e-300)
+        for _ in range(n_refine):
+            rx, ry, rz = residual_kkt(dx, dy, dz, scaling, bx, by, bz)
+            err = max(_ninf(rx), _ninf(ry), _ninf(scaling.apply(rz, inverse=True)))
+            if not np.isfinite(err) or err <= 1e-12 * scale:
+                break
+            ex, ey, ez = solve(rx, ry, rz)
+            dx, dy, dz = dx + ex, dy + ey, dz + ez
+        return dx, dy, dz
+
+    def result(status, it):
+        return IPMResult(x, y, z, s, status, it, pcost, dcost, gap_abs, gap_rel, pres, dres,
+                         time.perf_counter() - t_start, log)
+
+    log: list = []
+    # ---- initial point: identity-scaled least squares, shifted into the cone ----------------
+    start = getattr(prob, "initial_point", None)
+    if start is not None:
+        x, y, z, s = start()
+    else:
+        scaling = Scaling(cones)
+        try:
+            solve = prob.kkt_factor(scaling)
+            x, y, z = kkt_solve(solve, scaling, -q, b.copy(), h.copy())
+        except np.linalg.LinAlgError:
+            x = np.zeros_like(q)
+            y = np.zeros_like(b)
+            z = np.zeros(cones.size)
+        s = shift_into_cone(cones, -z)
+        z = shift_into_cone(cones, z)
+    e = cones.identity()
+    deg = cones.degree
+
+    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
+    if verbose:
+        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
+    step = 0.0
+    for it in range(max_iter + 1):
+        Px = prob.Px(x)
+        rx = Px + q + prob.ATy(y) + prob.GTz(z)
+        ry = prob.Ax(x) - b
+        rz = prob.Gx(x) + s - h
+        xPx = float(x @ Px)
+        pcost = 0.5 * xPx + float(q @ x)
+        dcost = -0.5 * xPx - float(h @ z) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
+        gap = float(s @ z)
+        gap_abs = abs(pcost - dcost)
+        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
+        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
+        nx, ns, nz = _ninf(x), _ninf(s), _ninf(z)
+        pres = max(_ninf(rz), _ninf(ry)) / max(1.0, nrm_h + nrm_b + nx + ns)
+        dres = _ninf(rx) / max(1.0, nrm_q + nx + nz)
+        entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
+        log.append(entry)
+        if verbose:
+            print_fn(f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}")
+        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
+            return result("numerical_error", it)
+        if (pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
+                and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)):
+            return result("optimal", it)
+        if it == max_iter:
+            return result("max_iter", it)
+
+        # ---- scaling and factorisation ---------------------------------------------------
+        scaling = Scaling(cones, s, z)
+        lam = scaling.apply(z)
+        try:
+            solve = prob.kkt_factor(scaling)
+        except (np.linalg.LinAlgError, ValueError):
+            return result("numerical_error", it)
+        mu = gap / deg
+        lam_sq = jprod(cones, lam, lam)
+        dsa = dza = None
+        sigma = 0.0
+        for corrector in (False, True):
+            if corrector:
+                rl = -lam_sq - jprod(cones, dsa, dza) + sigma * mu * e
+            else:
+                rl = -lam_sq
+            u = jdiv(cones, lam, rl)  # = ds~ + dz~
+            try:
+                dx, dy, dz = kkt_solve(solve, scaling, -rx, -ry, -rz - scaling.apply(u),
+                                       refine if min(gap_rel, comp_rel) < refine_below else 0)
+            except (np.linalg.LinAlgError, ValueError):
+                return result("numerical_error", it)
+            dzt = scaling.apply(dz)
+            dst = u - dzt
+            amax = min(max_step(cones, lam, dst), max_step(cones, lam, dzt))
+            if not corrector:
+                a_aff = min(1.0, amax)
+                if sigma_rule == "mehrotra":
+                    gap_aff = float((lam + a_aff * dst) @ (lam + a_aff * dzt))
+                    sigma = min(1.0, max(0.0, gap_aff / max(gap, 1e-300))) ** 3
+                else:
+                    sigma = (1.0 - a_aff) ** 3
+                dsa, dza = dst, dzt
+        step = min(1.0, step_fraction * amax)
+        if not np.isfinite(step) or not all(np.all(np.isfinite(v)) for v in (dx, dy, dz, dst)):
+            return result("numerical_error", it)
+        if step < 1e-10:
+            return result("numerical_error", it)
+        ds = scaling.apply(dst)
+        x = x + step * dx
+        y = y + step * dy
+        z = z + step * dz
+        s = s + step * ds
+    return result("max_iter", max_iter)  # pragma: no cover - loop returns
+
+
+class DenseConeQP:
+    """A cone QP with dense matrices and a dense KKT solve (reference / small problems)."""
+
+    def __init__(self, P, q, G, h, cones: ConeSpec, A=None, b=None):
+        self.P, self.q, self.G, self.h, self.cones = P, q, G, h, cones
+        n = q.shape[0]
+        self.A = np.zeros((0, n)) if A is None else A
+        self.b = np.zeros(0) if b is None else b
+
+    def Px(self, x):
+        return self.P @ x
+
+    def Gx(self, x):
+        return self.G @ x
+
+    def GTz(self, z):
+        return self.G.T @ z
+
+    def Ax(self, x):
+        return self.A @ x
+
+    def ATy(self, y):
+        return self.A.T @ y
+
+    def kkt_factor(self, scaling: Scaling):
+        WiG = np.column_stack([scaling.apply(scaling.apply(g, inverse=True), inverse=True) for g in self.G.T]) \
+            if self.G.shape[1] else np.zeros_like(self.G)
+        H = self.P + self.G.T @ WiG
+        p = self.A.shape[0]
+        K = np.block([[H, self.A.T], [self.A, np.zeros((p, p))]])
+        lu = __import__("scipy.linalg", fromlist=["lu_factor"]).lu_factor(K)
+        n = self.q.shape[0]
+
+        def solve(bx, by, bz):
+            # dz = W^{-2} (G dx - bz)  =>  (P + G'W^{-2}G) dx + A'dy = bx + G'W^{-2} bz
+            wbz = scaling.apply(scaling.apply(bz, inverse=True), inverse=True)
+            sol = __import__("scipy.linalg", fromlist=["lu_solve"]).lu_solve(
+                lu, np.concatenate([bx + self.G.T @ wbz, by]))
+            dx, dy = sol[:n], sol[n:]
+            dz = scaling.apply(scaling.apply(self.G @ dx - bz, inverse=True), inverse=True)
+            return dx, dy, dz
+
+        return solve

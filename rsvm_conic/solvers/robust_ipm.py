@@ -1,0 +1,382 @@
+"""Structure-exploiting interior-point backend for the robust linear SVM SOCP (file 000, eq. 4).
+
+The model (p = 2, the worst-case robust SVM and the chance-constrained SVM)::
+
+    minimise    1/2 ||w||^2 + C sum_i xi_i
+    subject to  y_i (<w, x_i> + b) + xi_i - gamma_i t_{g(i)} >= 1,   xi >= 0,
+                t_g >= ||A_g' w||_2                                  g = 1..k
+
+in the cone form of :mod:`rsvm_conic.solvers.cone_ipm` with ``x = (w, b, xi, t)``, the
+orthant holding the L margin slacks and the L slacks of ``xi >= 0``, and one SOC
+``(t_g, A_g' w)`` of dimension n + 1 per group (k = 1 or 2 for shared ellipsoids,
+k = L for per-sample ellipsoids; a group whose samples all have gamma_i = 0 gets no cone).
+
+Newton system.  With NT scaling ``D = (W'W)^{-1}`` (diagonal ``d_m, d_x`` on the two
+orthant blocks, ``D_g = beta_g^{-2} (2 J wbar_g wbar_g' J - J)`` on the cones), the reduced
+matrix ``P + G'DG`` has the arrow structure
+
+* ``xi_i`` couples only with ``u = (w, b)`` and ``t_{g(i)}`` through margin row i: eliminated
+  in closed form (``rho_i = d_m d_x / (d_m + d_x)``, the series combination);
+* ``t_g`` couples only with ``u`` (``h_g = sum_{i in g} rho_i gamma_i^2 + (D_g)_00``): also
+  eliminated in closed form, for grouped (k small) and per-sample (k = L) cones alike;
+
+leaving one (n + 1) x (n + 1) Schur complement
+
+    S = [I 0; 0 0] + [X 1]' diag(rho) [X 1] + sum_g [A_g (D_g)_11 A_g'  0; 0 0] - V' diag(1/h) V,
+    V_g = -sum_{i in g} rho_i gamma_i y_i [x_i; 1] + [A_g (D_g)_10; 0],
+
+where ``A_g (D_g)_11 A_g' = beta_g^{-2} (A_g A_g' + 2 (A_g wbar_g1)(A_g wbar_g1)')``.  All the
+O(L n^2) work is three weighted Gram products done with BLAS ``syrk`` on row blocks
+(``X' diag(rho) X``, and for k = L ``M'M`` and ``V' diag(1/h) V``); nothing loops over
+samples in Python.  A Cholesky factorisation of S (n + 1) then gives each Newton solve in
+O(L n); the engine adds iterative refinement against the unreduced operators.
+
+Statuses.  The model is always feasible (``w = 0``, ``xi = 1 + gamma t``, ``t`` large) and
+bounded below, and its dual (``alpha = 0``) too, so "infeasible" cannot occur for valid data.
+Degenerate inputs are rejected up front with a ValueError that says what to fix (NaN/inf
+data, a single class, p != 2); a run that does not certify optimality raises
+:class:`~rsvm_conic.solvers.conic.SolverError` (``"max_iter"``, ``"numerical_error"``) unless
+``accept_inaccurate=True`` (then a :class:`SolverWarning` names the status).  Zero-variance
+data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solved normally.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
+
+from .cone_ipm import ConeSpec, Scaling, cone_ipm
+from .conic import SolverError, SolverWarning
+
+__all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm", "weighted_gram"]
+
+_CHUNK = 8192
+
+
+def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
+    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result)."""
+    m, n = X.shape
+    out = np.zeros((n, n))
+    if m == 0 or n == 0:
+        return out
+    sw = np.sqrt(wts)
+    for i in range(0, m, chunk):
+        B = X[i:i + chunk] * sw[i:i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
+        out += dsyrk(1.0, B.T, trans=0, lower=0)
+    iu = np.triu_indices(n, 1)
+    out[iu[1], iu[0]] = out[iu]
+    return out
+
+
+class RobustSVMCone:
+    """The robust SVM SOCP as a cone QP with the structured KKT solve (module docstring)."""
+
+    def __init__(self, X, y, C, gamma, factors, diagonal, group_index):
+        X = np.ascontiguousarray(X, dtype=float)
+        self.X, self.y = X, np.asarray(y, dtype=float)
+        self.L, self.n = X.shape
+        L, n = self.L, self.n
+        self.C = float(C)
+        gamma = np.asarray(gamma, dtype=float)
+        group_index = np.asarray(group_index)
+        # keep the groups that carry uncertainty (some gamma_i > 0)
+        k_all = factors.shape[0]
+        active = np.zeros(k_all, dtype=bool)
+        active[np.unique(group_index[gamma > 0])] = True
+        remap = np.cumsum(active) - 1
+        self.k = int(active.sum())
+        self.factors = np.ascontiguousarray(factors[active])
+        self.diagonal = bool(diagonal)
+        self.gamma = np.where(active[group_index], gamma, 0.0)
+        self.gidx = np.where(active[group_index], remap[group_index], 0).astype(np.intp) if self.k else \
+            np.zeros(L, dtype=np.intp)
+        k = self.k
+        if self.k and not self.diagonal:
+            self.AAt = np.einsum("kij,klj->kil", self.factors, self.factors)
+        self.per_sample = self.k == L and bool(np.all(self.gidx == np.arange(L)))
+        if self.k and not self.per_sample:
+            self.E_perm = np.argsort(self.gidx, kind="stable")
+            self.Ew = sp.csr_matrix((np.ones(L), (self.gidx, np.arange(L))), shape=(k, L))
+            self.Ew.sort_indices()
+        self.cones = ConeSpec(2 * L, [(k, n + 1)] if k else [])
+        self.nx = n + 1 + L + k
+        self.q = np.concatenate([np.zeros(n + 1), np.full(L, self.C), np.zeros(k)])
+        self.h = np.concatenate([-np.ones(L), np.zeros(L), np.zeros(k * (n + 1))])
+        self.b = np.zeros(0)
+
+    def initial_point(self):
+        """w = 0, b = 0, margin slacks 1, alpha = C/2 (so the xi rows of the dual residual vanish),
+        cone pairs (t_g, 0), (z0_g, 0) with t_g z0_g = C/2 like the other complementary pairs."""
+        L, k, n, C = self.L, self.k, self.n, self.C
+        x = np.zeros(self.nx)
+        z = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(z)
+        zm[:] = 0.5 * C
+        zx[:] = 0.5 * C
+        w, b, xi, t = self.split_x(x)
+        if k:
+            z0 = self.segsum(self.gamma * zm)
+            Z[:] = 0.0
+            Z[:, 0] = z0
+            t[:] = 0.5 * C / z0
+            xi[:] = 2.0 + self.gamma * t[self.gidx]
+        else:
+            xi[:] = 2.0
+        s = self.h - self.Gx(x)
+        return x, np.zeros(0), z, s
+
+    # ------------------------------------------------------------------ pieces of x, z
+    def split_x(self, x):
+        n, L = self.n, self.L
+        return x[:n], x[n], x[n + 1:n + 1 + L], x[n + 1 + L:]
+
+    def split_z(self, z):
+        L, k, n = self.L, self.k, self.n
+        return z[:L], z[L:2 * L], z[2 * L:].reshape(k, n + 1)
+
+    def At_apply(self, w):
+        """Rows ``A_g' w`` (k, n)."""
+        if self.diagonal:
+            return self.factors * w
+        return np.einsum("kij,i->kj", self.factors, w)
+
+    def A_apply_rows(self, V):
+        """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
+        if self.diagonal:
+            return self.factors * V
+        return np.einsum("kij,kj->ki", self.factors, V)
+
+    def _centred_gram(self, rho, mg, chunk=_CHUNK):
+        """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}`` (syrk on row blocks)."""
+        L, n = self.L, self.n
+        out = np.zeros((n + 1, n + 1))
+        sr = np.sqrt(rho)
+        for i in range(0, L, chunk):
+            sl = slice(i, i + chunk)
+            B = np.empty((min(chunk, L - i), n + 1))
+            B[:, :n] = self.X[sl] * self.y[sl, None]
+            B[:, n] = self.y[sl]
+            B -= self.gamma[sl, None] * mg[self.gidx[sl]]
+            B *= sr[sl, None]
+            out += dsyrk(1.0, B.T, trans=0, lower=0)
+        iu = np.triu_indices(n + 1, 1)
+        out[iu[1], iu[0]] = out[iu]
+        return out
+
+    def segsum(self, v):
+        return np.bincount(self.gidx, weights=v, minlength=self.k)
+
+    # ------------------------------------------------------------------ operators
+    def Px(self, x):
+        out = np.zeros_like(x)
+        out[:self.n] = x[:self.n]
+        return out
+
+    def Gx(self, x):
+        w, b, xi, t = self.split_x(x)
+        out = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(out)
+        marg = self.y * (self.X @ w + b)
+        zm[:] = -marg - xi + (self.gamma * t[self.gidx] if self.k else 0.0)
+        zx[:] = -xi
+        if self.k:
+            Z[:, 0] = -t
+            Z[:, 1:] = -self.At_apply(w)
+        return out
+
+    def GTz(self, z):
+        zm, zx, Z = self.split_z(z)
+        out = np.empty(self.nx)
+        w, _, xi, t = self.split_x(out)
+        yz = self.y * zm
+        w[:] = -(self.X.T @ yz)
+        if self.k:
+            w -= self.A_apply_rows(Z[:, 1:]).sum(axis=0)
+            t[:] = self.segsum(self.gamma * zm) - Z[:, 0]
+        out[self.n] = -yz.sum()
+        xi[:] = -zm - zx
+        return out
+
+    def Ax(self, x):
+        return np.zeros(0)
+
+    def ATy(self, y):
+        return np.zeros(self.nx)
+
+    # ------------------------------------------------------------------ KKT solve
+    def kkt_factor(self, scaling: Scaling):
+        L, n, k, X, y, gam = self.L, self.n, self.k, self.X, self.y, self.gamma
+        d = scaling.d_l
+        dm, dx = d[:L], d[L:]
+        delta = dm + dx
+        rho = dm * dx / delta
+        S = np.zeros((n + 1, n + 1))
+        if k:
+            beta, wb = scaling.beta[0], scaling.wbar[0]
+            w0, w1 = wb[:, 0], wb[:, 1:]
+            ib2 = 1.0 / beta ** 2
+            D00 = (2.0 * w0 ** 2 - 1.0) * ib2          # (D_g)_00
+            Aw1 = self.A_apply_rows(w1)                 # A_g wbar_g1
+            qhat = np.zeros((k, n + 1))                 # [A_g (D_g)_10 / (D_g)_00; 0]
+            qhat[:, :n] = (-2.0 * w0 / (2.0 * w0 ** 2 - 1.0))[:, None] * Aw1
+            ag = self.segsum(rho * gam ** 2)            # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
+            cg = rho * gam * y
+            mg = np.empty((k, n + 1))                   # sum rho gamma a_i / a_g
+            if self.per_sample:
+                mg[:, :n] = (cg / ag)[:, None] * X
+                mg[:, n] = cg / ag
+            else:
+                self.Ew.data[:] = cg[self.E_perm]
+                mg[:, :n] = (self.Ew @ X) / ag[:, None]
+                mg[:, n] = self.segsum(cg) / ag
+            hg = ag + D00
+            V = -ag[:, None] * mg + D00[:, None] * qhat  # couples t_g with u
+            # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
+            # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
+            if not self.per_sample:
+                S += self._centred_gram(rho, mg)
+            # cone part with t_g eliminated: beta^-2 A (I - 2 w1 w1' / (2 w0^2 - 1)) A'
+            if self.diagonal:
+                S[np.arange(n), np.arange(n)] += (self.factors ** 2 * ib2[:, None]).sum(axis=0)
+            else:
+                S[:n, :n] += np.tensordot(ib2, self.AAt, axes=1)
+            S[:n, :n] -= weighted_gram(Aw1, 2.0 * ib2 / (2.0 * w0 ** 2 - 1.0))
+            # coupling through t_g: series combination of a_g and (D_g)_00 on (m_g + qhat_g)
+            S += weighted_gram(mg + qhat, ag * D00 / hg)
+        else:
+            S[:n, :n] = weighted_gram(X, rho)
+            Xr = X.T @ rho
+            S[:n, n] = Xr
+            S[n, :n] = Xr
+            S[n, n] = rho.sum()
+        S[np.arange(n), np.arange(n)] += 1.0
+        cho = sla.cho_factor(S, lower=False, check_finite=True)
+
+        def solve(bx, by, bz):
+            bw, bb, bxi, bt = self.split_x(bx)
+            bzm, bzx, BZ = self.split_z(bz)
+            c = -rho * bzm - dm * (bxi - dx * bzx) / delta
+            yc = y * c
+            phi = np.empty(n + 1)
+            phi[:n] = bw + X.T @ yc
+            phi[n] = bb + yc.sum()
+            if k:
+                # r = D_g bz_g is large when the cone pair nears its boundary; the combinations below
+                # avoid subtracting large numbers (see the derivation in the module docstring).
+                r0 = ((2.0 * w0 ** 2 - 1.0) * BZ[:, 0] - 2.0 * w0 * np.sum(w1 * BZ[:, 1:], axis=1)) * ib2
+                psi0 = bt - self.segsum(gam * c)
+                B1 = BZ[:, 1:]
+                T = (B1 - (2.0 * np.sum(w1 * B1, axis=1) / (2.0 * w0 ** 2 - 1.0))[:, None] * w1) * ib2[:, None]
+                rhs = phi.copy()
+                rhs[:n] -= self.A_apply_rows(T).sum(axis=0)
+                rhs += mg.T @ (ag / hg * (psi0 - r0)) - qhat.T @ ((ag * r0 + D00 * psi0) / hg)
+                du = sla.cho_solve(cho, rhs)
+                dt = (psi0 - r0) / hg + (ag * (mg @ du) - D00 * (qhat @ du)) / hg
+            else:
+                du = sla.cho_solve(cho, phi)
+                dt = np.zeros(0)
+            dw, db = du[:n], du[n]
+            adu = y * (X @ dw + db)
+            gdt = gam * dt[self.gidx] if k else 0.0
+            dxi = (bxi - dx * bzx - dm * bzm - dm * (adu - gdt)) / delta
+            out_x = np.concatenate([dw, [db], dxi, dt])
+            dz = np.empty(self.cones.size)
+            zm, zx, Z = self.split_z(dz)
+            zm[:] = rho * (gdt - adu) + c
+            zx[:] = dx * (-dxi - bzx)
+            if k:
+                Gd = np.empty((k, n + 1))
+                Gd[:, 0] = -dt
+                Gd[:, 1:] = -self.At_apply(dw)
+                Z[:] = scaling.apply_soc(0, scaling.apply_soc(0, Gd - BZ, True), True)
+            return out_x, np.zeros(0), dz
+
+        return solve
+
+
+def _check_labels(y):
+    y = np.asarray(y, dtype=float)
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must hold labels in {-1, +1}.")
+    if np.all(y == y[0]):
+        raise ValueError("y has a single class; the robust SVM then has optimum w = 0 with a non-unique, "
+                         "unbounded set of intercepts b. Pass samples of both classes.")
+    return y
+
+
+def robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, *, max_iter=100, tol_gap_abs=1e-8,
+                   tol_gap_rel=1e-8, tol_feas=1e-8, verbose=False, accept_inaccurate=False, print_fn=print):
+    """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
+
+    ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
+    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")
+    y = _check_labels(y)
+    gamma = np.asarray(gamma, dtype=float)
+    if gamma.shape != (X.shape[0],) or not np.all(np.isfinite(gamma)) or np.any(gamma < 0):
+        raise ValueError("gamma must hold one finite, nonnegative number per sample.")
+    if not np.all(np.isfinite(factors)):
+        raise ValueError("the uncertainty factors contain NaN or inf.")
+    C = float(C)
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be finite and > 0; got {C}.")
+    prob = RobustSVMCone(X, y, C, gamma, np.asarray(factors, dtype=float), diagonal, group_index)
+    res = cone_ipm(prob, max_iter=max_iter, tol_gap_abs=tol_gap_abs, tol_gap_rel=tol_gap_rel, tol_feas=tol_feas,
+                   verbose=verbose, print_fn=print_fn)
+    w, b, xi, t_act = prob.split_x(res.x)
+    t = np.zeros(factors.shape[0])
+    if prob.k:
+        act = np.zeros(factors.shape[0], dtype=bool)
+        act[np.unique(np.asarray(group_index)[gamma > 0])] = True
+        t[act] = t_act
+    info = {"status": res.status, "iterations": res.iterations, "pcost": res.pcost, "dcost": res.dcost,
+            "gap_abs": res.gap_abs, "gap_rel": res.gap_rel, "pres": res.pres, "dres": res.dres,
+            "solve_time": res.time, "log": res.log, "n_cones": prob.k,
+            "alpha": prob.split_z(res.z)[0].copy()}
+    if res.status != "optimal":
+        msg = (f"robust IPM stopped with status {res.status!r} after {res.iterations} iterations "
+               f"(gap_rel {res.gap_rel:.2e}, pres {res.pres:.2e}, dres {res.dres:.2e})")
+        if not accept_inaccurate:
+            hint = {"max_iter": "raise max_iter or loosen the tolerances",
+                    "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'"}[res.status]
+            raise SolverError(f"{msg}: {hint}.")
+        warnings.warn(msg + "; accepted on request (accept_inaccurate=True), not certified optimal.",
+                      SolverWarning, stacklevel=2)
+    return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
+
+
+def solve_robust_ipm(formulation, **opts):
+    """Backend ``"ipm"`` for :class:`~rsvm_conic.formulations.robust.RobustSVM` (and the chance SVM).
+
+    Uses the formulation's data, ``C`` and current radius/kappa; options go to
+    :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
+    ``verbose``, ``accept_inaccurate``).  Returns a :class:`~rsvm_conic.formulations.base.Solution`
+    whose ``objective`` is the formulation's own numpy objective.
+    """
+    from ..formulations.base import Solution
+
+    unc = formulation.current_uncertainty()
+    L, n = formulation.X.shape
+    if unc is None:  # nominal SVM: no cone
+        factors, diagonal, gidx, gamma = np.zeros((1, n)), True, np.zeros(L, dtype=np.intp), np.zeros(L)
+    else:
+        if unc.q != 2.0:
+            raise ValueError(f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
+                             f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf.")
+        factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
+    t0 = time.perf_counter()
+    values, info = robust_svm_ipm(formulation.X, formulation.y, formulation.C, gamma, factors, diagonal, gidx,
+                                  **opts)
+    sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0,
+                   values=values, info=info)
+    sol.time = time.perf_counter() - t0
+    sol.objective = float(formulation.objective(sol))
+    return sol

@@ -1,0 +1,276 @@
+"""The structure-exploiting IPM (rsvm_conic.solvers.robust_ipm) against Clarabel and brute force."""
+
+import numpy as np
+import pytest
+
+from rsvm_conic.formulations.chance import ChanceConstrainedSVM
+from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Scaling, cone_ipm, jdiv, jprod, max_step
+from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.solvers.robust_ipm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm, weighted_gram
+from rsvm_conic.uncertainty.sets import UncertaintySet
+
+
+def _interior(cones, rng):
+    v = rng.normal(size=cones.size)
+    vl, vq = cones.split(v)
+    vl[:] = np.abs(vl) + 0.1
+    for Q in vq:
+        Q[:, 0] = np.linalg.norm(Q[:, 1:], axis=1) + rng.uniform(0.1, 1.0, Q.shape[0])
+    return v
+
+
+# ------------------------------------------------------------------------------- cone algebra
+def test_nt_scaling_identities():
+    rng = np.random.default_rng(0)
+    cones = ConeSpec(3, [(4, 5), (2, 3)])
+    s, z = _interior(cones, rng), _interior(cones, rng)
+    W = Scaling(cones, s, z)
+    lam = W.apply(z)
+    np.testing.assert_allclose(lam, W.apply(s, inverse=True), atol=1e-12)  # W z = W^{-1} s
+    v = rng.normal(size=cones.size)
+    np.testing.assert_allclose(W.apply(W.apply(v, inverse=True)), v, atol=1e-12)
+    # dense W from columns: symmetric, and W^2 maps z to s
+    Wd = np.column_stack([W.apply(e) for e in np.eye(cones.size)])
+    np.testing.assert_allclose(Wd, Wd.T, atol=1e-12)
+    np.testing.assert_allclose(Wd @ Wd @ z, s, atol=1e-10)
+    np.testing.assert_allclose(W.apply_inv_sq(W.apply_sq(v)), v, atol=1e-10)
+    # Jordan product inverse
+    np.testing.assert_allclose(jprod(cones, lam, jdiv(cones, lam, v)), v, atol=1e-12)
+
+
+def test_max_step_reaches_boundary():
+    rng = np.random.default_rng(1)
+    cones = ConeSpec(4, [(6, 4)])
+    for _ in range(20):
+        x, d = _interior(cones, rng), rng.normal(size=cones.size) * 3
+        a = max_step(cones, x, d)
+        assert np.isfinite(a)
+        xl, xq = cones.split(x + a * d)
+        margins = list(xl) + list(xq[0][:, 0] - np.linalg.norm(xq[0][:, 1:], axis=1))
+        assert min(margins) == pytest.approx(0.0, abs=1e-9)
+        xl, xq = cones.split(x + 0.999 * a * d)
+        assert np.all(xl > 0) and np.all(xq[0][:, 0] > np.linalg.norm(xq[0][:, 1:], axis=1))
+
+
+def test_engine_matches_clarabel_on_random_cone_qps():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        n = 6
+        P = rng.normal(size=(n, n))
+        P = 0.1 * P @ P.T
+        q = rng.normal(size=n)
+        cones = ConeSpec(4, [(2, 3), (1, 4)])
+        G = rng.normal(size=(cones.size, n))
+        x0 = rng.normal(size=n)
+        h = G @ x0 + _interior(cones, rng)
+        A = rng.normal(size=(1, n))
+        b = A @ x0
+        res = cone_ipm(DenseConeQP(P, q, G, h, cones, A, b))
+        x = cp.Variable(n)
+        cons = [A @ x == b, h[:4] - G[:4] @ x >= 0]
+        off = 4
+        for m, d in cones.soc:
+            for _ in range(m):
+                blk = h[off:off + d] - G[off:off + d] @ x
+                cons.append(cp.SOC(blk[0], blk[1:]))
+                off += d
+        prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(P)) + q @ x), cons)
+        prob.solve(solver="CLARABEL")
+        assert res.status == "optimal"
+        assert res.pcost == pytest.approx(prob.value, rel=1e-6, abs=1e-7)
+
+
+def test_weighted_gram():
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(1000, 7)), rng.random(1000)
+    np.testing.assert_allclose(weighted_gram(X, w, chunk=128), X.T @ (w[:, None] * X), rtol=1e-12, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["k2", "sample", "sample_full", "k1_full"])
+def test_structured_kkt_solve_is_exact(kind):
+    """The Schur-complement solve satisfies the unreduced Newton equations at a random scaling."""
+    rng = np.random.default_rng(4)
+    L, n = 40, 5
+    y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(L, n))
+    gam = rng.uniform(0.1, 1, L)
+    gam[:3] = 0.0  # samples without uncertainty
+    if kind == "k2":
+        F, g, diag = rng.uniform(0.1, 1, (2, n)), (y > 0).astype(int), True
+    elif kind == "sample":
+        F, g, diag = rng.uniform(0.1, 1, (L, n)), np.arange(L), True
+    elif kind == "sample_full":
+        F, g, diag = rng.normal(size=(L, n, n)), np.arange(L), False
+    else:
+        F, g, diag = rng.normal(size=(1, n, n)), np.zeros(L, int), False
+    p = RobustSVMCone(X, y, 1.0, gam, F, diag, g)
+    sc = Scaling(p.cones, _interior(p.cones, rng), _interior(p.cones, rng))
+    bx, bz = rng.normal(size=p.nx), rng.normal(size=p.cones.size)
+    dx, _, dz = p.kkt_factor(sc)(bx, np.zeros(0), bz)
+    np.testing.assert_allclose(p.Px(dx) + p.GTz(dz), bx, atol=1e-10)
+    np.testing.assert_allclose(p.Gx(dx) - sc.apply_sq(dz), bz, atol=1e-10)
+
+
+# ------------------------------------------------------------------------------- vs Clarabel
+def _instance(rng, kind, L, n, radius, separable):
+    y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    shift = 3.0 if separable else 0.5
+    X = rng.normal(size=(L, n)) + shift * y[:, None] / np.sqrt(n)
+    if kind == "shared":
+        unc = UncertaintySet(Sigma=np.diag(rng.uniform(0.1, 1.0, n)), radius=radius)
+    elif kind == "shared_full":
+        B = rng.normal(size=(n, n)) / np.sqrt(n)
+        unc = UncertaintySet(Sigma=B @ B.T, radius=radius)
+    elif kind == "class":
+        S = np.stack([np.diag(rng.uniform(0.1, 1.0, n)), 0.3 * np.eye(n)])
+        unc = UncertaintySet(Sigma=S, groups=(y > 0).astype(int), radius=radius,
+                             sample_scale=rng.uniform(0.5, 1.5, L))
+    elif kind == "sample":
+        unc = UncertaintySet(Sigma=rng.uniform(0.0, 0.6, (L, n)), groups="sample", radius=radius)
+    else:  # per-sample full matrices
+        A = rng.normal(size=(L, n, n)) * 0.3
+        unc = UncertaintySet(factor=A, radius=radius)
+    C = float(rng.choice([0.1, 1.0, 10.0]))
+    return RobustSVM(X, y, unc, C=C)
+
+
+KINDS = ["shared", "shared_full", "class", "sample", "sample_full"]
+
+
+def _cases(count, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        kind = KINDS[i % len(KINDS)]
+        radius = [0.0, 0.1, 0.5, 1.5][(i // len(KINDS)) % 4]
+        out.append((i, kind, radius, bool(i % 2)))
+    return out
+
+
+@pytest.mark.parametrize("i,kind,radius,separable", _cases(50, 0))
+def test_same_optimum_as_clarabel(i, kind, radius, separable):
+    rng = np.random.default_rng(1000 + i)
+    L, n = (60, 4) if kind.endswith("full") else (80, 5)
+    f = _instance(rng, kind, L, n, radius, separable)
+    ref = f.solve("clarabel")
+    sol = solve_robust_ipm(f)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    # the IPM's own primal cost agrees with the numpy objective of its (w, b)
+    assert sol.info["pcost"] == pytest.approx(sol.objective, rel=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i,kind,radius,separable", _cases(20, 1))
+def test_same_optimum_as_clarabel_larger(i, kind, radius, separable):
+    rng = np.random.default_rng(5000 + i)
+    L, n = (300, 10) if kind.endswith("full") else (1500, 20)
+    f = _instance(rng, kind, L, n, radius, separable)
+    assert solve_robust_ipm(f).objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+
+
+def test_chance_constrained_and_worst_case_certificate():
+    """Chance SVM through the IPM; at the optimum, the worst-case perturbation (closed form) of each
+    sample moves its margin to exactly 1 - xi_i or above (brute force over sampled perturbations too)."""
+    rng = np.random.default_rng(7)
+    L, n = 120, 4
+    y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(L, n)) + y[:, None]
+    S = np.stack([np.diag(rng.uniform(0.1, 0.5, n)), np.diag(rng.uniform(0.1, 0.5, n))])
+    f = ChanceConstrainedSVM(X, y, Sigma=S, groups=(y > 0).astype(int), C=2.0, epsilon=0.2)
+    sol = solve_robust_ipm(f)
+    assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+    unc = f.current_uncertainty()
+    w, b = sol["w"], sol["b"]
+    dx = unc.worst_case(w, y)
+    worst = y * ((X + dx) @ w + b)
+    hinge = np.maximum(0, 1 - worst)
+    np.testing.assert_allclose(0.5 * w @ w + f.C * hinge.sum(), sol.objective, rtol=1e-9)
+    for i in range(0, L, 17):
+        P = unc.sample_ball(i, 2000, rng)
+        assert np.min(y[i] * ((X[i] + P) @ w + b)) >= worst[i] - 1e-9
+
+
+def test_nominal_limit_matches_libsvm():
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(8)
+    L, n = 150, 3
+    y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(L, n)) + 0.7 * y[:, None]
+    f = RobustSVM(X, y, UncertaintySet(radius=0.0), C=0.7)
+    sol = solve_robust_ipm(f)
+    clf = SVC(kernel="linear", C=0.7, tol=1e-10).fit(X, y)
+    w = clf.coef_.ravel()
+    assert sol.objective == pytest.approx(f.objective_wb(w, clf.intercept_[0]), rel=1e-6)
+    np.testing.assert_allclose(sol["w"], w, atol=1e-4)
+
+
+def test_set_params_radius_is_used():
+    rng = np.random.default_rng(9)
+    f = _instance(rng, "class", 80, 4, 0.2, False)
+    a = solve_robust_ipm(f).objective
+    f.set_params(radius=1.0)
+    b = solve_robust_ipm(f)
+    assert b.objective > a
+    assert b.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+
+
+# ------------------------------------------------------------------------------- statuses / degenerate data
+def test_single_class_is_a_clear_error():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="single class"):
+        robust_svm_ipm(X, np.ones(20), 1.0, np.ones(20), np.ones((1, 3)), True, np.zeros(20, int))
+
+
+def test_nan_and_bad_gamma_are_clear_errors():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.r_[np.ones(10), -np.ones(10)]
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        robust_svm_ipm(Xn, y, 1.0, np.ones(20), np.ones((1, 3)), True, np.zeros(20, int))
+    with pytest.raises(ValueError, match="gamma"):
+        robust_svm_ipm(X, y, 1.0, -np.ones(20), np.ones((1, 3)), True, np.zeros(20, int))
+    with pytest.raises(ValueError, match="C must"):
+        robust_svm_ipm(X, y, 0.0, np.ones(20), np.ones((1, 3)), True, np.zeros(20, int))
+
+
+def test_p_not_2_is_rejected():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), np.r_[np.ones(10), -np.ones(10)]
+    f = RobustSVM(X, y, UncertaintySet(p=np.inf, radius=0.1))
+    with pytest.raises(ValueError, match="p = 2"):
+        solve_robust_ipm(f)
+
+
+def test_zero_variance_data_gives_w_zero():
+    """All rows equal: the optimum has w = 0; the intercept minimises the hinge sum (b = +-1 side)."""
+    X = np.ones((30, 3))
+    y = np.r_[np.ones(20), -np.ones(10)]
+    f = RobustSVM(X, y, UncertaintySet(radius=0.5), C=1.0)
+    sol = solve_robust_ipm(f)
+    np.testing.assert_allclose(sol["w"], 0.0, atol=1e-6)
+    assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+    assert sol.objective == pytest.approx(20.0, rel=1e-6)  # b = 1: 10 negatives each lose 2
+
+
+def test_iteration_limit_raises_or_warns():
+    rng = np.random.default_rng(1)
+    f = _instance(rng, "class", 80, 4, 0.3, False)
+    with pytest.raises(SolverError, match="max_iter"):
+        solve_robust_ipm(f, max_iter=3)
+    with pytest.warns(SolverWarning, match="max_iter"):
+        sol = solve_robust_ipm(f, max_iter=3, accept_inaccurate=True)
+    assert sol.status == "max_iter"
+
+
+def test_verbose_log(capsys):
+    rng = np.random.default_rng(2)
+    f = _instance(rng, "shared", 50, 3, 0.3, True)
+    sol = solve_robust_ipm(f, verbose=True)
+    out = capsys.readouterr().out
+    assert "pcost" in out and len(sol.info["log"]) == sol.info["iterations"] + 1
+    assert sol.info["log"][-1]["gap_rel"] <= 1e-8
