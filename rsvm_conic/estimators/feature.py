@@ -1,0 +1,110 @@
+"""Nonlinear robust SVMs on explicit feature maps (file 000, Sec. 4) and the safe SVM (Sec. 3, eq. 7).
+
+``RobustFeatureSVC`` maps the data with random Fourier features or the Nystroem map, bounds the
+image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
+:mod:`rsvm_conic.uncertainty.feature_bounds`) and solves formulation (10)::
+
+    RobustFeatureSVC(feature_map="rff", n_components=200, sigma=3.0, radius=0.1, norm=2).fit(X, y)
+
+The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``groups``
+as in :class:`~rsvm_conic.estimators.RobustSVC`; default identity).  ``feature_norm`` is pbar, the
+norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"``
+(Clarabel with visible SCS fallback up to 3000 samples, else ``"prox"``), ``"clarabel"``,
+``"scs"``, ``"sgd"``, ``"prox"``.  ``radius=0`` gives the nominal linear SVM on the same features.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_choice, check_norm, check_positive, check_X
+from ..formulations._linear import validate_xy
+from ..formulations.feature_robust import FeatureRobustSVM
+from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
+from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
+from ..uncertainty.sets import UncertaintySet
+
+FEATURE_MAPS = ("rff", "nystroem")
+SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
+
+
+class RobustFeatureSVC(ClassifierMixin, BaseEstimator):
+    """Robust SVM (10) on RFF / Nystroem features; see module docstring."""
+
+    def __init__(self, feature_map="rff", n_components=100, sigma=1.0, radius=0.1, norm=2, feature_norm=2,
+                 C=1.0, solver="auto", bound="corrected", solver_options=None, random_state=None):
+        self.feature_map = feature_map
+        self.n_components = n_components
+        self.sigma = sigma
+        self.radius = radius
+        self.norm = norm
+        self.feature_norm = feature_norm
+        self.C = C
+        self.solver = solver
+        self.bound = bound
+        self.solver_options = solver_options
+        self.random_state = random_state
+
+    def _make_map(self):
+        if self.feature_map == "rff":
+            return RandomFourierFeatures(self.n_components, self.sigma, self.random_state)
+        return NystroemMap(self.n_components, self.sigma, random_state=self.random_state)
+
+    def fit(self, X, y, Sigma=None, groups=None, sample_radius=None):
+        check_choice(self.feature_map, "feature_map", FEATURE_MAPS)
+        check_choice(self.solver, "solver", SOLVERS)
+        check_choice(self.bound, "bound", VARIANTS)
+        check_positive(self.C, "C")
+        radius = check_positive(self.radius, "radius", strict=False)
+        pbar = check_norm(self.feature_norm)
+        if self.feature_map == "nystroem" and pbar != 2.0:
+            raise ValueError("the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or feature_map='rff'.")
+        X, y_pm, classes = validate_xy(X, y)
+        unc = UncertaintySet(Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius,
+                             sample_scale=sample_radius).resolve(*X.shape)
+        fmap = self._make_map().fit(X)
+        Phi = fmap.transform(X)
+        if self.feature_map == "rff":
+            Gamma = rff_feature_bound(fmap, X, unc, pbar, self.bound)
+            form = FeatureRobustSVM(Phi, y_pm, Gamma, pbar, self.C, rotations=fmap.rotations(X))
+        else:
+            Gamma = nystroem_feature_bound(fmap, X, unc, self.bound)
+            form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_))
+        solver = self.solver
+        if solver == "auto":
+            solver = "auto" if X.shape[0] <= 3000 else "prox"
+        sol = form.solve(solver, **(self.solver_options or {}))
+        if sol.status == "max_epochs":
+            warnings.warn(f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs before its stopping rule "
+                          "held; increase max_epochs in solver_options or use a conic solver.",
+                          ConvergenceWarning, stacklevel=2)
+        self.feature_map_ = fmap
+        self.Gamma_ = Gamma
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
+        self.intercept_ = np.array([float(sol["b"])])
+        self.objective_ = float(sol.objective)
+        self.solver_stats_ = {"backend": sol.backend, "status": sol.status, "time": sol.time}
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "coef_")
+        return self.feature_map_.transform(check_X(X, n_features=self.n_features_in_))
+
+    def decision_function(self, X):
+        """``<zeta, phi(x)> + b``; positive means ``classes_[1]``."""
+        return self.transform(X) @ self.coef_.ravel() + self.intercept_[0]
+
+    def input_gradient(self, X):
+        """Gradient of the decision function w.r.t. the input, one row per sample (for attacks)."""
+        check_is_fitted(self, "coef_")
+        return self.feature_map_.input_gradient(check_X(X, n_features=self.n_features_in_), self.coef_.ravel())
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]

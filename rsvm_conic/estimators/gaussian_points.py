@@ -1,0 +1,70 @@
+"""PkSVC: SVM on Gaussian points (x_i, Sigma_i) with the expected RBF kernel (file 004, corrected).
+
+``method="exact"``: libsvm (``SVC(kernel="precomputed")``) on the Gram matrix of
+:func:`~rsvm_conic.kernels.gaussian_points.expected_rbf_kernel`; with all Sigma = 0 this is
+exactly ``SVC(kernel="rbf", gamma=1/(2 sigma^2))``.  ``method="random_features"``: a linear SVM
+(libsvm ``SVC(kernel="linear")``) on :class:`GaussianPointRFF` features, for large data.
+Covariances go to ``fit``/``predict``/``decision_function`` (None = exact points)::
+
+    PkSVC(C=1.0, sigma=2.0).fit(X, y, Sigma=S).predict(X_new, Sigma=S_new)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_choice, check_positive, check_X
+from ..formulations._linear import validate_xy
+from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
+
+METHODS = ("exact", "random_features")
+
+
+class PkSVC(ClassifierMixin, BaseEstimator):
+    """Probabilistic kernel SVM on Gaussian points; see module docstring."""
+
+    def __init__(self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-3, random_state=None):
+        self.C = C
+        self.sigma = sigma
+        self.method = method
+        self.n_components = n_components
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y, Sigma=None):
+        check_choice(self.method, "method", METHODS)
+        C = check_positive(self.C, "C")
+        sigma = check_positive(self.sigma, "sigma")
+        X, y_pm, classes = validate_xy(X, y)
+        S, _ = as_covariances(Sigma, *X.shape)
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.X_fit_, self.Sigma_fit_ = X, S
+        if self.method == "exact":
+            K = expected_rbf_kernel(X, S, sigma=sigma)
+            self.svc_ = SVC(kernel="precomputed", C=C, tol=self.tol).fit(K, y_pm)
+        else:
+            self.features_ = GaussianPointRFF(self.n_components, sigma, self.random_state).fit(X)
+            self.svc_ = SVC(kernel="linear", C=C, tol=self.tol).fit(self.features_.transform(X, S), y_pm)
+        return self
+
+    def decision_function(self, X, Sigma=None):
+        """Score of Gaussian points (X, Sigma); positive means ``classes_[1]``."""
+        check_is_fitted(self, "svc_")
+        X = check_X(X, n_features=self.n_features_in_)
+        S, _ = as_covariances(Sigma, *X.shape)
+        if self.method == "exact":
+            K = expected_rbf_kernel(X, S, self.X_fit_, self.Sigma_fit_, sigma=self.sigma)
+            return self.svc_.decision_function(K)
+        return self.svc_.decision_function(self.features_.transform(X, S))
+
+    def predict(self, X, Sigma=None):
+        return self.classes_[(self.decision_function(X, Sigma) >= 0).astype(int)]
+
+    def score(self, X, y, Sigma=None, sample_weight=None):
+        from sklearn.metrics import accuracy_score
+
+        return accuracy_score(y, self.predict(X, Sigma), sample_weight=sample_weight)

@@ -1,0 +1,156 @@
+"""Robust SVM in an explicit feature space (file 000, formulation 10).
+
+Given features ``phi_i = phi(x_i)`` (RFF or Nystroem) and feature-space sets
+``{dphi : ||R_i dphi||_pbar <= Gamma_i}`` (:mod:`rsvm_conic.uncertainty.feature_bounds`),
+
+    minimise_{zeta, b}  1/2 ||zeta||^2 + C sum_i max{0, 1 - y_i(<zeta, phi_i> + b) + r Gamma_i ||R_i^{-T} zeta||_qbar}
+
+(eq. 10 with lam = 1/C, objective scaled by C; ``r`` = the ``radius`` parameter, 1 by default,
+a multiplier of Gamma).  Derivation of the robust term: ``dphi = R_i^{-1} v`` with
+``||v||_pbar <= Gamma_i``, so ``min y <zeta, dphi> = -Gamma_i ||R_i^{-T} zeta||_qbar``.  Eq. (10)
+prints ``||R_i' zeta||``, which is wrong unless ``R_i^{-T} = R_i'`` up to a qbar-isometry
+(true for qbar = 2 and orthogonal R_i only); for the RFF rotations the correct term is
+``||R_i zeta||_qbar`` and for the Nystroem ``R = Lambda^{1/2}`` it is ``||Lambda^{-1/2} zeta||_2``.
+
+Two structures:
+
+* ``rotations=(cos, sin)`` -- per-sample block rotations of Prop. 4.1 (shape (L, D/2) each).
+  Conic backend: one vectorised constraint with a sparse operator of 2 nonzeros per row
+  (O(L D) model size, L cones); stochastic backends: :class:`RotatedRobustHinge` (O(D) per sample).
+  For qbar = 2 the rotations drop out (``||R_i zeta||_2 = ||zeta||_2``): one cone, plain hinge data fit.
+* ``R=`` a shared matrix ((D,) diagonal or (D, D)), e.g. ``Lambda^{1/2}`` for Nystroem, or None
+  (identity).  One cone for all samples (the grouped model of :mod:`.robust`); stochastic
+  backends use the package's :class:`RobustHinge`.
+
+Backends: ``clarabel``, ``scs`` (CVXPY; ``C`` and ``radius`` are DPP parameters), ``sgd``, ``prox``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_finite_array, check_norm, dual_norm
+from ..solvers.datafits import RobustHinge
+from ..solvers.feature_datafits import RotatedRobustHinge, calibrate_eta0
+from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
+from ..uncertainty.sets import ResolvedUncertainty
+from ._linear import LinearSVMFormulation
+from .base import Solution
+from .robust import robust_cone_constraints
+
+
+def rotation_operator(cos, sin) -> sp.csr_matrix:
+    """Sparse (L*D, D) matrix whose rows i*D..(i+1)*D-1 are ``R_i`` (block j: [[c, s], [-s, c]])."""
+    L, F = cos.shape
+    D = 2 * F
+    i = np.repeat(np.arange(L), F)
+    j = np.tile(np.arange(F), L)
+    c, s = cos.ravel(), sin.ravel()
+    r0 = i * D + 2 * j  # row of the cos output of block j
+    rows = np.concatenate([r0, r0, r0 + 1, r0 + 1])
+    cols = np.concatenate([2 * j, 2 * j + 1, 2 * j, 2 * j + 1])
+    vals = np.concatenate([c, s, -s, c])
+    return sp.csr_matrix((vals, (rows, cols)), shape=(L * D, D))
+
+
+class FeatureRobustSVM(LinearSVMFormulation):
+    """Formulation (10); see module docstring.  ``X`` here is the feature matrix Phi (L, D)."""
+
+    name = "feature-robust"
+    gamma_param = "radius"
+
+    def __init__(self, Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None):
+        super().__init__(Phi, y, C)
+        L, D = self.X.shape
+        self.pbar = check_norm(pbar)
+        self.qbar = dual_norm(self.pbar)
+        G = check_finite_array(Gamma, "Gamma", ndim=(0, 1))
+        G = np.full(L, float(G)) if G.ndim == 0 else G
+        if G.shape != (L,) or np.any(G < 0):
+            raise ValueError(f"Gamma must hold {L} nonnegative numbers (one per sample); got shape {G.shape}.")
+        self.Gamma = G
+        if rotations is not None and R is not None:
+            raise ValueError("give either rotations (RFF) or R (a shared matrix), not both.")
+        self.rotations = None
+        if rotations is not None and self.qbar == 2.0:
+            rotations = None  # ||R_i zeta||_2 = ||zeta||_2 for rotations: one shared cone suffices
+            if R is None:
+                R = np.ones(D)
+        if rotations is not None:
+            c = check_finite_array(rotations[0], "cos", ndim=2)
+            s = check_finite_array(rotations[1], "sin", ndim=2)
+            if c.shape != (L, D // 2) or s.shape != c.shape or D % 2:
+                raise ValueError(f"rotations must be two (L, D/2) = ({L}, {D // 2}) arrays for an even D; "
+                                 f"got {c.shape} and {s.shape} with D = {D}.")
+            self.rotations = (c, s)
+            factors, diagonal = None, False
+        elif R is None:
+            factors, diagonal = np.ones((1, D)), True
+        else:
+            Rm = check_finite_array(R, "R", ndim=(1, 2))
+            if Rm.shape[0] != D or (Rm.ndim == 2 and Rm.shape != (D, D)):
+                raise ValueError(f"R must be (D,) or (D, D) with D = {D}; got {Rm.shape}.")
+            if Rm.ndim == 1:
+                if np.any(Rm <= 0):
+                    raise ValueError("a diagonal R must be positive (it must be invertible).")
+                factors, diagonal = (1.0 / Rm)[None], True  # A = R^{-1}: A' zeta = R^{-T} zeta
+            else:
+                factors, diagonal = np.linalg.inv(Rm)[None], False
+        self.uncertainty = (None if factors is None else
+                            ResolvedUncertainty(factors, diagonal, np.zeros(L, dtype=np.intp), self.pbar,
+                                                self.qbar, float(radius), G))
+
+        zeta, b = cp.Variable(D, name="w"), cp.Variable(name="b")
+        t = cp.Variable(L if self.rotations is not None else 1, name="t", nonneg=True)
+        xi = cp.Variable(L, name="xi", nonneg=True)
+        C_par = cp.Parameter(nonneg=True, name="C", value=self.C0)
+        r_par = cp.Parameter(nonneg=True, name="radius", value=float(radius))
+        if self.rotations is not None:
+            Z = cp.reshape(rotation_operator(*self.rotations) @ zeta, (D, L), order="F")
+            cones = [cp.SOC(t, Z, axis=0)] if self.qbar == 2.0 else \
+                [cp.norm(Z, 1 if self.qbar == 1.0 else "inf", axis=0) <= t]
+            penalty = cp.multiply(G, t)
+        else:
+            cones = robust_cone_constraints(zeta, t, factors, diagonal, self.qbar)
+            penalty = G * t[0]
+        cons = [cp.multiply(self.y, self.X @ zeta + b) + xi - r_par * penalty >= 1] + cones
+        self.problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + C_par * cp.sum(xi)), cons)
+        self.parameters = {"C": C_par, "radius": r_par}
+        self.variables = {"w": zeta, "b": b, "t": t, "xi": xi}
+        self.set_params(radius=float(radius))
+
+    def datafit(self):
+        r = float(self.parameters["radius"].value)
+        if self.rotations is not None:
+            return RotatedRobustHinge(self.X, self.y, *self.rotations, r * self.Gamma, self.qbar)
+        return RobustHinge(self.X, self.y, self.current_uncertainty())
+
+    def _stochastic(self, method, name, **options) -> Solution:
+        L = self.X.shape[0]
+        lam = 1.0 / (self.C * L)
+        fit = self.datafit()
+        t0 = time.perf_counter()
+        if options.get("eta0", "auto") == "auto" and self.rotations is not None:
+            options["eta0"] = calibrate_eta0(fit, lam, method is stochastic_proximal,
+                                             options.get("batch_size", 64), options.get("seed", 0))
+        res = method(fit, lam, **options)
+        sol = Solution(backend=name, status="converged" if res.converged else "max_epochs",
+                       objective=float("nan"), time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
+                       info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history})
+        sol.objective = self.objective(sol)
+        return sol
+
+    def _solve_sgd(self, **options) -> Solution:
+        return self._stochastic(stochastic_subgradient, "sgd", **options)
+
+    def _solve_prox(self, **options) -> Solution:
+        return self._stochastic(stochastic_proximal, "prox", **options)
+
+
+def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
+    """Build formulation (10); ``y`` in {-1, +1}."""
+    return FeatureRobustSVM(Phi, y, Gamma, pbar, C, radius, rotations, R)

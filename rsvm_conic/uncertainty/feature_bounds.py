@@ -1,0 +1,347 @@
+"""Feature-space uncertainty bounds ``||R_i dphi_i||_pbar <= Gamma_i`` (file 000, Sec. 4-5).
+
+Input uncertainty (file 000 Sec. 3): ``dx_i = A_i u``, ``||u||_p <= gamma_i``
+(:class:`~rsvm_conic.uncertainty.sets.UncertaintySet`); ``dphi_i = phi(x_i + dx_i) - phi(x_i)``.
+
+Random Fourier features (Prop. 4.1)
+-----------------------------------
+With interleaved cos/sin pairs, block j of ``R_i dphi_i`` (R_i = diag(P_ij'), P_ij the rotation
+of angle ``w_j'x_i``) is exactly ``sqrt(2/D) (cos th_j - 1, sin th_j)`` with ``th_j = w_j'dx_i``,
+and by Hoelder ``|th_j| <= t_ij := gamma_i ||A_i' w_j||_q`` (eq. 12).
+
+* ``variant="printed"`` -- the paper's Gamma_i with alpha_ij = min(2, t^2/2), beta_ij = min(1, t)::
+
+      pbar = 1:   sqrt(2/D) sum_j (alpha_ij + beta_ij)           (valid)
+      pbar = 2:   sqrt(4/D) sum_j alpha_ij                       (INVALID: drops the sine part)
+      pbar = inf: sqrt(2/D) max_j max(alpha_ij, beta_ij)         (valid)
+
+  The pbar = 2 case is wrong: the sine component is first order in the angle while alpha is
+  second order.  Counterexample (shared/NOTES.md, checked in tests): D = 2, t = 0.1, printed
+  Gamma = 0.0071 but ||R dphi||_2 = 2 |sin(0.05)| = 0.0999 at th = 0.1.
+* ``variant="corrected"`` (default) -- per block, the exact maximum over ``|th| <= t`` of the
+  block's norm (so each case is valid and no looser than the printed one):
+
+      pbar = 1:   h(t) = 1 - cos s + sin s,  s = min(t, 3 pi / 4)   (max of |cos th - 1| + |sin th|)
+      pbar = 2:   h(t) = 2 sin(min(t, pi) / 2)                       (= ||(cos th - 1, sin th)||_2)
+      pbar = inf: h(t) = max(1 - cos(min(t, pi)), sin(min(t, pi / 2)))
+
+  and Gamma_i = sqrt(2/D) * (sum_j h | sqrt(sum_j h^2) | max_j h) for pbar = 1 | 2 | inf.  It
+  replaces the pbar = 2 line of the Gamma_i display at the end of the proof of Prop. 4.1.
+  For pbar = 2 we also take the minimum with the joint bound ``sqrt(2/D) gamma_i ||Omega' A_i||_{p->2}``
+  (``2|sin(th/2)| <= |th|`` summed over all frequencies with one shared dx), see
+  :func:`rff_feature_bound`.
+  The remaining looseness comes from maximising every block separately although all angles
+  ``th_j = w_j'dx`` share one dx (measured by :func:`adversarial_search`, see the tests).
+
+Nystroem (Prop. 4.2)
+--------------------
+``R_i dphi_i = U_r' (khat(x_i + dx_i) - khat(x_i))`` with R_i = Lambda_r^{1/2}.  The printed
+Gamma_i^2 = r (sum_j k_ij^2 (1/tau_ij^2 + 1) - 2 rho_i sum_j k_ij^2 tau_ij) is valid (p = 2) but
+loose: the factor r is unnecessary (``||U_r' d||_2 <= ||d||_2``, U_r has orthonormal columns) and
+``(E - 1)^2 <= E^2 - 2E + 1`` is bounded termwise.  ``variant="corrected"`` uses, per landmark,
+``|k(x + dx, xhat_j) - k_ij| <= min(k_ij max(1 - tau_ij rho_i, 1/tau_ij - 1), max(k_ij, 1 - k_ij))``
+without the factor r.  Both variants accept p in {1, 2, inf} (the paper treats p = 2): they use
+``|dx'v| <= gamma ||A'v||_q`` and ``||dx||_2 <= gamma ||A||_{p->2}`` with
+``||A||_{2->2}`` the spectral norm, ``||A||_{1->2}`` the largest column norm and
+``||A||_{inf->2} <= min(sqrt(n) ||A||_2, sum of column norms)``.
+
+Prop. 5.1
+---------
+:func:`prop51_sigma` is the paper's ``sigma >= 3 gamma ||Sigma^{1/2}||_F / theta_max``;
+:func:`min_sigma_for_angle` computes the *smallest* sigma with
+``P(sup_{dx in U} |w'dx| <= theta_max) >= prob`` by Monte Carlo (optionally jointly for all D/2
+frequencies).  The paper's proof bounds each coordinate of w by 3/sigma, an event of probability
+0.9973^n, not 0.997; the claim itself (one frequency, q = 2) still holds because
+``P(sum_k s_k^2 z_k^2 <= 9 sum_k s_k^2) >= P(z^2 <= 9) = 0.9973`` (a Gaussian quadratic form
+exceeds 9 times its mean most often when one weight carries everything).  It does *not* hold
+for all D/2 frequencies jointly (probability about 0.9973^{D/2}); the tests check both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize
+
+from .._validation import check_finite_array, check_norm, check_positive, dual_norm
+from .sets import ResolvedUncertainty, UncertaintySet, dual_norm_values
+
+VARIANTS = ("corrected", "printed")
+
+
+def _check_variant(variant):
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
+    return variant
+
+
+def _resolve(unc, L, n) -> ResolvedUncertainty:
+    if isinstance(unc, ResolvedUncertainty):
+        if unc.group_index.shape[0] != L or unc.factors.shape[-1] != n:
+            raise ValueError("the resolved uncertainty does not match the data shape.")
+        return unc
+    if isinstance(unc, UncertaintySet):
+        return unc.resolve(L, n)
+    raise ValueError("uncertainty must be an UncertaintySet (or a ResolvedUncertainty).")
+
+
+def dense_factors(unc: ResolvedUncertainty) -> np.ndarray:
+    """The group factors as full (k, n, n) matrices."""
+    F = unc.factors
+    return np.stack([np.diag(f) for f in F]) if unc.diagonal else F
+
+
+def frequency_supports(unc: ResolvedUncertainty, omega: np.ndarray) -> np.ndarray:
+    """``t_ij = gamma_i ||A_{g(i)}' w_j||_q``: the largest |w_j'dx_i| over U_i (eq. 12); shape (L, F)."""
+    omega = np.asarray(omega, dtype=float)
+    if unc.diagonal:
+        M = unc.factors[:, :, None] * omega[None]  # (k, n, F): A' w for diagonal A
+    else:
+        M = np.einsum("kij,im->kjm", unc.factors, omega)
+    S = dual_norm_values(M, unc.q, axis=1)  # (k, F)
+    return unc.gamma[:, None] * S[unc.group_index]
+
+
+# --------------------------------------------------------------------------- Prop. 4.1
+def rff_gamma_from_angles(t: np.ndarray, pbar, variant: str = "corrected") -> np.ndarray:
+    """Gamma_i of Prop. 4.1 from the angle bounds ``t`` (L, D/2); D = 2 * t.shape[1]."""
+    pbar = check_norm(pbar)
+    _check_variant(variant)
+    t = np.atleast_2d(np.asarray(t, dtype=float))
+    if np.any(t < 0) or not np.all(np.isfinite(t)):
+        raise ValueError("angle bounds t must be finite and nonnegative.")
+    D = 2 * t.shape[1]
+    c = np.sqrt(2.0 / D)
+    if variant == "printed":
+        alpha = np.minimum(2.0, t**2 / 2.0)
+        beta = np.minimum(1.0, t)
+        if pbar == 1.0:
+            return c * np.sum(alpha + beta, axis=1)
+        if pbar == 2.0:
+            return np.sqrt(4.0 / D) * np.sum(alpha, axis=1)
+        return c * np.maximum(alpha.max(axis=1), beta.max(axis=1))
+    if pbar == 1.0:
+        s = np.minimum(t, 0.75 * np.pi)
+        return c * np.sum(1.0 - np.cos(s) + np.sin(s), axis=1)
+    if pbar == 2.0:
+        h = 2.0 * np.sin(np.minimum(t, np.pi) / 2.0)
+        return c * np.sqrt(np.sum(h * h, axis=1))
+    h = np.maximum(1.0 - np.cos(np.minimum(t, np.pi)), np.sin(np.minimum(t, np.pi / 2)))
+    return c * h.max(axis=1)
+
+
+def rff_feature_bound(rff, X, uncertainty, pbar=2, variant: str = "corrected") -> np.ndarray:
+    """Gamma_i (L,) with ``||R_i dphi_i||_pbar <= Gamma_i`` for a fitted RandomFourierFeatures.
+
+    For pbar = 2 the corrected variant also uses the joint bound
+    ``||R dphi||_2^2 = (2/D) sum_j (2 sin(th_j/2))^2 <= (2/D) ||Omega' dx||_2^2
+    <= (2/D) gamma_i^2 ||Omega' A_i||_{p->2}^2`` and keeps the smaller of the two; it is
+    nearly tight in high input dimension, where the per-frequency maximisation is loose by
+    about sqrt(n) (each frequency gets its own worst dx).
+    """
+    X = check_finite_array(X, "X", ndim=2)
+    unc = _resolve(uncertainty, *X.shape)
+    G = rff_gamma_from_angles(frequency_supports(unc, rff.omega_), pbar, variant)
+    if variant == "corrected" and check_norm(pbar) == 2.0:
+        A = dense_factors(unc)  # (k, n, n)
+        OA = np.einsum("im,kij->kmj", rff.omega_, A)  # Omega' A_g  (k, F, n)
+        joint = np.array([_p_to_2_norm(M, unc.p) for M in OA])[unc.group_index] * unc.gamma
+        G = np.minimum(G, np.sqrt(2.0 / (2 * rff.omega_.shape[1])) * joint)
+    return G
+
+
+def rff_rotated_perturbation(rff, x, dX) -> np.ndarray:
+    """``R dphi`` computed from the map itself for one point x and perturbations dX (m, n): (m, D).
+
+    ``R = diag(P_j')`` with P_j the rotation of angle ``w_j'x`` (Prop. 4.1).
+    """
+    x = np.asarray(x, dtype=float).reshape(1, -1)
+    dphi = rff.transform(x + np.asarray(dX, dtype=float)) - rff.transform(x)
+    c, s = rff.rotations(x)
+    out = np.empty_like(dphi)
+    out[:, 0::2] = c * dphi[:, 0::2] + s * dphi[:, 1::2]
+    out[:, 1::2] = -s * dphi[:, 0::2] + c * dphi[:, 1::2]
+    return out
+
+
+# --------------------------------------------------------------------------- Prop. 4.2
+def _p_to_2_norm(A: np.ndarray, p: float) -> float:
+    """An upper bound on max ||A u||_2 over ||u||_p <= 1 (exact for p = 1, 2)."""
+    if p == 2.0:
+        return float(np.linalg.norm(A, 2))
+    cols = np.linalg.norm(A, axis=0)
+    if p == 1.0:
+        return float(cols.max())
+    return float(min(np.sqrt(A.shape[1]) * np.linalg.norm(A, 2), cols.sum()))
+
+
+def nystroem_feature_bound(nys, X, uncertainty, variant: str = "corrected") -> np.ndarray:
+    """Gamma_i (L,) with ``||Lambda^{1/2} dphi_i||_2 <= Gamma_i`` for a fitted NystroemMap (Prop. 4.2)."""
+    _check_variant(variant)
+    X = check_finite_array(X, "X", ndim=2)
+    unc = _resolve(uncertainty, *X.shape)
+    sigma2 = float(nys.sigma) ** 2
+    A = dense_factors(unc)  # (k, n, n)
+    Kr = nys.kernel_rows(X)  # k_ij (L, m)
+    V = X[:, None, :] - nys.landmarks_[None]  # x_i - xhat_j  (L, m, n)
+    Ag = A[unc.group_index]  # (L, n, n)
+    proj = np.einsum("lji,lmj->lmi", Ag, V)  # A' (x_i - xhat_j)
+    s = unc.gamma[:, None] * dual_norm_values(proj, unc.q, axis=2)  # sup |dx'v|   (L, m)
+    norm2 = np.array([_p_to_2_norm(a, unc.p) for a in A])[unc.group_index] * unc.gamma  # sup ||dx||_2
+    tau = np.exp(-s / sigma2)  # exp(-2 gamma ||.|| / (2 sigma^2))
+    rho = np.exp(-norm2**2 / (2.0 * sigma2))
+    if variant == "printed":
+        r = nys.rank_
+        val = np.sum(Kr**2 * (1.0 / tau**2 + 1.0), axis=1) - 2.0 * rho * np.sum(Kr**2 * tau, axis=1)
+        return np.sqrt(r * np.maximum(val, 0.0))
+    per = Kr * np.maximum(1.0 - tau * rho[:, None], 1.0 / tau - 1.0)
+    per = np.minimum(per, np.maximum(Kr, 1.0 - Kr))
+    return np.sqrt(np.sum(per**2, axis=1))
+
+
+def nystroem_rotated_perturbation(nys, x, dX) -> np.ndarray:
+    """``Lambda^{1/2} dphi = U' (khat(x + dx) - khat(x))`` for a batch dX: (m, r)."""
+    x = np.asarray(x, dtype=float).reshape(1, -1)
+    dk = nys.kernel_rows(x + np.asarray(dX, dtype=float)) - nys.kernel_rows(x)
+    return dk @ nys.eigenvectors_
+
+
+# --------------------------------------------------------------------------- adversarial search
+def _sample_ball(n, size, p, rng, boundary):
+    if p == 2.0:
+        u = rng.standard_normal((size, n))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+    elif p == np.inf:
+        u = rng.uniform(-1, 1, (size, n))
+        j = rng.integers(0, n, size)
+        u[np.arange(size), j] = rng.choice([-1.0, 1.0], size)
+        if boundary:  # also hit the vertices, where many maxima of smooth functions sit
+            k = size // 4
+            u[:k] = rng.choice([-1.0, 1.0], (k, n))
+    else:
+        u = rng.exponential(size=(size, n)) * rng.choice([-1.0, 1.0], size=(size, n))
+        u /= np.sum(np.abs(u), axis=1, keepdims=True)
+        if boundary:  # the vertices +-e_k
+            k = min(size // 4, 2 * n)
+            idx = np.arange(k)
+            u[:k] = 0.0
+            u[idx, idx % n] = np.where(idx < n, 1.0, -1.0)
+    if not boundary:
+        u *= rng.uniform(0, 1, (size, 1)) ** (1.0 / n)
+    return u
+
+
+def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state=0):
+    """Maximise ``f(dx)`` over ``{A u : ||u||_p <= gamma}`` by sampling plus local ascent.
+
+    ``f`` maps a batch of perturbations (m, n) to values (m,).  Half of the samples lie on the
+    boundary of the ball (and its vertices for p = 1, inf), half inside; the best ``n_local``
+    start SLSQP runs (u parametrised directly; the norm constraint as an inequality: smooth for
+    p = 2, split into positive/negative parts for p = 1, bounds for p = inf).
+    Returns ``(best_value, best_dx)`` -- a lower bound on the true maximum.
+    """
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    p = check_norm(p)
+    gamma = check_positive(gamma, "gamma", strict=False)
+    n = A.shape[1]
+    rng = np.random.default_rng(random_state)
+    half = max(1, n_samples // 2)
+    U = gamma * np.vstack([_sample_ball(n, half, p, rng, True), _sample_ball(n, half, p, rng, False)])
+    vals = np.asarray(f(U @ A.T), dtype=float)
+    order = np.argsort(vals)[::-1][:n_local]
+    best_val, best_u = float(vals[order[0]]), U[order[0]].copy()
+    if gamma == 0:
+        return best_val, best_u @ A.T
+
+    def neg(u):
+        return -float(f((u @ A.T)[None])[0])
+
+    for k in order:
+        u0 = U[k]
+        if p == 2.0:
+            res = optimize.minimize(neg, u0, method="SLSQP",
+                                    constraints=[{"type": "ineq", "fun": lambda u: gamma**2 - u @ u,
+                                                  "jac": lambda u: -2 * u}],
+                                    options={"maxiter": 200, "ftol": 1e-12})
+            u = res.x * min(1.0, gamma / max(np.linalg.norm(res.x), 1e-300))
+        elif p == np.inf:
+            res = optimize.minimize(neg, u0, method="L-BFGS-B", bounds=[(-gamma, gamma)] * n,
+                                    options={"maxiter": 200})
+            u = np.clip(res.x, -gamma, gamma)
+        else:
+            z0 = np.concatenate([np.maximum(u0, 0), np.maximum(-u0, 0)])
+            res = optimize.minimize(lambda z: neg(z[:n] - z[n:]), z0, method="SLSQP", bounds=[(0, None)] * (2 * n),
+                                    constraints=[{"type": "ineq", "fun": lambda z: gamma - z.sum(),
+                                                  "jac": lambda z: -np.ones(2 * n)}],
+                                    options={"maxiter": 200, "ftol": 1e-12})
+            u = res.x[:n] - res.x[n:]
+            nrm = np.abs(u).sum()
+            if nrm > gamma:
+                u *= gamma / nrm
+        val = -neg(u)
+        if val > best_val:
+            best_val, best_u = val, u
+    return best_val, best_u @ A.T
+
+
+def rff_worst_case(rff, x, A, gamma, p=2, pbar=2, **kwargs) -> float:
+    """Largest ``||R dphi||_pbar`` found by :func:`adversarial_search` for one point."""
+    q = check_norm(pbar)
+    return adversarial_search(lambda dX: _pnorm(rff_rotated_perturbation(rff, x, dX), q), A, gamma, p, **kwargs)[0]
+
+
+def nystroem_worst_case(nys, x, A, gamma, p=2, **kwargs) -> float:
+    """Largest ``||Lambda^{1/2} dphi||_2`` found by :func:`adversarial_search` for one point."""
+    return adversarial_search(lambda dX: np.linalg.norm(nystroem_rotated_perturbation(nys, x, dX), axis=1),
+                              A, gamma, p, **kwargs)[0]
+
+
+def _pnorm(V, p):
+    return dual_norm_values(V, p)  # dual_norm_values computes ||.||_p for p in {1, 2, inf}
+
+
+# --------------------------------------------------------------------------- Prop. 5.1
+def prop51_sigma(theta_max, gamma, factor) -> float:
+    """The paper's sufficient bandwidth ``3 gamma ||Sigma^{1/2}||_F / theta_max`` (Prop. 5.1)."""
+    theta_max = check_positive(theta_max, "theta_max")
+    gamma = check_positive(gamma, "gamma", strict=False)
+    A = check_finite_array(factor, "factor", ndim=(1, 2))
+    return 3.0 * gamma * float(np.linalg.norm(A)) / theta_max
+
+
+def _worst_angle_scale(factor, norm, n_mc, n_frequencies, rng):
+    """Samples of ``max_{j <= F} ||A' z_j||_q`` with z_j ~ N(0, I) (the worst angle at sigma = gamma = 1)."""
+    A = check_finite_array(factor, "factor", ndim=(1, 2))
+    A = np.diag(A) if A.ndim == 1 else A
+    q = dual_norm(check_norm(norm))
+    Z = rng.standard_normal((n_mc * n_frequencies, A.shape[0]))
+    vals = dual_norm_values(Z @ A, q)  # rows: (A' z)'
+    return vals.reshape(n_mc, n_frequencies).max(axis=1)
+
+
+def angle_probability(sigma, theta_max, gamma, factor, norm=2, n_frequencies=1, n_mc=200_000,
+                      random_state=0) -> float:
+    """Monte Carlo ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max)`` for w_j ~ N(0, I/sigma^2)."""
+    sigma = check_positive(sigma, "sigma")
+    theta_max = check_positive(theta_max, "theta_max")
+    gamma = check_positive(gamma, "gamma", strict=False)
+    rng = np.random.default_rng(random_state)
+    s = _worst_angle_scale(factor, norm, int(n_mc), int(n_frequencies), rng)
+    return float(np.mean(gamma * s / sigma <= theta_max))
+
+
+def min_sigma_for_angle(theta_max, gamma, factor, prob=0.997, norm=2, n_frequencies=1, n_mc=200_000,
+                        random_state=0) -> float:
+    """Smallest sigma with ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max) >= prob`` (Monte Carlo quantile).
+
+    ``norm`` is the input-set norm p (the angle bound uses its dual q); ``n_frequencies``
+    asks for all D/2 frequencies at once.  Use it to set the lower end of a sigma grid.
+    """
+    theta_max = check_positive(theta_max, "theta_max")
+    gamma = check_positive(gamma, "gamma", strict=False)
+    if not 0 < prob < 1:
+        raise ValueError(f"prob must lie in (0, 1); got {prob}.")
+    if int(n_frequencies) < 1 or int(n_mc) < 100:
+        raise ValueError("n_frequencies must be >= 1 and n_mc >= 100.")
+    rng = np.random.default_rng(random_state)
+    s = _worst_angle_scale(factor, norm, int(n_mc), int(n_frequencies), rng)
+    return float(gamma * np.quantile(s, prob, method="higher") / theta_max)

@@ -1,0 +1,122 @@
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from rsvm_conic.estimators.gaussian_points import PkSVC
+from rsvm_conic.kernels.gaussian_points import (GaussianPointRFF, expected_rbf_kernel, expected_rbf_kernel_mc)
+from rsvm_conic.kernels.rbf import gaussian_kernel
+
+
+def _random_cov(rng, n, scale=1.0):
+    B = rng.normal(size=(n, n)) * scale
+    return B @ B.T
+
+
+def test_kernel_matches_monte_carlo_within_3_standard_errors_and_not_the_printed_power():
+    rng = np.random.default_rng(0)
+    n, sigma = 3, 1.3
+    failures_printed = 0
+    for trial in range(6):
+        x1, x2 = rng.normal(size=n), rng.normal(size=n)
+        S1, S2 = _random_cov(rng, n, 0.5), _random_cov(rng, n, 0.5)
+        mean, se = expected_rbf_kernel_mc(x1, S1, x2, S2, sigma, n_mc=200_000, random_state=trial)
+        k = expected_rbf_kernel(x1[None], S1[None], x2[None], S2[None], sigma)[0, 0]
+        assert abs(k - mean) <= 3 * se, (trial, k, mean, se)
+        kp = expected_rbf_kernel(x1[None], S1[None], x2[None], S2[None], sigma, variant="printed")[0, 0]
+        failures_printed += abs(kp - mean) > 3 * se
+    assert failures_printed == 6  # the printed +1/2 power never matches
+
+
+def test_gram_matrix_entries_match_monte_carlo_diagonal_covariances():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4, 2))
+    S = rng.uniform(0.05, 1.0, size=(4, 2))
+    K = expected_rbf_kernel(X, S, sigma=0.8)
+    for i in range(4):
+        for j in range(4):  # i == j: two independent copies (mean-embedding inner product)
+            mean, se = expected_rbf_kernel_mc(X[i], S[i], X[j], S[j], 0.8, n_mc=100_000, random_state=10 * i + j)
+            assert abs(K[i, j] - mean) <= 3 * se
+
+
+def test_full_and_diagonal_paths_agree():
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    S, T = rng.uniform(0, 1, (7, 3)), rng.uniform(0, 1, (5, 3))
+    Kd = expected_rbf_kernel(X, S, Y, T, sigma=1.1)
+    Kf = expected_rbf_kernel(X, np.stack([np.diag(s) for s in S]), Y, np.stack([np.diag(t) for t in T]), sigma=1.1)
+    assert np.allclose(Kd, Kf, rtol=1e-12, atol=1e-14)
+
+
+def test_psd_and_printed_counterexample():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    S = np.stack([_random_cov(rng, 3, rng.uniform(0, 1)) for _ in range(60)])
+    K = expected_rbf_kernel(X, S, sigma=1.0)
+    assert np.allclose(K, K.T)
+    assert np.linalg.eigvalsh(K)[0] > -1e-10
+    # two points with the same mean, Sigma_1 = 0, Sigma_2 = a sigma^2: printed Gram has det < 0
+    Xc = np.zeros((2, 1))
+    Sc = np.array([[0.0], [2.0]])
+    Kp = expected_rbf_kernel(Xc, Sc, sigma=1.0, variant="printed")
+    assert np.linalg.eigvalsh(Kp)[0] < -0.1
+    Kc = expected_rbf_kernel(Xc, Sc, sigma=1.0)
+    assert np.linalg.eigvalsh(Kc)[0] >= 0
+
+
+def test_zero_covariance_reduces_to_rbf_and_pksvc_equals_rbf_svc():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 2))
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=80) > 0, "a", "b")
+    sigma = 0.9
+    assert np.allclose(expected_rbf_kernel(X, None, sigma=sigma), gaussian_kernel(X, X, sigma), atol=1e-14)
+    pk = PkSVC(C=2.0, sigma=sigma, tol=1e-8).fit(X, y, Sigma=np.zeros((80, 2)))
+    svc = SVC(C=2.0, kernel="rbf", gamma=1 / (2 * sigma**2), tol=1e-8).fit(X, y)
+    Xt = rng.normal(size=(50, 2))
+    assert np.allclose(pk.decision_function(Xt), svc.decision_function(Xt), atol=1e-6)
+    assert np.array_equal(pk.predict(Xt), svc.predict(Xt))
+
+
+def test_random_features_unbiased_for_gaussian_points():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(5, 2))
+    S = rng.uniform(0.1, 0.8, size=(5, 2))
+    K = expected_rbf_kernel(X, S, sigma=1.0)
+    est = []
+    for seed in range(40):
+        f = GaussianPointRFF(400, 1.0, random_state=seed).fit(X)
+        P = f.transform(X, S)
+        est.append(P @ P.T)
+    est = np.array(est)
+    mean, se = est.mean(0), est.std(0, ddof=1) / np.sqrt(len(est))
+    assert np.all(np.abs(mean - K) <= 3.5 * se + 1e-12)
+
+
+def test_pksvc_with_uncertainty_and_random_features_fit():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(100, 2))
+    y = (X[:, 0] > 0).astype(int)
+    S = rng.uniform(0.0, 0.5, size=(100, 2))
+    exact = PkSVC(C=1.0, sigma=1.0).fit(X, y, Sigma=S)
+    rf = PkSVC(C=1.0, sigma=1.0, method="random_features", n_components=300, random_state=0).fit(X, y, Sigma=S)
+    assert exact.score(X, y, Sigma=S) > 0.85 and rf.score(X, y, Sigma=S) > 0.85
+    assert np.mean(exact.predict(X, S) == rf.predict(X, S)) > 0.9
+
+
+def test_bad_inputs_raise():
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(X, -np.ones((3, 2)))
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(X, np.ones((4, 2)))
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(X, sigma=0)
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(np.zeros((2, 2)), np.eye(2))  # ambiguous L == n
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(X, variant="other")
+    with pytest.raises(ValueError):
+        PkSVC(method="nope").fit(X, [0, 1, 0])
+    with pytest.raises(ValueError):
+        PkSVC(C=-1).fit(X, [0, 1, 0])
+    with pytest.raises(ValueError):
+        expected_rbf_kernel(X, np.array([[[1.0, 2.0], [0.0, 1.0]]] * 3))  # not symmetric
