@@ -34,7 +34,7 @@ from rsvm_conic.solvers.attacks import adversarial_error, rbf_svc_functions
 from rsvm_conic.uncertainty.feature_bounds import nystroem_feature_bound, rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
-STOCH = {"max_epochs": 3000, "tol": 1e-10, "batch_size": 8, "eval_every": 5}
+STOCH = {"max_epochs": 1500, "tol": 1e-8, "batch_size": 8, "eval_every": 5}
 
 
 def _bc(n=200, seed=0):
