@@ -28,7 +28,7 @@ from ..uncertainty.kernel_matrix import KernelUncertainty, kappa as kappa_of
 
 __all__ = ["KernelRobustSVC"]
 
-_SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("ipm", "clarabel", "scs", "pg"), "qn": ("dfp",)}
+_SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("ipm", "clarabel", "scs"), "qn": ("dfp",)}
 
 
 class KernelRobustSVC(ClassifierMixin, BaseEstimator):
@@ -98,7 +98,7 @@ class KernelRobustSVC(ClassifierMixin, BaseEstimator):
             sol = f.solve(solver)
         elif self.method == "socp":
             f = RSVMSOCP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol)
-            sol = f.solve(solver, fallback="clarabel") if solver in ("ipm", "pg") else f.solve(solver)
+            sol = f.solve(solver, fallback="clarabel") if solver == "ipm" else f.solve(solver)
         else:
             f = RSVMQN(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol,
                        n_random=int(self.n_random_starts), seed=self.random_state)
