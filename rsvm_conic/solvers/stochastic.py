@@ -42,7 +42,7 @@ class StochasticResult:
     converged: bool
     eta0: float
     time: float
-    history: list = field(default_factory=list)  # (epoch, F) pairs
+    history: list = field(default_factory=list)  # (epoch, F, seconds since start) triples
 
 
 def _objective(datafit: RobustHinge, penalty: L2Squared, w, b) -> float:
@@ -124,7 +124,7 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
             val = _objective(datafit, penalty, wc, bc)
-            history.append((epoch, val))
+            history.append((epoch, val, time.perf_counter() - t0))
             improved = best[0] - val > tol * max(1.0, abs(val))
             if val < best[0]:
                 best = (val, wc.copy(), float(bc))
