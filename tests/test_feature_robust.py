@@ -1,0 +1,155 @@
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from rsvm_conic.estimators.feature import RobustFeatureSVC
+from rsvm_conic.formulations.feature_robust import FeatureRobustSVM, rotation_operator
+from rsvm_conic.formulations.nominal import NominalSVM
+from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
+from rsvm_conic.runner.compare import check_instance
+from rsvm_conic.solvers.feature_datafits import rotate
+from rsvm_conic.uncertainty import feature_bounds as fb
+from rsvm_conic.uncertainty.sets import UncertaintySet, dual_norm_values
+
+
+def _data(L=80, seed=0):
+    X, y = load_breast_cancer(return_X_y=True)
+    idx = np.random.default_rng(seed).permutation(X.shape[0])[:L]
+    return StandardScaler().fit_transform(X[idx]), np.where(y[idx] == 1, 1.0, -1.0)
+
+
+def _rot_matrices(c, s):
+    L, F = c.shape
+    R = np.zeros((L, 2 * F, 2 * F))
+    for j in range(F):
+        R[:, 2 * j, 2 * j], R[:, 2 * j, 2 * j + 1] = c[:, j], s[:, j]
+        R[:, 2 * j + 1, 2 * j], R[:, 2 * j + 1, 2 * j + 1] = -s[:, j], c[:, j]
+    return R
+
+
+def test_rotation_structure_matches_dense_R():
+    rng = np.random.default_rng(0)
+    c, s = np.cos(rng.normal(size=(5, 3))), np.sin(rng.normal(size=(5, 3)))
+    R = _rot_matrices(c, s)
+    z = rng.normal(size=6)
+    assert np.allclose(rotate(c, s, z), R @ z)
+    assert np.allclose((rotation_operator(c, s) @ z).reshape(5, 6), R @ z)
+
+
+@pytest.mark.parametrize("qbar", [1.0, np.inf])
+def test_robust_term_is_R_zeta_not_R_transpose_zeta(qbar):
+    """Worst case of -<zeta, dphi> over {||R dphi||_pbar <= 1}: equals ||R zeta||_qbar (not ||R' zeta||)."""
+    rng = np.random.default_rng(1)
+    pbar = {1.0: np.inf, np.inf: 1.0}[qbar]
+    X = rng.normal(size=(1, 3))
+    rff = RandomFourierFeatures(8, 0.5, random_state=0).fit(X)
+    R = _rot_matrices(*rff.rotations(X))[0]
+    gaps = []
+    for trial in range(20):
+        zeta = rng.normal(size=8)
+        # dphi = R' v with v on the pbar unit sphere; the vertices/extreme points give the max
+        if pbar == np.inf:
+            V = rng.choice([-1.0, 1.0], size=(20000, 8))
+        else:
+            V = np.vstack([np.eye(8), -np.eye(8)])
+        worst = np.max(V @ (R @ zeta))  # max <zeta, R' v>
+        assert worst == pytest.approx(dual_norm_values(R @ zeta, qbar), rel=1e-12)
+        gaps.append(worst - dual_norm_values(R.T @ zeta, qbar))
+    assert max(gaps) > 1e-2  # the printed ||R' zeta|| under-estimates the worst case
+
+
+def test_nystroem_robust_term_uses_inverse_sqrt_eigenvalues():
+    rng = np.random.default_rng(2)
+    lam = np.array([3.0, 1.0, 0.1])
+    zeta = rng.normal(size=3)
+    V = rng.normal(size=(50000, 3))
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    worst = np.max((V / np.sqrt(lam)) @ zeta)  # dphi = Lambda^{-1/2} v, ||Lambda^{1/2} dphi|| = 1
+    assert worst == pytest.approx(np.linalg.norm(zeta / np.sqrt(lam)), rel=1e-3)
+    assert worst > 1.5 * np.linalg.norm(np.sqrt(lam) * zeta) or np.linalg.norm(np.sqrt(lam) * zeta) > 1.5 * worst
+
+
+@pytest.mark.parametrize("pbar", [2, np.inf])
+def test_radius_zero_equals_nominal_linear_svm_on_features(pbar):
+    X, y = _data()
+    rff = RandomFourierFeatures(20, 6.0, random_state=0).fit(X)
+    Phi = rff.transform(X)
+    G = fb.rff_feature_bound(rff, X, UncertaintySet(radius=0.3), pbar)
+    form = FeatureRobustSVM(Phi, y, G, pbar=pbar, C=1.0, radius=0.0, rotations=rff.rotations(X))
+    sol = form.solve("clarabel")
+    svc = SVC(kernel="linear", C=1.0, tol=1e-10).fit(Phi, y)
+    ref = NominalSVM(Phi, y, 1.0).objective_wb(svc.coef_.ravel(), svc.intercept_[0])
+    assert abs(sol.objective - ref) <= 1e-5 * abs(ref)
+    assert abs(form.objective_wb(svc.coef_.ravel(), svc.intercept_[0]) - ref) <= 1e-12 * abs(ref)
+
+
+def test_conic_and_stochastic_backends_agree_shared_instance():
+    from problems.feature_robust import INSTANCES
+
+    reports, ok = check_instance(INSTANCES["feature-robust-rff"])
+    assert ok, [(r.backend, r.gap, r.error) for r in reports]
+
+
+def test_clarabel_scs_agree_nystroem_and_robust_costs_more():
+    X, y = _data(60, 1)
+    nys = NystroemMap(12, 6.0, random_state=0).fit(X)
+    G = fb.nystroem_feature_bound(nys, X, UncertaintySet(radius=0.2))
+    form = FeatureRobustSVM(nys.transform(X), y, G, C=1.0, R=np.sqrt(nys.eigenvalues_))
+    tol8 = dict(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8)  # Clarabel stalls at the default 1e-9 here
+    a, b = form.solve("clarabel", **tol8), form.solve("scs")
+    assert abs(a.objective - b.objective) <= 1e-4 * abs(a.objective)
+    form.set_params(radius=0.0)
+    assert form.solve("clarabel", **tol8).objective < a.objective
+
+
+def test_robust_loss_upper_bounds_hinge_under_input_attacks():
+    """End to end: the robust loss of each sample bounds the hinge loss at every perturbed input found."""
+    X, y = _data(60, 2)
+    X = X[:, :8]  # 8 input features keep the local searches cheap
+    for pbar, gamma in ((2, 0.4), (np.inf, 0.1)):
+        rff = RandomFourierFeatures(12, 4.0, random_state=1).fit(X)
+        G = fb.rff_feature_bound(rff, X, UncertaintySet(radius=gamma), pbar)
+        form = FeatureRobustSVM(rff.transform(X), y, G, pbar=pbar, C=10.0, rotations=rff.rotations(X))
+        sol = form.solve("clarabel")
+        zeta, b = sol["w"], sol["b"]
+        assert np.linalg.norm(zeta) > 0.1  # not the trivial zeta = 0 solution
+        robust = form.datafit().losses(zeta, b)
+        nominal = np.maximum(0, 1 - y * (form.X @ zeta + b))
+        increased = 0
+        for i in np.argsort(-robust)[:6]:  # the samples with the largest robust loss (on or inside the margin)
+            worst_hinge, _ = fb.adversarial_search(
+                lambda D: np.maximum(0, 1 - y[i] * (rff.transform(X[i] + D) @ zeta + b)), np.eye(X.shape[1]), gamma,
+                2, n_samples=400, n_local=2, random_state=i)
+            assert worst_hinge <= robust[i] + 1e-7
+            increased += worst_hinge > nominal[i] + 1e-6
+        assert increased >= 2  # the attack does move the loss: the check is not vacuous
+
+
+def test_estimator_rff_and_nystroem_and_labels():
+    X, y = _data(80, 3)
+    labels = np.where(y > 0, "benign", "malignant")
+    for fm in ("rff", "nystroem"):
+        est = RobustFeatureSVC(fm, 30, 6.0, radius=0.2, C=1.0, random_state=0).fit(X, labels)
+        assert set(est.predict(X)) <= set(labels) and est.score(X, labels) > 0.85
+        assert est.Gamma_.shape == (80,) and np.all(est.Gamma_ > 0)
+    sgd = RobustFeatureSVC("rff", 30, 6.0, radius=0.2, feature_norm=np.inf, C=1.0, solver="prox", random_state=0,
+                           solver_options={"max_epochs": 300, "tol": 1e-7}).fit(X, labels)
+    conic = RobustFeatureSVC("rff", 30, 6.0, radius=0.2, feature_norm=np.inf, C=1.0, random_state=0).fit(X, labels)
+    assert abs(sgd.objective_ - conic.objective_) <= 1e-2 * conic.objective_
+
+
+def test_estimator_bad_inputs():
+    X, y = _data(20, 4)
+    for kw in ({"feature_map": "poly"}, {"n_components": 7}, {"radius": -1.0}, {"norm": 3},
+               {"feature_map": "nystroem", "feature_norm": 1}, {"solver": "mosek"}, {"bound": "paper"}, {"C": 0}):
+        with pytest.raises(ValueError):
+            RobustFeatureSVC(**kw).fit(X, y)
+    with pytest.raises(ValueError):
+        RobustFeatureSVC().fit(X, np.zeros(20))
+    with pytest.raises(ValueError):
+        FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), [1.0, 2.0])
+    with pytest.raises(ValueError):
+        FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), 1.0, pbar=np.inf,
+                         rotations=(np.ones((3, 1)), np.ones((3, 1))))
