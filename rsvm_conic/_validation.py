@@ -33,7 +33,33 @@ def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) 
     return arr
 
 
+def validate_estimator_input(estimator, X, y=None, *, reset: bool):
+    """scikit-learn's ``validate_data`` (records/checks ``n_features_in_``) plus our NaN/inf message.
+
+    Returns X, or (X, y_pm, classes) when ``y`` is given (``reset=True``, in fit).
+    """
+    from sklearn.utils.validation import validate_data
+
+    common = dict(accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
+    if y is None and not reset:
+        X = validate_data(estimator, X, reset=False, **common)
+        return check_finite_array(X, "X", ndim=2)
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
+    X, y = validate_data(estimator, X, y, reset=reset, **common)
+    X = check_finite_array(X, "X", ndim=2)
+    y_pm, classes = check_binary_labels(y, X.shape[0])
+    return X, y_pm, classes
+
+
 def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
+    """A dense 2-D float64 array of finite values (scikit-learn's check_array, then our NaN message)."""
+    from sklearn.utils.validation import check_array
+
+    try:
+        X = check_array(X, accept_sparse=False, dtype=np.float64, ensure_all_finite=False, input_name=name)
+    except TypeError as exc:  # sparse input
+        raise TypeError(f"{exc} rsvm-conic models need dense {name}; convert with {name}.toarray().") from exc
     X = check_finite_array(X, name, ndim=2)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features but {n_features} were expected (the number seen in fit).")
@@ -45,23 +71,36 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
 
     ``classes[0]`` maps to -1 and ``classes[1]`` to +1 (sorted order, as scikit-learn does).
     """
+    from sklearn.utils.multiclass import check_classification_targets
+
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target {name} is None.")
     y = np.asarray(y)
-    if y.ndim != 1:
-        y = np.ravel(y) if y.ndim == 2 and 1 in y.shape else y
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(f"A column-vector {name} was passed when a 1d array was expected; it was raveled.",
+                      DataConversionWarning, stacklevel=3)
+        y = np.ravel(y)
     if y.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of labels; got shape {y.shape}.")
     if y.shape[0] != n_samples:
         raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} rows; they must match.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")
+    check_classification_targets(y)  # 'Unknown label type: continuous' for regression targets
     classes = np.unique(y)
     if classes.shape[0] < 2:
         raise ValueError(
-            f"{name} has a single class ({classes[0]!r}); a binary classifier needs samples of two classes."
+            f"{name} has a single class ({classes[0]!r}); a binary classifier needs samples of two classes "
+            "(got 1 class)."
         )
     if classes.shape[0] > 2:
         raise ValueError(
-            f"{name} has {classes.shape[0]} classes; this model is binary. Use a multi-class estimator "
+            f"Only binary classification is supported. {name} has {classes.shape[0]} classes; use a "
+            "multi-class estimator "
             "(e.g. WestonWatkinsSVC) or reduce the labels to two classes."
         )
     y_pm = np.where(y == classes[1], 1.0, -1.0)

@@ -20,8 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, check_X
-from ..formulations._linear import validate_xy
+from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
 from ..formulations.chance import ChanceConstrainedSVM
 from ..formulations.nominal import NominalSVM
 from ..formulations.robust import RobustSVM
@@ -35,6 +34,11 @@ STOCHASTIC = ("sgd", "prox")
 class _LinearSVCBase(ClassifierMixin, BaseEstimator):
     _solvers = CONIC + STOCHASTIC
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # the models of file 000 are binary
+        return tags
+
     def _build(self, X, y, Sigma, groups, sample_radius):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -42,7 +46,7 @@ class _LinearSVCBase(ClassifierMixin, BaseEstimator):
         """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet)."""
         check_choice(self.solver, "solver", self._solvers)
         check_positive(self.C, "C")
-        X, y_pm, classes = validate_xy(X, y)
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         formulation = self._build(X, y_pm, Sigma, groups, sample_radius)
         sol = formulation.solve(self.solver, **(self.solver_options or {}))
         if sol.status == "max_epochs":
@@ -50,7 +54,6 @@ class _LinearSVCBase(ClassifierMixin, BaseEstimator):
                           f"({sol.info.get('epochs')}) before its stopping rule held; increase max_epochs "
                           "in solver_options or use a conic solver.", ConvergenceWarning, stacklevel=2)
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
@@ -61,7 +64,7 @@ class _LinearSVCBase(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Signed distance-like score; positive means ``classes_[1]``."""
         check_is_fitted(self, "coef_")
-        X = check_X(X, n_features=self.n_features_in_)
+        X = validate_estimator_input(self, X, reset=False)
         return X @ self.coef_.ravel() + self.intercept_[0]
 
     def predict(self, X):
