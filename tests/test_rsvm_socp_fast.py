@@ -1,0 +1,176 @@
+"""Warm-started RSVM_SOCP route (rsvm_conic.solvers.rsvm_socp_fast) against CVXPY + Clarabel."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.solvers.rsvm_socp_fast import (fw_gap, prepare_beta, project_S, rsvm_socp_fast, rsvm_socp_grid,
+                                               rsvm_socp_ipm)
+
+
+def _data(n, seed, kernel="linear"):
+    rng = np.random.default_rng(seed)
+    h = n // 2
+    X = np.r_[rng.normal(1.0, 1.0, (h, 2)), rng.normal(-1.0, 1.0, (n - h, 2))]
+    y = np.r_[np.ones(h), -np.ones(n - h)]
+    if kernel == "linear":
+        K = X @ X.T
+    else:
+        D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        K = np.exp(-0.5 * D)
+    beta = (0.25 * K) ** 2  # Sec. 5.1: l_ij = 0.25 K_ij, Gaussian noise -> beta = sigma^2 (PSD: Schur product)
+    return K, y, beta
+
+
+def _factor(M):
+    v, E = np.linalg.eigh(0.5 * (M + M.T))
+    keep = v > 1e-12 * max(1.0, v[-1])
+    return E[:, keep] * np.sqrt(v[keep])
+
+
+class Eq16:
+    """Eq. 16 as a DPP CVXPY model (t, t' eliminated): the reference for every test."""
+
+    def __init__(self, K, y, beta_hat):
+        n = y.size
+        self.C, self.kappa = cp.Parameter(nonneg=True), cp.Parameter(nonneg=True)
+        self.a, self.nu = cp.Variable(n), cp.Variable(n)
+        Lk = _factor(K)
+        B = _factor(beta_hat).T
+        obj = (0.5 * cp.sum_squares(Lk.T @ cp.multiply(y, self.a)) + 0.5 * self.kappa * cp.norm(B @ self.nu, 2)
+               - cp.sum(self.a))
+        cons = [self.a >= 0, self.a <= self.C, y @ self.a == 0, cp.square(self.a) <= self.nu]
+        self.prob = cp.Problem(cp.Minimize(obj), cons)
+
+    def solve(self, C, kappa):
+        self.C.value, self.kappa.value = C, kappa
+        self.prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+        assert self.prob.status in ("optimal", "optimal_inaccurate")
+        return self.prob.value
+
+
+def test_projection_matches_qp():
+    rng = np.random.default_rng(0)
+    for trial in range(10):
+        n = 30
+        y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+        y[:2] = [1.0, -1.0]
+        v = rng.normal(size=n) * 2
+        C = float(rng.uniform(0.1, 2))
+        a = cp.Variable(n)
+        cp.Problem(cp.Minimize(cp.sum_squares(a - v)), [a >= 0, a <= C, y @ a == 0]).solve(
+            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        p = project_S(v, y, C)
+        np.testing.assert_allclose(p, a.value, atol=1e-6)
+        assert np.sum((p - v) ** 2) <= np.sum((np.clip(a.value, 0, C) - v) ** 2) + 1e-9
+        assert abs(y @ p) < 1e-10 and p.min() >= 0 and p.max() <= C
+
+
+def test_fw_gap_is_the_lp_value():
+    rng = np.random.default_rng(1)
+    n = 25
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    g, a, C = rng.normal(size=n), project_S(rng.random(n), y, 0.8), 0.8
+    lp = linprog(g, A_eq=y[None], b_eq=[0.0], bounds=[(0, C)] * n, method="highs")
+    assert fw_gap(g, a, y, C) == pytest.approx(g @ a - lp.fun, abs=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_warm_started_grid_equals_clarabel_everywhere(kernel):
+    K, y, beta = _data(40, 2, kernel)
+    beta_hat, B = prepare_beta(beta, 40)
+    ref = Eq16(K, y, beta_hat)
+    Cs = [0.1, 1.0, 10.0]
+    kappas = np.sqrt(2 * np.log(1 / np.array([0.05, 0.2, 0.35, 0.5])))
+    grid = rsvm_socp_grid(K, beta, y, Cs, kappas)
+    for (C, kp), res in grid.items():
+        opt = ref.solve(C, kp)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(opt, rel=1e-6, abs=1e-8)
+        a = res.alpha
+        assert abs(y @ a) < 1e-9 and a.min() >= 0 and a.max() <= C
+        # the certificate: objective - Frank-Wolfe gap is a lower bound on the optimum
+        if res.route == "projected-newton":
+            assert res.objective - res.info["fw_gap"] <= opt + 1e-7 * max(1, abs(opt))
+
+
+def test_warm_start_reduces_iterations():
+    K, y, beta = _data(60, 3)
+    cold = rsvm_socp_fast(K, beta, y, 1.0, 1.5)
+    warm = rsvm_socp_fast(K, beta, y, 1.0, 1.45, warm_start=cold.alpha)
+    cold2 = rsvm_socp_fast(K, beta, y, 1.0, 1.45)
+    assert warm.objective == pytest.approx(cold2.objective, rel=1e-7)
+    assert warm.iterations <= cold2.iterations
+
+
+def test_beta_with_negative_entries_uses_exact_cone_route():
+    """A PSD beta_hat with negative entries can make alpha_i^2 <= nu_i slack; the certificate
+    (lambda >= 0) then fails and the exact cone IPM must give Clarabel's optimum of eq. 16."""
+    rng = np.random.default_rng(4)
+    n = 30
+    K, y, _ = _data(n, 4)
+    V = rng.normal(size=(n, 3))
+    beta_hat = V @ V.T  # PSD, many negative entries
+    assert beta_hat.min() < 0
+    ref = Eq16(K, y, beta_hat)
+    for C, kp in [(1.0, 2.0), (10.0, 1.0)]:
+        res = rsvm_socp_fast(K, beta_hat, y, C, kp)
+        assert res.objective == pytest.approx(ref.solve(C, kp), rel=1e-6, abs=1e-8)
+    # the cone IPM alone, checked directly
+    Q = y[:, None] * K * y[None, :]
+    alpha, nu, info = rsvm_socp_ipm(Q, _factor(beta_hat).T, y, 1.0, 2.0)
+    assert info["status"] == "optimal" and np.all(nu >= alpha ** 2 - 1e-7)
+
+
+def test_kappa_zero_is_the_svm_dual():
+    from sklearn.svm import SVC
+
+    K, y, beta = _data(50, 5)
+    res = rsvm_socp_fast(K, beta, y, 2.0, 0.0)
+    clf = SVC(C=2.0, kernel="precomputed", tol=1e-10).fit(K, y)
+    a = np.zeros(50)
+    a[clf.support_] = np.abs(clf.dual_coef_[0])
+    Q = y[:, None] * K * y[None, :]
+    libsvm = 0.5 * a @ Q @ a - a.sum()
+    assert res.objective == pytest.approx(libsvm, rel=1e-5)
+    assert res.objective <= libsvm + 1e-8 * abs(libsvm)  # libsvm stops at a KKT tolerance; not worse
+    assert res.objective == pytest.approx(Eq16(K, y, prepare_beta(beta, 50)[0]).solve(2.0, 0.0), rel=1e-6)
+
+
+def test_factor_input_equals_matrix_input():
+    K, y, beta = _data(30, 6)
+    bh, B = prepare_beta(beta, 30)
+    r1 = rsvm_socp_fast(K, beta, y, 1.0, 1.2)
+    r2 = rsvm_socp_fast(K, B, y, 1.0, 1.2, factor=True)
+    assert r1.objective == pytest.approx(r2.objective, rel=1e-9)
+
+
+def test_cross_check_with_kernel_robust_formulation():
+    kr = pytest.importorskip("rsvm_conic.formulations.kernel_robust")
+    K, y, beta = _data(40, 7)
+    f = kr.RSVMSOCP(K, y, beta, C=5.0, kappa=1.5)
+    ref = f.solve("clarabel", accept_inaccurate=True)
+    res = rsvm_socp_fast(K, f.beta_hat, y, 5.0, 1.5)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_bad_inputs():
+    K, y, beta = _data(20, 8)
+    with pytest.raises(ValueError, match="negative eigenvalue"):
+        rsvm_socp_fast(K, beta - 10 * np.eye(20), y, 1.0, 1.0)
+    with pytest.raises(ValueError, match="single class"):
+        rsvm_socp_fast(K, beta, np.ones(20), 1.0, 1.0)
+    with pytest.raises(ValueError, match="C must"):
+        rsvm_socp_fast(K, beta, y, -1.0, 1.0)
+    Kn = K.copy()
+    Kn[0, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        rsvm_socp_fast(Kn, beta, y, 1.0, 1.0)
+
+
+def test_uncertified_without_fallback_raises():
+    K, y, beta = _data(40, 9)
+    with pytest.raises(SolverError, match="did not certify"):
+        rsvm_socp_fast(K, beta, y, 10.0, 2.0, max_iter=1, fallback=False)
