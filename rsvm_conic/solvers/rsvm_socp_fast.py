@@ -287,13 +287,37 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
     return d, m
 
 
+def _svm_start(Q, y, C, lam):
+    """libsvm on the SVM dual with the fixed-multiplier kernel ``K_bar + 2 diag(lam)``.
+
+    At the optimum of (16') with its multipliers ``lam* = kappa/2 u/s``, the Lagrangian
+    ``1/2 a'(Q + 2 diag(lam*))a - e'a`` is minimised over S by the optimum itself, and ``u/s`` is
+    invariant to the scale of alpha; so ``lam`` from a neighbouring grid point (or from alpha = 1 for
+    a cold start) gives a start close to the new optimum at the cost of one small libsvm solve."""
+    from sklearn.svm import SVC
+
+    Kmod = y[:, None] * Q * y[None, :] + np.diag(2.0 * np.maximum(lam, 0.0))
+    clf = SVC(C=C, kernel="precomputed", tol=1e-4).fit(Kmod, y)
+    a = np.zeros(y.size)
+    a[clf.support_] = np.abs(clf.dual_coef_[0])
+    return project_S(np.minimum(a, C), y, C)
+
+
+def _lam(alpha, beta_hat, kappa):
+    u = beta_hat @ (alpha * alpha)
+    s = float(np.sqrt(max(float((alpha * alpha) @ u), 0.0)))
+    return 0.5 * kappa * u / s if (kappa > 0 and s > 0) else np.zeros_like(alpha)
+
+
 def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
-                   fallback=True, _prepared=None) -> RSVMSOCPResult:
+                   fallback=True, svm_start=False, _prepared=None) -> RSVMSOCPResult:
     """Solve RSVM_SOCP (eq. 16) for one (C, kappa); see the module docstring.
 
     ``beta`` is a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` with ``B'B = beta_hat``.
     ``warm_start``: an ``alpha`` (e.g. the previous grid point's); it is projected onto the new
-    feasible set.  ``tol``: certified relative accuracy of the objective (``F - OPT <= tol max(1, |F|)``).
+    feasible set, or with ``svm_start=True`` only its multipliers are used (one libsvm solve with
+    kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
+    warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified relative accuracy of the objective (``F - OPT <= tol max(1, |F|)``).
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
@@ -308,10 +332,14 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     if not (np.isfinite(kappa) and kappa >= 0):
         raise ValueError(f"kappa must be finite and >= 0; got {kappa}.")
     n = y.size
-    if warm_start is None:
-        a = project_S(np.full(n, 0.5 * C), y, C)
+    if warm_start is None:  # cold: libsvm with the multipliers of alpha = 1 (see _svm_start)
+        a = _svm_start(Q, y, C, _lam(np.ones(n), beta_hat, kappa))
+    elif svm_start:  # e.g. after a change of C: libsvm with the previous point's multipliers
+        a = _svm_start(Q, y, C, _lam(np.asarray(warm_start, dtype=float), beta_hat, kappa))
     else:
-        a = project_S(np.minimum(np.asarray(warm_start, dtype=float), C), y, C)
+        a = np.asarray(warm_start, dtype=float)
+        if a.min() < 0 or a.max() > C or abs(float(y @ a)) > 1e-13 * C * n:
+            a = project_S(np.minimum(a, C), y, C)
     eps_b = 1e-12 * C
     it, gap, lam_min, F = 0, np.inf, 0.0, np.nan
     certified = False
@@ -352,8 +380,15 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         accepted = False
         if took_newton:
             slack = 1e-15 * max(1.0, abs(F))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lim = np.where(d < 0, -a / d, np.where(d > 0, (C - a) / d, np.inf))
+            t_max = float(np.min(lim))
+            if t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
+                a_new = np.clip(a + d, 0.0, C)
+                F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
+                accepted = F_new <= F + 1e-4 * float(g @ d) + slack
             # (i) the projection arc P_S(alpha + t d) for t = 1, 1/2, 1/4 (lets many bounds change at once)
-            for _ in range(3):
+            for _ in range(3 if not accepted else 0):
                 a_new = project_S(a + t * d, y, C)
                 F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
                 if F_new <= F + 1e-4 * float(g @ (a_new - a)) + slack:
@@ -362,9 +397,7 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
                 t *= 0.5
             if not accepted:
                 # (ii) the feasible ray alpha + t d (y'd = 0), t <= the first bound hit
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    lim = np.where(d < 0, -a / d, np.where(d > 0, (C - a) / d, np.inf))
-                t = min(1.0, float(np.min(lim)))
+                t = min(1.0, t_max)
                 gd = float(g @ d)
                 for _ in range(40):
                     a_new = np.clip(a + t * d, 0.0, C)
@@ -431,9 +464,8 @@ def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_it
     for i, C in enumerate(Cs):
         ks = list(kappas) if i % 2 == 0 else list(kappas)[::-1]
         for kp in ks:
-            start = prev
-            res = rsvm_socp_fast(None, None, prep[1], C, kp, start, tol=tol, max_iter=max_iter, fallback=fallback,
-                                 _prepared=prep)
+            res = rsvm_socp_fast(None, None, prep[1], C, kp, prev, tol=tol, max_iter=max_iter, fallback=fallback,
+                                 svm_start=prev is not None and C != prev_C, _prepared=prep)
             out[(C, kp)] = res
             prev, prev_C = res.alpha, C
     return out
