@@ -159,7 +159,14 @@ def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: 
     is True when the scaled dual residual, ``|y'alpha|`` and the duality measure are all below ``tol``.
     Meant for convex ``F`` (``beta_hat`` PSD and elementwise nonnegative).
     """
-    from scipy.linalg import cho_factor, cho_solve
+    from scipy.linalg import solve_triangular
+
+    def chol(M):
+        return np.linalg.cholesky(M)  # numpy: scipy's cho_factor is pathologically slow on some of these
+
+    def cho_solve(L, b):
+        return solve_triangular(L, solve_triangular(L, b, lower=True, check_finite=False), lower=True, trans="T",
+                                check_finite=False)
 
     n = y.size
     a = np.full(n, 0.5 * C)
@@ -197,16 +204,16 @@ def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: 
         D = zl / a + zu / ua
         M = H + np.diag(D + reg)
         try:
-            fac = cho_factor(M, lower=True, check_finite=False)
+            fac = chol(M)
         except np.linalg.LinAlgError:
             M = H + np.diag(D + 1e-8 * qscale)
-            fac = cho_factor(M, lower=True, check_finite=False)
-        u2 = cho_solve(fac, y, check_finite=False)
+            fac = chol(M)
+        u2 = cho_solve(fac, y)
         yu2 = float(y @ u2)
 
         def direction(cl, cu):
             rhs = -r_d + cl / a - cu / ua
-            u1 = cho_solve(fac, rhs, check_finite=False)
+            u1 = cho_solve(fac, rhs)
             dmu = (float(y @ u1) + r_p) / yu2
             da = u1 - dmu * u2
             dzl = (cl - zl * da) / a
