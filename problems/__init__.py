@@ -6,7 +6,9 @@ dash-separated name:
 * ``INSTANCES`` -- name -> :class:`rsvm_conic.runner.ProblemInstance` (``rsvm-conic check NAME``),
 * ``REPRODUCTIONS`` -- name -> ``fn(quick: bool, out: pathlib.Path, **options) -> int``
   (``rsvm-conic reproduce NAME``; writes tables/figures under ``out``; returns an exit code),
-* ``BENCHMARKS`` -- name -> ``fn(quick: bool) -> int`` (``rsvm-conic bench NAME``).
+* ``BENCHMARKS`` -- name -> ``fn(quick: bool) -> int`` (``rsvm-conic bench NAME``),
+* ``GRIDS`` -- name -> :class:`rsvm_conic.runner.GridExperiment` (``rsvm-conic run NAME``:
+  resumable, parallel through joblib/loky or a Dask cluster).
 
 Modules are discovered automatically; adding a file is enough.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-KINDS = ("INSTANCES", "REPRODUCTIONS", "BENCHMARKS")
+KINDS = ("INSTANCES", "REPRODUCTIONS", "BENCHMARKS", "GRIDS")
 
 
 def _modules():

@@ -1,4 +1,4 @@
-"""Command line: ``rsvm-conic list | check NAME | reproduce NAME | bench NAME``."""
+"""Command line: ``rsvm-conic list | check NAME | run NAME | reproduce NAME | bench NAME``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 def _cmd_list(args) -> int:
     import problems
 
-    for kind, title in (("INSTANCES", "check"), ("REPRODUCTIONS", "reproduce"), ("BENCHMARKS", "bench")):
+    for kind, title in (("INSTANCES", "check"), ("GRIDS", "run"), ("REPRODUCTIONS", "reproduce"),
+                        ("BENCHMARKS", "bench")):
         reg = problems.registry(kind)
         print(f"{title}:")
         for name in sorted(reg):
@@ -40,7 +41,31 @@ def _cmd_check(args) -> int:
     return 0 if ok else 1
 
 
+def _grid_options(args) -> dict:
+    if args.backend == "dask" and not args.scheduler:
+        raise SystemExit("rsvm-conic: --backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    return {"n_jobs": args.n_jobs, "backend": args.backend, "scheduler": args.scheduler}
+
+
+def _cmd_run(args) -> int:
+    import problems
+
+    try:
+        grid = problems.get("GRIDS", args.name)
+    except KeyError as exc:
+        print(exc.args[0], file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("results") / args.name)
+    _, summary = grid.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress,
+                          **_grid_options(args))
+    print(summary)
+    print(f"results: {out / 'results.jsonl'}")
+    return 0
+
+
 def _cmd_reproduce(args) -> int:
+    import inspect
+
     import problems
 
     try:
@@ -50,7 +75,12 @@ def _cmd_reproduce(args) -> int:
         return 2
     out = Path(args.out or Path("results") / args.name)
     out.mkdir(parents=True, exist_ok=True)
-    return int(fn(quick=args.quick, out=out) or 0)
+    accepted = inspect.signature(fn).parameters
+    opts = {k: v for k, v in _grid_options(args).items() if k in accepted}
+    if args.backend != "loky" and "backend" not in accepted:
+        print(f"rsvm-conic: {args.name} does not support --backend {args.backend}", file=sys.stderr)
+        return 2
+    return int(fn(quick=args.quick, out=out, **opts) or 0)
 
 
 def _cmd_bench(args) -> int:
@@ -64,6 +94,13 @@ def _cmd_bench(args) -> int:
     return int(fn(quick=args.quick) or 0)
 
 
+def _add_grid_args(p):
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                   help="where cells run: local processes (loky) or an existing Dask cluster")
+    p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
+    p.add_argument("--n-jobs", type=int, default=1, help="local worker processes (loky)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rsvm-conic", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,10 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--backends", help="comma-separated subset of backends")
     p.set_defaults(fn=_cmd_check)
+    p = sub.add_parser("run", help="run a named grid (resumable; parallel via loky or Dask)")
+    p.add_argument("name")
+    p.add_argument("--quick", action="store_true", help="reduced grid")
+    p.add_argument("--out", help="output directory (default results/NAME); results.jsonl lives there")
+    p.add_argument("--resume", action="store_true",
+                   help="skip cells already in results.jsonl (this is the default; the flag documents intent)")
+    p.add_argument("--fresh", action="store_true", help="start over (old results are renamed, not deleted)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_grid_args(p)
+    p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("reproduce", help="reproduce a paper table/figure")
     p.add_argument("name")
     p.add_argument("--quick", action="store_true", help="reduced grid for a fast check")
     p.add_argument("--out", help="output directory (default results/NAME)")
+    _add_grid_args(p)
     p.set_defaults(fn=_cmd_reproduce)
     p = sub.add_parser("bench", help="run a benchmark and print measured ratios")
     p.add_argument("name")

@@ -90,37 +90,104 @@ def _json_default(obj):
     return str(obj)
 
 
+BACKENDS = ("loky", "dask")
+
+
+def _indexed(fn, i, cell):
+    return i, fn(cell)
+
+
 def run_grid(cells: Iterable[dict], fn: Callable[[dict], dict], store: ResultsStore | None = None, *,
-             n_jobs: int = 1, progress: bool = True, desc: str = "cells") -> list[dict]:
+             n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: bool = True,
+             desc: str = "cells") -> list[dict]:
     """Run ``fn(cell)`` over all cells not yet in ``store``; return results in cell order.
 
-    With ``n_jobs != 1`` cells run in joblib worker processes; results are still
-    written by this process one by one as they arrive.
+    * ``backend="loky"`` (default): ``n_jobs == 1`` runs in this process; otherwise joblib's
+      loky worker processes.
+    * ``backend="dask"``: an existing Dask distributed cluster, ``scheduler`` being its address
+      (``"tcp://host:8786"``) or a ``distributed.Client``.
+
+    Results are written by this process, one cell at a time *as each finishes* (in any
+    order), so an interrupted run loses at most the cells in flight; ``fn`` must be
+    picklable (a module-level function) for the parallel backends.  The bar shows cells
+    done / total and an ETA.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
     cells = list(cells)
-    todo = [c for c in cells if store is None or c not in store]
+    todo = [i for i, c in enumerate(cells) if store is None or c not in store]
     bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress)
     results: dict[int, dict] = {}
+
+    def record(i, res):
+        if store is not None:
+            store.add(cells[i], res)
+        results[i] = res
+        bar.update(1)
+
     try:
-        if n_jobs == 1:
-            for cell in todo:
-                res = fn(cell)
-                if store is not None:
-                    store.add(cell, res)
-                results[id(cell)] = res
-                bar.update(1)
+        if backend == "dask":
+            _run_dask(cells, todo, fn, scheduler, record)
+        elif n_jobs == 1 or len(todo) <= 1:
+            for i in todo:
+                record(i, fn(cells[i]))
         else:
             from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=n_jobs, return_as="generator")
-            for cell, res in zip(todo, par(delayed(fn)(c) for c in todo)):
-                if store is not None:
-                    store.add(cell, res)
-                results[id(cell)] = res
-                bar.update(1)
+            par = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
+            for i, res in par(delayed(_indexed)(fn, i, cells[i]) for i in todo):
+                record(i, res)
     finally:
         bar.close()
-    out = []
-    for cell in cells:
-        out.append(results[id(cell)] if id(cell) in results else store.get(cell))
-    return out
+    return [results[i] if i in results else store.get(cells[i]) for i in range(len(cells))]
+
+
+def _run_dask(cells, todo, fn, scheduler, record):
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError("the dask backend needs the optional extra: pip install 'rsvm-conic[dask]'") from exc
+    if scheduler is None:
+        raise ValueError("the dask backend needs the address of a running scheduler (--scheduler tcp://HOST:PORT) "
+                         "or a distributed.Client.")
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = [client.submit(_indexed, fn, i, cells[i], pure=False) for i in todo]
+        for fut in as_completed(futures):
+            i, res = fut.result()
+            record(i, res)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+class GridExperiment:
+    """A named grid: ``cells(quick)`` lists the cells, ``fn(cell)`` computes one (a module-level
+    function, seeded from the cell), ``summarize(records, out)`` writes tables/figures and
+    returns a printable summary.  ``version`` enters every cell's key: bump it when the
+    computation changes so that old results are not re-used."""
+
+    def __init__(self, name, description, cells, fn, summarize=None, version="1"):
+        self.name = name
+        self.description = description
+        self.cells = cells
+        self.fn = fn
+        self.summarize = summarize
+        self.version = version
+
+    def run(self, out: str | os.PathLike, *, quick=False, n_jobs=1, backend="loky", scheduler=None,
+            progress=True, fresh=False) -> tuple[list[dict], str]:
+        from .. import __version__
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "results.jsonl"
+        if fresh and path.exists():  # keep the old results, never delete them
+            path.rename(out / f"results.{int(os.path.getmtime(path))}.jsonl")
+        store = ResultsStore(path, version=f"{self.name}:{self.version}:{__version__}")
+        cells = self.cells(quick)
+        results = run_grid(cells, self.fn, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                           progress=progress, desc=self.name)
+        records = [{**c, **r} for c, r in zip(cells, results)]
+        summary = self.summarize(records, out) if self.summarize else ""
+        return records, summary
