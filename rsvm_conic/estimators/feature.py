@@ -108,3 +108,52 @@ class RobustFeatureSVC(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+
+
+class SafeSVC(ClassifierMixin, BaseEstimator):
+    """Safe SVM (file 000, eq. 7): learn the ellipsoid semi-axes sigma in [sigma_min, sigma_max] on a
+    validation split by hypergradient descent (:class:`~rsvm_conic.formulations.safe.SafeSVM`), then
+    refit the exact robust SVM (eq. 4, Sigma = diag(sigma)^2, Clarabel) on all the data.
+
+    Attributes: ``sigma_`` (learned semi-axes), ``coef_``, ``intercept_``, ``bilevel_`` (SafeResult).
+    """
+
+    def __init__(self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100,
+                 random_state=None):
+        self.C = C
+        self.sigma_min = sigma_min
+        self.sigma_max = sigma_max
+        self.validation_fraction = validation_fraction
+        self.tau = tau
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        from sklearn.model_selection import train_test_split
+
+        from ..formulations.robust import RobustSVM
+        from ..formulations.safe import SafeSVM
+
+        check_positive(self.C, "C")
+        if not 0 < float(self.validation_fraction) < 1:
+            raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction}.")
+        X, y_pm, classes = validate_xy(X, y)
+        Xa, Xv, ya, yv = train_test_split(X, y_pm, test_size=self.validation_fraction, stratify=y_pm,
+                                          random_state=self.random_state)
+        bil = SafeSVM(Xa, ya, Xv, yv, C=self.C, sigma_min=self.sigma_min, sigma_max=self.sigma_max, tau=self.tau)
+        res = bil.solve(max_iter=self.max_iter)
+        sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C).solve("auto")
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.sigma_ = res.sigma
+        self.bilevel_ = res
+        self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
+        self.intercept_ = np.array([float(sol["b"])])
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "coef_")
+        return check_X(X, n_features=self.n_features_in_) @ self.coef_.ravel() + self.intercept_[0]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]

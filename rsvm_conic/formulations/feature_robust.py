@@ -28,12 +28,14 @@ Backends: ``clarabel``, ``scs`` (CVXPY; ``C`` and ``radius`` are DPP parameters)
 from __future__ import annotations
 
 import time
+import warnings
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_finite_array, check_norm, dual_norm
+from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, calibrate_eta0
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
@@ -122,6 +124,24 @@ class FeatureRobustSVM(LinearSVMFormulation):
         self.parameters = {"C": C_par, "radius": r_par}
         self.variables = {"w": zeta, "b": b, "t": t, "xi": xi}
         self.set_params(radius=float(radius))
+
+    def _solve_auto(self, **options) -> Solution:
+        """Clarabel at the package tolerances (1e-9), then Clarabel at 1e-7, then SCS at 1e-6 -- each
+        fallback announced by a SolverWarning naming the failure (RFF features of size sqrt(2/D) and
+        large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of reach)."""
+        attempts = [("clarabel", {}),
+                    ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
+                    ("scs", dict(eps_abs=1e-6, eps_rel=1e-6))]
+        errors = []
+        for backend, opts in attempts:
+            try:
+                sol = self._solve_conic(backend, **{**opts, **options})
+                sol.info["attempts"] = errors
+                return sol
+            except SolverError as exc:
+                errors.append(f"{backend} {opts or 'default tolerances'}: {exc}")
+                warnings.warn(f"{self.name}: {errors[-1]}; trying the next fallback.", SolverWarning, stacklevel=3)
+        raise SolverError("all conic attempts failed: " + " | ".join(errors))
 
     def datafit(self):
         r = float(self.parameters["radius"].value)
