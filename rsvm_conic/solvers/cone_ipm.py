@@ -84,14 +84,16 @@ class ConeSpec:
 # ---------------------------------------------------------------------------------- cone algebra
 def _jdet(Q: np.ndarray) -> np.ndarray:
     """``u0^2 - ||u1||^2`` per row, computed as a product to limit cancellation."""
-    nr = np.sqrt(np.sum(Q[:, 1:] ** 2, axis=1))
+    Q1 = Q[:, 1:]
+    nr = np.sqrt(np.einsum("ij,ij->i", Q1, Q1))
     return (Q[:, 0] - nr) * (Q[:, 0] + nr)
 
 
 def soc_max_step(X: np.ndarray, D: np.ndarray) -> np.ndarray:
     """Largest ``a`` (inf if none) with ``X + a D`` in the SOC, per row; X interior."""
-    a = D[:, 0] ** 2 - np.sum(D[:, 1:] ** 2, axis=1)
-    b = X[:, 0] * D[:, 0] - np.sum(X[:, 1:] * D[:, 1:], axis=1)
+    D1 = D[:, 1:]
+    a = D[:, 0] ** 2 - np.einsum("ij,ij->i", D1, D1)
+    b = X[:, 0] * D[:, 0] - np.einsum("ij,ij->i", X[:, 1:], D1)
     c = np.maximum(_jdet(X), 0.0)
     disc = b * b - a * c
     hit = (a < 0) | ((b < 0) & (disc >= 0))
@@ -129,7 +131,7 @@ class Scaling:
         for S, Z in zip(sq, zq):
             ds, dz = np.sqrt(_jdet(S)), np.sqrt(_jdet(Z))
             Sb, Zb = S / ds[:, None], Z / dz[:, None]
-            gam = np.sqrt(0.5 * (1.0 + np.sum(Sb * Zb, axis=1)))
+            gam = np.sqrt(0.5 * (1.0 + np.einsum("ij,ij->i", Sb, Zb)))
             Zb[:, 1:] *= -1.0
             wb = (Sb + Zb) / (2.0 * gam)[:, None]
             self.wbar.append(wb)
@@ -155,11 +157,13 @@ class Scaling:
         """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d)."""
         wb, bt = self.wbar[j], self.beta[j]
         w0, w1 = wb[:, 0], wb[:, 1:]
+        V1 = V[:, 1:]
         sgn = -1.0 if inverse else 1.0
-        dot = np.sum(w1 * V[:, 1:], axis=1)
+        dot = np.einsum("ij,ij->i", w1, V1)
         O = np.empty_like(V)
         O[:, 0] = w0 * V[:, 0] + sgn * dot
-        O[:, 1:] = V[:, 1:] + (sgn * V[:, 0] + dot / (1.0 + w0))[:, None] * w1
+        np.multiply(w1, (sgn * V[:, 0] + dot / (1.0 + w0))[:, None], out=O[:, 1:])
+        O[:, 1:] += V1
         O *= (1.0 / bt if inverse else bt)[:, None]
         return O
 
@@ -181,7 +185,7 @@ def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     ol, oq = cones.split(out)
     ol[:] = ul * vl
     for U, V, O in zip(uq, vq, oq):
-        O[:, 0] = np.sum(U * V, axis=1)
+        O[:, 0] = np.einsum("ij,ij->i", U, V)
         O[:, 1:] = U[:, :1] * V[:, 1:] + V[:, :1] * U[:, 1:]
     return out
 
@@ -195,7 +199,7 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray) -> np.ndarray:
     ol[:] = rl / ll
     for Lm, R, O in zip(lq, rq, oq):
         l0, l1 = Lm[:, 0], Lm[:, 1:]
-        u0 = (l0 * R[:, 0] - np.sum(l1 * R[:, 1:], axis=1)) / _jdet(Lm)
+        u0 = (l0 * R[:, 0] - np.einsum("ij,ij->i", l1, R[:, 1:])) / _jdet(Lm)
         O[:, 0] = u0
         O[:, 1:] = (R[:, 1:] - u0[:, None] * l1) / l0[:, None]
     return out
@@ -253,7 +257,7 @@ def _ninf(v) -> float:
 
 
 def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_rel: float = 1e-8,
-             tol_feas: float = 1e-8, step_fraction: float = 0.99, refine: int = 3, refine_below: float = 1e-3,
+             tol_feas: float = 1e-8, step_fraction: float = 0.99, refine: int = 2, refine_below: float = 1e-4,
              verbose: bool = False, sigma_rule: str = "cvxopt",
              print_fn=print) -> IPMResult:
     """Solve the cone QP described by ``prob`` (see module docstring).
@@ -360,8 +364,9 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
                 rl = -lam_sq
             u = jdiv(cones, lam, rl)  # = ds~ + dz~
             try:
+                # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(solve, scaling, -rx, -ry, -rz - scaling.apply(u),
-                                       refine if min(gap_rel, comp_rel) < refine_below else 0)
+                                       refine if corrector and min(gap_rel, comp_rel) < refine_below else 0)
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
             dzt = scaling.apply(dz)
