@@ -3,7 +3,7 @@
 Construction
 ------------
 1. Each class is split into ``n_subclasses`` subclasses by k-means (scikit-learn ``KMeans``,
-   ``n_init=10``, seeded); classes with fewer points get fewer subclasses.  The thesis uses 5.
+   ``n_init=4``, seeded); classes with fewer points get fewer subclasses.  The thesis uses 5.
 2. Candidate directions: every unordered pair ``{c1, c2}`` of distinct subclass centres of the
    same class (``c1 c2`` and ``c2 c1`` give the same kernel because ``h_d`` is even).
 3. **Exclusion rule** (the thesis's "the vector c1c2 does not connect two subclasses of two
@@ -121,7 +121,7 @@ def subclass_centres(X, y, n_subclasses: int = 5, random_state=0):
         if q == 1:
             centres.append(Xk.mean(axis=0, keepdims=True))
         else:
-            km = KMeans(n_clusters=q, n_init=10, random_state=random_state).fit(Xk)
+            km = KMeans(n_clusters=q, n_init=4, random_state=random_state).fit(Xk)
             centres.append(km.cluster_centers_)
         owner.extend([k] * centres[-1].shape[0])
     return np.vstack(centres), np.asarray(owner)

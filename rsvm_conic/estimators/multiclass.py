@@ -1,0 +1,276 @@
+"""scikit-learn estimators for the multi-class machines of file 003.
+
+``WestonWatkinsSVC`` -- the WW-M-SVM (eq. 1.9) with a Gaussian, consolidation (kappa^m), linear
+kernel, exact (Gram matrix) or through random features.
+``HyperbolicSVC`` -- the hyperbolic kernel machine (chapter 3, Problem 1) trained by CCP.
+
+Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``):
+
+* exact kernel, two classes -> ``libsvm`` (WW binary = 2 x SVC(C), exact; the fastest path),
+* exact kernel, ``n C <= 1500`` -> ``dual``: the kernel-dual QP in CVXPY + Clarabel,
+* exact kernel, larger -> ``primal``: the empirical kernel map ``K = U diag(l) U^T``,
+  ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max`` dropped) and the numpy L-BFGS primal solver,
+* random features (``n_components`` set) -> ``primal`` on the features.
+
+Bandwidth: ``sigma`` is a length scale, ``k(x, y) = exp(-||x - y||^2 / (2 sigma^2))``;
+``sigma="thesis"`` gives ``sqrt(5 n_features)`` (Table 4.2).  Features are not standardised
+here: use a ``Pipeline`` with ``StandardScaler`` (the reproduction does).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_choice, check_positive, check_X
+from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, margins, decision_rule
+from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm,
+                                          ww_primal_lbfgs)
+from ..kernels.consolidation import ConsolidationKernel
+from ..kernels.rbf import gaussian_kernel, thesis_sigma
+
+KERNELS = ("rbf", "consolidation", "linear")
+
+
+class _KernelMixin:
+    """Shared kernel / random-feature handling (fitted attributes: ``sigma_``, ``kernel_obj_``, ``rff_``)."""
+
+    def _setup_kernel(self, X, codes):
+        check_choice(self.kernel, "kernel", KERNELS)
+        p = X.shape[1]
+        if isinstance(self.sigma, str):
+            if self.sigma != "thesis":
+                raise ValueError(f"sigma must be a positive number or 'thesis'; got {self.sigma!r}.")
+            self.sigma_ = thesis_sigma(p)
+        else:
+            self.sigma_ = check_positive(self.sigma, "sigma")
+        self.kernel_obj_ = None
+        if self.kernel == "consolidation":
+            self.kernel_obj_ = ConsolidationKernel(sigma=self.sigma_, m=self.m, n_subclasses=self.n_subclasses,
+                                                   random_state=self.random_state).fit(X, codes)
+        self.rff_ = None
+        if self.n_components is not None:
+            nc = self.n_components
+            if isinstance(nc, bool) or not isinstance(nc, numbers.Integral) or nc < 1:
+                raise ValueError(f"n_components must be a positive integer or None; got {nc!r}.")
+            if self.kernel == "linear":
+                raise ValueError("random features are for the rbf and consolidation kernels, not 'linear'.")
+            if self.kernel == "rbf":
+                from sklearn.kernel_approximation import RBFSampler
+
+                self.rff_ = RBFSampler(gamma=1.0 / (2.0 * self.sigma_**2), n_components=int(nc),
+                                       random_state=self.random_state).fit(X)
+            else:
+                # ConsolidationRandomFeatures returns 2 * n_components columns (cos and sin)
+                self.rff_ = self.kernel_obj_.random_features(max(1, int(nc) // 2), random_state=self.random_state)
+
+    def _gram(self, A, B):
+        if self.kernel == "rbf":
+            return gaussian_kernel(A, B, self.sigma_)
+        if self.kernel == "linear":
+            return A @ B.T
+        return self.kernel_obj_(A, B)
+
+    def _features(self, X):
+        return self.rff_.transform(X)
+
+
+def _check_fit_input(X, y):
+    X = check_X(X)
+    codes, classes = encode_labels(y, X.shape[0])
+    return X, codes, classes
+
+
+class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
+    """Weston-Watkins multi-class SVM (file 003, eq. 1.9), margin 2, penalty ``C`` (the thesis's zeta).
+
+    Parameters
+    ----------
+    C : penalty on the slacks (> 0).
+    kernel : ``"rbf"`` (Gaussian), ``"consolidation"`` (kappa^m, Def. 4.2) or ``"linear"``.
+    sigma : length scale, or ``"thesis"`` for ``sqrt(5 n_features)``.
+    m, n_subclasses : consolidation-kernel settings (Fourier terms, k-means subclasses per class).
+    n_components : ``None`` for the exact kernel, else the number of random features.
+    solver : ``"auto"``, ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
+    random_state : seed for k-means and random features.
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
+                 solver="auto", random_state=0):
+        self.C = C
+        self.kernel = kernel
+        self.sigma = sigma
+        self.m = m
+        self.n_subclasses = n_subclasses
+        self.n_components = n_components
+        self.solver = solver
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X, codes, classes = _check_fit_input(X, y)
+        zeta = check_positive(self.C, "C")
+        check_choice(self.solver, "solver", ("auto", "libsvm", "dual", "primal"))
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        nC = classes.size
+        self._setup_kernel(X, codes)
+        if self.rff_ is not None:
+            Phi = self._features(X)
+            solver = "primal" if self.solver == "auto" else self.solver
+            if solver == "libsvm":
+                raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
+            if solver == "dual":
+                d = WWKernelDual(Phi @ Phi.T, codes, nC, zeta)
+                sol = d.solve("clarabel")
+                W, b = Phi.T @ sol["beta"], sol["b"]
+            else:
+                W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, mu_min=1e-4)
+                self.solver_info_ = info
+            self.coef_, self.intercept_ = W, b
+            self.solver_ = solver
+            return self
+        K = self._gram(X, X)
+        solver = self.solver
+        if solver == "auto":
+            solver = "libsvm" if nC == 2 else ("dual" if X.shape[0] * nC <= 1500 else "primal")
+        if solver == "libsvm":
+            if nC != 2:
+                raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
+            beta, b = ww_binary_libsvm(K, codes, zeta)
+        elif solver == "dual":
+            sol = WWKernelDual(K, codes, nC, zeta).solve("clarabel")
+            beta, b = sol["beta"], sol["b"]
+        else:
+            _, U, lam = psd_factor(K)
+            Phi = U * np.sqrt(lam)
+            W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, mu_min=1e-4)
+            beta = U @ (W / np.sqrt(lam)[:, None])
+            self.solver_info_ = info
+        self.solver_ = solver
+        self.X_fit_ = X
+        self.dual_coef_ = beta
+        self.intercept_ = b
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "intercept_")
+        X = check_X(X, n_features=self.n_features_in_)
+        if self.rff_ is not None:
+            return self._features(X) @ self.coef_ + self.intercept_
+        return self._gram(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
+    """The hyperbolic kernel machine (file 003, chapter 3), trained by the CCP of
+    :mod:`rsvm_conic.formulations.hyperbolic`.
+
+    Parameters
+    ----------
+    lam : weight of ``||R||^2`` (lambda of Problem 1).
+    gamma : margin parameter of the truncated hinge in (0, 1], or ``"auto"``: the median of
+        ``|rho|`` at the initial point (class means, equal radii), clipped to [1e-3, 1].
+    kernel, sigma, m, n_subclasses, n_components : as in :class:`WestonWatkinsSVC`.
+    max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
+        the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
+        dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
+    solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (large-scale numpy), ``"auto"``
+        (``ccp`` for ``n <= 1000``).
+    n_starts, max_iter, n_anchors : CCP starts, CCP iterations, anchors per class (``anchors``).
+
+    ``predict`` returns the dummy category ``"*"`` (object array) for points with tied top scores
+    (Def. 3.2); ``decision_rule_codes`` gives the codes with ``-1`` for the dummy.
+    """
+
+    def __init__(self, lam=1e-2, gamma="auto", kernel="rbf", sigma="thesis", m=41, n_subclasses=5,
+                 n_components=None, max_rank=30, solver="auto", n_starts=3, max_iter=30, n_anchors=20,
+                 random_state=0):
+        self.lam = lam
+        self.gamma = gamma
+        self.kernel = kernel
+        self.sigma = sigma
+        self.m = m
+        self.n_subclasses = n_subclasses
+        self.n_components = n_components
+        self.max_rank = max_rank
+        self.solver = solver
+        self.n_starts = n_starts
+        self.max_iter = max_iter
+        self.n_anchors = n_anchors
+        self.random_state = random_state
+
+    def _train_features(self, X):
+        if self.rff_ is not None:
+            return self._features(X)
+        K = self._gram(X, X)
+        _, U, lam = psd_factor(K)
+        if self.max_rank is not None:
+            r = int(self.max_rank)
+            if r < 1:
+                raise ValueError(f"max_rank must be a positive integer or None; got {self.max_rank!r}.")
+            U, lam = U[:, -r:], lam[-r:]
+        self.X_fit_ = X
+        self.nystrom_ = U / np.sqrt(lam)  # phi(x) = k(x, X) U / sqrt(lam)
+        return U * np.sqrt(lam)
+
+    def _map(self, X):
+        if self.rff_ is not None:
+            return self._features(X)
+        return self._gram(X, self.X_fit_) @ self.nystrom_
+
+    def fit(self, X, y):
+        X, codes, classes = _check_fit_input(X, y)
+        lam = check_positive(self.lam, "lam")
+        check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self._setup_kernel(X, codes)
+        Phi = self._train_features(X)
+        if isinstance(self.gamma, str):
+            if self.gamma != "auto":
+                raise ValueError(f"gamma must be in (0, 1] or 'auto'; got {self.gamma!r}.")
+            Y = np.zeros((X.shape[0], classes.size))
+            Y[np.arange(X.shape[0]), codes] = 1.0
+            O0 = (Y / Y.sum(axis=0)).T @ Phi
+            rho = margins(-centre_distances(O0, Phi), codes)
+            gamma = float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
+        else:
+            gamma = float(self.gamma)
+        self.gamma_ = gamma
+        machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam)
+        solver = self.solver
+        if solver == "auto":
+            solver = "ccp" if X.shape[0] <= 1000 else "anchors"
+        if solver == "ccp":
+            sol = machine.solve("ccp", n_starts=self.n_starts, max_iter=self.max_iter,
+                                random_state=self.random_state)
+        else:
+            sol = machine.solve("anchors", n_starts=self.n_starts, max_iter=self.max_iter,
+                                n_anchors=self.n_anchors, random_state=self.random_state)
+        self.solver_ = solver
+        self.centres_ = sol["O"]
+        self.radii_ = sol["R"]
+        self.objective_ = sol.objective
+        self.histories_ = sol.info["histories"]
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "radii_")
+        X = check_X(X, n_features=self.n_features_in_)
+        return self.radii_[None, :] - centre_distances(self.centres_, self._map(X))
+
+    def decision_rule_codes(self, X):
+        return decision_rule(self.decision_function(X))
+
+    def predict(self, X):
+        codes = self.decision_rule_codes(X)
+        if np.all(codes != DUMMY):
+            return self.classes_[codes]
+        out = self.classes_[np.maximum(codes, 0)].astype(object)
+        out[codes == DUMMY] = "*"
+        return out

@@ -1,0 +1,466 @@
+"""The hyperbolic kernel machine of file 003, chapter 3 (Defs. 3.1-3.7, Problem 1 / Problem 2).
+
+Model (Def. 3.1): one component per class, ``h_k(x) = R_k - ||O_k - phi(x)||`` with ``R_k >= 0``
+and ``O_k`` in the convex hull of the class-k feature vectors (Problem 1's constraint), written
+``O_k = sum_{i: y_i = k} lambda_i phi(x_i)`` with ``lambda`` on the class simplex.
+Decision rule (Def. 3.2): the argmax class, the dummy category (``-1`` here) on ties.
+Margin (Def. 3.3): ``rho_h(x, k) = (h_k(x) - max_{l != k} h_l(x)) / 2``.
+Loss (Def. 3.4): the truncated hinge ``phi_{2,gamma}(t) = 1 (t <= 0), 1 - t/gamma (0 < t <= gamma),
+0 (t > gamma)``; squashing (Def. 3.5) ``pi_gamma(t) = min(max(t, 0), gamma)``.
+Training (Problem 1 = Problem 2 after eliminating the slacks)::
+
+    min  sum_i phi_{2,gamma}(rho_h(x_i, y_i)) + lam ||R||^2   s.t.  O_k in conv{phi(x_i): y_i = k}.
+
+Convex-concave procedure (CCP)
+------------------------------
+Every distance ``n_ik = ||O_k - phi(x_i)||`` is convex in ``O``.  With ``y = y_i``::
+
+    -rho_i = a_i - b_i,  a_i = (max_{l != y} [R_l + sum_{j not in {y, l}} n_ij] + n_iy - R_y) / 2,
+                         b_i = sum_{j != y} n_ij / 2,
+
+both convex (sums/maxima of convex functions with non-negative coefficients), and
+``phi_{2,gamma}(rho_i) = (G_i - H_i) / gamma`` with ``G_i = max(gamma + a_i, b_i)`` and
+``H_i = max(a_i, b_i)`` (check the three cases ``rho <= 0``, ``0 < rho < gamma``, ``rho >= gamma``).
+So the objective is a difference of convex functions.  CCP replaces ``H_i`` by its tangent at the
+current iterate (a global under-estimator, so the result is a *majoriser* touching the objective
+there) and minimises the majoriser; this convex problem is an SOCP:
+
+    min  lam ||R||^2 + (1/gamma) (sum_i s_i - <Q, O> - <e, R>)
+    s.t. ||O_k - phi(x_i)|| <= nu_ik (n C second-order cones, vectorised per class),
+         t_i >= R_l + sum_{j not in {y_i, l}} nu_ij (l != y_i),  s_i >= gamma + a_i(t, nu, R),  s_i >= b_i(nu),
+         O = (Y o lambda)^T Phi, lambda >= 0, Y^T lambda = 1, R >= 0,
+
+where ``Q`` (C x D) and ``e`` (C) collect the tangent of ``sum_i H_i`` (CVXPY parameters: the model
+is compiled once, DPP, and re-solved with new tangents).  Replacing ``n_ij`` by epigraph variables
+``nu_ij`` is exact because ``G_i`` is non-decreasing in every ``n_ij``.
+Monotone decrease: ``f(theta+) <= M(theta+ | theta) <= M(theta | theta) = f(theta)``.  The solver
+is inexact, so an iterate that increases ``f`` by more than ``1e-9 (1 + |f|)`` is rejected and the
+procedure stops there (reported in ``info``); every accepted step is a decrease.  An SOCP that
+Clarabel reports as ``optimal_inaccurate`` yields only a *candidate*, subject to the same exact
+numpy acceptance test (counted in ``info["inaccurate_solves"]``); a failed solve stops the run
+at the current iterate (``info["stops"]``).
+Multiple starts: start 0 is the class means with ``R = 0`` (equal radii: the nearest-centre
+rule, linear boundaries); the others draw ``lambda`` from flat Dirichlet laws and ``R`` uniformly
+in ``[0, gamma]``; the best final objective wins.
+
+Large-scale version (backend ``anchors``): ``O_k`` is restricted to the convex hull of ``p``
+anchors per class, the centroids of k-means clusters of that class's feature vectors (each a
+mean of class points, hence inside the class hull: Problem 1's constraint still holds).  The CCP
+majoriser is then minimised in numpy by projected subgradient steps on
+``(mu_k in simplex_p, R >= 0)`` at ``O(n p C)`` per step (distances through ``A A^T`` and ``A phi_i``),
+keeping the best majoriser value found; a step is accepted only if it lowers the majoriser, so the
+objective again never increases.  Use it on explicit (random) features for large ``n``.
+
+Geometry (Appendix .1): for ``R_k = R_l`` the boundary ``h_k = h_l`` is the mediator hyperplane
+of ``[O_k, O_l]``; otherwise it is the branch of the hyperbola(oid) ``||x - O_l|| - ||x - O_k||
+= R_l - R_k`` with foci ``O_k, O_l``, ``a = |R_l - R_k| / 2``, ``c = ||O_l - O_k|| / 2`` and
+eccentricity ``e = c / a`` (tested in ``tests/test_multiclass_hyperbolic.py``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_positive, check_X
+from ..solvers.conic import SolverError, solve_cvxpy
+from .base import Formulation, Solution
+
+DUMMY = -1  #: the dummy category of Def. 3.2
+
+
+# ----------------------------------------------------------------------------- model pieces
+def hyperbolic_scores(R, dist) -> np.ndarray:
+    """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` from the (n, C) distances."""
+    return np.asarray(R)[None, :] - np.asarray(dist)
+
+
+def decision_rule(H, tol: float = 0.0) -> np.ndarray:
+    """Def. 3.2: argmax if unique (within ``tol``), else the dummy category ``-1``."""
+    H = np.asarray(H, dtype=np.float64)
+    top = H.max(axis=1, keepdims=True)
+    n_top = np.sum(H >= top - tol, axis=1)
+    return np.where(n_top == 1, np.argmax(H, axis=1), DUMMY)
+
+
+def margins(H, codes) -> np.ndarray:
+    """Def. 3.3: ``rho_h(x_i, y_i) = (h_{y_i} - max_{l != y_i} h_l) / 2``."""
+    H = np.asarray(H, dtype=np.float64)
+    n = H.shape[0]
+    hy = H[np.arange(n), codes]
+    other = H.copy()
+    other[np.arange(n), codes] = -np.inf
+    return 0.5 * (hy - other.max(axis=1))
+
+
+def truncated_hinge(t, gamma: float) -> np.ndarray:
+    """Def. 3.4: ``phi_{2,gamma}(t) = 1{t <= 0} + (1 - t/gamma) 1{0 < t <= gamma}``."""
+    t = np.asarray(t, dtype=np.float64)
+    return np.where(t <= 0, 1.0, np.where(t <= gamma, 1.0 - t / gamma, 0.0))
+
+
+def squash(t, gamma: float) -> np.ndarray:
+    """Def. 3.5: ``pi_gamma(t) = t 1{0 < t <= gamma} + gamma 1{t > gamma}``."""
+    t = np.asarray(t, dtype=np.float64)
+    return np.where(t <= 0, 0.0, np.minimum(t, gamma))
+
+
+def problem1_objective(H, codes, R, gamma: float, lam: float) -> float:
+    """``sum_i phi_{2,gamma}(rho_i) + lam ||R||^2`` (Problem 1 / Problem 2)."""
+    return float(truncated_hinge(margins(H, codes), gamma).sum() + lam * np.sum(np.asarray(R) ** 2))
+
+
+def centre_distances(O, Phi) -> np.ndarray:
+    """(n, C) matrix ``||O_k - phi_i||`` for centres O (C, D) and features Phi (n, D)."""
+    sq = (np.einsum("ij,ij->i", Phi, Phi)[:, None] + np.einsum("kj,kj->k", O, O)[None, :] - 2.0 * Phi @ O.T)
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def _tangent_coefficients(dist, R, codes):
+    """Coefficients of the tangent of ``sum_i H_i``: ``c`` (n, C) on the distances, ``e`` (n, C) on R.
+
+    ``H_i = max(a_i, b_i)``; the active branch (ties -> ``a``) and, inside ``a``, the maximising
+    ``l`` are picked at the current point.  ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l``.
+    """
+    n, C = dist.shape
+    rows = np.arange(n)
+    Y = np.zeros((n, C), dtype=bool)
+    Y[rows, codes] = True
+    off = np.where(Y, 0.0, dist)
+    noff = off.sum(axis=1)
+    # branch value for l != y: R_l + sum_{j not in {y, l}} n_ij = R_l + noff - n_il
+    branch = np.where(Y, -np.inf, R[None, :] + noff[:, None] - dist)
+    lstar = np.argmax(branch, axis=1)
+    a = 0.5 * (branch[rows, lstar] + dist[rows, codes] - R[codes])
+    b = 0.5 * noff
+    use_a = a >= b
+    c = np.zeros((n, C))
+    e = np.zeros((n, C))
+    # branch a: (R_l* + sum_{j not in {y,l*}} n_ij + n_iy - R_y) / 2
+    ca = 0.5 * (~Y).astype(float)
+    ca[rows, lstar] = 0.0
+    ca[rows, codes] = 0.5
+    c[use_a] = ca[use_a]
+    e[rows[use_a], lstar[use_a]] += 0.5
+    e[rows[use_a], codes[use_a]] -= 0.5
+    # branch b: sum_{j != y} n_ij / 2
+    c[~use_a] = 0.5 * (~Y[~use_a]).astype(float)
+    return c, e, np.maximum(a, b)
+
+
+class HyperbolicMachine(Formulation):
+    """Problem 1 on explicit features ``Phi`` (rows ``phi(x_i)``; for a kernel, a factor of K).
+
+    Backends: ``ccp`` (sequence of SOCPs, Clarabel by default) and ``anchors`` (large-scale numpy).
+    Solutions hold ``O`` (C, D), ``R`` (C,), and ``lam`` (simplex weights, n) or ``mu`` (anchors).
+    """
+
+    name = "hyperbolic-msvm"
+    conic_backends = ()
+
+    def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float = 0.1, lam: float = 1e-2):
+        self.Phi = check_X(Phi, "Phi")
+        codes = np.asarray(codes, dtype=np.int64)
+        if codes.shape != (self.Phi.shape[0],):
+            raise ValueError(f"codes must have shape ({self.Phi.shape[0]},); got {codes.shape}.")
+        self.codes = codes
+        self.n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
+        if self.n_classes < 2 or codes.min() < 0 or codes.max() >= self.n_classes:
+            raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+        if np.any(np.bincount(codes, minlength=self.n_classes) == 0):
+            raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
+        self.gamma = check_positive(gamma, "gamma")
+        if self.gamma > 1.0:
+            raise ValueError(f"gamma must lie in (0, 1] (Def. 3.4); got {self.gamma}.")
+        self.lam = check_positive(lam, "lam")
+        n, C = self.Phi.shape[0], self.n_classes
+        self.Y = np.zeros((n, C))
+        self.Y[np.arange(n), codes] = 1.0
+        self.parameters = {}
+        self.variables = {}
+        self._socp = None
+
+    # -- objective & scores -------------------------------------------------------------------
+    def scores(self, O, R, Phi=None) -> np.ndarray:
+        return hyperbolic_scores(R, centre_distances(O, self.Phi if Phi is None else Phi))
+
+    def f(self, O, R) -> float:
+        return problem1_objective(self.scores(O, R), self.codes, R, self.gamma, self.lam)
+
+    def objective(self, solution: Solution) -> float:
+        return self.f(solution["O"], solution["R"])
+
+    def decision_function(self, solution: Solution, Phi_test) -> np.ndarray:
+        return self.scores(solution["O"], solution["R"], np.asarray(Phi_test, dtype=np.float64))
+
+    def predict(self, solution: Solution, Phi_test) -> np.ndarray:
+        return decision_rule(self.decision_function(solution, Phi_test))
+
+    def majorizer(self, O, R, O_t, R_t) -> float:
+        """``M(theta | theta_t)`` evaluated in numpy (for tests: ``M >= f`` and ``M(theta_t|theta_t) = f``)."""
+        dist_t = centre_distances(O_t, self.Phi)
+        c, e, Ht = _tangent_coefficients(dist_t, R_t, self.codes)
+        dist = centre_distances(O, self.Phi)
+        lin = self._tangent_value(c, e, dist_t, O_t, O, R)
+        a, b = self._ab(dist, R)
+        G = np.maximum(self.gamma + a, b)
+        return float(self.lam * np.sum(R**2) + (G.sum() - lin) / self.gamma)
+
+    def _ab(self, dist, R):
+        n = dist.shape[0]
+        rows = np.arange(n)
+        Yb = self.Y.astype(bool)
+        noff = np.where(Yb, 0.0, dist).sum(axis=1)
+        branch = np.where(Yb, -np.inf, R[None, :] + noff[:, None] - dist)
+        a = 0.5 * (branch.max(axis=1) + dist[rows, self.codes] - R[self.codes])
+        return a, 0.5 * noff
+
+    def _tangent_value(self, c, e, dist_t, O_t, O, R):
+        """``sum_ij c_ij [g_ij . (O_j - phi_i)] + sum_il e_il R_l`` with ``g_ij = (O_j^t - phi_i)/n_ij^t``."""
+        Q, const = self._tangent_Q(c, dist_t, O_t)
+        return float(np.sum(Q * O) - const + np.sum(e.sum(axis=0) * R))
+
+    def _tangent_Q(self, c, dist_t, O_t):
+        w = np.where(dist_t > 1e-12, c / np.maximum(dist_t, 1e-300), 0.0)  # (n, C)
+        Q = w.sum(axis=0)[:, None] * O_t - w.T @ self.Phi  # sum_i w_ij (O_j^t - phi_i)
+        # constant: sum_ij w_ij (O_j^t - phi_i) . phi_i
+        const = float(np.sum(w * (self.Phi @ O_t.T - np.einsum("ij,ij->i", self.Phi, self.Phi)[:, None])))
+        return Q, const
+
+    # -- the SOCP majoriser, compiled once -----------------------------------------------------
+    def _build_socp(self):
+        n, D = self.Phi.shape
+        C = self.n_classes
+        Y = self.Y
+        lam_w = cp.Variable(n, nonneg=True, name="lambda")
+        R = cp.Variable(C, nonneg=True, name="R")
+        nu = cp.Variable((n, C), name="nu")
+        t = cp.Variable(n, name="t")
+        s = cp.Variable(n, name="s")
+        Q = cp.Parameter((C, D), name="Q")
+        e = cp.Parameter(C, name="e")
+        Wl = cp.multiply(Y, cp.reshape(lam_w, (n, 1), order="C") @ np.ones((1, C)))  # (n, C)
+        O = cp.Variable((C, D), name="O")  # explicit variable: each cone row touches one O entry
+        cons = [Y.T @ lam_w == 1.0, O == Wl.T @ self.Phi]
+        ones_n = np.ones((n, 1))
+        for k in range(C):
+            diff = ones_n @ cp.reshape(O[k, :], (1, D), order="C") - self.Phi
+            cons.append(cp.SOC(nu[:, k], diff, axis=1))
+        noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
+        branch = cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C)) - nu + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
+        cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
+        a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
+        b = 0.5 * noff
+        cons += [s >= self.gamma + a, s >= b]
+        obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - cp.sum(cp.multiply(Q, O)) - e @ R
+        prob = cp.Problem(cp.Minimize(obj), cons)
+        self._socp = dict(problem=prob, lam=lam_w, R=R, O=O, Q=Q, e=e)
+        self.variables = {"lambda": lam_w, "R": R, "nu": nu}
+        self.parameters = {"Q": Q, "e": e}
+
+    def _initial_points(self, n_starts, rng):
+        n, C = self.Phi.shape[0], self.n_classes
+        pts = []
+        for s in range(n_starts):
+            lam_w = np.zeros(n)
+            for k in range(C):
+                idx = np.flatnonzero(self.codes == k)
+                w = np.ones(idx.size) if s == 0 else rng.dirichlet(np.ones(idx.size))
+                lam_w[idx] = w / w.sum()
+            R = np.zeros(C) if s == 0 else rng.uniform(0, self.gamma, size=C)
+            pts.append((lam_w, R))
+        return pts
+
+    def _O_from_lambda(self, lam_w):
+        return (self.Y * lam_w[:, None]).T @ self.Phi
+
+    def _solve_ccp(self, solver: str = "clarabel", max_iter: int = 30, tol: float = 1e-6, n_starts: int = 3,
+                   random_state=0, init=None, **options) -> Solution:
+        """CCP with SOCP majorisers; returns the best of ``n_starts`` runs."""
+        t0 = time.perf_counter()
+        if self._socp is None:
+            self._build_socp()
+        P = self._socp
+        if solver == "clarabel":  # CCP checks every step in numpy; 1e-7 solves suffice and are robust
+            options = {"tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7, "tol_feas": 1e-7, **options}
+        rng = np.random.default_rng(random_state)
+        starts = [init] if init is not None else self._initial_points(n_starts, rng)
+        runs = []
+        for lam_w, R in starts:
+            lam_w, R = np.asarray(lam_w, float), np.asarray(R, float)
+            O = self._O_from_lambda(lam_w)
+            fval = self.f(O, R)
+            hist, stop, n_inaccurate = [fval], "max_iter", 0
+            for _ in range(max_iter):
+                dist = centre_distances(O, self.Phi)
+                c, e, _ = _tangent_coefficients(dist, R, self.codes)
+                Qv, _ = self._tangent_Q(c, dist, O)
+                P["Q"].value = Qv
+                P["e"].value = e.sum(axis=0)
+                try:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        stats = solve_cvxpy(P["problem"], solver, accept_inaccurate=True, **options)
+                except SolverError as exc:
+                    stop = f"solver_failed: {exc}"
+                    break
+                if stats["status"] != cp.OPTIMAL:
+                    n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
+                lam_new = np.clip(np.asarray(P["lam"].value), 0.0, None)
+                for k in range(self.n_classes):  # renormalise round-off on each simplex
+                    idx = self.codes == k
+                    lam_new[idx] /= lam_new[idx].sum()
+                R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+                O_new = self._O_from_lambda(lam_new)
+                f_new = self.f(O_new, R_new)
+                if f_new > fval + 1e-9 * (1.0 + abs(fval)):
+                    stop = "rejected_increase"
+                    break
+                decrease = fval - f_new
+                lam_w, R, O, fval = lam_new, R_new, O_new, f_new
+                hist.append(fval)
+                if decrease <= tol * (1.0 + abs(fval)):
+                    stop = "converged"
+                    break
+            runs.append(dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate))
+        best = min(range(len(runs)), key=lambda i: runs[i]["f"])
+        r = runs[best]
+        sol = Solution("ccp", "local_optimum", r["f"], time.perf_counter() - t0,
+                       {"lam": r["lam"], "R": r["R"], "O": r["O"]},
+                       {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
+                        "best_start": best, "starts_objectives": [x["f"] for x in runs],
+                        "inaccurate_solves": [x["inaccurate"] for x in runs]})
+        return sol
+
+    # -- large-scale numpy version ----------------------------------------------------------------
+    def _solve_anchors(self, n_anchors: int = 20, max_iter: int = 30, inner_steps: int = 200, tol: float = 1e-6,
+                       n_starts: int = 2, random_state=0) -> Solution:
+        """CCP over anchor hulls with a projected-subgradient inner solver (see module docstring)."""
+        from sklearn.cluster import MiniBatchKMeans
+
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(random_state)
+        C = self.n_classes
+        anchors = []
+        for k in range(C):
+            Pk = self.Phi[self.codes == k]
+            p = int(min(n_anchors, Pk.shape[0]))
+            if p == Pk.shape[0]:
+                anchors.append(Pk.copy())
+            else:
+                km = MiniBatchKMeans(n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3,
+                                     batch_size=2048).fit(Pk)
+                lab = km.labels_
+                anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in range(p) if np.any(lab == q)]))
+        AP = [A @ self.Phi.T for A in anchors]  # (p_k, n)
+        AA = [A @ A.T for A in anchors]
+        phin = np.einsum("ij,ij->i", self.Phi, self.Phi)
+
+        def dists(mus):
+            cols = []
+            for k in range(C):
+                mu = mus[k]
+                sq = mu @ AA[k] @ mu - 2.0 * mu @ AP[k] + phin
+                cols.append(np.sqrt(np.maximum(sq, 0.0)))
+            return np.stack(cols, axis=1)
+
+        def O_of(mus):
+            return np.stack([mus[k] @ anchors[k] for k in range(C)])
+
+        runs = []
+        for s in range(n_starts):
+            mus = [np.full(A.shape[0], 1.0 / A.shape[0]) if s == 0 else rng.dirichlet(np.ones(A.shape[0]))
+                   for A in anchors]
+            R = np.zeros(C) if s == 0 else rng.uniform(0, self.gamma, size=C)
+            fval = self.f(O_of(mus), R)
+            hist, stop = [fval], "max_iter"
+            for _ in range(max_iter):
+                dist_t = dists(mus)
+                c, e, _ = _tangent_coefficients(dist_t, R, self.codes)
+                # tangent of sum_i H_i in terms of mu: sum_ij c_ij (O_j^t - phi_i).(O_j - phi_i)/n_ij^t
+                w = np.where(dist_t > 1e-12, c / np.maximum(dist_t, 1e-300), 0.0)
+                lin_mu = [w[:, k].sum() * (AA[k] @ mus[k]) - AP[k] @ w[:, k] for k in range(C)]  # d/dmu_k
+                eR = e.sum(axis=0)
+
+                def M(mu_list, Rv, dist=None):
+                    dist = dists(mu_list) if dist is None else dist
+                    a, b = self._ab(dist, Rv)
+                    G = np.maximum(self.gamma + a, b)
+                    lin = sum(lin_mu[k] @ mu_list[k] for k in range(C)) + eR @ Rv
+                    return self.lam * np.sum(Rv**2) + (G.sum() - lin) / self.gamma, dist, a, b
+
+                m0, dist0, a0, b0 = M(mus, R, dist_t)
+                best_m, best = m0, (mus, R)
+                cur_mu, cur_R, cur = mus, R, (dist0, a0, b0)
+                scale = 1.0
+                for it in range(inner_steps):
+                    dist, a, b = cur
+                    gmu, gR = self._majorizer_subgradient(dist, a, b, cur_R, cur_mu, AA, AP, lin_mu, eR)
+                    step = scale / np.sqrt(it + 1.0)
+                    nrm = np.sqrt(sum(np.sum(g * g) for g in gmu) + np.sum(gR * gR)) + 1e-12
+                    cand_mu = [_project_simplex(cur_mu[k] - step * gmu[k] / nrm) for k in range(C)]
+                    cand_R = np.maximum(cur_R - step * gR / nrm, 0.0)
+                    m, dist, a, b = M(cand_mu, cand_R)
+                    cur_mu, cur_R, cur = cand_mu, cand_R, (dist, a, b)
+                    if m < best_m:
+                        best_m, best = m, (cand_mu, cand_R)
+                mus_new, R_new = best
+                f_new = self.f(O_of(mus_new), R_new)
+                if f_new > fval + 1e-9 * (1.0 + abs(fval)):
+                    stop = "rejected_increase"
+                    break
+                decrease = fval - f_new
+                mus, R, fval = mus_new, R_new, f_new
+                hist.append(fval)
+                if decrease <= tol * (1.0 + abs(fval)):
+                    stop = "converged"
+                    break
+            runs.append(dict(mus=mus, R=R, O=O_of(mus), f=fval, history=hist, stop=stop))
+        best = min(range(len(runs)), key=lambda i: runs[i]["f"])
+        r = runs[best]
+        return Solution("anchors", "local_optimum", r["f"], time.perf_counter() - t0,
+                        {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
+                        {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
+                         "best_start": best})
+
+    def _majorizer_subgradient(self, dist, a, b, R, mus, AA, AP, lin_mu, eR):
+        """A subgradient of the convex majoriser in (mu, R)."""
+        n, C = dist.shape
+        rows = np.arange(n)
+        Yb = self.Y.astype(bool)
+        codes = self.codes
+        useG_a = (self.gamma + a) >= b  # active piece of G_i
+        noff = np.where(Yb, 0.0, dist).sum(axis=1)
+        branch = np.where(Yb, -np.inf, R[None, :] + noff[:, None] - dist)
+        lstar = np.argmax(branch, axis=1)
+        # d G_i / d n_ij and d G_i / d R_l
+        cn = np.zeros((n, C))
+        cR = np.zeros((n, C))
+        ca = 0.5 * (~Yb).astype(float)
+        ca[rows, lstar] = 0.0
+        ca[rows, codes] = 0.5
+        cn[useG_a] = ca[useG_a]
+        cR[rows[useG_a], lstar[useG_a]] += 0.5
+        cR[rows[useG_a], codes[useG_a]] -= 0.5
+        cn[~useG_a] = 0.5 * (~Yb[~useG_a]).astype(float)
+        w = np.where(dist > 1e-12, cn / np.maximum(dist, 1e-300), 0.0)
+        gmu = []
+        for k in range(C):
+            # d n_ik / d mu_k = (AA mu_k - AP[:, i]) / n_ik
+            g = w[:, k].sum() * (AA[k] @ mus[k]) - AP[k] @ w[:, k]
+            gmu.append((g - lin_mu[k]) / self.gamma)
+        gR = 2.0 * self.lam * R + (cR.sum(axis=0) - eR) / self.gamma
+        return gmu, gR
+
+
+def _project_simplex(v):
+    """Euclidean projection onto the probability simplex (sort-based)."""
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    ind = np.arange(1, v.size + 1)
+    rho = np.nonzero(u - css / ind > 0)[0][-1]
+    theta = css[rho] / (rho + 1.0)
+    return np.maximum(v - theta, 0.0)

@@ -1,0 +1,169 @@
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from rsvm_conic.estimators.multiclass import HyperbolicSVC, WestonWatkinsSVC
+from rsvm_conic.formulations.hyperbolic import (DUMMY, HyperbolicMachine, _tangent_coefficients, centre_distances,
+                                                decision_rule, hyperbolic_scores, margins, problem1_objective,
+                                                squash, truncated_hinge)
+
+
+def _machine(n=36, C=3, D=4, gamma=0.2, seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = make_blobs(n_samples=n, centers=C, n_features=D, cluster_std=1.5, random_state=seed)
+    Phi = X / np.linalg.norm(X, axis=1).max()
+    return HyperbolicMachine(Phi, y, C, gamma=gamma, lam=0.05), rng
+
+
+def test_loss_definitions_and_dc_identity():
+    g = 0.3
+    t = np.linspace(-1, 1, 401)
+    # Def. 3.4 piecewise, and phi_{2,gamma} = 1 - pi_gamma / gamma (Defs. 3.4 / 3.5)
+    assert np.allclose(truncated_hinge(t, g), np.clip(1 - t / g, 0, 1))
+    assert np.allclose(truncated_hinge(t, g), 1 - squash(t, g) / g)
+    assert np.all((squash(t, g) >= 0) & (squash(t, g) <= g))
+    # DC identity used by the CCP: phi(rho) = (max(g + a, b) - max(a, b)) / g with a - b = -rho
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=1000), rng.normal(size=1000)
+    rho = b - a
+    assert np.allclose(truncated_hinge(rho, g), (np.maximum(g + a, b) - np.maximum(a, b)) / g)
+
+
+def test_ab_decomposition_matches_margin():
+    f, rng = _machine()
+    O = rng.normal(size=(3, 4)) * 0.3
+    R = rng.uniform(0, 0.5, 3)
+    dist = centre_distances(O, f.Phi)
+    a, b = f._ab(dist, R)
+    assert np.allclose(b - a, margins(hyperbolic_scores(R, dist), f.codes))
+    # distances by brute force
+    brute = np.array([[np.linalg.norm(O[k] - f.Phi[i]) for k in range(3)] for i in range(f.Phi.shape[0])])
+    assert np.allclose(dist, brute)
+
+
+def test_majorizer_upper_bounds_objective_and_touches():
+    f, rng = _machine(seed=1)
+    for _ in range(5):
+        lam_t = rng.dirichlet(np.ones(f.Phi.shape[0])) * 0 + 0
+        lam_t = np.zeros(f.Phi.shape[0])
+        for k in range(3):
+            idx = f.codes == k
+            lam_t[idx] = rng.dirichlet(np.ones(idx.sum()))
+        O_t, R_t = f._O_from_lambda(lam_t), rng.uniform(0, 0.3, 3)
+        assert f.majorizer(O_t, R_t, O_t, R_t) == pytest.approx(f.f(O_t, R_t), abs=1e-9)
+        for _ in range(20):
+            O = O_t + rng.normal(size=O_t.shape) * 0.3
+            R = np.abs(R_t + rng.normal(size=3) * 0.2)
+            assert f.majorizer(O, R, O_t, R_t) >= f.f(O, R) - 1e-9
+
+
+@pytest.mark.parametrize("backend", ["ccp", "anchors"])
+def test_ccp_never_increases_objective(backend):
+    f, _ = _machine(n=30, seed=2)
+    opts = dict(n_starts=2, max_iter=8, random_state=3)
+    if backend == "anchors":
+        opts.update(n_anchors=4, inner_steps=60)
+    sol = f.solve(backend, **opts)
+    for h in sol.info["histories"]:
+        assert len(h) >= 2
+        assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
+    assert sol.objective == pytest.approx(min(h[-1] for h in sol.info["histories"]))
+    assert sol.objective == pytest.approx(f.objective(sol))
+    # the centres stay in the convex hulls of their classes
+    if backend == "ccp":
+        lam = sol["lam"]
+        assert np.all(lam >= 0)
+        for k in range(3):
+            assert lam[f.codes == k].sum() == pytest.approx(1.0)
+        assert np.allclose(sol["O"], f._O_from_lambda(lam))
+
+
+def test_single_radius_data_matches_ww_accuracy():
+    # well-separated isotropic classes: the nearest-centre (equal radii) rule is already optimal
+    X, y = make_blobs(n_samples=150, centers=[[0, 0], [4, 0], [2, 3.5]], cluster_std=1.0, random_state=7)
+    Xt, yt = make_blobs(n_samples=600, centers=[[0, 0], [4, 0], [2, 3.5]], cluster_std=1.0, random_state=8)
+    ww = WestonWatkinsSVC(kernel="linear", C=1.0).fit(X, y)
+    hyp = HyperbolicSVC(kernel="linear", max_rank=None, n_starts=1, max_iter=10).fit(X, y)
+    acc_ww, acc_h = ww.score(Xt, yt), hyp.score(Xt, yt)
+    assert acc_ww > 0.9
+    assert abs(acc_ww - acc_h) <= 0.02
+
+
+def _on_boundary(Ok, Ol, Rk, Rl, pts):
+    H = hyperbolic_scores(np.array([Rk, Rl]), centre_distances(np.stack([Ok, Ol]), pts))
+    return H[:, 0] - H[:, 1]
+
+
+def test_equal_radii_boundary_is_mediator_hyperplane():
+    rng = np.random.default_rng(0)
+    Ok, Ol = np.array([1.0, 2.0, -1.0]), np.array([-0.5, 0.3, 2.0])
+    n = Ol - Ok
+    mid = (Ok + Ol) / 2
+    # points of the mediator hyperplane {x: <x - mid, Ol - Ok> = 0}
+    V = rng.normal(size=(200, 3))
+    P = mid + V - np.outer(V @ n / (n @ n), n)
+    assert np.allclose(_on_boundary(Ok, Ol, 0.7, 0.7, P), 0, atol=1e-12)
+    # the linear form of Sec. 3.2.2: ||O_k||^2 - ||O_l||^2 + 2 <O_l - O_k, x> = 0
+    assert np.allclose(Ok @ Ok - Ol @ Ol + 2 * P @ (Ol - Ok), 0, atol=1e-10)
+    # off the plane h_k - h_l has the sign of the side (closer to O_k -> class k)
+    Q = P + 0.3 * n
+    assert np.all(_on_boundary(Ok, Ol, 0.7, 0.7, Q) < 0)
+
+
+def test_unequal_radii_boundary_is_hyperbola_branch_with_stated_foci_and_eccentricity():
+    Ok, Ol = np.array([1.0, 1.0]), np.array([4.0, 5.0])  # foci, ||Ol - Ok|| = 5
+    Rk, Rl = 0.4, 2.4  # R_l - R_k = 2
+    a = abs(Rl - Rk) / 2
+    c = np.linalg.norm(Ol - Ok) / 2
+    b = np.sqrt(c**2 - a**2)
+    e = c / a
+    assert e == pytest.approx(np.linalg.norm(Ol - Ok) / (Rl - Rk))  # the appendix's formula
+    # canonical frame: centre at the midpoint, x' axis along Ol - Ok
+    ux = (Ol - Ok) / (2 * c)
+    uy = np.array([-ux[1], ux[0]])
+    mid = (Ok + Ol) / 2
+    s = np.linspace(-2, 2, 101)
+    for sign in (-1.0, 1.0):  # the two branches
+        P = mid + np.outer(sign * a * np.cosh(s), ux) + np.outer(b * np.sinh(s), uy)
+        diff = _on_boundary(Ok, Ol, Rk, Rl, P)
+        if sign < 0:  # branch around the focus O_k: ||x - O_l|| - ||x - O_k|| = R_l - R_k
+            assert np.allclose(diff, 0, atol=1e-10)
+        else:  # the other sheet is not part of the boundary: h_k - h_l = 2 (R_k - R_l) there
+            assert np.allclose(diff, 2 * (Rk - Rl), atol=1e-10)
+    # every boundary point found by root-finding along random rays lies on the canonical hyperbola
+    rng = np.random.default_rng(1)
+    from scipy.optimize import brentq
+    for _ in range(30):
+        d = rng.normal(size=2)
+        d /= np.linalg.norm(d)
+        g = lambda t: _on_boundary(Ok, Ol, Rk, Rl, (Ok + t * d)[None])[0]
+        if g(0) * g(50) < 0:
+            t0 = brentq(g, 0, 50, xtol=1e-13)
+            x = Ok + t0 * d - mid
+            xp, yp = x @ ux, x @ uy
+            assert xp**2 / a**2 - yp**2 / b**2 == pytest.approx(1.0, abs=1e-7)
+            assert xp < 0  # the branch around O_k
+
+
+def test_decision_rule_dummy_on_ties_and_margin():
+    H = np.array([[1.0, 0.5, 0.2], [0.3, 0.3, 0.1], [0.0, 0.0, 0.0], [0.2, 0.9, 0.9]])
+    assert decision_rule(H).tolist() == [0, DUMMY, DUMMY, DUMMY]
+    assert np.allclose(margins(H, np.array([0, 0, 2, 1])), [0.25, 0.0, 0.0, 0.0])
+    assert problem1_objective(H, np.array([0, 0, 2, 1]), np.zeros(3), 0.5, 1.0) == pytest.approx(0.5 + 3)
+
+
+def test_estimator_and_bad_input():
+    X, y = make_blobs(n_samples=45, centers=3, n_features=3, cluster_std=1.0, random_state=0)
+    est = HyperbolicSVC(sigma=2.0, n_starts=1, max_iter=5, max_rank=8).fit(X, np.array(["u", "v", "w"])[y])
+    assert est.score(X, np.array(["u", "v", "w"])[y]) > 0.9
+    assert est.decision_function(X).shape == (45, 3) and 0 < est.gamma_ <= 1
+    with pytest.raises(ValueError):
+        HyperbolicSVC(gamma=1.5).fit(X, y)
+    with pytest.raises(ValueError):
+        HyperbolicSVC(lam=0).fit(X, y)
+    with pytest.raises(ValueError):
+        HyperbolicSVC(solver="metropolis").fit(X, y)
+    with pytest.raises(ValueError):
+        HyperbolicMachine(np.ones((4, 2)), [0, 0, 2, 2], 3)  # class 1 empty
+    with pytest.raises(ValueError):
+        est.predict(X[:, :2])

@@ -1,0 +1,132 @@
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.svm import SVC
+
+from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
+from rsvm_conic.formulations.multiclass_ww import (WWFeatures, WWKernelDual, encode_labels, ww_losses,
+                                                   ww_primal_lbfgs)
+from rsvm_conic.kernels.rbf import gaussian_kernel
+from rsvm_conic.runner import check_instance
+
+
+def _blobs(n=60, C=3, seed=0, std=2.0):
+    X, y = make_blobs(n_samples=n, centers=C, n_features=2, cluster_std=std, random_state=seed)
+    return X, y
+
+
+def test_runner_instance_dual_vs_primal_agree():
+    from problems.dakdouki2019_table4_2 import INSTANCES
+
+    reports, ok = check_instance(INSTANCES["ww-wine-rff-dual-vs-primal"])
+    assert ok, reports
+    assert {r.backend for r in reports} == {"clarabel", "dual", "lbfgs", "scs"}
+    assert all(r.gap <= 1e-4 for r in reports)
+
+
+def test_dual_kkt_and_zero_duality_gap():
+    X, y = _blobs(45, 3, seed=1)
+    K = gaussian_kernel(X, X, 1.5)
+    f = WWKernelDual(K, y, 3, zeta=2.0)
+    sol = f.solve("clarabel")
+    alpha, beta, b = sol["alpha"], sol["beta"], sol["b"]
+    zeta = 2.0
+    # primal objective (numpy) equals the dual objective: strong duality
+    assert sol.objective == pytest.approx(sol["dual_objective"], rel=1e-6)
+    # stationarity in b: sum_i beta_ik = 0
+    assert np.allclose(beta.sum(axis=0), 0, atol=1e-7)
+    # complementary slackness on every (i, k != y_i)
+    S = K @ beta + b
+    n = len(y)
+    marg = S[np.arange(n), y][:, None] - S
+    off = np.ones_like(S, dtype=bool)
+    off[np.arange(n), y] = False
+    tol = 1e-4
+    free = off & (alpha > tol) & (alpha < zeta - tol)
+    at_zero = off & (alpha <= tol)
+    at_top = off & (alpha >= zeta - tol)
+    assert np.all(np.abs(marg[free] - 2) < 1e-3)
+    assert np.all(marg[at_zero] >= 2 - 1e-3)
+    assert np.all(marg[at_top] <= 2 + 1e-3)
+    assert np.all(alpha[~off] <= 1e-7)
+
+
+def test_binary_ww_equals_twice_svc():
+    X, y = _blobs(80, 2, seed=3, std=3.0)
+    K = gaussian_kernel(X, X, 2.0)
+    f = WWKernelDual(K, y, 2, zeta=1.5)
+    s_qp = f.solve("clarabel")
+    s_lib = f.solve("libsvm")
+    assert s_lib.objective == pytest.approx(s_qp.objective, rel=1e-5)
+    # twice the binary SVM objective, computed from sklearn's own solution
+    svc = SVC(kernel="precomputed", C=1.5, tol=1e-8).fit(K, y)
+    v = np.zeros(len(y))
+    v[svc.support_] = svc.dual_coef_.ravel()
+    ypm = np.where(y == 1, 1.0, -1.0)
+    svm_obj = 0.5 * v @ K @ v + 1.5 * np.maximum(0, 1 - ypm * (K @ v + svc.intercept_[0])).sum()
+    assert s_qp.objective == pytest.approx(2 * svm_obj, rel=1e-5)
+    # same decisions
+    assert np.array_equal(f.predict(s_qp, K), f.predict(s_lib, K))
+
+
+def test_lbfgs_primal_matches_qp_on_features():
+    rng = np.random.default_rng(4)
+    X, y = _blobs(30, 4, seed=4)
+    Phi = np.hstack([X, rng.normal(size=(30, 3))])
+    f = WWFeatures(Phi, y, 4, zeta=0.7)
+    a, b = f.solve("clarabel"), f.solve("lbfgs")
+    assert b.objective == pytest.approx(a.objective, rel=1e-5)
+    assert b.objective >= a.objective - 1e-6 * a.objective  # QP optimum is a lower bound
+
+
+def test_losses_definition():
+    S = np.array([[3.0, 1.5, 0.0], [0.0, 1.0, 2.5]])
+    codes = np.array([0, 2])
+    L = ww_losses(S, codes)
+    assert np.allclose(L, [[0, 0.5, 0], [0, 0.5, 0]])
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "consolidation", "linear"])
+def test_estimator_contract(kernel):
+    X, y = _blobs(60, 3, seed=5, std=1.0)
+    labels = np.array(["a", "b", "c"])[y]
+    est = WestonWatkinsSVC(C=1.0, kernel=kernel, sigma=2.0, n_subclasses=2).fit(X, labels)
+    assert list(est.classes_) == ["a", "b", "c"] and est.n_features_in_ == 2
+    assert est.decision_function(X).shape == (60, 3)
+    assert est.score(X, labels) > 0.8
+    assert set(est.predict(X)) <= set(est.classes_)
+
+
+def test_estimator_solver_paths_agree():
+    X, y = _blobs(30, 3, seed=6, std=1.0)
+    d = WestonWatkinsSVC(kernel="rbf", sigma=1.5, solver="dual").fit(X, y)
+    p = WestonWatkinsSVC(kernel="rbf", sigma=1.5, solver="primal").fit(X, y)
+    assert np.mean(d.predict(X) == p.predict(X)) >= 0.97
+    r = WestonWatkinsSVC(kernel="rbf", sigma=1.5, n_components=100).fit(X, y)
+    rc = WestonWatkinsSVC(kernel="consolidation", sigma=1.5, n_subclasses=2, n_components=100).fit(X, y)
+    assert r.score(X, y) > 0.8 and rc.score(X, y) > 0.8
+
+
+def test_bad_input():
+    X, y = _blobs(30, 3)
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC(C=-1).fit(X, y)
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC(kernel="poly").fit(X, y)
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC(sigma="wide").fit(X, y)
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC().fit(X, np.zeros(30))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC().fit(Xn, y)
+    with pytest.raises(ValueError):
+        WestonWatkinsSVC(solver="libsvm").fit(X, y)  # three classes
+    est = WestonWatkinsSVC().fit(X, y)
+    with pytest.raises(ValueError):
+        est.predict(X[:, :1])
+    with pytest.raises(ValueError):
+        WWKernelDual(np.ones((3, 4)), [0, 1, 0])
+    with pytest.raises(ValueError):
+        encode_labels(np.ones(5))
