@@ -1,0 +1,93 @@
+"""Figure 1 of file 000: four noisy points (XOR), random Fourier features with D = 2, the circle.
+
+Left: the four nominal points (XOR labels, not linearly separable) and their noisy observations
+(uniform in a disc of radius ``noise``).  Right: the RFF map with D = 2, phi(x) = (cos w'x, sin w'x)
+(sqrt(2/D) = 1), puts every observation on the unit circle; a linear SVM separates them.  The
+paper shows one draw of w; we draw w ~ N(0, I/sigma^2) with seeds 0, 1, ... and keep the first
+draw for which the mapped observations are linearly separable with a visible margin (a
+hard-margin-like linear SVM, C = 1e4, reaches 100% training accuracy with geometric margin
+>= 0.15) -- the seed is printed in the title.  Around each mapped
+nominal point we also draw the corrected Prop. 4.1 bound (pbar = 2): the feature-space disc of
+radius Gamma_i (R_i is a rotation, so the set {||R_i dphi||_2 <= Gamma_i} is a disc), which
+contains all the mapped observations of that point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from sklearn.svm import SVC
+
+from rsvm_conic.kernels.feature_maps import RandomFourierFeatures
+from rsvm_conic.uncertainty.feature_bounds import rff_feature_bound
+from rsvm_conic.uncertainty.sets import UncertaintySet
+
+CENTERS = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+LABELS = np.array([1.0, 1.0, -1.0, -1.0])
+
+
+def make_toy(n_per_point=40, noise=0.15, seed=0):
+    rng = np.random.default_rng(seed)
+    ang = rng.uniform(0, 2 * np.pi, (4, n_per_point))
+    rad = noise * np.sqrt(rng.uniform(0, 1, (4, n_per_point)))
+    X = CENTERS[:, None, :] + np.stack([rad * np.cos(ang), rad * np.sin(ang)], axis=-1)
+    return X.reshape(-1, 2), np.repeat(LABELS, n_per_point), np.repeat(np.arange(4), n_per_point)
+
+
+def find_separating_draw(X, y, sigma=0.3, max_seed=500, min_margin=0.15):
+    for seed in range(max_seed):
+        rff = RandomFourierFeatures(2, sigma, random_state=seed).fit(X)
+        svc = SVC(kernel="linear", C=1e4).fit(rff.transform(X), y)
+        if svc.score(rff.transform(X), y) == 1.0 and 1.0 / np.linalg.norm(svc.coef_) >= min_margin:
+            return seed, rff, svc
+    raise RuntimeError("no separating draw found; increase max_seed or change sigma.")
+
+
+def run(quick=False, out=Path("results"), noise=0.15, sigma=0.3):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y, owner = make_toy(noise=noise)
+    seed, rff, svc = find_separating_draw(X, y, sigma)
+    P = rff.transform(X)
+    Pc = rff.transform(CENTERS)
+    Gamma = rff_feature_bound(rff, CENTERS, UncertaintySet(p=2, radius=noise), pbar=2)
+    # every mapped observation lies in its centre's disc (Prop. 4.1, corrected)
+    inside = np.all(np.linalg.norm(P - Pc[owner], axis=1) <= Gamma[owner] + 1e-12)
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.2))
+    colors = np.where(y > 0, "tab:red", "tab:blue")
+    a.scatter(X[:, 0], X[:, 1], s=6, c=colors, alpha=0.5)
+    a.scatter(CENTERS[:, 0], CENTERS[:, 1], s=80, c=np.where(LABELS > 0, "tab:red", "tab:blue"), edgecolor="k",
+              marker="o")
+    a.set_title("input space: 4 nominal points + noisy observations")
+    a.set_aspect("equal")
+    t = np.linspace(0, 2 * np.pi, 400)
+    b.plot(np.cos(t), np.sin(t), color="0.7", lw=1)
+    b.scatter(P[:, 0], P[:, 1], s=6, c=colors, alpha=0.5)
+    for k in range(4):
+        b.add_patch(plt.Circle(Pc[k], Gamma[k], fill=False, ls="--", color="0.3"))
+    w, c0 = svc.coef_.ravel(), svc.intercept_[0]
+    u = np.linspace(-1.5, 1.5, 2)
+    if abs(w[1]) > abs(w[0]):
+        b.plot(u, -(w[0] * u + c0) / w[1], "k-")
+    else:
+        b.plot(-(w[1] * u + c0) / w[0], u, "k-")
+    b.set_xlim(-1.5, 1.5)
+    b.set_ylim(-1.5, 1.5)
+    b.set_aspect("equal")
+    b.set_title(f"RFF, D = 2 (sigma={sigma}, seed={seed}): linear separation;\n"
+                f"dashed: feature-space bound Gamma_i (Prop. 4.1, corrected)", fontsize=8)
+    fig.tight_layout()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "couellan2020_fig1.png", dpi=120)
+    plt.close(fig)
+    print(f"wrote {out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: {inside}")
+    return 0 if inside else 1
+
+
+REPRODUCTIONS = {"couellan2020-fig1": run}
