@@ -191,6 +191,46 @@ def run(quick: bool = False) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- runner cross-checks
+def _with_ipm(cls):
+    """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
+    from rsvm_conic.solvers.robust_ipm import solve_robust_ipm
+
+    return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: solve_robust_ipm(self, **opts)})
+
+
+def _instance(k, chance=False):
+    def build():
+        X, y, unc = _data(1500, 10, k, seed=3)
+        Xt, yt, _ = _data(500, 10, k, seed=4)
+        if chance:
+            from rsvm_conic.formulations.chance import ChanceConstrainedSVM
+
+            groups = (y > 0).astype(int)
+            S = np.stack([np.diag(np.full(10, 0.05)), np.diag(np.linspace(0.01, 0.1, 10))])
+            return _with_ipm(ChanceConstrainedSVM)(X, y, Sigma=S, groups=groups, C=1.0, epsilon=0.1), Xt, yt
+        return _with_ipm(RobustSVM)(X, y, unc, C=1.0), Xt, yt
+    return build
+
+
+def _instances():
+    from rsvm_conic.runner.compare import ProblemInstance
+
+    desc = "robust SVM (eq. 4), L = 1500, n = 10: structured IPM vs CVXPY + Clarabel/SCS"
+    return {
+        "robust-ipm-shared": ProblemInstance("robust-ipm-shared", desc + ", one shared ellipsoid", _instance(1),
+                                             backends=("clarabel", "ipm", "scs"), rtol=1e-4),
+        "robust-ipm-class": ProblemInstance("robust-ipm-class", desc + ", one ellipsoid per class", _instance(2),
+                                            backends=("clarabel", "ipm", "scs"), rtol=1e-4),
+        "robust-ipm-sample": ProblemInstance("robust-ipm-sample", desc + ", one ellipsoid per sample",
+                                             _instance("L"), backends=("clarabel", "ipm"), rtol=1e-6),
+        "chance-ipm-class": ProblemInstance("chance-ipm-class", "chance-constrained SVM (Chebyshev, eps = 0.1), "
+                                            "per-class covariances: IPM vs Clarabel", _instance(2, chance=True),
+                                            backends=("clarabel", "ipm"), rtol=1e-6),
+    }
+
+
+INSTANCES = _instances()
 BENCHMARKS = {"robust-ipm": run}
 
 if __name__ == "__main__":  # pragma: no cover
