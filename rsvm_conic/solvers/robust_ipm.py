@@ -20,16 +20,27 @@ matrix ``P + G'DG`` has the arrow structure
 * ``t_g`` couples only with ``u`` (``h_g = sum_{i in g} rho_i gamma_i^2 + (D_g)_00``): also
   eliminated in closed form, for grouped (k small) and per-sample (k = L) cones alike;
 
-leaving one (n + 1) x (n + 1) Schur complement
+leaving one (n + 1) x (n + 1) Schur complement.  Written naively,
 
     S = [I 0; 0 0] + [X 1]' diag(rho) [X 1] + sum_g [A_g (D_g)_11 A_g'  0; 0 0] - V' diag(1/h) V,
     V_g = -sum_{i in g} rho_i gamma_i y_i [x_i; 1] + [A_g (D_g)_10; 0],
 
-where ``A_g (D_g)_11 A_g' = beta_g^{-2} (A_g A_g' + 2 (A_g wbar_g1)(A_g wbar_g1)')``.  All the
-O(L n^2) work is three weighted Gram products done with BLAS ``syrk`` on row blocks
-(``X' diag(rho) X``, and for k = L ``M'M`` and ``V' diag(1/h) V``); nothing loops over
-samples in Python.  A Cholesky factorisation of S (n + 1) then gives each Newton solve in
-O(L n); the engine adds iterative refinement against the unreduced operators.
+it cancels catastrophically near the optimum ((D_g)_00 ~ wbar_0^2 grows like 1/mu; measured:
+KKT residuals of 1e-2 at gap 1e-8).  We assemble the algebraically equal, cancellation-free form
+
+    S = [I 0; 0 0] + sum_i rho_i c_i c_i'                      c_i = y_i [x_i; 1] - gamma_i m_g(i)
+        + sum_g beta_g^-2 [A_g (I - 2 w1 w1' / (2 w0^2 - 1)) A_g'  0; 0 0]
+        + sum_g (a_g d_g / (a_g + d_g)) (m_g + qhat_g)(m_g + qhat_g)'
+
+with ``a_g = sum_{i in g} rho_i gamma_i^2``, ``m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g``,
+``d_g = (D_g)_00 = (2 w0^2 - 1) / beta_g^2`` and ``qhat_g = [A_g (D_g)_10 / d_g; 0] = [-2 w0 A_g w1 /
+(2 w0^2 - 1); 0]`` (``w0, w1`` the parts of ``wbar_g``): a centred Gram matrix, the t-eliminated cone
+block and a series combination -- every term PSD.  (For per-sample cones ``c_i = 0``: the margin row
+and the cone of a sample combine into the last term.)  The right-hand side is combined the same way.
+All O(L n^2) work is weighted Gram products done with BLAS ``syrk`` on row blocks (one for grouped
+cones; for per-sample cones the two L x (n + 1) products of the last two terms); nothing loops over
+samples in Python.  A Cholesky factorisation of S then gives each Newton solve in O(L n), and the
+engine refines the corrector step against the unreduced operators once the gap is small.
 
 Statuses.  The model is always feasible (``w = 0``, ``xi = 1 + gamma t``, ``t`` large) and
 bounded below, and its dual (``alpha = 0``) too, so "infeasible" cannot occur for valid data.
