@@ -182,10 +182,12 @@ def nystroem_feature_bound(nys, X, uncertainty, variant: str = "corrected") -> n
     sigma2 = float(nys.sigma) ** 2
     A = dense_factors(unc)  # (k, n, n)
     Kr = nys.kernel_rows(X)  # k_ij (L, m)
-    V = X[:, None, :] - nys.landmarks_[None]  # x_i - xhat_j  (L, m, n)
-    Ag = A[unc.group_index]  # (L, n, n)
-    proj = np.einsum("lji,lmj->lmi", Ag, V)  # A' (x_i - xhat_j)
-    s = unc.gamma[:, None] * dual_norm_values(proj, unc.q, axis=2)  # sup |dx'v|   (L, m)
+    s = np.empty_like(Kr)  # sup over U_i of |dx'(x_i - xhat_j)|   (L, m), in chunks of samples
+    step = max(1, 2_000_000 // max(1, Kr.shape[1] * X.shape[1]))
+    for a in range(0, X.shape[0], step):
+        V = X[a:a + step, None, :] - nys.landmarks_[None]  # x_i - xhat_j
+        proj = np.einsum("lji,lmj->lmi", A[unc.group_index[a:a + step]], V)  # A' (x_i - xhat_j)
+        s[a:a + step] = unc.gamma[a:a + step, None] * dual_norm_values(proj, unc.q, axis=2)
     norm2 = np.array([_p_to_2_norm(a, unc.p) for a in A])[unc.group_index] * unc.gamma  # sup ||dx||_2
     tau = np.exp(-s / sigma2)  # exp(-2 gamma ||.|| / (2 sigma^2))
     rho = np.exp(-norm2**2 / (2.0 * sigma2))
