@@ -87,6 +87,10 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     assert fn(quick=True, out=tmp_path, progress=False) == 0
     assert len((tmp_path / "cells-quick.jsonl").read_text().splitlines()) == n_lines
     assert (tmp_path / "table1.md").read_text() == md
+    from problems.bhadra2010_table1 import partial_table
+
+    part = partial_table(tmp_path, quick=True)  # complete run: the partial table is the whole table
+    assert "PARTIAL: 2 of 2 datasets" in part and part.split("\n", 2)[2].startswith(md.split("\n", 2)[2][:200])
 
 
 def test_runner_instances_agree():

@@ -138,6 +138,11 @@ def test_psd_part_and_rank_one():
     rho = np.abs(rng.standard_normal(8))
     np.testing.assert_allclose(rank_one_approx(np.outer(rho, rho)), rho, rtol=1e-10)
     assert np.all(rank_one_approx(beta) >= 0)
+    # large n takes the Lanczos path: same principal pair as a full eigendecomposition
+    X = np.abs(rng.standard_normal((400, 3)))
+    big = (X @ X.T) ** 2
+    v, E = np.linalg.eigh(big)
+    np.testing.assert_allclose(rank_one_approx(big), np.sqrt(v[-1]) * np.abs(E[:, -1]), rtol=1e-6, atol=1e-9)
 
 
 # ---------------------------------------------------------------------------- Theorems 1 and 3

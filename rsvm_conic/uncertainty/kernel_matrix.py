@@ -225,8 +225,14 @@ def rank_one_approx(beta):
     Perron vector is nonnegative; its sign is fixed so and round-off negatives are set to 0.
     """
     beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
-    v, E = np.linalg.eigh(beta)
-    k = int(np.argmax(np.abs(v)))
+    if beta.shape[0] > 300:  # only the principal pair is needed: Lanczos instead of a full eigh
+        from scipy.sparse.linalg import eigsh
+
+        v, E = eigsh(beta, k=1, which="LM", tol=1e-12, v0=np.ones(beta.shape[0]))
+        k = 0
+    else:
+        v, E = np.linalg.eigh(beta)
+        k = int(np.argmax(np.abs(v)))
     e = E[:, k]
     if e.sum() < 0:
         e = -e
