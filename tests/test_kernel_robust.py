@@ -74,6 +74,17 @@ def test_qp_libsvm_matches_cvxpy(noisy):
         assert f.robust_term(lib["alpha"]) == pytest.approx(np.sqrt(nu @ np.outer(f.rho, f.rho) @ nu), rel=1e-10)
 
 
+def test_variants_from_uncertainty(noisy):
+    data, U = noisy
+    g = RSVMSOCP.from_uncertainty(U, data.y, "gaussian", 0.1, C=2.0)
+    fs = RSVMQP.from_uncertainty(U, data.y, "finite", 0.1, C=2.0)
+    assert g.kappa == pytest.approx(kappa(0.1, "gaussian")) and fs.kappa == pytest.approx(np.sqrt(2 * np.log(10)))
+    np.testing.assert_allclose(g.beta, U.beta("gaussian"))
+    np.testing.assert_allclose(fs.beta, U.beta("finite"))
+    with pytest.raises(ValueError, match="kappa"):
+        RSVMSOCP.from_uncertainty(U, data.y, "gaussian", 0.8)
+
+
 def test_theorem5_iid_noise_gives_diagonal_shift(noisy):
     data, U = noisy
     sigma, k = 0.7, 1.3
@@ -96,6 +107,7 @@ def test_socp_backends_agree(noisy):
     np.testing.assert_allclose(sols["clarabel"]["alpha"], sols["ipm"]["alpha"], atol=1e-4 * f.C)
     assert sols["ipm"].info["fw_gap"] <= 1e-6 * max(1.0, abs(sols["ipm"].objective))
     # DPP re-solve with new parameters
+    assert f.problem.is_dpp() and set(f.parameters) == {"C", "kappa"}
     f.set_params(C=1.0, kappa=0.5)
     assert rel(f.solve("clarabel").objective, f.solve("ipm").objective) <= 1e-6
 
