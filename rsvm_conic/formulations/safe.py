@@ -19,8 +19,17 @@ function theorem gives the exact hypergradient of the smoothed upper objective,
 (checked against finite differences in the tests), and projected gradient descent with Armijo
 backtracking on the box gives sigma.  Each iteration costs one Newton solve (O(L n^2 + n^3)), so it
 handles the data sizes of file 000's experiments; ``tau -> 0`` recovers the non-smooth problem
-(the reported objectives are the true hinge values).  The paper's qualitative claim -- the
-learned ellipsoid grows with the noise variance -- is checked in tests/test_safe_svm.py.
+(the reported objectives are the true hinge values).
+
+The paper's qualitative claim -- the learned ellipsoid grows with the noise variance -- is NOT
+reproduced with eq. (7) as printed: two Gaussian classes in R^2, training and validation inputs
+with added N(0, v I) noise, box [0.05, 3], 6 seeds: mean volume prod(sigma) = 0.51, 0.33, 0.12,
+0.018 for v = 0, 0.1, 0.3, 1 (it shrinks; with validation data kept clean it shrinks too).  A
+likely reason: the same ||diag(sigma) w|| is added to every active sample, so a fixed sigma
+regularises more when more samples are active (noisier data), and the validation hinge, which
+rewards large ||w||, then asks for a smaller sigma.  tests/test_safe_svm.py keeps the claim as a
+strict xfail.  Note also that sigma = 0 is a kink of ||diag(sigma) w|| (zero smoothed gradient),
+so sigma_min > 0 is advisable.
 """
 
 from __future__ import annotations
