@@ -489,16 +489,21 @@ def benchmark(quick: bool = False) -> int:
         t0 = time.process_time()
         f = RSVMQP(big.K_bar, big.y, beta, C=10.0, kappa=1.0)
         t_build = time.process_time() - t0
-        t0 = time.process_time()
-        sol = f.solve("libsvm")
-        t_solve = time.process_time() - t0
-        Km = f.modified_kernel()
-        t0 = time.process_time()
-        SVC(C=10.0, kernel="precomputed", tol=1e-7).fit(Km, big.y)
-        t_lib = time.process_time() - t0
-    print(f"RSVM_QP n={n}: solve {t_solve:.3f} s vs libsvm alone on the same kernel {t_lib:.3f} s "
-          f"(ratio {t_solve / t_lib:.2f}); building the formulation (validation + rank-one approximation) "
-          f"{t_build:.3f} s; objective {sol.objective:.6g}")
+        t_solve, t_lib = [], []
+        for k in (1.0, 1.5, 2.0):
+            f.set_params(kappa=k)
+            t0 = time.process_time()
+            sol = f.solve("libsvm")
+            t_solve.append(time.process_time() - t0)
+            Km = f.modified_kernel()
+            t0 = time.process_time()
+            SVC(C=10.0, kernel="precomputed", tol=1e-7).fit(Km, big.y)
+            t_lib.append(time.process_time() - t0)
+    print(f"RSVM_QP n={n}: route {t_solve[0]:.3f} s first solve (builds K_bar + kappa diag(rho)), "
+          f"{np.median(t_solve[1:]):.3f} s re-solves with a new kappa; libsvm alone on the same kernel "
+          f"{np.median(t_lib):.3f} s; ratios {t_solve[0] / np.median(t_lib):.2f} / "
+          f"{np.median(t_solve[1:]) / np.median(t_lib):.2f}; building the formulation (validation + rank-one "
+          f"approximation) {t_build:.3f} s; objective {sol.objective:.6g}")
     return 0
 
 

@@ -304,12 +304,18 @@ class _KernelRobust(Formulation):
         raise NotImplementedError
 
     def t_value(self, alpha) -> float:
+        """Left side of (15) at ``alpha`` (computed on the support of ``alpha``)."""
         a = np.asarray(alpha, dtype=float)
-        return float(a @ (self.Q @ a)) + self.kappa * self.robust_term(a)
+        sv = np.flatnonzero(a)
+        a_s = a[sv]
+        quad = float(a_s @ (self.Q[np.ix_(sv, sv)] @ a_s)) if sv.size < 0.5 * self.n else float(a @ (self.Q @ a))
+        return quad + self.kappa * self.robust_term(a)
 
     def objective(self, solution: Solution) -> float:
+        """``1/2 t - e'alpha`` in numpy (``t`` from the solution when present: same formula)."""
         a = solution["alpha"]
-        return 0.5 * self.t_value(a) - float(a.sum())
+        t = solution.values.get("t")
+        return 0.5 * (self.t_value(a) if t is None else t) - float(a.sum())
 
     def constraint_violation(self, alpha) -> float:
         a = np.asarray(alpha, dtype=float)
@@ -361,7 +367,15 @@ class RSVMQP(_KernelRobust):
         return float(self.rho @ (np.asarray(alpha) ** 2))
 
     def modified_kernel(self) -> np.ndarray:
-        return self.K_bar + self.kappa * np.diag(self.rho)
+        """``K_bar + kappa diag(rho)`` (cached; a new kappa only rewrites the diagonal)."""
+        if getattr(self, "_Kmod", None) is None:
+            self._Kmod = self.K_bar.copy()
+            self._Kmod_kappa = None
+        if self._Kmod_kappa != self.kappa:
+            idx = np.diag_indices(self.n)
+            self._Kmod[idx] = self.K_bar[idx] + self.kappa * self.rho
+            self._Kmod_kappa = self.kappa
+        return self._Kmod
 
     def _build(self):
         a, quad, cons = self._cvx_common()
