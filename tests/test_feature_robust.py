@@ -153,3 +153,15 @@ def test_estimator_bad_inputs():
     with pytest.raises(ValueError):
         FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), 1.0, pbar=np.inf,
                          rotations=(np.ones((3, 1)), np.ones((3, 1))))
+
+
+def test_estimator_uses_input_uncertainty_shape():
+    X, y = _data(60, 5)
+    n = X.shape[1]
+    small = RobustFeatureSVC("rff", 20, 6.0, radius=0.2, random_state=0).fit(X, y, Sigma=np.full(n, 0.25))
+    big = RobustFeatureSVC("rff", 20, 6.0, radius=0.2, random_state=0).fit(X, y, Sigma=np.full(n, 1.0))
+    assert np.allclose(big.Gamma_, 2 * small.Gamma_)  # Gamma is linear in the input scale (small angles, pbar=2)
+    groups = (y > 0).astype(int)
+    est = RobustFeatureSVC("nystroem", 20, 6.0, radius=0.2, random_state=0).fit(
+        X, y, Sigma=np.stack([np.full(n, 0.1), np.full(n, 1.0)]), groups=groups)
+    assert est.Gamma_[groups == 1].mean() > est.Gamma_[groups == 0].mean()
