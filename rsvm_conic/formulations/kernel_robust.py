@@ -454,7 +454,11 @@ class RSVMSOCP(_KernelRobust):
         """Structure-exploiting primal-dual IPM (:func:`ipm_kernel_robust`); certified by the
         IPM residuals and a Frank-Wolfe gap ``<= gap_tol * max(1, |F|)`` at the projected point."""
         t0 = time.perf_counter()
-        a, info = ipm_kernel_robust(self.Q, self.beta_hat, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter)
+        try:
+            a, info = ipm_kernel_robust(self.Q, self.beta_hat, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter)
+        except np.linalg.LinAlgError as exc:  # Newton matrix not PD (F not convex): not certified
+            a = np.zeros(self.n)
+            info = {"iterations": 0, "converged": False, "error": f"LinAlgError: {exc}"}
         x = project_box_hyperplane(a, self.y, self.C)
         Fx, gx = self._fg(x)
         gap = float(gx @ x) - fw_gap_lmo(gx, self.y, self.C)
