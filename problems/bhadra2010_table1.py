@@ -74,7 +74,7 @@ PAPER_TABLE1 = {
 
 FULL = dict(n_datasets=20, n_folds=5, n_per_class=100, n_samples=100, C_grid=C_GRID, eps_grid=EPS_GRID,
             fig_samples=500, fig_datasets=5)
-QUICK = dict(n_datasets=2, n_folds=5, n_per_class=40, n_samples=40, C_grid=(1.0, 10.0), eps_grid=(0.1, 0.5),
+QUICK = dict(n_datasets=2, n_folds=5, n_per_class=30, n_samples=40, C_grid=(1.0, 10.0), eps_grid=(0.1, 0.5),
              fig_samples=200, fig_datasets=1)
 
 
