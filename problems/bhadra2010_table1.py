@@ -1,6 +1,6 @@
 """Bhadra et al. 2010 (file 001), Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
 
-``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR]``
+``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (the CLI default is one process)
 
 Protocol (Sec. 5.1.1): for each noise law (uniform, Gaussian, centred Beta(0.5, 0.5)),
 20 datasets of 2 x 100 points, 100 noisy kernels each, 5-fold stratified CV, grid
