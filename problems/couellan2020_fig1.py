@@ -45,6 +45,7 @@ def find_separating_draw(X, y, sigma=0.3, max_seed=500, min_margin=0.15):
 
 
 def run(quick=False, out=Path("results"), noise=0.15, sigma=0.3):
+    """Figure 1 of file 000: four noisy XOR points mapped onto the circle by RFF with D = 2 (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
