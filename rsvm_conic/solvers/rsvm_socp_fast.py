@@ -23,6 +23,14 @@ from the neighbouring grid point, and certified against (16') itself:
   with the exact Hessian ``Q + kappa [diag(u)/s + 2 D_a beta_hat D_a / s - 2 (a*u)(a*u)'/s^3]``,
   then an Armijo search along the projection arc ``P_S(alpha + t d)`` (exact projection onto S);
   if no Newton step decreases F a projected-gradient step is taken.
+* Warm starts.  Along a grid the previous point's alpha is the start; after a change of C (and
+  for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
+  previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
+  6 x 10 grid at n = 160, median 2 iterations per point, at most 7 (without it a C jump took 34).
+* Why this route (``problems/bench_robust_ipm.py``, Part 2, same run): the CVXPY DPP loop takes
+  ~20-33 ms per point, the exact cone IPM below ~150-390 ms (dense (2n+1) KKT, ~20 iterations, no
+  useful warm start), the projected Newton route ~1-3 ms per warm point (one Cholesky of the free
+  block per iteration) and 10-20 ms cold.
 * Fallback.  If the certificate is not reached in ``max_iter`` iterations (or lambda < 0), the
   exact conic form (16') is solved with the NT interior-point engine of
   :mod:`rsvm_conic.solvers.cone_ipm` (a dense (2n+1) KKT built from the cone structure: n
@@ -230,6 +238,24 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
 
 
 # ------------------------------------------------------------------------------------ projected Newton
+class _Beta:
+    """``beta_hat`` as an operator: through its factor ``B`` (r x n) when r is small, else dense."""
+
+    def __init__(self, beta_hat, B):
+        self.M, self.B = beta_hat, B
+        self.low = B.shape[0] * 3 < B.shape[1]
+        self.diag = np.diag(beta_hat).copy()
+        self.absrow = float(np.abs(beta_hat).sum(axis=1).max())
+
+    def __matmul__(self, v):
+        return self.B.T @ (self.B @ v) if self.low else self.M @ v
+
+    def sub(self, i, j):
+        if self.low:
+            return self.B[:, i].T @ self.B[:, j]
+        return self.M[np.ix_(i, j)]
+
+
 def _objective_parts(alpha, Q, beta_hat, kappa):
     Qa = Q @ alpha
     nu = alpha * alpha
@@ -263,7 +289,7 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
         af, uf = a[idx], u[idx]
         au = af * uf
         H += kappa * (np.diag(np.maximum(uf, 0.0) / s)
-                      + (2.0 / s) * (af[:, None] * beta_hat[idx][:, idx] * af[None, :])
+                      + (2.0 / s) * (af[:, None] * beta_hat.sub(idx, idx) * af[None, :])
                       - (2.0 / s ** 3) * np.outer(au, au))
     H[np.diag_indices(m)] += 1e-10 * (1.0 + float(np.max(np.abs(np.diag(H)))))
     yf = y[idx]
@@ -271,7 +297,7 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
     if nb.size:
         Hfb = Q[np.ix_(idx, nb)]
         if robust:
-            Hfb = Hfb + kappa * ((2.0 / s) * (a[idx, None] * beta_hat[np.ix_(idx, nb)] * a[None, nb])
+            Hfb = Hfb + kappa * ((2.0 / s) * (a[idx, None] * beta_hat.sub(idx, nb) * a[None, nb])
                                  - (2.0 / s ** 3) * np.outer(a[idx] * u[idx], a[nb] * u[nb]))
         rhs = rhs - Hfb @ d[nb]
     try:
@@ -345,10 +371,14 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     certified = False
     n_newton = n_pg = 0
     trace = []
+    parts = None  # objective pieces of the current point when the line search already computed them
+    c = None
     for it in range(max_iter + 1):
         if abs(float(y @ a)) > 1e-13 * C * n:  # keep iterates exactly feasible (ray steps can drift)
             a = project_S(a, y, C)
-        F, Qa, u, s = _objective_parts(a, Q, beta_hat, kappa)
+            parts = None
+        F, Qa, u, s = parts if parts is not None else _objective_parts(a, Q, beta_hat, kappa)
+        parts = None
         g = _grad(a, Qa, u, s, kappa)
         gap = fw_gap(g, a, y, C)
         lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0
@@ -362,8 +392,9 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         # Newton step with the bound coordinates moved onto their bounds.
         Hd = np.diag(Q).copy()
         if kappa > 0 and s > 0:
-            Hd += kappa * (np.maximum(u, 0.0) / s + 2.0 * a * a * np.diag(beta_hat) / s)
-        c = 1.0 / max(float(np.median(Hd)), 1e-12)
+            Hd += kappa * (np.maximum(u, 0.0) / s + 2.0 * a * a * beta_hat.diag / s)
+        if c is None:  # step scale for the working-set test: 1 / typical curvature (fixed per call)
+            c = 1.0 / max(float(np.partition(Hd, n // 2)[n // 2]), 1e-12)
         p = project_S(a - c * g, y, C)
         bound = (p <= 0.0) | (p >= C)
         target = p.copy()
@@ -385,12 +416,14 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
             t_max = float(np.min(lim))
             if t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
                 a_new = np.clip(a + d, 0.0, C)
-                F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
+                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                F_new = parts_new[0]
                 accepted = F_new <= F + 1e-4 * float(g @ d) + slack
             # (i) the projection arc P_S(alpha + t d) for t = 1, 1/2, 1/4 (lets many bounds change at once)
             for _ in range(3 if not accepted else 0):
                 a_new = project_S(a + t * d, y, C)
-                F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
+                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                F_new = parts_new[0]
                 if F_new <= F + 1e-4 * float(g @ (a_new - a)) + slack:
                     accepted = True
                     break
@@ -401,7 +434,8 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
                 gd = float(g @ d)
                 for _ in range(40):
                     a_new = np.clip(a + t * d, 0.0, C)
-                    F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
+                    parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                    F_new = parts_new[0]
                     if F_new <= F + 1e-4 * t * gd + slack:
                         accepted = True
                         break
@@ -410,11 +444,12 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         if accepted:
             n_newton += 1
         else:  # projected gradient with backtracking
-            Lk = float(np.abs(Q).sum(axis=1).max()) + (kappa * float(np.abs(beta_hat).sum(axis=1).max()) * C
+            Lk = float(np.abs(Q).sum(axis=1).max()) + (kappa * beta_hat.absrow * C
                                                       if kappa > 0 else 0.0) + 1e-12
             for _ in range(50):
                 a_new = project_S(a - g / Lk, y, C)
-                F_new = _objective_parts(a_new, Q, beta_hat, kappa)[0]
+                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                F_new = parts_new[0]
                 dd = a_new - a
                 if F_new <= F + float(g @ dd) + 0.5 * Lk * float(dd @ dd):
                     break
@@ -422,7 +457,7 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
             n_pg += 1
         if np.array_equal(a_new, a):
             break
-        a = a_new
+        a, parts = a_new, parts_new
     info = {"fw_gap": gap, "lambda_min": lam_min, "newton_steps": n_newton, "pg_steps": n_pg, "trace": trace}
     if certified:
         return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, time.perf_counter() - t0, info)
@@ -452,7 +487,7 @@ def _prepare(K_bar, beta, y, factor):
     K_bar = 0.5 * (K_bar + K_bar.T)
     beta_hat, B = prepare_beta(beta, n, factor)
     Q = y[:, None] * K_bar * y[None, :]
-    return Q, y, beta_hat, B
+    return Q, y, _Beta(beta_hat, B), B
 
 
 def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_iter=60, fallback=True):
