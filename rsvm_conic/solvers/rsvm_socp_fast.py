@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
@@ -250,6 +251,12 @@ class _Beta:
     def __matmul__(self, v):
         return self.B.T @ (self.B @ v) if self.low else self.M @ v
 
+    def rows(self, i, v):
+        """``beta_hat[i, :] @ v``."""
+        if self.low:
+            return self.B[:, i].T @ (self.B @ v)
+        return self.M[i] @ v
+
     def sub(self, i, j):
         if self.low:
             return self.B[:, i].T @ self.B[:, j]
@@ -279,37 +286,38 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
     d = np.zeros(n)
     d[bound] = target[bound] - a[bound]
     idx = np.flatnonzero(~bound)
-    nb = np.flatnonzero(bound)
     m = idx.size
     if not m:
         return d, 0
     robust = kappa > 0 and s > 0
-    H = Q[idx][:, idx]
+    H = Q[np.ix_(idx, idx)]
+    af = a[idx]
     if robust:
-        af, uf = a[idx], u[idx]
+        uf = u[idx]
         au = af * uf
-        H += kappa * (np.diag(np.maximum(uf, 0.0) / s)
-                      + (2.0 / s) * (af[:, None] * beta_hat.sub(idx, idx) * af[None, :])
+        H += kappa * ((2.0 / s) * (af[:, None] * beta_hat.sub(idx, idx) * af[None, :])
                       - (2.0 / s ** 3) * np.outer(au, au))
+        H[np.diag_indices(m)] += kappa * np.maximum(uf, 0.0) / s
     H[np.diag_indices(m)] += 1e-10 * (1.0 + float(np.max(np.abs(np.diag(H)))))
     yf = y[idx]
-    rhs = -g[idx]
-    if nb.size:
-        Hfb = Q[np.ix_(idx, nb)]
+    rhs = np.empty((m, 2))
+    rhs[:, 0] = -g[idx]
+    rhs[:, 1] = yf
+    if m < n:  # the bound moves enter through the Hessian's (free, bound) block: H[F, :] @ d (d_F = 0)
+        hd = Q[idx] @ d
         if robust:
-            Hfb = Hfb + kappa * ((2.0 / s) * (a[idx, None] * beta_hat.sub(idx, nb) * a[None, nb])
-                                 - (2.0 / s ** 3) * np.outer(a[idx] * u[idx], a[nb] * u[nb]))
-        rhs = rhs - Hfb @ d[nb]
-    try:
-        cho = sla.cho_factor(H, lower=False, check_finite=False)
-        v1 = sla.cho_solve(cho, rhs, check_finite=False)
-        v2 = sla.cho_solve(cho, yf, check_finite=False)
-        mu = (float(yf @ v1) + float(y[nb] @ d[nb]) + float(y @ a)) / float(yf @ v2)
-        d[idx] = v1 - mu * v2
-        # enforce y'(alpha + d) = 0 exactly (H_FF can be nearly singular, e.g. a low-rank kernel, kappa = 0)
-        d[idx] -= yf * (float(y @ (a + d)) / m)
-    except np.linalg.LinAlgError:
-        d[idx] = 0.0
+            hd += kappa * ((2.0 / s) * af * beta_hat.rows(idx, a * d)
+                           - (2.0 / s ** 3) * au * float((a * u) @ d))
+        rhs[:, 0] -= hd
+    c, info = dpotrf(H, lower=0, clean=0, overwrite_a=1)
+    if info != 0:
+        return d, m  # not positive definite: no Newton step on the free set (caller falls back)
+    v, info = dpotrs(c, rhs, lower=0)
+    v1, v2 = v[:, 0], v[:, 1]
+    mu = (float(yf @ v1) + float(y @ d) + float(y @ a)) / float(yf @ v2)
+    d[idx] = v1 - mu * v2
+    # enforce y'(alpha + d) = 0 exactly (H_FF can be nearly singular, e.g. a low-rank kernel, kappa = 0)
+    d[idx] -= yf * (float(y @ (a + d)) / m)
     return d, m
 
 
