@@ -5,8 +5,9 @@ Uncertainty is data, not a hyper-parameter, so it goes to ``fit``::
     RobustSVC(C=1.0, radius=0.5, norm=2).fit(X, y, Sigma=Sigma, groups=groups)
 
 ``solver`` picks the backend: ``"clarabel"``, ``"scs"``, ``"auto"`` (Clarabel,
-falling back visibly to SCS), ``"sgd"`` / ``"prox"`` (stochastic, for large L) and,
-for the nominal model, ``"libsvm"``.  A backend that does not certify optimality
+falling back visibly to SCS), ``"sgd"`` / ``"prox"`` (stochastic, for large L),
+``"ipm"`` (structure-exploiting interior point, p = 2) and, for the nominal model,
+``"libsvm"`` (certified by its duality gap, else re-solved with Clarabel).  A backend that does not certify optimality
 raises :class:`~rsvm_conic.solvers.conic.SolverError`; a stochastic run that hits
 ``max_epochs`` before its stopping rule warns (ConvergenceWarning).
 """
@@ -90,7 +91,12 @@ class NominalSVC(_LinearSVCBase):
 
 
 class RobustSVC(_LinearSVCBase):
-    """Worst-case robust linear SVM (file 000, eq. 4) over ``||Sigma^{-1/2} dx||_norm <= radius``."""
+    """Worst-case robust linear SVM (file 000, eq. 4) over ``||Sigma^{-1/2} dx||_norm <= radius``.
+
+    ``solver="ipm"`` (norm 2 only) is the structure-exploiting interior-point method of
+    :mod:`rsvm_conic.solvers.robust_ipm`."""
+
+    _solvers = CONIC + STOCHASTIC + ("ipm",)
 
     def __init__(self, C=1.0, radius=1.0, norm=2, solver="clarabel", solver_options=None):
         self.C = C
@@ -109,6 +115,8 @@ class RobustSVC(_LinearSVCBase):
 class ChanceConstrainedSVC(_LinearSVCBase):
     """Chance-constrained linear SVM: each margin constraint holds with probability >= 1 - epsilon
     under noise of covariance ``Sigma`` (Chebyshev: any law; Gaussian: normal noise)."""
+
+    _solvers = CONIC + STOCHASTIC + ("ipm",)
 
     def __init__(self, C=1.0, epsilon=0.1, distribution="chebyshev", solver="clarabel", solver_options=None):
         self.C = C

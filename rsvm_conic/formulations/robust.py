@@ -68,6 +68,13 @@ class RobustSVM(LinearSVMFormulation):
         self.set_params(**{self.gamma_param: float(radius0)})
 
 
+    def _solve_ipm(self, **options):
+        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`)."""
+        from ..solvers.robust_ipm import solve_robust_ipm
+
+        return solve_robust_ipm(self, **options)
+
+
 def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:
     """Build the worst-case robust SVM (eq. 4); ``y`` in {-1, +1}."""
     return RobustSVM(X, y, uncertainty, C, radius)

@@ -1,6 +1,9 @@
 """Uncertainty sets, chance-constraint factors and feature-space bounds."""
 
 from .chance import epsilon_from_kappa, kappa
+from .feature_bounds import (adversarial_search, angle_probability, min_sigma_for_angle, nystroem_feature_bound,
+                             prop51_sigma, rff_feature_bound)
 from .sets import ResolvedUncertainty, UncertaintySet, psd_sqrt
 
-__all__ = ["ResolvedUncertainty", "UncertaintySet", "epsilon_from_kappa", "kappa", "psd_sqrt"]
+__all__ = ["ResolvedUncertainty", "UncertaintySet", "adversarial_search", "angle_probability", "epsilon_from_kappa",
+           "kappa", "min_sigma_for_angle", "nystroem_feature_bound", "prop51_sigma", "psd_sqrt", "rff_feature_bound"]
