@@ -1,0 +1,106 @@
+"""2-D figures for teaching: decision boundaries, decision regions, uncertainty ellipsoids.
+
+Small helpers used by the notebooks (``notebooks/``).  matplotlib is imported
+lazily, so importing this module costs nothing; pass your own ``ax``.
+
+* :func:`ellipse_points` -- the boundary of ``{c + radius * A u : ||u||_2 <= 1}``, ``A A^T = Sigma``,
+* :func:`plot_uncertainty_ellipses` -- one such ellipse around every sample,
+* :func:`plot_decision_boundary` -- level sets ``f = -1, 0, +1`` of a binary decision function,
+* :func:`plot_decision_regions` -- coloured regions of a (multi-class) predictor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .uncertainty.sets import psd_sqrt
+
+
+def _check_2d(X, name="X"):
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (n_samples, 2) for a 2-D plot; got {X.shape}.")
+    return X
+
+
+def ellipse_points(center, Sigma, radius=1.0, n_points=100) -> np.ndarray:
+    """Points on the boundary of ``{center + radius * A u : ||u||_2 <= 1}`` with ``A A^T = Sigma``.
+
+    ``Sigma`` is a 2x2 positive semi-definite matrix; returns an array (n_points, 2).
+    """
+    center = np.asarray(center, dtype=float).reshape(2)
+    Sigma = np.asarray(Sigma, dtype=float)
+    if Sigma.shape != (2, 2):
+        raise ValueError(f"Sigma must be a 2x2 matrix; got shape {Sigma.shape}.")
+    if radius < 0:
+        raise ValueError(f"radius must be >= 0; got {radius}.")
+    A = psd_sqrt(Sigma)
+    t = np.linspace(0.0, 2.0 * np.pi, int(n_points))
+    return center + radius * np.column_stack([np.cos(t), np.sin(t)]) @ A.T
+
+
+def plot_uncertainty_ellipses(ax, X, Sigma, groups=None, radius=1.0, colors=None, **line_kw):
+    """Draw the uncertainty ellipse of every sample.
+
+    ``Sigma`` is (2, 2) (shared), (k, 2, 2) with ``groups`` (one per group) or (L, 2, 2)
+    (one per sample, ``groups=None``).  ``colors`` is one colour per sample (or None).
+    """
+    X = _check_2d(X)
+    Sigma = np.asarray(Sigma, dtype=float)
+    if Sigma.shape == (2, 2):
+        S = np.broadcast_to(Sigma, (len(X), 2, 2))
+    elif Sigma.ndim == 3 and groups is not None:
+        S = Sigma[np.asarray(groups, dtype=int)]
+    elif Sigma.ndim == 3 and Sigma.shape[0] == len(X):
+        S = Sigma
+    else:
+        raise ValueError("Sigma must be (2, 2), (k, 2, 2) with groups, or (n_samples, 2, 2); "
+                         f"got {Sigma.shape} with groups={'given' if groups is not None else 'None'}.")
+    line_kw = {"lw": 0.6, "alpha": 0.6, **line_kw}
+    for i, (x, s) in enumerate(zip(X, S)):
+        P = ellipse_points(x, s, radius)
+        ax.plot(P[:, 0], P[:, 1], color=None if colors is None else colors[i], **line_kw)
+    return ax
+
+
+def _grid(X, grid, margin):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    pad = margin * (hi - lo + 1e-12)
+    xx, yy = np.meshgrid(np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid),
+                         np.linspace(lo[1] - pad[1], hi[1] + pad[1], grid))
+    return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
+
+
+def plot_decision_boundary(ax, decision_function, X, y=None, grid=200, margin=0.1, levels=(-1.0, 0.0, 1.0),
+                           color="k", label=None, scatter=True):
+    """Contour the level sets of a binary decision function ``f: (m, 2) -> (m,)`` over the data's box.
+
+    The 0 level is solid, the margins dashed.  If ``y`` is given and ``scatter`` is true, the samples
+    are drawn coloured by label.  Returns the contour set.
+    """
+    X = _check_2d(X)
+    xx, yy, P = _grid(X, grid, margin)
+    Z = np.asarray(decision_function(P), dtype=float).reshape(xx.shape)
+    styles = ["--" if lv != 0 else "-" for lv in levels]
+    cs = ax.contour(xx, yy, Z, levels=sorted(levels), colors=color,
+                    linestyles=[s for _, s in sorted(zip(levels, styles))], linewidths=1.2)
+    if label is not None:
+        ax.plot([], [], color=color, label=label)
+    if scatter and y is not None:
+        ax.scatter(X[:, 0], X[:, 1], c=np.asarray(y), cmap="coolwarm", s=12, edgecolors="k", linewidths=0.3)
+    return cs
+
+
+def plot_decision_regions(ax, predict, X, y=None, grid=200, margin=0.1, cmap="Pastel1", scatter_cmap="Set1"):
+    """Colour the plane by the labels ``predict: (m, 2) -> (m,)`` returns (any number of classes)."""
+    X = _check_2d(X)
+    xx, yy, P = _grid(X, grid, margin)
+    labels = np.asarray(predict(P))
+    classes, codes = np.unique(labels if y is None else np.concatenate([np.asarray(y), labels]),
+                               return_inverse=True)
+    Z = codes[-len(P):].reshape(xx.shape)
+    ax.contourf(xx, yy, Z, levels=np.arange(len(classes) + 1) - 0.5, cmap=cmap, alpha=0.8)
+    if y is not None:
+        ax.scatter(X[:, 0], X[:, 1], c=codes[:len(X)], cmap=scatter_cmap, s=12, edgecolors="k", linewidths=0.3,
+                   vmin=0, vmax=max(len(classes) - 1, 1))
+    return ax
