@@ -6,10 +6,16 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from rsvm_conic.estimators import (ChanceConstrainedSVC, NominalSVC, PkSVC, RobustFeatureSVC, RobustSVC,
+                                   SafeSVC)
 
 ESTIMATORS = [NominalSVC(), NominalSVC(solver="clarabel"), RobustSVC(), RobustSVC(norm=np.inf, solver="scs"),
-              ChanceConstrainedSVC()]
+              RobustSVC(solver="ipm"), ChanceConstrainedSVC(), RobustFeatureSVC(n_components=20, random_state=0),
+              SafeSVC(max_iter=20, random_state=0), PkSVC()]
+
+# scikit-learn sets n_components = 1 in these checks; random Fourier features come in cos/sin
+# pairs, so D must be even and >= 2 -- the estimator rejects D = 1 with a ValueError, as it should.
+_RFF_PAIRS = "sklearn sets n_components=1; RFF needs an even number of components (cos/sin pairs)"
 
 
 def expected_failed_checks(estimator):
@@ -20,6 +26,10 @@ def expected_failed_checks(estimator):
             # model is deliberately conservative and its training accuracy falls below the check's 0.83.
             "check_classifiers_train": "conservative by design at default epsilon with unit noise covariance",
         }
+    if isinstance(estimator, RobustFeatureSVC):
+        return {name: _RFF_PAIRS for name in (
+            "check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance", "check_fit2d_1feature", "check_fit2d_predict1d")}
     return {}
 
 

@@ -22,8 +22,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, check_X
-from ..formulations._linear import validate_xy
+from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
+from ._base import BinaryClassifierTags
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
@@ -33,7 +33,7 @@ FEATURE_MAPS = ("rff", "nystroem")
 SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
 
 
-class RobustFeatureSVC(ClassifierMixin, BaseEstimator):
+class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Robust SVM (10) on RFF / Nystroem features; see module docstring."""
 
     def __init__(self, feature_map="rff", n_components=100, sigma=1.0, radius=0.1, norm=2, feature_norm=2,
@@ -64,7 +64,7 @@ class RobustFeatureSVC(ClassifierMixin, BaseEstimator):
         pbar = check_norm(self.feature_norm)
         if self.feature_map == "nystroem" and pbar != 2.0:
             raise ValueError("the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or feature_map='rff'.")
-        X, y_pm, classes = validate_xy(X, y)
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         unc = UncertaintySet(Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius,
                              sample_scale=sample_radius).resolve(*X.shape)
         fmap = self._make_map().fit(X)
@@ -86,31 +86,33 @@ class RobustFeatureSVC(ClassifierMixin, BaseEstimator):
         self.feature_map_ = fmap
         self.Gamma_ = Gamma
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
         self.solver_stats_ = {"backend": sol.backend, "status": sol.status, "time": sol.time}
         return self
 
-    def transform(self, X):
+    def features(self, X):
+        """The explicit feature map phi(X) the classifier is linear in (named so that scikit-learn
+        does not mistake the classifier for a transformer)."""
         check_is_fitted(self, "coef_")
-        return self.feature_map_.transform(check_X(X, n_features=self.n_features_in_))
+        return self.feature_map_.transform(validate_estimator_input(self, X, reset=False))
 
     def decision_function(self, X):
         """``<zeta, phi(x)> + b``; positive means ``classes_[1]``."""
-        return self.transform(X) @ self.coef_.ravel() + self.intercept_[0]
+        return self.features(X) @ self.coef_.ravel() + self.intercept_[0]
 
     def input_gradient(self, X):
         """Gradient of the decision function w.r.t. the input, one row per sample (for attacks)."""
         check_is_fitted(self, "coef_")
-        return self.feature_map_.input_gradient(check_X(X, n_features=self.n_features_in_), self.coef_.ravel())
+        return self.feature_map_.input_gradient(validate_estimator_input(self, X, reset=False), self.coef_.ravel())
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)  # checks fitted first
+        return self.classes_[(scores >= 0).astype(int)]
 
 
-class SafeSVC(ClassifierMixin, BaseEstimator):
+class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Safe SVM (file 000, eq. 7): learn the ellipsoid semi-axes sigma in [sigma_min, sigma_max] on a
     validation split by hypergradient descent (:class:`~rsvm_conic.formulations.safe.SafeSVM`), then
     refit the exact robust SVM (eq. 4, Sigma = diag(sigma)^2, Clarabel) on all the data.
@@ -137,23 +139,24 @@ class SafeSVC(ClassifierMixin, BaseEstimator):
         check_positive(self.C, "C")
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction}.")
-        X, y_pm, classes = validate_xy(X, y)
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         Xa, Xv, ya, yv = train_test_split(X, y_pm, test_size=self.validation_fraction, stratify=y_pm,
                                           random_state=self.random_state)
         bil = SafeSVM(Xa, ya, Xv, yv, C=self.C, sigma_min=self.sigma_min, sigma_max=self.sigma_max, tau=self.tau)
         res = bil.solve(max_iter=self.max_iter)
         sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C).solve("auto")
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self.sigma_ = res.sigma
         self.bilevel_ = res
+        self.n_iter_ = res.iterations
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         return self
 
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
-        return check_X(X, n_features=self.n_features_in_) @ self.coef_.ravel() + self.intercept_[0]
+        return validate_estimator_input(self, X, reset=False) @ self.coef_.ravel() + self.intercept_[0]
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)  # checks fitted first
+        return self.classes_[(scores >= 0).astype(int)]

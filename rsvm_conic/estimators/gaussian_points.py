@@ -16,14 +16,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_positive, check_X
-from ..formulations._linear import validate_xy
+from .._validation import check_choice, check_positive, validate_estimator_input
+from ._base import BinaryClassifierTags
 from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
 
 METHODS = ("exact", "random_features")
 
 
-class PkSVC(ClassifierMixin, BaseEstimator):
+class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Probabilistic kernel SVM on Gaussian points; see module docstring."""
 
     def __init__(self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-3, random_state=None):
@@ -38,10 +38,9 @@ class PkSVC(ClassifierMixin, BaseEstimator):
         check_choice(self.method, "method", METHODS)
         C = check_positive(self.C, "C")
         sigma = check_positive(self.sigma, "sigma")
-        X, y_pm, classes = validate_xy(X, y)
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         S, _ = as_covariances(Sigma, *X.shape)
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self.X_fit_, self.Sigma_fit_ = X, S
         if self.method == "exact":
             K = expected_rbf_kernel(X, S, sigma=sigma)
@@ -54,7 +53,7 @@ class PkSVC(ClassifierMixin, BaseEstimator):
     def decision_function(self, X, Sigma=None):
         """Score of Gaussian points (X, Sigma); positive means ``classes_[1]``."""
         check_is_fitted(self, "svc_")
-        X = check_X(X, n_features=self.n_features_in_)
+        X = validate_estimator_input(self, X, reset=False)
         S, _ = as_covariances(Sigma, *X.shape)
         if self.method == "exact":
             K = expected_rbf_kernel(X, S, self.X_fit_, self.Sigma_fit_, sigma=self.sigma)
@@ -62,7 +61,8 @@ class PkSVC(ClassifierMixin, BaseEstimator):
         return self.svc_.decision_function(self.features_.transform(X, S))
 
     def predict(self, X, Sigma=None):
-        return self.classes_[(self.decision_function(X, Sigma) >= 0).astype(int)]
+        scores = self.decision_function(X, Sigma)  # checks fitted first
+        return self.classes_[(scores >= 0).astype(int)]
 
     def score(self, X, y, Sigma=None, sample_weight=None):
         from sklearn.metrics import accuracy_score

@@ -27,18 +27,14 @@ from ..formulations.nominal import NominalSVM
 from ..formulations.robust import RobustSVM
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
+from ._base import BinaryClassifierTags
 
 CONIC = ("clarabel", "scs", "auto")
 STOCHASTIC = ("sgd", "prox")
 
 
-class _LinearSVCBase(ClassifierMixin, BaseEstimator):
+class _LinearSVCBase(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     _solvers = CONIC + STOCHASTIC
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # the models of file 000 are binary
-        return tags
 
     def _build(self, X, y, Sigma, groups, sample_radius):  # pragma: no cover - abstract
         raise NotImplementedError
