@@ -14,6 +14,7 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from ..solvers.conic import SolverWarning
@@ -35,18 +36,24 @@ class NominalSVM(LinearSVMFormulation):
         self.parameters = {"C": C_par}
         self.variables = {"w": w, "b": b}
 
-    def _solve_libsvm(self, tol: float = 1e-8, max_iter: int = -1, gap_tol: float = 1e-6) -> Solution:
+    def _solve_libsvm(self, tol: float = 1e-8, max_iter: int | None = None, gap_tol: float = 1e-6) -> Solution:
         """libsvm through ``sklearn.svm.SVC(kernel="linear")``, verified by its duality gap.
 
         libsvm's own stopping rule bounds a KKT violation, not the objective error, so the
         result is certified here: the intercept is re-optimised exactly for libsvm's w
         (a 1-D convex problem), and the relative duality gap ``(P - D) / max(1, |P|)``
         with ``D = sum(alpha) - 1/2 ||w||^2`` must be <= ``gap_tol``; otherwise the
-        problem is re-solved with Clarabel and a warning says so.
+        problem is re-solved with Clarabel and a warning says so.  libsvm's iterations are
+        capped (default ``max(10^6, 100 L)``) so that a badly conditioned problem (huge C,
+        overlapping classes) cannot hang: the gap check then hands it to Clarabel.
         """
         t0 = time.perf_counter()
+        if max_iter is None:
+            max_iter = max(1_000_000, 100 * self.X.shape[0])
         svc = SVC(kernel="linear", C=self.C, tol=tol, max_iter=max_iter)
-        svc.fit(self.X, self.y)  # classes_ = [-1, 1], so the decision function is w.x + b
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # judged by the duality gap below
+            svc.fit(self.X, self.y)  # classes_ = [-1, 1], so the decision function is w.x + b
         alpha = np.abs(svc.dual_coef_.ravel())
         w = svc.coef_.ravel().copy()
         b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]))
