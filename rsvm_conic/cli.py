@@ -7,6 +7,14 @@ import sys
 from pathlib import Path
 
 
+def _summary(entry) -> str:
+    """One line describing a registry entry: its description, docstring, or its module's docstring."""
+    doc = getattr(entry, "description", None) or (entry.__doc__ or "").strip()
+    if not doc:
+        doc = (sys.modules.get(getattr(entry, "__module__", ""), None).__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
 def _cmd_list(args) -> int:
     import problems
 
@@ -16,9 +24,7 @@ def _cmd_list(args) -> int:
         print(f"{title}:")
         for name in sorted(reg):
             entry = reg[name]
-            doc = getattr(entry, "description", None) or (entry.__doc__ or "").strip().splitlines()[0:1]
-            doc = doc if isinstance(doc, str) else (doc[0] if doc else "")
-            print(f"  {name:<32} {doc}")
+            print(f"  {name:<32} {_summary(entry)}")
     return 0
 
 
