@@ -1,0 +1,94 @@
+"""Fuzzing every other public estimator with hypothesis: each input fits (and then predicts finite
+scores and known labels) or raises ValueError with a message -- never a solver crash or a hang."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from rsvm_conic.estimators import PkSVC, RobustFeatureSVC, SafeSVC
+
+FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                phases=[Phase.explicit, Phase.reuse, Phase.generate])
+OUTCOMES: dict = {}
+
+
+@st.composite
+def inputs(draw, max_classes=2):
+    L = draw(st.integers(1, 24))
+    n = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    X = rng.standard_normal((L, n)) * draw(st.sampled_from([1e-4, 1.0, 1.0, 1e3]))
+    y = rng.integers(0, max_classes, L)
+    y[: min(L, max_classes)] = np.arange(min(L, max_classes))
+    kind = draw(st.sampled_from(["ok"] * 5 + ["nan", "inf", "constant", "duplicates", "one_class", "many_class",
+                                             "empty", "bad_len"]))
+    if kind == "nan":
+        X[0, 0] = np.nan
+    elif kind == "inf":
+        X[-1, -1] = np.inf
+    elif kind == "constant":
+        X[:, :] = 2.0
+    elif kind == "duplicates":
+        X = np.repeat(X[:1], L, axis=0)
+    elif kind == "one_class":
+        y[:] = 0
+    elif kind == "many_class":
+        y = np.arange(L) % (max_classes + 2)
+    elif kind == "empty":
+        X, y = X[:0], y[:0]
+    elif kind == "bad_len":
+        y = np.append(y, 0)
+    return X, y
+
+
+def _run(name, est, X, y, **fit_kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            est.fit(X, y, **fit_kw)
+        except ValueError as exc:
+            assert str(exc)
+            OUTCOMES[(name, "ValueError")] = OUTCOMES.get((name, "ValueError"), 0) + 1
+            return
+        scores = est.decision_function(X)
+        assert np.all(np.isfinite(scores))
+        assert set(np.unique(est.predict(X))) <= set(est.classes_)
+    OUTCOMES[(name, "fit")] = OUTCOMES.get((name, "fit"), 0) + 1
+
+
+positive = st.sampled_from([1e-3, 1.0, 1.0, 100.0, 0.0, -1.0, np.nan])
+
+
+@FUZZ
+@given(data=inputs(), C=positive, radius=positive, fmap=st.sampled_from(["rff", "nystroem", "fourier"]),
+       D=st.sampled_from([2, 8, 8, 3, 0]), fnorm=st.sampled_from([1, 2, np.inf, 2]))
+def test_fuzz_robust_feature_svc(data, C, radius, fmap, D, fnorm):
+    X, y = data
+    est = RobustFeatureSVC(feature_map=fmap, n_components=D, C=C, radius=radius, feature_norm=fnorm,
+                           random_state=0)
+    _run("RobustFeatureSVC", est, X, y)
+
+
+@FUZZ
+@given(data=inputs(), C=positive, smin=st.sampled_from([0.0, 0.05, -1.0]), smax=st.sampled_from([0.5, 1.0, 0.01]))
+def test_fuzz_safe_svc(data, C, smin, smax):
+    X, y = data
+    _run("SafeSVC", SafeSVC(C=C, sigma_min=smin, sigma_max=smax, max_iter=5, random_state=0), X, y)
+
+
+@FUZZ
+@given(data=inputs(), C=positive, sigma=positive, sig_kind=st.sampled_from(["none", "diag", "bad", "nonpsd"]))
+def test_fuzz_pksvc(data, C, sigma, sig_kind):
+    X, y = data
+    L, n = X.shape
+    Sigma = {"none": None, "diag": np.full((L, n), 0.1), "bad": np.ones((L + 1, n)),
+             "nonpsd": -np.ones((L, n, n))}[sig_kind]
+    _run("PkSVC", PkSVC(C=C, sigma=sigma), X, y, Sigma=Sigma)
+
+
+def test_zz_report():
+    print(f"fuzz outcomes: {OUTCOMES}")
+    assert any(k[1] == "fit" for k in OUTCOMES) and any(k[1] == "ValueError" for k in OUTCOMES)
