@@ -40,3 +40,30 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     pngs = list(tmp_path.glob("*.png"))
     assert pngs, f"{path.name} saved no figure"
     assert all(p.stat().st_size > 1000 for p in pngs)
+
+
+def test_plotting_ellipse_points_lie_on_the_ellipse():
+    import numpy as np
+
+    from rsvm_conic.plotting import ellipse_points
+
+    rng = np.random.default_rng(0)
+    B = rng.standard_normal((2, 2))
+    Sigma = B @ B.T + 0.1 * np.eye(2)
+    c, r = np.array([1.0, -2.0]), 0.7
+    P = ellipse_points(c, Sigma, r, n_points=50)
+    quad = np.einsum("ij,jk,ik->i", P - c, np.linalg.inv(Sigma), P - c)  # (x-c)' Sigma^-1 (x-c) = r^2
+    np.testing.assert_allclose(quad, r**2, rtol=1e-10)
+
+
+def test_plotting_rejects_bad_shapes():
+    import numpy as np
+
+    from rsvm_conic.plotting import ellipse_points, plot_decision_boundary
+
+    with pytest.raises(ValueError, match="2x2"):
+        ellipse_points([0, 0], np.eye(3))
+    with pytest.raises(ValueError, match="radius"):
+        ellipse_points([0, 0], np.eye(2), radius=-1)
+    with pytest.raises(ValueError, match="shape"):
+        plot_decision_boundary(None, lambda P: P[:, 0], np.zeros((5, 3)))
