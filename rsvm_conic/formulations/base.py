@@ -76,7 +76,9 @@ class Formulation:
     # -- backends -------------------------------------------------------------------
     @property
     def backends(self) -> tuple[str, ...]:
-        extra = tuple(name[len("_solve_"):] for name in dir(type(self)) if name.startswith("_solve_"))
+        internal = {"_solve_auto", "_solve_conic"}  # dispatch helpers of this base class, not backends
+        extra = tuple(name[len("_solve_"):] for name in dir(type(self))
+                      if name.startswith("_solve_") and name not in internal)
         conic = self.conic_backends if self.problem is not None else ()
         return tuple(conic) + tuple(b for b in extra if b not in conic)
 
