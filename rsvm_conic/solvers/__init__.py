@@ -1,9 +1,10 @@
 """Solvers: the conic solve wrapper, stochastic methods, structure-exploiting interior point."""
 
 from .conic import SolverError, SolverWarning, solve_cvxpy
+from .quasi_newton import dfp_minimize, rsvm_qn
 from .robust_ipm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp_fast import rsvm_socp_fast, rsvm_socp_grid
 from .stochastic import stochastic_proximal, stochastic_subgradient
 
-__all__ = ["SolverError", "SolverWarning", "robust_svm_ipm", "rsvm_socp_fast", "rsvm_socp_grid",
+__all__ = ["SolverError", "SolverWarning", "dfp_minimize", "robust_svm_ipm", "rsvm_qn", "rsvm_socp_fast", "rsvm_socp_grid",
            "solve_cvxpy", "solve_robust_ipm", "stochastic_proximal", "stochastic_subgradient"]
