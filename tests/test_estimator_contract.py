@@ -6,12 +6,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rsvm_conic.estimators import (ChanceConstrainedSVC, NominalSVC, PkSVC, RobustFeatureSVC, RobustSVC,
-                                   SafeSVC)
+from rsvm_conic.estimators import (ChanceConstrainedSVC, HyperbolicSVC, NominalSVC, PkSVC, RobustFeatureSVC,
+                                   RobustSVC, SafeSVC, WestonWatkinsSVC)
 
 ESTIMATORS = [NominalSVC(), NominalSVC(solver="clarabel"), RobustSVC(), RobustSVC(norm=np.inf, solver="scs"),
               RobustSVC(solver="ipm"), ChanceConstrainedSVC(), RobustFeatureSVC(n_components=20, random_state=0),
-              SafeSVC(max_iter=20, random_state=0), PkSVC()]
+              SafeSVC(max_iter=20, random_state=0), PkSVC(), WestonWatkinsSVC(),
+              HyperbolicSVC()]
 
 # scikit-learn sets n_components = 1 in these checks; random Fourier features come in cos/sin
 # pairs, so D must be even and >= 2 -- the estimator rejects D = 1 with a ValueError, as it should.

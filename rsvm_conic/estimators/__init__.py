@@ -4,5 +4,7 @@ from .feature import RobustFeatureSVC, SafeSVC
 from .gaussian_points import PkSVC
 from .kernel_robust import KernelRobustSVC
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from .multiclass import HyperbolicSVC, WestonWatkinsSVC
 
-__all__ = ["ChanceConstrainedSVC", "KernelRobustSVC", "NominalSVC", "PkSVC", "RobustFeatureSVC", "RobustSVC", "SafeSVC"]
+__all__ = ["ChanceConstrainedSVC", "HyperbolicSVC", "KernelRobustSVC", "NominalSVC", "PkSVC", "RobustFeatureSVC",
+           "RobustSVC", "SafeSVC", "WestonWatkinsSVC"]

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_positive, check_X
+from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, margins, decision_rule
 from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm,
                                           ww_primal_lbfgs)
@@ -78,10 +78,25 @@ class _KernelMixin:
         return self.rff_.transform(X)
 
 
-def _check_fit_input(X, y):
-    X = check_X(X)
+def _check_fit_input(estimator, X, y):
+    """scikit-learn's validate_data (sets n_features_in_), our NaN message, label checks."""
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import validate_data
+
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
+    X, y = validate_data(estimator, X, y, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
+    X = check_finite_array(X, "X", ndim=2)
+    check_classification_targets(y)
+    if np.unique(y).size < 2:
+        raise ValueError("y holds a single class (1 class); a classifier needs at least two.")
     codes, classes = encode_labels(y, X.shape[0])
     return X, codes, classes
+
+
+def _binary_scores(scores):
+    """scikit-learn's convention: with two classes, one score per sample, positive for classes_[1]."""
+    return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
 
 class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
@@ -117,11 +132,10 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        X, codes, classes = _check_fit_input(X, y)
+        X, codes, classes = _check_fit_input(self, X, y)
         zeta = check_positive(self.C, "C")
         check_choice(self.solver, "solver", ("auto", "libsvm", "dual", "primal"))
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         nC = classes.size
         self._setup_kernel(X, codes)
         if self.rff_ is not None:
@@ -162,15 +176,21 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = b
         return self
 
-    def decision_function(self, X):
+    def class_scores(self, X):
+        """Scores f_k(x) of every class, shape (n_samples, n_classes)."""
         check_is_fitted(self, "intercept_")
-        X = check_X(X, n_features=self.n_features_in_)
+        X = validate_estimator_input(self, X, reset=False)
         if self.rff_ is not None:
             return self._features(X) @ self.coef_ + self.intercept_
         return self._gram(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
 
+    def decision_function(self, X):
+        """``class_scores`` for 3+ classes; for two, ``f_1 - f_0`` (scikit-learn's convention)."""
+        return _binary_scores(self.class_scores(X))
+
     def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.class_scores(X)  # checks fitted first
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
@@ -231,11 +251,10 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         return self._gram(X, self.X_fit_) @ self.nystrom_
 
     def fit(self, X, y):
-        X, codes, classes = _check_fit_input(X, y)
+        X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
         check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self._setup_kernel(X, codes)
         Phi = self._train_features(X)
         if isinstance(self.gamma, str):
@@ -264,15 +283,21 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.radii_ = sol["R"]
         self.objective_ = sol.objective
         self.histories_ = sol.info["histories"]
+        self.n_iter_ = max(len(h) for h in self.histories_)  # CCP iterations of the longest start
         return self
 
-    def decision_function(self, X):
+    def class_scores(self, X):
+        """h_k(x) = R_k - ||O_k - phi(x)|| for every class, shape (n_samples, n_classes)."""
         check_is_fitted(self, "radii_")
-        X = check_X(X, n_features=self.n_features_in_)
+        X = validate_estimator_input(self, X, reset=False)
         return self.radii_[None, :] - centre_distances(self.centres_, self._map(X))
 
+    def decision_function(self, X):
+        """``class_scores`` for 3+ classes; for two, ``h_1 - h_0`` (scikit-learn's convention)."""
+        return _binary_scores(self.class_scores(X))
+
     def decision_rule_codes(self, X):
-        return decision_rule(self.decision_function(X))
+        return decision_rule(self.class_scores(X))
 
     def predict(self, X):
         codes = self.decision_rule_codes(X)
