@@ -27,7 +27,6 @@ Backends: ``clarabel``, ``scs`` (CVXPY; ``C`` and ``radius`` are DPP parameters)
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import cvxpy as cp
@@ -38,7 +37,7 @@ from .._validation import check_finite_array, check_norm, dual_norm
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, calibrate_eta0
-from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
+from ..solvers.stochastic import stochastic_proximal
 from ..uncertainty.sets import ResolvedUncertainty
 from ._linear import LinearSVMFormulation
 from .base import Solution
@@ -149,26 +148,12 @@ class FeatureRobustSVM(LinearSVMFormulation):
             return RotatedRobustHinge(self.X, self.y, *self.rotations, r * self.Gamma, self.qbar)
         return RobustHinge(self.X, self.y, self.current_uncertainty())
 
-    def _stochastic(self, method, name, **options) -> Solution:
-        L = self.X.shape[0]
-        lam = 1.0 / (self.C * L)
-        fit = self.datafit()
-        t0 = time.perf_counter()
+    def _stochastic_options(self, fit, lam, method, options: dict) -> dict:
+        """With per-sample rotations, calibrate the initial step on the rotation-aware data fit."""
         if options.get("eta0", "auto") == "auto" and self.rotations is not None:
-            options["eta0"] = calibrate_eta0(fit, lam, method is stochastic_proximal,
-                                             options.get("batch_size", 64), options.get("seed", 0))
-        res = method(fit, lam, **options)
-        sol = Solution(backend=name, status="converged" if res.converged else "max_epochs",
-                       objective=float("nan"), time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
-                       info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history})
-        sol.objective = self.objective(sol)
-        return sol
-
-    def _solve_sgd(self, **options) -> Solution:
-        return self._stochastic(stochastic_subgradient, "sgd", **options)
-
-    def _solve_prox(self, **options) -> Solution:
-        return self._stochastic(stochastic_proximal, "prox", **options)
+            options = dict(options, eta0=calibrate_eta0(fit, lam, method is stochastic_proximal,
+                                                        options.get("batch_size", 64), options.get("seed", 0)))
+        return options
 
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
