@@ -65,9 +65,10 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_positive, check_X
+from .._validation import check_positive
 from ..solvers.conic import SolverError, solve_cvxpy
 from .base import Formulation, Solution
+from .multiclass_ww import check_features_and_codes
 
 DUMMY = -1  #: the dummy category of Def. 3.2
 
@@ -162,14 +163,7 @@ class HyperbolicMachine(Formulation):
     conic_backends = ()
 
     def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float = 0.1, lam: float = 1e-2):
-        self.Phi = check_X(Phi, "Phi")
-        codes = np.asarray(codes, dtype=np.int64)
-        if codes.shape != (self.Phi.shape[0],):
-            raise ValueError(f"codes must have shape ({self.Phi.shape[0]},); got {codes.shape}.")
-        self.codes = codes
-        self.n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
-        if self.n_classes < 2 or codes.min() < 0 or codes.max() >= self.n_classes:
-            raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+        self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         if np.any(np.bincount(codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
         self.gamma = check_positive(gamma, "gamma")

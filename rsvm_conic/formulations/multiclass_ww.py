@@ -55,6 +55,18 @@ from .base import Formulation, Solution
 
 
 # ----------------------------------------------------------------------------- helpers
+
+def check_features_and_codes(Phi, codes, n_classes=None):
+    """Validate a feature matrix and class codes in 0..n_classes-1; return ``(Phi, codes, n_classes)``."""
+    Phi = check_X(Phi, "Phi")
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.shape != (Phi.shape[0],):
+        raise ValueError(f"codes must have shape ({Phi.shape[0]},); got {codes.shape}.")
+    n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
+    if n_classes < 2 or codes.min() < 0 or codes.max() >= n_classes:
+        raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+    return Phi, codes, n_classes
+
 def encode_labels(y, n: int | None = None):
     """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
     y = np.asarray(y)
@@ -179,14 +191,7 @@ class WWFeatures(Formulation):
     name = "ww-features"
 
     def __init__(self, Phi, codes, n_classes: int | None = None, zeta: float = 1.0, build_conic: bool = True):
-        self.Phi = check_X(Phi, "Phi")
-        codes = np.asarray(codes, dtype=np.int64)
-        if codes.shape != (self.Phi.shape[0],):
-            raise ValueError(f"codes must have shape ({self.Phi.shape[0]},); got {codes.shape}.")
-        self.codes = codes
-        self.n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
-        if self.n_classes < 2 or codes.min() < 0 or codes.max() >= self.n_classes:
-            raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+        self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         self.zeta = check_positive(zeta, "zeta")
         n, D = self.Phi.shape
         C = self.n_classes
