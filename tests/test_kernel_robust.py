@@ -272,10 +272,18 @@ def test_estimator_bad_input(noisy):
         KernelRobustSVC(method="lp").fit(Ks, data.y)
     with pytest.raises(ValueError, match="labels"):
         KernelRobustSVC().fit(Ks, data.y[:-1])
+    # a mean kernel alone is noise-free (see test_noise_free_mean_kernel_is_libsvm); the parameters of
+    # the other noise model alone are a mistake
     with pytest.raises(ValueError, match="sigma2"):
-        KernelRobustSVC(noise="gaussian").fit(U.K_bar, data.y)
+        KernelRobustSVC(noise="gaussian").fit(U.K_bar, data.y, a=U.a, b=U.b)
     with pytest.raises(ValueError, match="a and b"):
-        KernelRobustSVC(noise="finite").fit(U.K_bar, data.y)
+        KernelRobustSVC(noise="finite").fit(U.K_bar, data.y, sigma2=U.beta_gaussian)
+    with pytest.raises(ValueError, match="not both"):
+        KernelRobustSVC().fit(Ks, data.y, sigma2=U.beta_gaussian)
+    with pytest.raises(ValueError, match="square"):
+        KernelRobustSVC().fit(U.K_bar[:, :-1], data.y)
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        KernelRobustSVC().fit(U.K_bar - 10 * np.abs(U.K_bar).max() * np.eye(data.y.size), data.y)
     bad = Ks.copy()
     bad[3, 2, 1] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):
@@ -287,3 +295,44 @@ def test_estimator_bad_input(noisy):
 
     with pytest.raises(NotFittedError):
         KernelRobustSVC().predict(U.K_bar)
+
+
+def Q_of(K, y):
+    return (y[:, None] * K) * y[None, :]
+
+
+@pytest.mark.parametrize("method", ["qp", "socp", "qn"])
+@pytest.mark.parametrize("noise", ["gaussian", "finite"])
+def test_noise_free_mean_kernel_is_libsvm(noisy, method, noise):
+    """A mean kernel without noise parameters is exact (beta = 0): (15) is then the nominal SVM dual,
+    so the fit must match SVC(kernel="precomputed") -- dual objective (any bias rule), and with
+    libsvm's bias rule (bias="free") decision values and predictions -- whatever method and epsilon
+    (kappa > 0 multiplies beta = 0)."""
+    data, U = noisy
+    tr, te = np.arange(40), np.arange(40, 50)
+    K, y = U.K_bar[np.ix_(tr, tr)], np.where(data.y[tr] > 0, "b", "a")
+    rows = U.K_bar[np.ix_(te, tr)]
+    for C in (0.5, 20.0):
+        ref = SVC(C=C, kernel="precomputed", tol=1e-10).fit(K, y)
+        y_pm = np.where(y == "b", 1.0, -1.0)
+        ref_dual = libsvm_dual(K, y_pm, C)
+        clf = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free",
+                              n_random_starts=0).fit(K, y)
+        paper = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, n_random_starts=0).fit(K, y)
+        assert paper.noise_free_ and rel(0.5 * paper.alpha_ @ Q_of(K, y_pm) @ paper.alpha_ - paper.alpha_.sum(),
+                                         ref_dual) <= 1e-6
+        assert clf.noise_free_ and not np.any(clf.formulation_.beta)
+        Q = (y_pm[:, None] * K) * y_pm[None, :]
+        dual = 0.5 * clf.alpha_ @ Q @ clf.alpha_ - clf.alpha_.sum()
+        assert rel(dual, ref_dual) <= 1e-6
+        assert clf.formulation_.constraint_violation(clf.alpha_) <= 1e-6 * C
+        scale = max(1.0, float(np.max(np.abs(ref.decision_function(rows)))))
+        np.testing.assert_allclose(clf.decision_function(rows), ref.decision_function(rows), atol=1e-5 * scale)
+        np.testing.assert_array_equal(clf.predict(K), ref.predict(K))
+    # and with explicit zero noise parameters, the same
+    zero = np.zeros_like(K)
+    kw = {"sigma2": zero} if noise == "gaussian" else {"a": zero, "b": zero}
+    clf0 = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free",
+                           n_random_starts=0).fit(K, y, **kw)
+    assert not clf0.noise_free_
+    np.testing.assert_allclose(clf0.decision_function(rows), clf.decision_function(rows), atol=1e-5 * scale)

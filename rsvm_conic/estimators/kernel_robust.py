@@ -3,12 +3,22 @@
 ``KernelRobustSVC(method="qp"|"socp"|"qn", noise="gaussian"|"finite", epsilon, C)`` fits
 formulation (15) (see :mod:`rsvm_conic.formulations.kernel_robust`).
 
-Inputs are kernels, so the scikit-learn contract is followed "as far as kernel inputs allow":
+The estimator is *pairwise* (scikit-learn tag ``input_tags.pairwise = True``, like
+``SVC(kernel="precomputed")``): its inputs are kernels, not feature vectors.
 
-* ``fit(X, y)`` with ``X`` either the samples of the noisy training kernel, shape
-  ``(S, n, n)`` (mean and noise parameters are estimated; pass ``K_bar=`` if the mean kernel is
-  known), or a mean kernel ``(n, n)`` together with ``sigma2=`` (Gaussian) or ``a=, b=``
-  (supports of the noise, finite case);
+* ``fit(X, y)`` with ``X`` either
+
+  - the samples of the noisy training kernel, shape ``(S, n, n)`` (mean and noise parameters
+    are estimated; pass ``K_bar=`` if the mean kernel is known), or
+  - a mean kernel ``(n, n)`` together with ``sigma2=`` (Gaussian) or ``a=, b=`` (supports of
+    the noise, finite case), or
+  - a mean kernel ``(n, n)`` alone: the kernel is then taken as **noise-free** (``sigma2 = 0``,
+    resp. ``a = b = 0``, so ``beta = 0``).  Formulation (15) then reduces exactly to the nominal
+    SVM dual on ``X`` -- the same problem as ``SVC(kernel="precomputed")`` (tested: dual
+    objective and decision values agree with libsvm).  This is what scikit-learn's estimator
+    checks and ``GridSearchCV`` / ``Pipeline`` with precomputed kernels pass;
+    ``noise_free_`` records it.
+
 * ``decision_function(X)`` / ``predict(X)`` take kernel rows against the training points,
   shape ``(m, n)``, or sampled rows ``(S, m, n)``: scores then have shape ``(S, m)`` and
   ``predict`` returns the majority vote over samples (MajErr's rule; a tie goes to
@@ -19,19 +29,21 @@ Inputs are kernels, so the scikit-learn contract is followed "as far as kernel i
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive, check_probability
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from ..uncertainty.kernel_matrix import KernelUncertainty, kappa as kappa_of
+from ..uncertainty.kernel_matrix import KernelUncertainty, check_mean_kernel, kappa as kappa_of
+from ._base import BinaryClassifierTags
 
 __all__ = ["KernelRobustSVC"]
 
 _SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("ipm", "clarabel", "scs"), "qn": ("dfp",)}
 
 
-class KernelRobustSVC(ClassifierMixin, BaseEstimator):
+class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Robust SVM for uncertain kernel matrices (RSVM_QP / RSVM_SOCP / RSVM_QN of Bhadra et al. 2010).
 
     Parameters
@@ -44,21 +56,38 @@ class KernelRobustSVC(ClassifierMixin, BaseEstimator):
         model needs epsilon <= 0.5 (kappa >= 0).
     C : box constraint.
     solver : backend; default "libsvm" (qp), "ipm" with Clarabel fallback (socp), "dfp" (qn).
-    sv_tol : support-vector threshold (alpha_i > sv_tol * C) for the bias of Sec. 3.
+    sv_tol : support-vector threshold (alpha_i > sv_tol * C) for the bias.
+    bias : "paper" (Sec. 3: average of ``y_j - f(x_j)`` over all support vectors, bounded ones
+        included) or "free" (over the free support vectors ``sv_tol C < alpha_j < (1 - sv_tol) C``
+        only, libsvm's rule, which satisfies the KKT conditions; used when every SV is bounded).
+        The dual ``alpha`` does not depend on it; with a noise-free kernel and ``bias="free"`` the
+        decision function is libsvm's.
     n_random_starts : extra random starts for "qn" (the nominal SVM solution is always a start).
     random_state : seed for the random starts.
+
+    Inputs (see the module docstring): kernel samples ``(S, n, n)``, a mean kernel ``(n, n)``
+    with ``sigma2=`` or ``a=, b=``, or a mean kernel alone, which is treated as noise-free
+    (``beta = 0``): the fit is then exactly the nominal SVM ``SVC(kernel="precomputed")``.
+    Pairwise estimator: scikit-learn's checks and model selection pass square kernel matrices
+    to ``fit`` and kernel rows ``(m, n_train)`` to ``predict``.
     """
 
     def __init__(self, method="socp", noise="gaussian", epsilon=0.1, C=1.0, solver=None, sv_tol=1e-6,
-                 n_random_starts=1, random_state=0):
+                 bias="paper", n_random_starts=1, random_state=0):
         self.method = method
         self.noise = noise
         self.epsilon = epsilon
         self.C = C
         self.solver = solver
         self.sv_tol = sv_tol
+        self.bias = bias
         self.n_random_starts = n_random_starts
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        return tags
 
     def _kappa(self):
         eps = check_probability(self.epsilon, "epsilon")
@@ -71,40 +100,58 @@ class KernelRobustSVC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, *, K_bar=None, sigma2=None, a=None, b=None):
         check_choice(self.method, "method", ("qp", "socp", "qn"))
         check_choice(self.noise, "noise", ("gaussian", "finite"))
+        check_choice(self.bias, "bias", ("paper", "free"))
         C = check_positive(self.C, "C")
         kappa = self._kappa()
         solver = self.solver or _SOLVERS[self.method][0]
         check_choice(solver, "solver", _SOLVERS[self.method])
-        X = check_finite_array(X, "X", ndim=(2, 3))
-        if X.ndim == 3:
+        if _is_samples(X):
+            X = check_finite_array(X, "X", ndim=3)
             if sigma2 is not None or a is not None or b is not None:
                 raise ValueError("pass either kernel samples (S, n, n) or a mean kernel with sigma2 / a, b, not both.")
             unc = KernelUncertainty.from_samples(X, K_bar)
+            noise_free = False
         else:
+            X = validate_data(self, X, reset=True, accept_sparse=False, dtype=np.float64, ensure_all_finite=False,
+                              ensure_min_samples=2)
+            X = check_finite_array(X, "X", ndim=2)
+            check_binary_labels(y, X.shape[0])  # 'Only binary classification ...' before the shape complaint
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"X must be a square kernel matrix (n, n) or kernel samples (S, n, n); got shape "
+                                 f"{X.shape}. KernelRobustSVC is pairwise: pass K(X_train, X_train), not features.")
             if K_bar is not None:
                 raise ValueError("with a mean kernel X (n, n), do not pass K_bar as well.")
-            if self.noise == "gaussian" and sigma2 is None:
-                raise ValueError("noise='gaussian' with a mean kernel needs sigma2 (the entrywise variances).")
-            if self.noise == "finite" and (a is None or b is None):
-                raise ValueError("noise='finite' with a mean kernel needs a and b (supports of the noise).")
-            unc = KernelUncertainty.from_parameters(X, sigma2=sigma2 if self.noise == "gaussian" else None,
-                                                    a=a if self.noise == "finite" else None,
-                                                    b=b if self.noise == "finite" else None)
+            noise_free = sigma2 is None and a is None and b is None
+            if noise_free:  # a kernel without noise parameters is exact: beta = 0 (both models), the nominal SVM
+                K = check_mean_kernel(X, "X")
+                zero = np.zeros_like(K)
+                unc = KernelUncertainty(K, beta_gaussian=zero, beta_finite=zero, a=zero, b=zero)
+            else:
+                if self.noise == "gaussian" and sigma2 is None:
+                    raise ValueError("noise='gaussian' with a mean kernel needs sigma2 (the entrywise variances); "
+                                     "a and b are the finite-support parameters.")
+                if self.noise == "finite" and (a is None or b is None):
+                    raise ValueError("noise='finite' with a mean kernel needs a and b (supports of the noise); "
+                                     "sigma2 is the Gaussian parameter.")
+                unc = KernelUncertainty.from_parameters(X, sigma2=sigma2 if self.noise == "gaussian" else None,
+                                                        a=a if self.noise == "finite" else None,
+                                                        b=b if self.noise == "finite" else None)
         n = unc.n
         y_pm, classes = check_binary_labels(y, n)
         beta = unc.beta(self.noise)
         if self.method == "qp":
-            f = RSVMQP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol)
+            f = RSVMQP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias)
             sol = f.solve(solver)
         elif self.method == "socp":
-            f = RSVMSOCP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol)
+            f = RSVMSOCP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias)
             sol = f.solve(solver, fallback="clarabel") if solver == "ipm" else f.solve(solver)
         else:
-            f = RSVMQN(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol,
+            f = RSVMQN(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias,
                        n_random=int(self.n_random_starts), seed=self.random_state)
             sol = f.solve(solver)
         self.classes_ = classes
         self.n_features_in_ = n
+        self.noise_free_ = noise_free
         self.uncertainty_ = unc
         self.formulation_ = f
         self.solution_ = sol
@@ -120,9 +167,19 @@ class KernelRobustSVC(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Scores for kernel rows ``(m, n)`` -> ``(m,)`` or sampled rows ``(S, m, n)`` -> ``(S, m)``."""
         check_is_fitted(self, "alpha_")
-        X = check_finite_array(X, "X", ndim=(2, 3))
-        if X.shape[-1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[-1]} columns but the model was fitted on {self.n_features_in_} "
+        n = self.n_features_in_
+        if _is_samples(X):
+            X = check_finite_array(X, "X", ndim=3)
+        else:
+            X_in = X
+            X = check_array(X, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
+            X = check_finite_array(X, "X", ndim=2)  # NaN / inf message first
+            if X.shape[1] != n:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {n} features "
+                                 f"as input: pass kernel rows (m, {n}) against the {n} training points.")
+            validate_data(self, X_in, reset=False, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
+        if X.shape[-1] != n:
+            raise ValueError(f"X has {X.shape[-1]} columns but the model was fitted on {n} "
                              "training points; pass kernel rows against the training points.")
         return X @ (self._y_pm * self.alpha_) + self.intercept_
 
@@ -132,3 +189,16 @@ class KernelRobustSVC(ClassifierMixin, BaseEstimator):
         if F.ndim == 2:
             F = np.sum(np.where(F >= 0, 1.0, -1.0), axis=0)
         return np.where(F >= 0, self.classes_[1], self.classes_[0])
+
+
+def _is_samples(X) -> bool:
+    """True for a 3-D array-like (kernel samples); sparse matrices and ragged input are never 3-D."""
+    if sp.issparse(X):
+        return False
+    ndim = getattr(X, "ndim", None)
+    if ndim is None:
+        try:
+            ndim = np.asarray(X).ndim
+        except (ValueError, TypeError):  # ragged nested lists: not samples; validation says what is wrong
+            return False
+    return ndim == 3

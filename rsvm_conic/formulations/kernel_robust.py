@@ -27,12 +27,16 @@ e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec.
   re-solves with Clarabel, recording ``info["fallback"]``).
 * :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
+  When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
+  ``"dfp"`` returns libsvm's exact solution instead (``info["reduced_to"]``).
 
 Bias (Sec. 3): ``b = (1/#SV) [sum_{j in SV} y_j - sum_{i,j in SV} y_i alpha_i K_bar_ij]`` with
 ``SV = {i : alpha_i > sv_tol * C}``, ``sv_tol = 1e-6`` by default (the paper does not give a
 threshold; 1e-6 separates zero from nonzero multipliers for libsvm, Clarabel (interior-point
 multipliers of non-SVs are ~1e-9 C) and the projected gradient (exact zeros)).  ``bias="free"``
-averages over free SVs ``sv_tol C < alpha_i < (1 - sv_tol) C`` only (libsvm's rule on ``K_bar``).
+averages over free SVs ``sv_tol C < alpha_i < (1 - sv_tol) C`` only and, when every SV is at its
+bound, takes the midpoint of the interval of ``b`` allowed by the KKT conditions (libsvm's rule
+on ``K_bar``; with ``beta = 0`` the decision function is then libsvm's).
 Decision function on test kernel rows ``K_rows`` (shape ``(..., n)``): ``K_rows @ (y * alpha) + b``.
 """
 
@@ -107,8 +111,28 @@ def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper"):
         free = sv & (alpha < (1 - sv_tol) * C)
         if free.any():
             at = free
+        else:  # every SV at its bound: b is any point of the KKT interval; libsvm takes its midpoint
+            return _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol)
     f = K_bar[np.ix_(at, sv)] @ (alpha[sv] * y[sv])  # sum over all SVs i, evaluated at the points j in `at`
     return float(np.mean(y[at] - f))
+
+
+def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
+    """Midpoint of the interval of ``b`` allowed by the KKT conditions when no SV is free.
+
+    With ``r_i = y_i - g_i``, ``g = K_bar (y * alpha)``: ``b >= r_i`` for ``(y_i = +1, alpha_i = 0)``
+    and ``(y_i = -1, alpha_i = C)``; ``b <= r_i`` for ``(y_i = +1, alpha_i = C)`` and
+    ``(y_i = -1, alpha_i = 0)`` (libsvm's rule; a missing side takes the other bound).
+    """
+    sv = alpha > sv_tol * C
+    r = y - K_bar[:, sv] @ (alpha[sv] * y[sv])
+    at_c = sv
+    low = ((y > 0) & ~at_c) | ((y < 0) & at_c)
+    lo = float(np.max(r[low])) if low.any() else None
+    hi = float(np.min(r[~low])) if (~low).any() else None
+    if lo is None or hi is None:
+        return lo if hi is None else hi
+    return 0.5 * (lo + hi)
 
 
 def project_box_hyperplane(v, y, C):
@@ -508,7 +532,7 @@ class RSVMQN(_KernelRobust):
     def _nominal_alpha(self):
         from sklearn.svm import SVC
 
-        clf = SVC(C=self.C, kernel="precomputed", tol=1e-6).fit(self.K_bar, self.y)
+        clf = SVC(C=self.C, kernel="precomputed", tol=1e-7).fit(self.K_bar, self.y)
         a = np.zeros(self.n)
         a[clf.support_] = np.abs(clf.dual_coef_[0])
         return a
@@ -517,6 +541,17 @@ class RSVMQN(_KernelRobust):
         from ..solvers.quasi_newton import rsvm_qn
 
         t0 = time.perf_counter()
+        if self.kappa == 0.0 or not np.any(self.beta):
+            # kappa * beta = 0: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm
+            # gives (the penalty function (17) would only approximate it); no local search needed.
+            a = self._nominal_alpha()
+            self._warm = a
+            info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True,
+                    "reduced_to": "nominal SVM (kappa * beta = 0), solved by libsvm"}
+            sol = Solution("dfp", "optimal", float("nan"), 0.0, self._finish(a, {"alpha_raw": a}), info)
+            sol.time = time.perf_counter() - t0
+            sol.objective = self.objective(sol)
+            return sol
         pts = list(starts or [])
         if self._warm is not None:
             pts.append(np.clip(self._warm, 0, self.C))
