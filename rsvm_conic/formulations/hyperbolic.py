@@ -163,8 +163,13 @@ class HyperbolicMachine(Formulation):
     conic_backends = ()
 
     def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float = 0.1, lam: float = 1e-2):
+        c = np.asarray(codes)
+        integral = c.dtype.kind in "iub" or (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c)))
+        if not integral:
+            raise ValueError("codes must be integer class codes 0..n_classes-1 (got non-integer values); "
+                             "encode labels with np.unique(y, return_inverse=True).")
         self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
-        if np.any(np.bincount(codes, minlength=self.n_classes) == 0):
+        if np.any(np.bincount(self.codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
         self.gamma = check_positive(gamma, "gamma")
         if self.gamma > 1.0:
