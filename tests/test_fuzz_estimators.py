@@ -13,6 +13,18 @@ from rsvm_conic.estimators import PkSVC, RobustFeatureSVC, SafeSVC
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate])
 OUTCOMES: dict = {}
+DISTINCT: dict = {}  # estimator -> {hash of (X, y, parameters, fit arguments): outcome}
+
+
+def _key(est, X, y, fit_kw):
+    import hashlib
+
+    h = hashlib.sha1()
+    for o in (X, np.asarray(y), repr(est.get_params()), *(fit_kw.get(k) for k in sorted(fit_kw))):
+        h.update(np.ascontiguousarray(o).tobytes() + str(np.shape(o)).encode() if isinstance(o, np.ndarray)
+                 else repr(o).encode())
+        h.update(b"|")
+    return h.hexdigest()
 
 
 @st.composite
@@ -45,6 +57,7 @@ def inputs(draw, max_classes=2):
 
 
 def _run(name, est, X, y, **fit_kw):
+    key = _key(est, X, y, fit_kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -52,11 +65,13 @@ def _run(name, est, X, y, **fit_kw):
         except ValueError as exc:
             assert str(exc)
             OUTCOMES[(name, "ValueError")] = OUTCOMES.get((name, "ValueError"), 0) + 1
+            DISTINCT.setdefault(name, {})[key] = "ValueError"
             return
         scores = est.decision_function(X)
         assert np.all(np.isfinite(scores))
         assert set(np.unique(est.predict(X))) <= set(est.classes_)
     OUTCOMES[(name, "fit")] = OUTCOMES.get((name, "fit"), 0) + 1
+    DISTINCT.setdefault(name, {})[key] = "fit"
 
 
 positive = st.sampled_from([1e-3, 1.0, 1.0, 100.0, 0.0, -1.0, np.nan])
@@ -91,4 +106,9 @@ def test_fuzz_pksvc(data, C, sigma, sig_kind):
 
 def test_zz_report():
     print(f"fuzz outcomes: {OUTCOMES}")
+    for name, seen in sorted(DISTINCT.items()):
+        outs = list(seen.values())
+        print(f"  {name}: {len(seen)} distinct inputs -> {({o: outs.count(o) for o in sorted(set(outs))})}")
+    print(f"  total: {sum(map(len, DISTINCT.values()))} distinct inputs, "
+          f"{sum(list(v.values()).count('ValueError') for v in DISTINCT.values())} rejected with ValueError")
     assert any(k[1] == "fit" for k in OUTCOMES) and any(k[1] == "ValueError" for k in OUTCOMES)

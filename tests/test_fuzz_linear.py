@@ -20,6 +20,18 @@ from rsvm_conic.uncertainty import UncertaintySet
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate])
 OUTCOMES = {"fit": 0, "ValueError": 0, "second solver declined": 0}
+DISTINCT: dict = {}  # target -> {hash of (arrays, parameters): outcome}; hypothesis repeats some examples
+
+
+def _distinct(target, outcome, *objs):
+    import hashlib
+
+    h = hashlib.sha1()
+    for o in objs:
+        h.update(np.ascontiguousarray(o).tobytes() + str(np.shape(o)).encode() if isinstance(o, np.ndarray)
+                 else repr(o).encode())
+        h.update(b"|")
+    DISTINCT.setdefault(target, {})[h.hexdigest()] = outcome
 
 
 @st.composite
@@ -90,13 +102,16 @@ def _check_optimal(est, X, y):
 
 
 def _fit_or_value_error(est, X, y, **kw):
+    key = (type(est).__name__, X, np.asarray(y), repr(est.get_params()), *(kw.get(k) for k in sorted(kw)))
     try:
         est.fit(X, y, **kw)
     except ValueError as exc:
         assert str(exc), "a ValueError must carry a message"
         OUTCOMES["ValueError"] += 1
+        _distinct(key[0], "ValueError", *key)
         return False
     OUTCOMES["fit"] += 1
+    _distinct(key[0], "fit", *key)
     _check_optimal(est, X, y)
     return True
 
@@ -148,13 +163,20 @@ def test_fuzz_robust_builder(data, p):
                        UncertaintySet(Sigma=Sigma, groups=groups, p=p["norm"], radius=p["radius"]), C=p["C"])
     except ValueError:
         OUTCOMES["ValueError"] += 1
+        _distinct("robust_svm builder", "ValueError", X, np.asarray(y), Sigma, groups, repr(p))
         return
     sol = f.solve("clarabel")
     OUTCOMES["fit"] += 1
+    _distinct("robust_svm builder", "fit", X, np.asarray(y), Sigma, groups, repr(p))
     assert f.problem.value == pytest.approx(sol.objective, rel=1e-5, abs=1e-7)
 
 
 def test_zz_report_fuzz_outcomes():
     # printed with -s or -rA; the closing note quotes it
     print(f"fuzz outcomes: {OUTCOMES}")
+    for target, seen in sorted(DISTINCT.items()):
+        outs = list(seen.values())
+        print(f"  {target}: {len(seen)} distinct inputs -> {({o: outs.count(o) for o in sorted(set(outs))})}")
+    print(f"  total: {sum(map(len, DISTINCT.values()))} distinct inputs, "
+          f"{sum(list(v.values()).count('ValueError') for v in DISTINCT.values())} rejected with ValueError")
     assert OUTCOMES["fit"] > 0 and OUTCOMES["ValueError"] > 0
