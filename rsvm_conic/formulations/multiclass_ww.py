@@ -47,10 +47,8 @@ import time
 
 import cvxpy as cp
 import numpy as np
-from scipy.optimize import minimize
 
 from .._validation import check_positive, check_X
-from ..solvers.conic import SolverError, solve_cvxpy
 from .base import Formulation, Solution
 
 
@@ -292,16 +290,72 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
     best_x, best_f = x.copy(), true_obj(x)
     mu, nit, status = 1.0, 0, "optimal"
     while True:
-        res = minimize(fg, x, args=(mu,), jac=True, method="L-BFGS-B",
-                       options={"maxiter": maxiter, "gtol": gtol, "ftol": 1e-15, "maxcor": 20})
-        x = res.x
-        nit += int(res.nit)
+        x, it, converged = lbfgs(lambda z: fg(z, mu), x, maxiter=maxiter, gtol=gtol)
+        nit += it
         f = true_obj(x)
         if f < best_f:
             best_x, best_f = x.copy(), f
         if mu <= mu_min * (1 + 1e-12):
-            status = "optimal" if (res.success or res.nit < maxiter) else "max_iter"
+            status = "optimal" if converged else "max_iter"
             break
         mu = max(mu * mu_factor, mu_min)
     W, b = unpack(best_x)
     return W, b - b.mean(), {"status": status, "iterations": nit, "objective": best_f, "mu_min": mu_min}
+
+
+def lbfgs(fg, x0, *, maxiter: int = 1000, gtol: float = 1e-10, ftol: float = 1e-15, memory: int = 20):
+    """Unconstrained L-BFGS (two-loop recursion, Armijo backtracking from the unit step).
+
+    ``fg(x) -> (f, grad)``.  Returns ``(x, iterations, converged)``; converged means
+    ``||grad||_inf <= gtol`` or a relative decrease below ``ftol``.  Written here because SciPy's
+    L-BFGS-B spent most of its time in its bound-handling ``setulb`` routine on these
+    10^4-10^5-variable problems (profiled: 70% of a Segmentation fit), which need no bounds.
+    Pairs with ``s^T y <= 0`` are skipped, so the inverse-Hessian model stays positive definite.
+    """
+    x = np.array(x0, dtype=np.float64)
+    f, g = fg(x)
+    S: list = []
+    Yl: list = []
+    rho: list = []
+    for it in range(maxiter):
+        if np.max(np.abs(g)) <= gtol:
+            return x, it, True
+        q = g.copy()
+        a = []
+        for s_, y_, r_ in zip(reversed(S), reversed(Yl), reversed(rho)):
+            ai = r_ * float(s_ @ q)
+            q -= ai * y_
+            a.append(ai)
+        if S:
+            q *= float(S[-1] @ Yl[-1]) / float(Yl[-1] @ Yl[-1])
+            for (s_, y_, r_), ai in zip(zip(S, Yl, rho), reversed(a)):
+                q += (ai - r_ * float(y_ @ q)) * s_
+            step = 1.0
+        else:
+            step = min(1.0, 1.0 / max(float(np.linalg.norm(g)), 1e-300))
+        d = -q
+        slope = float(g @ d)
+        if slope >= 0.0:  # not a descent direction: restart from steepest descent
+            S.clear(), Yl.clear(), rho.clear()
+            d = -g
+            slope = -float(g @ g)
+            step = min(1.0, 1.0 / max(float(np.linalg.norm(g)), 1e-300))
+        for _ in range(60):
+            x_new = x + step * d
+            f_new, g_new = fg(x_new)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        else:
+            return x, it, True  # no decrease possible at machine precision
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = float(s_vec @ y_vec)
+        if sy > 1e-12 * float(y_vec @ y_vec):
+            S.append(s_vec), Yl.append(y_vec), rho.append(1.0 / sy)
+            if len(S) > memory:
+                S.pop(0), Yl.pop(0), rho.pop(0)
+        decrease = f - f_new
+        x, f, g = x_new, f_new, g_new
+        if decrease <= ftol * max(abs(f), 1.0):
+            return x, it + 1, True
+    return x, maxiter, False
