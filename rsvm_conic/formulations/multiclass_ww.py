@@ -57,13 +57,27 @@ from .base import Formulation, Solution
 def check_features_and_codes(Phi, codes, n_classes=None):
     """Validate a feature matrix and class codes in 0..n_classes-1; return ``(Phi, codes, n_classes)``."""
     Phi = check_X(Phi, "Phi")
-    codes = np.asarray(codes, dtype=np.int64)
-    if codes.shape != (Phi.shape[0],):
-        raise ValueError(f"codes must have shape ({Phi.shape[0]},); got {codes.shape}.")
+    codes, n_classes = check_codes(codes, Phi.shape[0], n_classes)
+    return Phi, codes, n_classes
+
+
+def check_codes(codes, n: int, n_classes=None):
+    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
+
+    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
+    raw = np.asarray(codes)
+    if raw.shape != (n,):
+        raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
+    if raw.dtype.kind not in "iub":
+        if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+            raise ValueError("codes must be integers in 0..n_classes-1 (encode labels with encode_labels(y)).")
+    codes = raw.astype(np.int64)
+    if n == 0:
+        raise ValueError("codes is empty; at least two samples of two classes are needed.")
     n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
     if n_classes < 2 or codes.min() < 0 or codes.max() >= n_classes:
         raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
-    return Phi, codes, n_classes
+    return codes, n_classes
 
 def encode_labels(y, n: int | None = None):
     """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
@@ -117,14 +131,12 @@ class WWKernelDual(Formulation):
         K = check_X(K, "K")
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
-        codes = np.asarray(codes, dtype=np.int64)
-        if codes.shape != (K.shape[0],):
-            raise ValueError(f"codes must have shape ({K.shape[0]},); got {codes.shape}.")
+        asym = float(np.max(np.abs(K - K.T))) if K.size else 0.0
+        if asym > 1e-8 * max(1.0, float(np.max(np.abs(K)))):
+            raise ValueError(f"K is not symmetric (max |K - K'| = {asym:.3g}); pass a Gram matrix, e.g. (K + K.T) / 2.")
+        self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
         self.K = 0.5 * (K + K.T)
-        self.codes = codes
-        self.n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
-        if self.n_classes < 2 or codes.min() < 0 or codes.max() >= self.n_classes:
-            raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+        codes = self.codes
         n, C = K.shape[0], self.n_classes
         self.Y = np.zeros((n, C))
         self.Y[np.arange(n), codes] = 1.0
