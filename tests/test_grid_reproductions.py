@@ -118,3 +118,22 @@ def test_dakdouki_table4_2_quick_dask_matches_loky(cluster, tmp_path):
     _quiet(reproduce, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False)
     # (its markdown table also lists fit times, so only the stored cells are compared)
     _assert_identical(_records(loky / "cells-quick.jsonl"), _records(dask / "cells-quick.jsonl"))
+
+
+def test_rff_error_cells_dask_match_loky_and_resume(cluster, tmp_path):
+    """rff-error is a (D, seed) grid: loky vs Dask identical; a second run reuses every stored cell."""
+    import json
+
+    from problems.rff_error import make_cells, run
+
+    loky, dask = tmp_path / "loky", tmp_path / "dask"
+    _quiet(run, quick=True, out=loky, progress=False)
+    _quiet(run, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False)
+    name = "rff_error_cells-quick.jsonl"
+    a = _records(loky / name)
+    assert len(a) == len(make_cells(True))
+    _assert_identical(a, _records(dask / name))
+    assert json.loads((loky / "rff_error.json").read_text()) == json.loads((dask / "rff_error.json").read_text())
+    before = (loky / name).read_text()
+    _quiet(run, quick=True, out=loky, progress=False)  # resume: nothing recomputed, nothing appended
+    assert (loky / name).read_text() == before
