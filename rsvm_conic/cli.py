@@ -15,6 +15,17 @@ def _summary(entry) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+def _lookup(kind: str, name: str):
+    """The registry entry ``name`` of ``kind``, or None after printing why (unknown name, close matches)."""
+    import problems
+
+    try:
+        return problems.get(kind, name)
+    except KeyError as exc:
+        print(exc.args[0], file=sys.stderr)
+        return None
+
+
 def _cmd_list(args) -> int:
     import problems
 
@@ -29,13 +40,10 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    import problems
     from .runner import check_instance, format_reports
 
-    try:
-        instance = problems.get("INSTANCES", args.name)
-    except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
+    instance = _lookup("INSTANCES", args.name)
+    if instance is None:
         return 2
     backends = tuple(args.backends.split(",")) if args.backends else None
     print(f"{instance.name}: {instance.description}")
@@ -54,12 +62,8 @@ def _grid_options(args) -> dict:
 
 
 def _cmd_run(args) -> int:
-    import problems
-
-    try:
-        grid = problems.get("GRIDS", args.name)
-    except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
+    grid = _lookup("GRIDS", args.name)
+    if grid is None:
         return 2
     out = Path(args.out or Path("results") / args.name)
     _, summary = grid.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress,
@@ -72,12 +76,8 @@ def _cmd_run(args) -> int:
 def _cmd_reproduce(args) -> int:
     import inspect
 
-    import problems
-
-    try:
-        fn = problems.get("REPRODUCTIONS", args.name)
-    except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
+    fn = _lookup("REPRODUCTIONS", args.name)
+    if fn is None:
         return 2
     out = Path(args.out or Path("results") / args.name)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,12 +90,8 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    import problems
-
-    try:
-        fn = problems.get("BENCHMARKS", args.name)
-    except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
+    fn = _lookup("BENCHMARKS", args.name)
+    if fn is None:
         return 2
     return int(fn(quick=args.quick) or 0)
 
