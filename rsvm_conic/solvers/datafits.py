@@ -49,20 +49,28 @@ class RobustHinge:
         return float(np.sum(self.losses(w, b)))
 
     def subgradient(self, w: np.ndarray, b: float, idx: np.ndarray) -> tuple[np.ndarray, float]:
-        """Mean subgradient over the samples ``idx`` w.r.t. (w, b)."""
+        """Mean subgradient over the samples ``idx`` w.r.t. (w, b): the nominal hinge part over the
+        active samples plus :meth:`_robust_subgradient` (the gradient of the robust term)."""
         X, y = self.X[idx], self.y[idx]
-        active = (1.0 - y * (X @ w + b) + self._penalty(w, idx)) > 0
+        active = self.losses(w, b, idx) > 0
         m = idx.shape[0]
         if not np.any(active):
             return np.zeros_like(w), 0.0
         ya = y[active]
         gw = -(ya @ X[active])
         gb = -float(np.sum(ya))
-        if self.unc is not None and self.unc.radius > 0:
-            gi = self.unc.group_index[idx[active]]
-            gamma = self.unc.gamma[idx[active]]
-            ug, inv = np.unique(gi, return_inverse=True)
-            G = self.unc.support_grad(w, ug)  # (len(ug), n)
-            weights = np.bincount(inv, weights=gamma, minlength=ug.shape[0])
-            gw = gw + weights @ G
+        robust = self._robust_subgradient(w, idx[active])
+        if robust is not None:
+            gw = gw + robust
         return gw / m, gb / m
+
+    def _robust_subgradient(self, w: np.ndarray, ia: np.ndarray):
+        """``sum_{i in ia} gamma_i d||A_{g(i)}^T w||_q / dw`` (None when there is no robust term)."""
+        if self.unc is None or self.unc.radius == 0:
+            return None
+        gi = self.unc.group_index[ia]
+        gamma = self.unc.gamma[ia]
+        ug, inv = np.unique(gi, return_inverse=True)
+        G = self.unc.support_grad(w, ug)  # (len(ug), n)
+        weights = np.bincount(inv, weights=gamma, minlength=ug.shape[0])
+        return weights @ G

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from .datafits import RobustHinge
 from .penalties import L2Squared
 
 
@@ -44,19 +45,18 @@ def rotate_transpose(C, S, G):
     return out
 
 
-class RotatedRobustHinge:
-    """Robust hinge with per-sample rotation blocks: ``max{0, 1 - y(<z, phi> + b) + gamma_i ||R_i z||_q}``."""
+class RotatedRobustHinge(RobustHinge):
+    """Robust hinge with per-sample rotation blocks: ``max{0, 1 - y(<z, phi> + b) + gamma_i ||R_i z||_q}``.
+
+    Only the robust term differs from :class:`~rsvm_conic.solvers.datafits.RobustHinge` (``unc`` is
+    None: ``stochastic._calibrate`` must not rebuild a plain hinge from it).
+    """
 
     def __init__(self, X, y, cos, sin, gamma, q):
-        self.X, self.y = X, y
+        super().__init__(X, y, None)
         self.cos, self.sin = cos, sin
         self.gamma = np.asarray(gamma, dtype=float)
         self.q = float(q)
-        self.unc = None
-
-    @property
-    def n_samples(self) -> int:
-        return self.X.shape[0]
 
     def restrict(self, idx) -> "RotatedRobustHinge":
         return RotatedRobustHinge(self.X[idx], self.y[idx], self.cos[idx], self.sin[idx], self.gamma[idx], self.q)
@@ -69,29 +69,13 @@ class RotatedRobustHinge:
         g = self.gamma if idx is None else self.gamma[idx]
         return g * dual_norm_values(rotate(C, S, w), self.q)
 
-    def losses(self, w, b, idx=None):
-        X = self.X if idx is None else self.X[idx]
-        y = self.y if idx is None else self.y[idx]
-        return np.maximum(0.0, 1.0 - y * (X @ w + b) + self._penalty(w, idx))
-
-    def value(self, w, b) -> float:
-        return float(np.sum(self.losses(w, b)))
-
-    def subgradient(self, w, b, idx):
-        X, y = self.X[idx], self.y[idx]
-        active = self.losses(w, b, idx) > 0
-        m = idx.shape[0]
-        if not np.any(active):
-            return np.zeros_like(w), 0.0
-        ya = y[active]
-        gw = -(ya @ X[active])
-        gb = -float(np.sum(ya))
-        if np.any(self.gamma):
-            ia = idx[active]
-            C, S = self.cos[ia], self.sin[ia]
-            G = dual_norm_subgradient(rotate(C, S, w), self.q)
-            gw = gw + self.gamma[ia] @ rotate_transpose(C, S, G)
-        return gw / m, gb / m
+    def _robust_subgradient(self, w, ia):
+        """``sum_{i in ia} gamma_i R_i' dq(R_i w)``, ``dq`` a subgradient of ``||.||_q``."""
+        if not np.any(self.gamma):
+            return None
+        C, S = self.cos[ia], self.sin[ia]
+        G = dual_norm_subgradient(rotate(C, S, w), self.q)
+        return self.gamma[ia] @ rotate_transpose(C, S, G)
 
 
 def calibrate_eta0(datafit, lam, prox, batch_size=64, random_state=0, n_sub=2000) -> float:
