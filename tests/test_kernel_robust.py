@@ -336,3 +336,16 @@ def test_noise_free_mean_kernel_is_libsvm(noisy, method, noise):
                            n_random_starts=0).fit(K, y, **kw)
     assert not clf0.noise_free_
     np.testing.assert_allclose(clf0.decision_function(rows), clf.decision_function(rows), atol=1e-5 * scale)
+
+
+def test_estimator_in_grid_search_with_precomputed_kernel(noisy):
+    """Pairwise tag: GridSearchCV slices kernel rows and columns per fold, exactly as for
+    SVC(kernel="precomputed"); noise-free fits with libsvm's bias then score identically."""
+    from sklearn.model_selection import GridSearchCV
+
+    data, U = noisy
+    grid = {"C": [0.1, 1.0, 10.0]}
+    ours = GridSearchCV(KernelRobustSVC(method="qp", bias="free"), grid, cv=3).fit(U.K_bar, data.y)
+    ref = GridSearchCV(SVC(kernel="precomputed", tol=1e-10), grid, cv=3).fit(U.K_bar, data.y)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.best_params_ == ref.best_params_
