@@ -130,3 +130,17 @@ def test_bad_input():
         WWKernelDual(np.ones((3, 4)), [0, 1, 0])
     with pytest.raises(ValueError):
         encode_labels(np.ones(5))
+
+
+def test_sigma_dir_reaches_the_consolidation_kernel():
+    from rsvm_conic.estimators import WestonWatkinsSVC
+    from rsvm_conic.datasets.toys import make_xor_thesis
+
+    X, y, _ = make_xor_thesis(10, seed=0)
+    a = WestonWatkinsSVC(C=10.0, kernel="consolidation", sigma=3.0, n_subclasses=2).fit(X, y)
+    b = WestonWatkinsSVC(C=10.0, kernel="consolidation", sigma=3.0, sigma_dir=np.inf, n_subclasses=2).fit(X, y)
+    assert a.kernel_obj_.sigma_dir == 3.0 and np.isinf(b.kernel_obj_.sigma_dir)
+    # without the envelope the periodic terms do not decay: kernel values differ away from the diagonal
+    assert not np.allclose(a.kernel_obj_(X[:5], X[5:10]), b.kernel_obj_(X[:5], X[5:10]))
+    with pytest.raises(ValueError, match="sigma_dir"):
+        WestonWatkinsSVC(kernel="consolidation", sigma_dir=-1.0, n_subclasses=2).fit(X, y)

@@ -49,7 +49,9 @@ class _KernelMixin:
             self.sigma_ = check_positive(self.sigma, "sigma")
         self.kernel_obj_ = None
         if self.kernel == "consolidation":
-            self.kernel_obj_ = ConsolidationKernel(sigma=self.sigma_, m=self.m, n_subclasses=self.n_subclasses,
+            sd = None if self.sigma_dir is None else check_positive(self.sigma_dir, "sigma_dir", allow_inf=True)
+            self.kernel_obj_ = ConsolidationKernel(sigma=self.sigma_, sigma_dir=sd, m=self.m,
+                                                   n_subclasses=self.n_subclasses,
                                                    random_state=self.random_state).fit(X, codes)
         self.rff_ = None
         if self.n_components is not None:
@@ -108,6 +110,8 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     kernel : ``"rbf"`` (Gaussian), ``"consolidation"`` (kappa^m, Def. 4.2) or ``"linear"``.
     sigma : length scale, or ``"thesis"`` for ``sqrt(5 n_features)``.
     m, n_subclasses : consolidation-kernel settings (Fourier terms, k-means subclasses per class).
+    sigma_dir : length scale of the Gaussian envelope of the consolidation kernel's periodic
+        terms (``None``: the same as ``sigma``; ``np.inf``: no envelope, purely periodic terms).
     n_components : ``None`` for the exact kernel, else the number of random features.
     solver : ``"auto"``, ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
     primal_mu, primal_max_iter : the ``primal`` path stops its smoothing continuation at
@@ -121,8 +125,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
-                 solver="auto", primal_mu=1e-2, primal_max_iter=150, random_state=0):
+                 solver="auto", primal_mu=1e-2, primal_max_iter=150, random_state=0, sigma_dir=None):
         self.C = C
+        self.sigma_dir = sigma_dir
         self.primal_mu = primal_mu
         self.primal_max_iter = primal_max_iter
         self.kernel = kernel
@@ -204,7 +209,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     lam : weight of ``||R||^2`` (lambda of Problem 1).
     gamma : margin parameter of the truncated hinge in (0, 1], or ``"auto"``: the median of
         ``|rho|`` at the initial point (class means, equal radii), clipped to [1e-3, 1].
-    kernel, sigma, m, n_subclasses, n_components : as in :class:`WestonWatkinsSVC`.
+    kernel, sigma, m, n_subclasses, sigma_dir, n_components : as in :class:`WestonWatkinsSVC`.
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
@@ -218,8 +223,9 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, lam=1e-2, gamma="auto", kernel="rbf", sigma="thesis", m=41, n_subclasses=5,
                  n_components=None, max_rank=30, solver="auto", n_starts=3, max_iter=30, n_anchors=20,
-                 random_state=0):
+                 random_state=0, sigma_dir=None):
         self.lam = lam
+        self.sigma_dir = sigma_dir
         self.gamma = gamma
         self.kernel = kernel
         self.sigma = sigma
