@@ -58,7 +58,10 @@ def _cmd_check(args) -> int:
 def _grid_options(args) -> dict:
     if args.backend == "dask" and not args.scheduler:
         raise SystemExit("rsvm-conic: --backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    return {"n_jobs": args.n_jobs, "backend": args.backend, "scheduler": args.scheduler}
+    opts = {"backend": args.backend, "scheduler": args.scheduler}
+    if args.n_jobs is not None:  # otherwise each grid / reproduction keeps its own default
+        opts["n_jobs"] = args.n_jobs
+    return opts
 
 
 def _cmd_run(args) -> int:
@@ -100,7 +103,9 @@ def _add_grid_args(p):
     p.add_argument("--backend", choices=("loky", "dask"), default="loky",
                    help="where cells run: local processes (loky) or an existing Dask cluster")
     p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
-    p.add_argument("--n-jobs", type=int, default=1, help="local worker processes (loky)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="local worker processes (loky); default: the grid's own choice (reproductions use "
+                        "min(2, cores) for full runs, 1 for --quick)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,14 +8,12 @@ Dakdouki 2019 Table 4.2, ``--quick`` takes about 30 s: by default a subset of it
 model and kernel) goes through ``run_grid`` on both backends; the whole quick reproduction is a
 ``slow`` test.
 
-BLAS threads: Dask workers run with one BLAS thread (``OMP/OPENBLAS/MKL_NUM_THREADS=1``), while
-loky with ``n_jobs=1`` computes in this process with its default thread pool.  Bhadra's cells pin
-themselves to one thread (``threadpool_limits(1)``); Dakdouki's ``run_cell`` does not, and a
-different summation order changes last bits that the CCP of ``HyperbolicSVC`` amplifies
-(measured: bupa, ``gamma_`` 0.008765061734948038 on loky vs 0.008765061734947753 on Dask).  The
-Dakdouki tests therefore pin this process to one BLAS thread for the loky run -- the comparison is
-then exact; the fix for the reproduction itself (wrap ``run_cell`` in ``threadpool_limits(1)``)
-is reported to the owner of that file.
+BLAS threads: Dask workers run with one BLAS thread, while loky with ``n_jobs=1`` computes in
+this process with its default thread pool; a different summation order changes last bits that the
+CCP of ``HyperbolicSVC`` amplifies (measured before the fix: bupa, ``gamma_`` 0.008765061734948038
+on loky vs 0.008765061734947753 on Dask).  Both reproductions' cells therefore pin themselves to one
+BLAS thread (``threadpool_limits(1)``), and these tests run the loky side unpinned, so they check
+that the cells do it.
 """
 
 import contextlib
@@ -100,8 +98,7 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
             seen.add((c["model"], c["kernel"]))
             cells.append(c)
     assert {m for m, _ in seen} == {"ww", "hyperbolic"} and len(cells) >= 3
-    with threadpool_limits(1):  # as in the Dask workers (see the module docstring)
-        a = run_grid(cells, run_cell, ResultsStore(tmp_path / "loky.jsonl"), n_jobs=1, progress=False)
+    a = run_grid(cells, run_cell, ResultsStore(tmp_path / "loky.jsonl"), n_jobs=1, progress=False)
     b = run_grid(cells, run_cell, ResultsStore(tmp_path / "dask.jsonl"), backend="dask",
                  scheduler=cluster.scheduler_address, progress=False)
     assert [_strip(r) for r in a] == [_strip(r) for r in b]
@@ -113,8 +110,7 @@ def test_dakdouki_table4_2_quick_dask_matches_loky(cluster, tmp_path):
     from problems.dakdouki2019_table4_2 import reproduce
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
-    with threadpool_limits(1):  # as in the Dask workers (see the module docstring)
-        _quiet(reproduce, quick=True, out=loky, progress=False)
+    _quiet(reproduce, quick=True, out=loky, progress=False)
     _quiet(reproduce, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False)
     # (its markdown table also lists fit times, so only the stored cells are compared)
     _assert_identical(_records(loky / "cells-quick.jsonl"), _records(dask / "cells-quick.jsonl"))
