@@ -104,8 +104,8 @@ def _add_grid_args(p):
                    help="where cells run: local processes (loky) or an existing Dask cluster")
     p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
     p.add_argument("--n-jobs", type=int, default=None,
-                   help="local worker processes (loky); default: the grid's own choice (reproductions use "
-                        "min(2, cores) for full runs, 1 for --quick)")
+                   help="local worker processes (loky); default: the grid's own choice (min(2, cores) for the "
+                        "full Bhadra and Dakdouki reproductions, else 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
