@@ -50,6 +50,7 @@ import numpy as np
 
 from .._validation import check_choice, check_finite_array, check_positive
 from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.rsvm_socp_fast import lmo_value, project_S
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
@@ -135,40 +136,10 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
     return 0.5 * (lo + hi)
 
 
-def project_box_hyperplane(v, y, C):
-    """Euclidean projection of ``v`` onto ``{0 <= a <= C, y'a = 0}`` (``y`` in {-1,1}), exact.
-
-    ``a = clip(v - lam y, 0, C)``; with ``lo_i = y_i v_i - C [y_i = 1]`` the condition
-    ``y'a = 0`` reads ``sum_i clip(lam - lo_i, 0, C) = C n_+``, a nondecreasing piecewise-linear
-    equation solved on the sorted breakpoints.
-    """
-    pos = y > 0
-    lo = y * v - C * pos
-    target = C * float(np.count_nonzero(pos))
-    pts = np.concatenate([lo, lo + C])
-    slope_d = np.concatenate([np.ones_like(lo), -np.ones_like(lo)])
-    order = np.argsort(pts, kind="stable")
-    pts = pts[order]
-    slope = np.cumsum(slope_d[order])  # slope right of each breakpoint
-    h = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(pts))])  # h at each breakpoint
-    k = int(np.searchsorted(h, target, side="left"))
-    if k == 0:
-        lam = pts[0]
-    elif k >= pts.size:
-        lam = pts[-1]
-    else:
-        s = slope[k - 1]
-        lam = pts[k - 1] + (target - h[k - 1]) / s if s > 0 else pts[k]
-    return np.clip(v - lam * y, 0.0, C)
-
-
-def fw_gap_lmo(g, y, C):
-    """``min_{s in S_n} g's`` for ``S_n = {0 <= s <= C, y's = 0}`` (greedy pairing), O(n log n)."""
-    gp = np.sort(g[y > 0])
-    gn = np.sort(g[y < 0])
-    m = min(gp.size, gn.size)
-    pair = gp[:m] + gn[:m]
-    return C * float(np.sum(np.minimum(pair, 0.0)))
+# Projection onto {0 <= a <= C, y'a = 0} and the LP min_{s in S} g's: one implementation, shared
+# with the warm-started RSVM_SOCP route (exact sorted-breakpoint projection, greedy class pairing).
+project_box_hyperplane = project_S
+fw_gap_lmo = lmo_value
 
 
 def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: int = 100):

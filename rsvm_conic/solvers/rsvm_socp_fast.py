@@ -51,7 +51,7 @@ from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 
 __all__ = ["RSVMSOCPResult", "rsvm_socp_fast", "rsvm_socp_grid", "rsvm_socp_ipm", "project_S", "fw_gap",
-           "prepare_beta"]
+           "lmo_value", "prepare_beta"]
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -82,13 +82,18 @@ def project_S(v: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
     return np.clip(v - lam * y, 0.0, C)
 
 
-def fw_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
-    """``g'alpha - min_{s in S} g's`` (the LP over S is solved by pairing classes greedily)."""
+def lmo_value(g: np.ndarray, y: np.ndarray, C: float) -> float:
+    """``min_{s in S} g's`` over ``S = {0 <= s <= C, y's = 0}``: pair the smallest ``g`` of each class
+    greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help)."""
     gp = np.sort(g[y > 0])
     gn = np.sort(g[y < 0])
     m = min(gp.size, gn.size)
-    lmo = C * float(np.sum(np.minimum(gp[:m] + gn[:m], 0.0)))
-    return float(g @ alpha) - lmo
+    return C * float(np.sum(np.minimum(gp[:m] + gn[:m], 0.0)))
+
+
+def fw_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
+    """Frank-Wolfe gap ``g'alpha - min_{s in S} g's`` (:func:`lmo_value`)."""
+    return float(g @ alpha) - lmo_value(g, y, C)
 
 
 def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
