@@ -120,11 +120,13 @@ def centre_distances(O, Phi) -> np.ndarray:
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def _tangent_coefficients(dist, R, codes):
+def _tangent_coefficients(dist, R, codes, shift: float = 0.0):
     """Coefficients of the tangent of ``sum_i H_i``: ``c`` (n, C) on the distances, ``e`` (n, C) on R.
 
-    ``H_i = max(a_i, b_i)``; the active branch (ties -> ``a``) and, inside ``a``, the maximising
-    ``l`` are picked at the current point.  ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l``.
+    ``H_i = max(shift + a_i, b_i)``; the active branch (ties -> ``a``) and, inside ``a``, the
+    maximising ``l`` are picked at the current point.  ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l``
+    (+ constants).  ``shift = 0`` for the concave part of the CCP, ``shift = gamma`` for the pieces
+    ``G_i`` of the anchors' convex majoriser.  Returns ``(c, e, max(a, b))``.
     """
     n, C = dist.shape
     rows = np.arange(n)
@@ -137,7 +139,7 @@ def _tangent_coefficients(dist, R, codes):
     lstar = np.argmax(branch, axis=1)
     a = 0.5 * (branch[rows, lstar] + dist[rows, codes] - R[codes])
     b = 0.5 * noff
-    use_a = a >= b
+    use_a = (shift + a) >= b
     c = np.zeros((n, C))
     e = np.zeros((n, C))
     # branch a: (R_l* + sum_{j not in {y,l*}} n_ij + n_iy - R_y) / 2
@@ -391,21 +393,20 @@ class HyperbolicMachine(Formulation):
                     a, b = self._ab(dist, Rv)
                     G = np.maximum(self.gamma + a, b)
                     lin = sum(lin_mu[k] @ mu_list[k] for k in range(C)) + eR @ Rv
-                    return self.lam * np.sum(Rv**2) + (G.sum() - lin) / self.gamma, dist, a, b
+                    return self.lam * np.sum(Rv**2) + (G.sum() - lin) / self.gamma, dist
 
-                m0, dist0, a0, b0 = M(mus, R, dist_t)
+                m0, dist = M(mus, R, dist_t)
                 best_m, best = m0, (mus, R)
-                cur_mu, cur_R, cur = mus, R, (dist0, a0, b0)
+                cur_mu, cur_R = mus, R
                 scale = 1.0
                 for it in range(inner_steps):
-                    dist, a, b = cur
-                    gmu, gR = self._majorizer_subgradient(dist, a, b, cur_R, cur_mu, AA, AP, lin_mu, eR)
+                    gmu, gR = self._majorizer_subgradient(dist, cur_R, cur_mu, AA, AP, lin_mu, eR)
                     step = scale / np.sqrt(it + 1.0)
                     nrm = np.sqrt(sum(np.sum(g * g) for g in gmu) + np.sum(gR * gR)) + 1e-12
                     cand_mu = [_project_simplex(cur_mu[k] - step * gmu[k] / nrm) for k in range(C)]
                     cand_R = np.maximum(cur_R - step * gR / nrm, 0.0)
-                    m, dist, a, b = M(cand_mu, cand_R)
-                    cur_mu, cur_R, cur = cand_mu, cand_R, (dist, a, b)
+                    m, dist = M(cand_mu, cand_R)
+                    cur_mu, cur_R = cand_mu, cand_R
                     if m < best_m:
                         best_m, best = m, (cand_mu, cand_R)
                 mus_new, R_new = best
@@ -427,26 +428,11 @@ class HyperbolicMachine(Formulation):
                         {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
                          "best_start": best})
 
-    def _majorizer_subgradient(self, dist, a, b, R, mus, AA, AP, lin_mu, eR):
-        """A subgradient of the convex majoriser in (mu, R)."""
-        n, C = dist.shape
-        rows = np.arange(n)
-        Yb = self.Y.astype(bool)
-        codes = self.codes
-        useG_a = (self.gamma + a) >= b  # active piece of G_i
-        noff = np.where(Yb, 0.0, dist).sum(axis=1)
-        branch = np.where(Yb, -np.inf, R[None, :] + noff[:, None] - dist)
-        lstar = np.argmax(branch, axis=1)
-        # d G_i / d n_ij and d G_i / d R_l
-        cn = np.zeros((n, C))
-        cR = np.zeros((n, C))
-        ca = 0.5 * (~Yb).astype(float)
-        ca[rows, lstar] = 0.0
-        ca[rows, codes] = 0.5
-        cn[useG_a] = ca[useG_a]
-        cR[rows[useG_a], lstar[useG_a]] += 0.5
-        cR[rows[useG_a], codes[useG_a]] -= 0.5
-        cn[~useG_a] = 0.5 * (~Yb[~useG_a]).astype(float)
+    def _majorizer_subgradient(self, dist, R, mus, AA, AP, lin_mu, eR):
+        """A subgradient of the convex majoriser in (mu, R): d G_i / d n_ij and d G_i / d R_l on the
+        active piece of ``G_i = max(gamma + a_i, b_i)``."""
+        C = dist.shape[1]
+        cn, cR, _ = _tangent_coefficients(dist, R, self.codes, shift=self.gamma)
         w = np.where(dist > 1e-12, cn / np.maximum(dist, 1e-300), 0.0)
         gmu = []
         for k in range(C):
