@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from rsvm_conic.estimators import PkSVC, RobustFeatureSVC, SafeSVC
 
+from _fuzzutil import digest
+
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate])
 OUTCOMES: dict = {}
@@ -17,14 +19,7 @@ DISTINCT: dict = {}  # estimator -> {hash of (X, y, parameters, fit arguments): 
 
 
 def _key(est, X, y, fit_kw):
-    import hashlib
-
-    h = hashlib.sha1()
-    for o in (X, np.asarray(y), repr(est.get_params()), *(fit_kw.get(k) for k in sorted(fit_kw))):
-        h.update(np.ascontiguousarray(o).tobytes() + str(np.shape(o)).encode() if isinstance(o, np.ndarray)
-                 else repr(o).encode())
-        h.update(b"|")
-    return h.hexdigest()
+    return digest(X, np.asarray(y), repr(est.get_params()), *(fit_kw.get(k) for k in sorted(fit_kw)))
 
 
 @st.composite

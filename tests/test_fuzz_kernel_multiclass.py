@@ -17,7 +17,6 @@ outside (0, 1) ...), and counted once per distinct content (hash of arrays + par
 Run with ``-s`` to see it.
 """
 
-import hashlib
 import warnings
 
 import numpy as np
@@ -33,6 +32,8 @@ from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
+from _fuzzutil import digest
+
 
 def fuzz(n):
     # derandomized, no shrinking (a failing example is reported as generated; shrinking solves is slow)
@@ -44,18 +45,7 @@ OUTCOMES: dict = {}  # (target, outcome) -> number of examples
 SEEN: dict = {}  # target -> {input hash: (bad, outcome)}
 
 
-def _digest(*objs):
-    h = hashlib.sha1()
-    for o in objs:
-        if isinstance(o, np.ndarray):
-            h.update(str((o.dtype, o.shape)).encode())
-            h.update(np.ascontiguousarray(o).tobytes())
-        elif isinstance(o, (list, tuple)):
-            h.update(b"(" + _digest(*o).encode() + b")")
-        else:
-            h.update(repr(o).encode())
-        h.update(b"|")
-    return h.hexdigest()
+_digest = digest
 
 
 def _record(target, key, bad, outcome):

@@ -16,6 +16,8 @@ from rsvm_conic.formulations import robust_svm
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.uncertainty import UncertaintySet
 
+from _fuzzutil import digest
+
 # no shrinking phase: a failing example is reported as generated (shrinking SOCPs can take minutes)
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -24,14 +26,7 @@ DISTINCT: dict = {}  # target -> {hash of (arrays, parameters): outcome}; hypoth
 
 
 def _distinct(target, outcome, *objs):
-    import hashlib
-
-    h = hashlib.sha1()
-    for o in objs:
-        h.update(np.ascontiguousarray(o).tobytes() + str(np.shape(o)).encode() if isinstance(o, np.ndarray)
-                 else repr(o).encode())
-        h.update(b"|")
-    DISTINCT.setdefault(target, {})[h.hexdigest()] = outcome
+    DISTINCT.setdefault(target, {})[digest(*objs)] = outcome
 
 
 @st.composite
