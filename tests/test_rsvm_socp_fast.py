@@ -96,6 +96,23 @@ def test_warm_started_grid_equals_clarabel_everywhere(kernel):
             assert res.objective - res.info["fw_gap"] <= opt + 1e-7 * max(1, abs(opt))
 
 
+def test_grid_results_do_not_depend_on_the_blas_thread_limit(monkeypatch):
+    """rsvm_socp_grid limits BLAS to one thread for small n; the unlimited path gives the same grid."""
+    import rsvm_conic.solvers.rsvm_socp_fast  # noqa: F401
+    import sys
+
+    mod = sys.modules["rsvm_conic.solvers.rsvm_socp_fast"]
+    K, y, beta = _data(40, 2, "rbf")
+    Cs, kappas = [0.1, 10.0], [0.5, 1.5, 2.5]
+    limited = rsvm_socp_grid(K, beta, y, Cs, kappas)
+    monkeypatch.setattr(mod, "SMALL_N", 0)  # takes the path without the thread limit
+    free = rsvm_socp_grid(K, beta, y, Cs, kappas)
+    assert limited.keys() == free.keys()
+    for p in limited:
+        assert limited[p].objective == pytest.approx(free[p].objective, rel=1e-10, abs=1e-12)
+        np.testing.assert_allclose(limited[p].alpha, free[p].alpha, rtol=1e-6, atol=1e-9 * p[0])
+
+
 def test_warm_start_reduces_iterations():
     K, y, beta = _data(60, 3)
     cold = rsvm_socp_fast(K, beta, y, 1.0, 1.5)
