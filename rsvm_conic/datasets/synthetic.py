@@ -13,7 +13,8 @@ def make_uncertain_classification(n_samples=1000, n_features=20, separation=1.0,
     {-1, +1}, ``Sigma`` of shape (n_groups, n, n) the noise covariance of each group
     and ``groups`` the group of each sample (``n_groups=2`` puts each class in its
     own group, ``1`` shares one covariance).  Class means are +-separation/2 along a
-    random unit direction; the clean points have identity covariance.
+    random unit direction; the clean points have identity covariance.  Memory is
+    O(L n + n_groups n^2): the noise is coloured one group at a time.
     """
     rng = np.random.default_rng(random_state)
     L, n = int(n_samples), int(n_features)
@@ -30,8 +31,12 @@ def make_uncertain_classification(n_samples=1000, n_features=20, separation=1.0,
         B = rng.standard_normal((n, n)) / np.sqrt(n)
         Sigma[g] = noise_scale ** 2 * (B @ B.T + 0.1 * np.eye(n))
     chol = np.linalg.cholesky(Sigma)
-    noise = np.einsum("lij,lj->li", chol[groups], rng.standard_normal((L, n)))
-    return clean + noise, y, Sigma, groups
+    X = rng.standard_normal((L, n))  # noise draws, coloured in place one group at a time:
+    for g in range(n_groups):         # memory O(L n + k n^2), never an (L, n, n) array
+        idx = np.flatnonzero(groups == g)
+        X[idx] = X[idx] @ chol[g].T
+    X += clean
+    return X, y, Sigma, groups
 
 
 def train_test_split_arrays(arrays, test_fraction=0.25, random_state=0):
