@@ -1,0 +1,66 @@
+"""The solver contract: what every solve returns besides its values.
+
+A solver is a function of arrays (data, hyper-parameters, options) that returns its values plus a
+:class:`SolveInfo`: the route that ran, its status, iterations, time and a **certified optimality
+bound** -- the primal objective minus the objective of a *feasible* dual point, absolute and
+relative.  ``status == "optimal"`` means exactly ``gap_rel <= tol``; any other status names why the
+bound was not met (``"uncertified"``, ``"max_iter"``, ``"inaccurate"``, ...).  Solvers never import
+formulations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+#: statuses a SolveInfo may carry; only "optimal" certifies the result
+STATUSES = ("optimal", "uncertified", "max_iter", "inaccurate", "failed")
+
+
+def relative_gap(primal: float, dual: float) -> float:
+    """``(primal - dual) / max(|primal|, |dual|)`` (0 when both are 0); ``inf`` without a dual bound."""
+    if not math.isfinite(dual):
+        return math.inf
+    scale = max(abs(primal), abs(dual))
+    return 0.0 if scale == 0.0 else (primal - dual) / scale
+
+
+@dataclass
+class SolveInfo:
+    """Route, status and certificate of one solve (see the module docstring)."""
+
+    route: str
+    status: str
+    primal: float
+    dual: float = -math.inf  # objective of a feasible dual point: a lower bound on the optimum
+    tol: float = 1e-6
+    iterations: int | None = None
+    time: float = math.nan
+    detail: dict[str, Any] = field(default_factory=dict)  # solver-specific extras (raw status, fallbacks)
+
+    @property
+    def gap_abs(self) -> float:
+        return self.primal - self.dual
+
+    @property
+    def gap_rel(self) -> float:
+        return relative_gap(self.primal, self.dual)
+
+    @property
+    def certified(self) -> bool:
+        return self.gap_rel <= self.tol
+
+    def as_dict(self) -> dict:
+        return {"route": self.route, "status": self.status, "primal": self.primal, "dual": self.dual,
+                "gap_abs": self.gap_abs, "gap_rel": self.gap_rel, "tol": self.tol,
+                "iterations": self.iterations, "time": self.time, **self.detail}
+
+
+def certify(route: str, primal: float, dual: float, tol: float, *, failed_status: str = "uncertified",
+            **kwargs) -> SolveInfo:
+    """A SolveInfo whose status is ``"optimal"`` iff the relative gap meets ``tol``, else ``failed_status``."""
+    info = SolveInfo(route=route, status="optimal", primal=float(primal), dual=float(dual), tol=float(tol), **kwargs)
+    if not info.certified:
+        info.status = failed_status
+    return info
