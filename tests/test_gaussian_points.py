@@ -120,3 +120,31 @@ def test_bad_inputs_raise():
         PkSVC(C=-1).fit(X, [0, 1, 0])
     with pytest.raises(ValueError):
         expected_rbf_kernel(X, np.array([[[1.0, 2.0], [0.0, 1.0]]] * 3))  # not symmetric
+
+
+@pytest.mark.parametrize("sigma_fit", [None, "zeros"])
+def test_pksvc_without_covariances_is_libsvm_rbf(sigma_fit):
+    """Without Sigma the expected kernel is the RBF kernel exp(-||x - y||^2 / (2 sigma^2)): PkSVC routes to
+    libsvm's own rbf kernel with gamma = 1 / (2 sigma^2) and equals SVC(kernel='rbf') exactly; the
+    precomputed expected-kernel Gram matrix (the previous route) gives the same model to solver accuracy."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(120, 3))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 0.8 + 0.3 * rng.normal(size=120) > 0, "p", "q")
+    Xt = rng.normal(size=(60, 3))
+    sigma, C = 0.7, 3.0
+    S = None if sigma_fit is None else np.zeros((120, 3))
+    pk = PkSVC(C=C, sigma=sigma, tol=1e-8).fit(X, y, Sigma=S)
+    assert pk.rbf_route_
+    svc = SVC(C=C, kernel="rbf", gamma=1 / (2 * sigma**2), tol=1e-8).fit(X, y)
+    np.testing.assert_array_equal(pk.decision_function(Xt), svc.decision_function(Xt))
+    np.testing.assert_array_equal(pk.predict(Xt), svc.predict(Xt))
+    # independent route: libsvm on the precomputed Gram matrix of the expected kernel
+    pre = SVC(C=C, kernel="precomputed", tol=1e-8).fit(expected_rbf_kernel(X, None, sigma=sigma), y)
+    ref = pre.decision_function(expected_rbf_kernel(Xt, None, X, None, sigma=sigma))
+    np.testing.assert_allclose(pk.decision_function(Xt), ref, atol=1e-6)
+    # uncertain test points: the expected kernel against the support vectors, as the precomputed route does
+    St = rng.uniform(0.0, 0.4, size=(60, 3))
+    ref_unc = pre.decision_function(expected_rbf_kernel(Xt, St, X, None, sigma=sigma))
+    np.testing.assert_allclose(pk.decision_function(Xt, Sigma=St), ref_unc, atol=1e-6)
+    # with training covariances the expected-kernel route is used
+    assert not PkSVC(C=C, sigma=sigma).fit(X, y, Sigma=rng.uniform(0, 0.2, (120, 3))).rbf_route_
