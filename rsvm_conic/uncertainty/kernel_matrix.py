@@ -35,8 +35,6 @@ Conventions and corrections
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy.special import ndtri
 
@@ -45,7 +43,7 @@ from .._validation import check_finite_array, check_probability
 __all__ = [
     "KernelUncertainty", "kappa_gaussian", "kappa_finite", "kappa", "gamma_finite_support",
     "gamma_closed_form", "eq9_residual", "finite_support_beta", "psd_part", "rank_one_approx",
-    "symmetric_noise_beta", "check_mean_kernel",
+    "symmetric_noise_beta", "check_mean_kernel", "samples_symmetric",
 ]
 
 
@@ -220,6 +218,8 @@ def psd_part(beta, *, rel_tol: float = 1e-12):
     conservative replacement (the chance-constraint guarantee still holds).
     """
     beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
+    if not np.any(beta):  # noise-free: skip the eigendecomposition
+        return np.zeros_like(beta), np.zeros((1, beta.shape[0]))
     v, E = np.linalg.eigh(beta)
     vmax = max(float(np.max(np.abs(v))), 0.0)
     keep = v > rel_tol * max(vmax, 1e-300)
@@ -236,8 +236,11 @@ def rank_one_approx(beta):
     ``v_max``, ``e`` are the principal eigenpair of ``beta beta'`` (so ``sqrt(v_max)`` is the
     spectral radius of the symmetric ``beta``).  For elementwise nonnegative ``beta`` the
     Perron vector is nonnegative; its sign is fixed so and round-off negatives are set to 0.
+    ``beta = 0`` (a noise-free kernel) gives ``rho = 0`` (ARPACK rejects a zero matrix).
     """
     beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
+    if not np.any(beta):
+        return np.zeros(beta.shape[0])
     if beta.shape[0] > 300:  # only the principal pair is needed: Lanczos instead of a full eigh
         from scipy.sparse.linalg import eigsh
 
@@ -257,7 +260,12 @@ def rank_one_approx(beta):
 # the model
 # ----------------------------------------------------------------------------------------
 def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarray:
-    """A symmetric PSD square matrix (the paper assumes ``K_bar`` is a kernel matrix)."""
+    """A symmetric PSD square matrix (the paper assumes ``K_bar`` is a kernel matrix).
+
+    PSD means ``lambda_min >= -tol * max(1, max|K|) * n``.  Tested by a Cholesky factorisation of
+    ``K + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; ~5x cheaper than
+    ``eigvalsh``); only when it fails is the smallest eigenvalue computed, which decides.
+    """
     K = check_finite_array(K, name, ndim=2)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be square; got shape {K.shape}.")
@@ -266,14 +274,47 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
     if asym > 1e-8 * scale:
         raise ValueError(f"{name} is not symmetric (max |K - K'| = {asym:.3g}); pass (K + K.T) / 2.")
     K = 0.5 * (K + K.T)
-    lam = float(np.linalg.eigvalsh(K)[0])
-    if lam < -tol * scale * K.shape[0]:
-        raise ValueError(f"{name} is not positive semidefinite (smallest eigenvalue {lam:.3g}); "
-                         "the mean kernel must be a kernel matrix.")
+    threshold = tol * scale * K.shape[0]
+    if not _cholesky_ok(K, 0.5 * threshold):
+        lam = float(np.linalg.eigvalsh(K)[0])
+        if lam < -threshold:
+            raise ValueError(f"{name} is not positive semidefinite (smallest eigenvalue {lam:.3g}); "
+                             "the mean kernel must be a kernel matrix.")
     return K
 
 
-@dataclass
+def _cholesky_ok(K, shift: float) -> bool:
+    """Whether ``K + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy)."""
+    from scipy.linalg.lapack import dpotrf
+
+    M = np.array(K, dtype=float, order="F")
+    M[np.diag_indices_from(M)] += shift
+    _, info = dpotrf(M, lower=1, clean=0, overwrite_a=1)
+    return info == 0
+
+
+def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
+    """Whether every sample ``K^s`` is symmetric to round-off: ``max |K^s - K^s'| <= rtol * max |K^s|``.
+
+    ``rtol`` defaults to ``1000 * eps`` of the samples' floating dtype (2.2e-13 for float64,
+    1.2e-4 for float32).  Samples are checked one at a time (stops at the first asymmetric one).
+    Used to choose :func:`symmetric_noise_beta`: a symmetric sampler draws one noise value per
+    pair ``{i, j}``, which the paper's ``beta`` (independent entries) undercounts.
+    """
+    Ks = np.asarray(K_samples)
+    if rtol is None:
+        dt = Ks.dtype if np.issubdtype(Ks.dtype, np.floating) else np.dtype(np.float64)
+        rtol = 1000.0 * float(np.finfo(dt).eps)
+    for Kk in Ks:
+        scale = float(np.max(np.abs(Kk)))
+        if float(np.max(np.abs(Kk - Kk.T))) > rtol * scale:
+            return False
+    return True
+
+
+BETA_RULES = ("auto", "paper", "symmetric")
+
+
 class KernelUncertainty:
     """Mean kernel plus the ``beta`` of both noise models (Gaussian and finite support).
 
@@ -283,24 +324,51 @@ class KernelUncertainty:
     beta_gaussian : (n, n) ``sigma^2`` (None if unknown).
     beta_finite : (n, n) ``l^2 gamma^2`` (None if unknown).
     a, b : (n, n) noise supports (finite case), ``l, c, mu_hat, gamma`` as in eq. 9.
+    symmetric_noise : True when the noise is known to be symmetric (``Z_ij = Z_ji``): set by
+        :meth:`from_samples` when every sample is symmetric; :meth:`beta` then applies
+        :func:`symmetric_noise_beta` by default (``rule="auto"``).
+
+    The finite-support parameters ``beta_finite, l, c, mu_hat, gamma`` are computed from ``a, b``
+    on first access (eq. 9's ``gamma`` costs a numerical supremum per entry; a Gaussian fit never
+    needs it).
     """
 
-    K_bar: np.ndarray
-    beta_gaussian: np.ndarray | None = None
-    beta_finite: np.ndarray | None = None
-    a: np.ndarray | None = None
-    b: np.ndarray | None = None
-    l: np.ndarray | None = None
-    c: np.ndarray | None = None
-    mu_hat: np.ndarray | None = None
-    gamma: np.ndarray | None = None
+    def __init__(self, K_bar, beta_gaussian=None, beta_finite=None, a=None, b=None, l=None, c=None, mu_hat=None,
+                 gamma=None, *, symmetric_noise: bool = False):
+        self.K_bar = K_bar
+        self.beta_gaussian = beta_gaussian
+        self.a, self.b = a, b
+        self._finite = None
+        if beta_finite is not None:
+            self._finite = (beta_finite, l, c, mu_hat, gamma)
+        self.symmetric_noise = bool(symmetric_noise)
+        self.mean_psd_clipped = 0.0
+
+    def _finite_params(self):
+        if self._finite is None and self.a is not None and self.b is not None:
+            self._finite = finite_support_beta(self.a, self.b)
+        return self._finite or (None,) * 5
+
+    beta_finite = property(lambda self: self._finite_params()[0], doc="``l^2 gamma^2`` (lazy).")
+    l = property(lambda self: self._finite_params()[1], doc="half-widths of the supports (lazy).")  # noqa: E741
+    c = property(lambda self: self._finite_params()[2], doc="centres of the supports (lazy).")
+    mu_hat = property(lambda self: self._finite_params()[3], doc="``-c / l`` (lazy).")
+    gamma = property(lambda self: self._finite_params()[4], doc="gamma of eq. 9 (lazy).")
 
     @property
     def n(self) -> int:
         return self.K_bar.shape[0]
 
-    def beta(self, noise: str) -> np.ndarray:
-        """Symmetrised ``beta`` for ``noise`` in ``{"gaussian", "finite"}``."""
+    def beta(self, noise: str, rule: str = "auto") -> np.ndarray:
+        """Symmetrised ``beta`` for ``noise`` in ``{"gaussian", "finite"}``.
+
+        ``rule``: ``"paper"`` -- the paper's ``beta`` (independent entries); ``"symmetric"`` --
+        :func:`symmetric_noise_beta` of it (off-diagonal doubled: the guarantee for symmetric
+        noise, conservative otherwise); ``"auto"`` -- ``"symmetric"`` if :attr:`symmetric_noise`
+        else ``"paper"``.
+        """
+        if rule not in BETA_RULES:
+            raise ValueError(f"rule must be one of {BETA_RULES}; got {rule!r}.")
         if noise == "gaussian":
             beta = self.beta_gaussian
         elif noise == "finite":
@@ -310,7 +378,10 @@ class KernelUncertainty:
         if beta is None:
             raise ValueError(f"this uncertainty model has no {noise} parameters; build it from samples "
                              f"or pass the {'variances' if noise == 'gaussian' else 'supports'}.")
-        return 0.5 * (beta + beta.T)
+        beta = 0.5 * (beta + beta.T)
+        if rule == "symmetric" or (rule == "auto" and self.symmetric_noise):
+            beta = symmetric_noise_beta(beta)
+        return beta
 
     def kappa(self, epsilon, noise: str) -> float:
         return kappa(epsilon, noise)
@@ -320,21 +391,31 @@ class KernelUncertainty:
         cols = rows if cols is None else cols
         ix = np.ix_(np.asarray(rows), np.asarray(cols))
         take = lambda M: None if M is None else M[ix]  # noqa: E731
-        return KernelUncertainty(self.K_bar[ix], take(self.beta_gaussian), take(self.beta_finite), take(self.a),
-                                 take(self.b), take(self.l), take(self.c), take(self.mu_hat), take(self.gamma))
+        fin = self._finite or (None,) * 5  # not computed yet: stays lazy (elementwise in a, b)
+        out = KernelUncertainty(self.K_bar[ix], take(self.beta_gaussian), take(fin[0]), take(self.a), take(self.b),
+                                *(take(M) for M in fin[1:]), symmetric_noise=self.symmetric_noise)
+        return out
 
     # -- constructors ---------------------------------------------------------------
     @classmethod
-    def from_samples(cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip") -> "KernelUncertainty":
-        """Estimate both noise models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
+    def from_samples(cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip",
+                     noise: str | None = None) -> "KernelUncertainty":
+        """Estimate the noise models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
 
         ``K_bar``: the known mean kernel (Sec. 5.1 computes it from the clean points); it must be
         symmetric PSD.  If omitted, the sample mean is used, symmetrised, and -- since a mean of
         noisy kernels is rarely PSD -- projected onto the PSD cone (``mean_psd="clip"``, the
-        clipped eigenvalue mass is stored in ``mean_psd_clipped``) or rejected (``"raise"``).
+        clipped eigenvalue mass is stored in ``mean_psd_clipped``; skipped when a Cholesky
+        factorisation shows the mean is already positive definite) or rejected (``"raise"``).
         ``sigma^2`` = sample variance (``ddof=1``); support of ``Z_ij`` =
         ``[min_s K^s_ij - K_bar_ij, max_s K^s_ij - K_bar_ij]`` (widened to contain 0).
+        ``noise``: ``"gaussian"`` or ``"finite"`` to estimate only that model's parameters,
+        ``None`` (default) for both.  ``symmetric_noise`` is set when every sample is symmetric
+        (:func:`samples_symmetric`).
         """
+        if noise not in (None, "gaussian", "finite"):
+            raise ValueError(f"noise must be 'gaussian', 'finite' or None; got {noise!r}.")
+        in_dtype = getattr(K_samples, "dtype", None)
         Ks = check_finite_array(K_samples, "K_samples", ndim=3)
         if Ks.shape[1] != Ks.shape[2]:
             raise ValueError(f"K_samples must have shape (S, n, n); got {Ks.shape}.")
@@ -354,23 +435,36 @@ class KernelUncertainty:
             Ksym = 0.5 * (center + center.T)
             if mean_psd == "raise":
                 K_bar = check_mean_kernel(Ksym, "symmetrised mean of K_samples")
+            elif _cholesky_ok(Ksym, 0.0):  # positive definite: the projection would be the identity
+                K_bar = Ksym
             else:
                 v, E = np.linalg.eigh(Ksym)
                 clipped = float(-np.sum(v[v < 0]))
                 K_bar = (E * np.maximum(v, 0.0)) @ E.T
                 K_bar = 0.5 * (K_bar + K_bar.T)
-        var = Ks.var(axis=0, ddof=ddof)
-        a = np.minimum(Ks.min(axis=0) - center, 0.0)
-        b = np.maximum(Ks.max(axis=0) - center, 0.0)
-        beta_f, l, c, mu, gamma = finite_support_beta(a, b)
-        out = cls(K_bar, var, beta_f, a, b, l, c, mu, gamma)
+        rtol = None
+        if in_dtype is not None and np.issubdtype(in_dtype, np.floating):
+            rtol = 1000.0 * float(np.finfo(in_dtype).eps)
+        sym = samples_symmetric(Ks, rtol=rtol)
+        var = Ks.var(axis=0, ddof=ddof) if noise in (None, "gaussian") else None
+        a = b = None
+        if noise in (None, "finite"):
+            a = np.minimum(Ks.min(axis=0) - center, 0.0)
+            b = np.maximum(Ks.max(axis=0) - center, 0.0)
+        out = cls(K_bar, var, a=a, b=b, symmetric_noise=sym)
         out.mean_psd_clipped = clipped
         return out
 
     @classmethod
-    def from_parameters(cls, K_bar, *, sigma2=None, a=None, b=None) -> "KernelUncertainty":
-        """Build from a mean kernel plus variances (Gaussian) and/or supports ``[a, b]`` of ``Z``."""
-        K_bar = check_mean_kernel(K_bar)
+    def from_parameters(cls, K_bar, *, sigma2=None, a=None, b=None, symmetric_noise: bool = False,
+                        check_input: bool = True) -> "KernelUncertainty":
+        """Build from a mean kernel plus variances (Gaussian) and/or supports ``[a, b]`` of ``Z``.
+
+        ``symmetric_noise=True`` states that the noise is symmetric (``Z_ij = Z_ji``) so that
+        ``beta(noise)`` applies :func:`symmetric_noise_beta`.  ``check_input=False``: ``K_bar``
+        is trusted to be symmetric PSD (already validated by the caller).
+        """
+        K_bar = check_mean_kernel(K_bar) if check_input else K_bar
         n = K_bar.shape[0]
         beta_g = None
         if sigma2 is not None:
@@ -379,7 +473,7 @@ class KernelUncertainty:
                 raise ValueError(f"sigma2 must have shape {(n, n)} like K_bar; got {beta_g.shape}.")
             if np.any(beta_g < 0):
                 raise ValueError("sigma2 holds variances and must be >= 0.")
-        out = cls(K_bar, beta_g)
+        out = cls(K_bar, beta_g, symmetric_noise=symmetric_noise)
         if (a is None) != (b is None):
             raise ValueError("pass both a and b (the support of the noise) or neither.")
         if a is not None:
@@ -387,7 +481,7 @@ class KernelUncertainty:
             b = check_finite_array(b, "b", ndim=2)
             if a.shape != (n, n) or b.shape != (n, n):
                 raise ValueError(f"a and b must have shape {(n, n)} like K_bar; got {a.shape}, {b.shape}.")
-            out.beta_finite, out.l, out.c, out.mu_hat, out.gamma = finite_support_beta(a, b)
+            out._finite = finite_support_beta(a, b)  # validates a <= 0 <= b now
             out.a, out.b = a, b
         if sigma2 is None and a is None:
             raise ValueError("pass sigma2 (Gaussian noise) and/or a, b (finite support).")
