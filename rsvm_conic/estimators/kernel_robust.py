@@ -28,6 +28,8 @@ The estimator is *pairwise* (scikit-learn tag ``input_tags.pairwise = True``, li
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -35,12 +37,14 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive, check_probability
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from ..uncertainty.kernel_matrix import KernelUncertainty, check_mean_kernel, kappa as kappa_of
+from ..solvers.conic import SolverError, SolverWarning
+from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel, kappa as kappa_of
 from ._base import BinaryClassifierTags
 
 __all__ = ["KernelRobustSVC"]
 
-_SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("ipm", "clarabel", "scs"), "qn": ("dfp",)}
+#: routes per method, fastest certified first; an uncertified result falls back along this order
+_SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("newton", "ipm", "clarabel", "scs"), "qn": ("dfp",)}
 
 
 class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
@@ -52,10 +56,30 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         (original beta, penalty function (17) by DFP quasi-Newton with multiple starts).
     noise : "gaussian" (kappa = -Phi^{-1}(epsilon), beta = sigma^2) or "finite"
         (kappa = sqrt(2 log(1/epsilon)), beta = l^2 gamma^2 of eq. 9).
+    beta : "auto" (default), "paper" or "symmetric" -- which ``beta`` the chance constraint uses.
+        The paper's ``beta`` (Lemma 1 / Thm 2) assumes all ``n^2`` noise entries independent; a
+        sampled kernel matrix is symmetric (``Z_ij = Z_ji``), which makes ``Var Tr(Z V)`` twice the
+        paper's off-diagonal terms, and the paper's ``beta`` then violates the chance constraint
+        (measured 0.07 / 0.12 at epsilon = 0.05 / 0.1 on Sec. 5.1 data with symmetric noise).
+        "symmetric" doubles the off-diagonal of ``beta``
+        (:func:`~rsvm_conic.uncertainty.kernel_matrix.symmetric_noise_beta`; conservative for
+        independent entries); "auto" does so when fitting from samples that are all symmetric to
+        round-off (:func:`~rsvm_conic.uncertainty.kernel_matrix.samples_symmetric`) and keeps the
+        paper's ``beta`` otherwise (non-symmetric samples, or ``sigma2`` / ``a, b`` given: say
+        "symmetric" if that noise is symmetric); "paper" always uses the paper's ``beta``.
+        ``beta_rule_`` records the rule applied.
     epsilon : probability in (0, 1) allowed for the chance constraint (3) to fail; the Gaussian
         model needs epsilon <= 0.5 (kappa >= 0).
     C : box constraint.
-    solver : backend; default "libsvm" (qp), "ipm" with Clarabel fallback (socp), "dfp" (qn).
+    solver : first route; default "libsvm" (qp), "newton" (socp: projected Newton warm-started by
+        libsvm, with the cone IPM as its own fallback, see
+        :func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`; 20-100x faster than "ipm"),
+        "dfp" (qn).  Every result is certified (``solver_info_``); an uncertified or failed route
+        falls back to the next one -- qp: libsvm, clarabel, scs; socp: newton, ipm, clarabel, scs;
+        qn: dfp, then the socp routes on the PSD part of ``beta`` (RSVM_QN solves a non-convex
+        problem whose bound is certified only when ``beta`` is close to PSD) -- with a
+        :class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes; when none certifies,
+        :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
     sv_tol : support-vector threshold (alpha_i > sv_tol * C) for the bias.
     bias : "paper" (Sec. 3: average of ``y_j - f(x_j)`` over all support vectors, bounded ones
         included) or "free" (over the free support vectors ``sv_tol C < alpha_j < (1 - sv_tol) C``
@@ -65,6 +89,15 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     n_random_starts : extra random starts for "qn" (the nominal SVM solution is always a start).
     random_state : seed for the random starts.
 
+    Attributes
+    ----------
+    solver_info_ : dict -- the certificate of the returned solution, ``SolveInfo.as_dict()`` of
+        :mod:`rsvm_conic.solvers.contract`: ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
+        (``"optimal"``), ``primal`` (objective of the route's problem at ``alpha_``), ``dual`` (a
+        certified lower bound on its optimum), ``gap_abs``, ``gap_rel`` (``<= tol = 1e-6``), ...,
+        and ``fallbacks`` (routes tried before, with the reason).  ``solver_stats_`` is the same dict.
+    beta_rule_ : "paper" or "symmetric" -- the ``beta`` rule applied (see ``beta``).
+
     Inputs (see the module docstring): kernel samples ``(S, n, n)``, a mean kernel ``(n, n)``
     with ``sigma2=`` or ``a=, b=``, or a mean kernel alone, which is treated as noise-free
     (``beta = 0``): the fit is then exactly the nominal SVM ``SVC(kernel="precomputed")``.
@@ -73,9 +106,10 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="socp", noise="gaussian", epsilon=0.1, C=1.0, solver=None, sv_tol=1e-6,
-                 bias="paper", n_random_starts=1, random_state=0):
+                 bias="paper", n_random_starts=1, random_state=0, beta="auto"):
         self.method = method
         self.noise = noise
+        self.beta = beta
         self.epsilon = epsilon
         self.C = C
         self.solver = solver
@@ -101,15 +135,17 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         check_choice(self.method, "method", ("qp", "socp", "qn"))
         check_choice(self.noise, "noise", ("gaussian", "finite"))
         check_choice(self.bias, "bias", ("paper", "free"))
+        check_choice(self.beta, "beta", BETA_RULES)
         C = check_positive(self.C, "C")
         kappa = self._kappa()
         solver = self.solver or _SOLVERS[self.method][0]
         check_choice(solver, "solver", _SOLVERS[self.method])
+        # validation happens here, once; the formulations below take the checked arrays as trusted
         if _is_samples(X):
             X = check_finite_array(X, "X", ndim=3)
             if sigma2 is not None or a is not None or b is not None:
                 raise ValueError("pass either kernel samples (S, n, n) or a mean kernel with sigma2 / a, b, not both.")
-            unc = KernelUncertainty.from_samples(X, K_bar)
+            unc = KernelUncertainty.from_samples(X, K_bar, noise=self.noise)  # only the model that is used
             noise_free = False
         else:
             X = validate_data(self, X, reset=True, accept_sparse=False, dtype=np.float64, ensure_all_finite=False,
@@ -138,23 +174,27 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                                                         b=b if self.noise == "finite" else None)
         n = unc.n
         y_pm, classes = check_binary_labels(y, n)
-        beta = unc.beta(self.noise)
+        rule = self.beta if self.beta != "auto" else ("symmetric" if unc.symmetric_noise else "paper")
+        beta = unc.beta(self.noise, rule=rule)
+        common = dict(C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias, check_input=False)
         if self.method == "qp":
-            f = RSVMQP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias)
-            sol = f.solve(solver)
+            f = RSVMQP(unc.K_bar, y_pm, beta, **common)
         elif self.method == "socp":
-            f = RSVMSOCP(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias)
-            sol = f.solve(solver, fallback="clarabel") if solver == "ipm" else f.solve(solver)
+            f = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
         else:
-            f = RSVMQN(unc.K_bar, y_pm, beta, C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias,
-                       n_random=int(self.n_random_starts), seed=self.random_state)
-            sol = f.solve(solver)
+            f = RSVMQN(unc.K_bar, y_pm, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
+        chain = [(f, r) for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver):]]
+        if self.method == "qn":  # the conservative convex surrogate (PSD part of beta), certified
+            chain += [(None, r) for r in _SOLVERS["socp"]]
+        f, sol = _solve_certified(chain, lambda: RSVMSOCP(unc.K_bar, y_pm, beta, **common))
         self.classes_ = classes
         self.n_features_in_ = n
         self.noise_free_ = noise_free
         self.uncertainty_ = unc
+        self.beta_rule_ = rule
         self.formulation_ = f
         self.solution_ = sol
+        self.solver_info_ = self.solver_stats_ = sol.info["certificate"]
         self.kappa_ = kappa
         self.alpha_ = sol["alpha"]
         self.intercept_ = float(sol["b"])
@@ -202,3 +242,38 @@ def _is_samples(X) -> bool:
         except (ValueError, TypeError):  # ragged nested lists: not samples; validation says what is wrong
             return False
     return ndim == 3
+
+
+def _solve_certified(chain, make_fallback):
+    """Run ``(formulation, route)`` pairs in order until one returns a certified solution.
+
+    A route that raises :class:`SolverError` or returns ``status != "optimal"`` is followed by a
+    :class:`SolverWarning` naming it and the next route; the certificate of the returned solution
+    lists them under ``fallbacks``.  No certified route: :class:`SolverError`.  ``formulation``
+    None means ``make_fallback()`` (built on first use).
+    """
+    tried = []
+    fallback_f = None
+    for k, (f, route) in enumerate(chain):
+        if f is None:
+            fallback_f = fallback_f or make_fallback()
+            f = fallback_f
+        name = f"{f.name}/{route}"
+        try:
+            sol = f.solve(route)
+        except SolverError as exc:
+            reason = f"failed ({exc})"
+        else:
+            cert = sol.info["certificate"]
+            if cert["status"] == "optimal":
+                if tried:
+                    cert["fallbacks"] = tried
+                return f, sol
+            reason = f"not certified (relative gap {cert['gap_rel']:.3g} > {cert['tol']:g})"
+        tried.append(f"{name}: {reason}")
+        if k + 1 < len(chain):
+            nf, nr = chain[k + 1]
+            nxt = f"{nf.name if nf is not None else RSVMSOCP.name}/{nr}"
+            warnings.warn(f"KernelRobustSVC: {name} {reason}; falling back from {name} to {nxt}.", SolverWarning,
+                          stacklevel=3)
+    raise SolverError("KernelRobustSVC: no route returned a certified solution: " + "; ".join(tried) + ".")

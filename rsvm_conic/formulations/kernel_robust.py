@@ -50,12 +50,17 @@ import numpy as np
 
 from .._validation import check_choice, check_finite_array, check_positive
 from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.contract import SolveInfo, certify
 from ..solvers.rsvm_socp_fast import lmo_value, project_S
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
 __all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "paper_bias", "project_box_hyperplane", "fw_gap_lmo",
-           "robust_objective", "validate_kernel_problem", "ipm_kernel_robust"]
+           "robust_objective", "validate_kernel_problem", "ipm_kernel_robust", "lagrangian_lower_bound",
+           "hinge_min", "CERT_TOL"]
+
+#: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
+CERT_TOL = 1e-6
 
 
 # ----------------------------------------------------------------------------------------
@@ -140,6 +145,40 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
 # with the warm-started RSVM_SOCP route (exact sorted-breakpoint projection, greedy class pairing).
 project_box_hyperplane = project_S
 fw_gap_lmo = lmo_value
+
+
+def hinge_min(r, y):
+    """``min_b sum_i max(0, r_i - y_i b)`` and its minimiser (exact: convex piecewise linear in ``b``).
+
+    Breakpoints ``r_i`` (``y_i = +1``, slope -1 left of it) and ``-r_i`` (``y_i = -1``, slope +1
+    right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
+    """
+    pos = y > 0
+    ps = np.sort(r[pos])
+    qs = np.sort(-r[~pos])
+    bp = np.concatenate([ps, qs])
+    bp.sort()
+    D = np.searchsorted(qs, bp, side="right") - (ps.size - np.searchsorted(ps, bp, side="right"))
+    b = float(bp[int(np.argmax(D >= 0))])
+    return float(np.sum(np.maximum(r - y * b, 0.0))), b
+
+
+def lagrangian_lower_bound(F, g, alpha, y, C):
+    """A lower bound on ``min_{a in S} q(a)`` for a convex QP ``q(a) = 1/2 a'(Q + 2 diag(lam))a - e'a``
+    (``Q = Y K Y`` PSD, ``lam >= 0``) from a feasible ``alpha`` with ``q(alpha) = F``, ``grad q(alpha) = g``.
+
+    The larger of two weak-duality bounds, both exact at the optimum:
+
+    * Frank-Wolfe: ``q(alpha) - (g'alpha - min_{s in S} g's)`` (convexity of ``q``);
+    * SVM duality: ``q`` is the dual of the SVM with kernel ``K + 2 diag(lam)``; its primal at
+      ``w = sum_i alpha_i y_i phi_i`` and the best bias is ``P = 1/2 a'(g + e) + C min_b sum_i
+      max(0, -g_i - y_i b)`` (margins ``y_i f_i = g_i + 1``) and ``min q >= -P``.
+    """
+    a = alpha
+    fw = F - (float(g @ a) - lmo_value(g, y, C))
+    hinge, _ = hinge_min(-g, y)
+    svm = -(0.5 * (float(a @ g) + float(a.sum())) + C * hinge)
+    return max(fw, svm)
 
 
 def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: int = 100):
@@ -247,10 +286,16 @@ def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: 
 class _KernelRobust(Formulation):
     name = "kernel-robust"
 
-    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, sv_tol: float = 1e-6, bias: str = "paper"):
-        self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
+    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, sv_tol: float = 1e-6, bias: str = "paper",
+                 check_input: bool = True, cert_tol: float = CERT_TOL):
+        if check_input:
+            self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
+        else:  # trusted arrays (validated once at the caller's boundary): K_bar symmetric PSD, y in {-1, +1}
+            self.K_bar, self.y, self.beta = K_bar, y, beta  # beta symmetric too (KernelUncertainty.beta is)
+            C, kappa = check_positive(C, "C"), check_positive(kappa, "kappa", strict=False)
+        self.cert_tol = check_positive(cert_tol, "cert_tol")
         self.n = self.K_bar.shape[0]
-        self.Q = (self.y[:, None] * self.K_bar) * self.y[None, :]
+        self._Q = None
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self.parameters = {"C": cp.Parameter(nonneg=True, name="C", value=C),
@@ -268,6 +313,20 @@ class _KernelRobust(Formulation):
         if k < 0:
             raise ValueError(f"epsilon = {epsilon} gives kappa = {k:.3g} < 0 (Gaussian noise needs epsilon <= 0.5).")
         return cls(uncertainty.K_bar, y, uncertainty.beta(noise), C=C, kappa=k, **kw)
+
+    @property
+    def Q(self) -> np.ndarray:
+        """``Y K_bar Y`` (built on first use: the libsvm route never needs it)."""
+        if self._Q is None:
+            self._Q = (self.y[:, None] * self.K_bar) * self.y[None, :]
+        return self._Q
+
+    def _Qa(self, a) -> np.ndarray:
+        """``Q @ a`` through the nonzero columns only when ``a`` is sparse (support vectors)."""
+        nz = np.flatnonzero(a)
+        if nz.size >= 0.5 * self.n:
+            return self.Q @ a
+        return self.y * (self.K_bar[:, nz] @ (self.y[nz] * a[nz]))
 
     # parameters as plain attributes (for other solvers plugging in)
     @property
@@ -301,9 +360,7 @@ class _KernelRobust(Formulation):
     def t_value(self, alpha) -> float:
         """Left side of (15) at ``alpha`` (computed on the support of ``alpha``)."""
         a = np.asarray(alpha, dtype=float)
-        sv = np.flatnonzero(a)
-        a_s = a[sv]
-        quad = float(a_s @ (self.Q[np.ix_(sv, sv)] @ a_s)) if sv.size < 0.5 * self.n else float(a @ (self.Q @ a))
+        quad = float(a @ self._Qa(a))
         return quad + self.kappa * self.robust_term(a)
 
     def objective(self, solution: Solution) -> float:
@@ -316,8 +373,65 @@ class _KernelRobust(Formulation):
         a = np.asarray(alpha, dtype=float)
         return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0))), float(np.max(np.maximum(-a, 0))))
 
+    def _nominal_alpha(self, polish: bool = False):
+        """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
+        from sklearn.svm import SVC
+
+        clf = SVC(C=self.C, kernel="precomputed", tol=1e-7).fit(self.K_bar, self.y)
+        a = np.zeros(self.n)
+        a[clf.support_] = np.abs(clf.dual_coef_[0])
+        if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
+            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol)
+            if p is not None:
+                a = p[0]
+        return a
+
+    # -- certificates ---------------------------------------------------------------------
+    def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _certify(self, route, primal, dual, detail) -> SolveInfo:
+        detail = {k: v for k, v in detail.items() if v is not None and k != "nu"}
+        iterations = detail.pop("iterations", None)
+        return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
+
+    def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
+        """Record the certificate: ``info["certificate"]`` (``SolveInfo.as_dict()``), ``sol.status``."""
+        cert.time = sol.time
+        sol.info["certificate"] = cert.as_dict()
+        sol.status = cert.status
+        return sol
+
+    def _solve_conic(self, backend, **options) -> Solution:
+        """CVXPY + Clarabel/SCS, then the certificate at the returned point; an interior-point
+        solution accurate to the solver's tolerance only (gap above ``cert_tol``, e.g. large C) is
+        polished by projected Newton steps warm-started from it (:meth:`_polish`)."""
+        sol = super()._solve_conic(backend, **options)
+        route = f"{self.name}/{backend}"
+        cert = self.certificate(sol["alpha"], route, iterations=sol.info.get("iterations"),
+                                nu=sol.values.get("nu"), solver_status=sol.info.get("status"))
+        if cert.status != "optimal":
+            t0 = time.perf_counter()
+            polished = self._polish(sol["alpha"])
+            if polished is not None:
+                values = self._finish(polished)
+                cert_p = self.certificate(values["alpha"], route, iterations=sol.info.get("iterations"),
+                                          solver_status=sol.info.get("status"),
+                                          polished={"solver_gap_rel": cert.gap_rel, "by": "projected Newton"})
+                if cert_p.gap_rel < cert.gap_rel:
+                    sol.values.update(values)
+                    sol.time += time.perf_counter() - t0
+                    sol.objective = float(self.objective(sol))
+                    cert = cert_p
+        return self._attach(sol, cert)
+
+    def _polish(self, alpha):  # pragma: no cover - overridden
+        return None
+
     def _finish(self, alpha, extra=None) -> dict:
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
+        if abs(float(self.y @ a)) > 1e-12 * self.C * self.n:  # e.g. an interior-point solution: make it feasible
+            a = project_box_hyperplane(a, self.y, self.C)
         vals = {"alpha": a, "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
                 "t": self.t_value(a)}
         if extra:
@@ -353,6 +467,8 @@ class RSVMQP(_KernelRobust):
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, rho=None, libsvm_tol: float = 1e-7, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
+        if rho is None and self.kappa == 0.0:
+            rho = np.zeros(self.n)  # kappa rho = 0 whatever rho is: skip the eigen-solve
         self.rho = rank_one_approx(self.beta) if rho is None else np.asarray(rho, dtype=float)
         if self.rho.shape != (self.n,) or np.any(self.rho < 0):
             raise ValueError("rho must be a nonnegative vector with one entry per training point.")
@@ -381,20 +497,102 @@ class RSVMQP(_KernelRobust):
     def _extract(self) -> dict:
         return self._finish(self.variables["alpha"].value)
 
+    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
+        """SVM duality gap on the modified kernel ``K_bar + kappa diag(rho)``.
+
+        ``F(alpha) = 1/2 a'Q~a - e'a`` (``Q~ = Y (K_bar + kappa diag(rho)) Y``) is the objective of
+        this route's problem at the returned (feasible) ``alpha``, an upper bound on its optimum;
+        :func:`lagrangian_lower_bound` (SVM primal ``1/2 a'Q~a + C sum xi`` with the best bias, and
+        the Frank-Wolfe bound) gives a lower bound.  Valid because ``K_bar`` is PSD.
+        """
+        a = np.asarray(alpha, dtype=float)
+        g = self._Qa(a) + self.kappa * self.rho * a - 1.0
+        F = 0.5 * float(a @ (g - 1.0))
+        return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
+
+    def _polish(self, alpha):
+        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol)
+        return None if p is None else p[0]
+
     def _solve_libsvm(self, **options) -> Solution:
+        """libsvm (``SVC(kernel="precomputed")``) on the modified kernel, certified by the SVM duality
+        gap.  libsvm caches kernel values in single precision, so its KKT conditions hold to ~1e-7
+        relative only (the gap grows with C: 5e-4 at C = 1000 on the Sec. 5.1 data, whatever its
+        ``tol``); an uncertified run is polished in double precision by projected Newton steps on the
+        same QP, warm-started from libsvm's alpha (usually one step: :func:`_polish_svm`)."""
         from sklearn.svm import SVC
 
         t0 = time.perf_counter()
-        clf = SVC(C=self.C, kernel="precomputed", tol=options.get("tol", self.libsvm_tol),
-                  cache_size=options.get("cache_size", 200), shrinking=options.get("shrinking", True))
-        clf.fit(self.modified_kernel(), self.y)
+        tol = options.get("tol", self.libsvm_tol)
+        Kmod = self.modified_kernel()
+        clf = SVC(C=self.C, kernel="precomputed", tol=tol, cache_size=options.get("cache_size", 200),
+                  shrinking=options.get("shrinking", True))
+        clf.fit(Kmod, self.y)
         alpha = np.zeros(self.n)
         alpha[clf.support_] = np.abs(clf.dual_coef_[0])
-        sol = Solution("libsvm", "optimal", float("nan"), 0.0, self._finish(alpha),
-                       {"n_iter": int(np.sum(getattr(clf, "n_iter_", [0]))), "intercept_libsvm": float(clf.intercept_[0])})
+        values = self._finish(alpha)
+        n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
+        cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
+        if cert.status != "optimal":
+            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol)
+            if polished is not None:
+                values_p = self._finish(polished[0])
+                cert_p = self.certificate(values_p["alpha"], f"{self.name}/libsvm", iterations=n_iter,
+                                          polished={"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]})
+                if cert_p.gap_rel < cert.gap_rel:
+                    values, cert = values_p, cert_p
+        sol = Solution("libsvm", cert.status, float("nan"), 0.0, values,
+                       {"n_iter": n_iter, "intercept_libsvm": float(clf.intercept_[0])})
         sol.time = time.perf_counter() - t0
         sol.objective = self.objective(sol)
-        return sol
+        return self._attach(sol, cert)
+
+
+def _polish_svm(K, y, C, alpha, tol):
+    """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
+
+    First one exact Newton step on libsvm's active set: with ``F`` the free and ``U`` the at-C
+    coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
+    ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
+    projected Newton (:func:`rsvm_socp_fast` with ``kappa = 0``) warm-started from ``alpha``.
+    """
+    from ..solvers.rsvm_socp_fast import rsvm_socp_fast
+
+    from ..solvers.contract import relative_gap
+
+    alpha = project_box_hyperplane(np.asarray(alpha, dtype=float), y, C)
+    eps = 1e-9 * C
+    free = np.flatnonzero((alpha > eps) & (alpha < C - eps))
+    up = np.flatnonzero(alpha >= C - eps)
+    if free.size:
+        yF = y[free]
+        A = np.empty((free.size + 1, free.size + 1))
+        A[:-1, :-1] = (yF[:, None] * K[np.ix_(free, free)]) * yF[None, :]
+        A[:-1, -1] = yF
+        A[-1, :-1] = yF
+        A[-1, -1] = 0.0
+        rhs = np.empty(free.size + 1)
+        rhs[:-1] = 1.0 - (yF * (K[np.ix_(free, up)] @ (y[up] * C)) if up.size else 0.0)
+        rhs[-1] = -C * float(np.sum(y[up]))
+        try:
+            sol = np.linalg.solve(A, rhs)
+        except np.linalg.LinAlgError:
+            sol = None
+        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
+            a = np.zeros_like(alpha)
+            a[up] = C
+            a[free] = sol[:-1]
+            nz = np.flatnonzero(a)
+            g = y * (K[:, nz] @ (y[nz] * a[nz])) - 1.0
+            F = 0.5 * float(a @ (g - 1.0))
+            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
+                return a, 1
+    try:
+        res = rsvm_socp_fast(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
+                             tol=0.01 * tol, max_iter=20, fallback=False)
+    except (SolverError, np.linalg.LinAlgError):
+        return None
+    return res.alpha, res.iterations
 
 
 # ----------------------------------------------------------------------------------------
@@ -433,7 +631,7 @@ class RSVMSOCP(_KernelRobust):
 
     def _fg(self, a):
         """``F(alpha)`` of (15) with ``beta_hat`` and its gradient."""
-        Qa = self.Q @ a
+        Qa = self._Qa(a)
         nu = a * a
         bn = self.beta_hat @ nu
         s = np.sqrt(max(float(nu @ bn), 0.0))
@@ -444,10 +642,87 @@ class RSVMSOCP(_KernelRobust):
             g = g + k * a * bn / s
         return F, g
 
+    # -- certificate ---------------------------------------------------------------------
+    def certificate(self, alpha, route: str, nu=None, **detail) -> SolveInfo:
+        """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``).
+
+        Primal: ``F(alpha) = Phi(alpha, alpha**2)``, the objective of (16') (and of (15) with
+        ``beta_hat``) at a feasible point.  Dual: for ``lam = kappa/2 beta_hat nu / ||B nu||``
+        (``nu = alpha**2`` or the solver's ``nu >= alpha**2``), if ``lam >= 0`` the Lagrangian of
+        ``alpha_i^2 <= nu_i`` gives ``OPT(16') >= min_{a in S} 1/2 a'(Q + 2 diag(lam))a - e'a``
+        (the minimum over ``nu`` of ``kappa/2 ||B nu|| - lam'nu`` is 0), a convex QP bounded by
+        :func:`lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has clearly negative entries
+        (``beta_hat`` with negative entries) that candidate gives no bound.
+        """
+        a = np.asarray(alpha, dtype=float)
+        F, _ = self._fg(a)
+        Qa = self._Qa(a)
+        k = self.kappa
+        lower = -np.inf
+        cands = [a * a] if nu is None else [a * a, np.maximum(np.asarray(nu, dtype=float), a * a)]
+        lam_mins = []
+        for nu_c in cands:
+            u = self.beta_hat @ nu_c
+            s = float(np.sqrt(max(float(nu_c @ u), 0.0)))
+            lam = 0.5 * k * u / s if (k > 0 and s > 0) else np.zeros(self.n)
+            lam_min = float(lam.min())
+            lam_mins.append(lam_min)
+            if lam_min < -1e-12 * max(float(np.abs(lam).max()), 1e-300):
+                continue
+            lam = np.maximum(lam, 0.0)
+            q = 0.5 * float(a @ Qa) + float(lam @ (a * a)) - float(a.sum())
+            g = Qa + 2.0 * lam * a - 1.0
+            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.C))
+        detail["lambda_min"] = min(lam_mins)
+        return self._certify(route, F, lower, detail)
+
+    def _polish(self, alpha):
+        from ..solvers.rsvm_socp_fast import rsvm_socp_fast
+
+        a0 = project_box_hyperplane(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
+        try:
+            res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, warm_start=a0, factor=True,
+                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False)
+        except (SolverError, np.linalg.LinAlgError):
+            return None
+        return res.alpha
+
+    # -- projected Newton (the default route) -------------------------------------------
+    def _solve_newton(self, tol=None, max_iter=60) -> Solution:
+        """:func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`: projected Newton on ``F`` from a
+        libsvm start, with the exact cone IPM of (16') as its own fallback; certified by
+        :meth:`certificate` (and, after the cone IPM, by the IPM's dual value).  Measured 20-100x
+        faster than ``"ipm"`` at n = 160-1200 (same objective to 1e-9)."""
+        from ..solvers.rsvm_socp_fast import rsvm_socp_fast
+
+        t0 = time.perf_counter()
+        tol = 0.01 * self.cert_tol if tol is None else tol
+        try:
+            res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, factor=True, tol=tol,
+                                 max_iter=max_iter, fallback=True)
+        except np.linalg.LinAlgError as exc:
+            raise SolverError(f"RSVM_SOCP projected Newton / cone IPM failed: {exc}.") from exc
+        values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)
+        info = {k: v for k, v in res.info.items() if k != "trace"}
+        info.update({"route": res.route, "iterations": res.iterations, "solver_certificate": res.solve_info.as_dict()})
+        cert = self.certificate(values["alpha"], f"{self.name}/newton", nu=values.get("nu"),
+                                iterations=res.iterations, inner_route=res.route)
+        if cert.status != "optimal" and res.route == "cone-ipm":
+            # the cone IPM's dual value bounds OPT(16') (its dual point is feasible to 1e-8)
+            d = res.solve_info.dual
+            if d > cert.dual:
+                cert = self._certify(f"{self.name}/newton", cert.primal, d,
+                                     {"iterations": res.iterations, "inner_route": res.route, "dual_from": "cone IPM"})
+        sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
+        sol.objective = self.objective(sol)
+        return self._attach(sol, cert)
+
     # -- interior point ----------------------------------------------------------------
-    def _solve_ipm(self, tol=1e-10, max_iter=100, fallback=None, gap_tol=1e-6) -> Solution:
-        """Structure-exploiting primal-dual IPM (:func:`ipm_kernel_robust`); certified by the
-        IPM residuals and a Frank-Wolfe gap ``<= gap_tol * max(1, |F|)`` at the projected point."""
+    def _solve_ipm(self, tol=1e-10, max_iter=100, fallback=None, gap_tol=None) -> Solution:
+        """Structure-exploiting primal-dual IPM (:func:`ipm_kernel_robust`), certified by
+        :meth:`certificate` (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``) at
+        the point projected onto ``S``.  Uncertified: :class:`SolverError`, or with ``fallback``
+        a :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
         t0 = time.perf_counter()
         try:
             a, info = ipm_kernel_robust(self.Q, self.beta_hat, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter)
@@ -458,18 +733,25 @@ class RSVMSOCP(_KernelRobust):
         Fx, gx = self._fg(x)
         gap = float(gx @ x) - fw_gap_lmo(gx, self.y, self.C)
         info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
-        if not (info["converged"] and gap <= gap_tol * max(1.0, abs(Fx))):
-            msg = (f"interior point: converged={info['converged']} after {info['iterations']} iterations, "
-                   f"Frank-Wolfe gap {gap:.3g} (tolerance {gap_tol:g} * max(1, |F|))")
+        values = self._finish(x)
+        cert = self.certificate(values["alpha"], f"{self.name}/ipm", iterations=info["iterations"],
+                                converged=info["converged"])
+        if gap_tol is not None:
+            cert.tol = float(gap_tol)
+            cert.status = "optimal" if cert.certified else "uncertified"
+        if cert.status != "optimal":
+            msg = (f"RSVM_SOCP interior point: converged={info['converged']} after {info['iterations']} "
+                   f"iterations, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}")
             if fallback:
-                warnings.warn(msg + f"; re-solving with {fallback}.", SolverWarning, stacklevel=2)
+                warnings.warn(msg + f"; re-solving with {fallback} (falling back from {self.name}/ipm to "
+                              f"{self.name}/{fallback}).", SolverWarning, stacklevel=2)
                 sol = self.solve(fallback)
                 sol.info["fallback"] = f"ipm -> {fallback}: {msg}"
                 return sol
             raise SolverError(msg + ".")
-        sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, self._finish(x), info)
+        sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
-        return sol
+        return self._attach(sol, cert)
 
 
 # ----------------------------------------------------------------------------------------
@@ -500,13 +782,75 @@ class RSVMQN(_KernelRobust):
         nu = np.asarray(alpha, dtype=float) ** 2
         return float(np.sqrt(max(float(nu @ (self.beta @ nu)), 0.0)))
 
-    def _nominal_alpha(self):
-        from sklearn.svm import SVC
+    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
+        """Primal: ``F(alpha)`` of (15) with the original ``beta`` at the feasible ``alpha``.
 
-        clf = SVC(C=self.C, kernel="precomputed", tol=1e-7).fit(self.K_bar, self.y)
-        a = np.zeros(self.n)
-        a[clf.support_] = np.abs(clf.dual_coef_[0])
-        return a
+        Dual: (15) is non-convex in general, so the bound comes from a convex problem below it:
+        for ``M`` PSD with ``M <= beta`` entrywise, ``nu'M nu <= nu'beta nu`` for ``nu >= 0``, so
+        ``OPT(16'; M) <= OPT(15; M) <= OPT(15; beta)``; (16') with ``M`` is solved as an RSVM_SOCP
+        and its certified dual value (:meth:`RSVMSOCP.certificate`) is the bound.  ``M = beta +
+        min(lambda_min(beta), 0) I`` (exact when ``beta`` is PSD), else ``diag(beta)``.  With
+        ``kappa * beta = 0`` the problem is the nominal SVM dual: SVM duality gap.
+        ``detail["stationarity_gap"]``: the Frank-Wolfe gap of ``F`` at ``alpha`` (a first-order,
+        local measure only).
+        """
+        a = np.asarray(alpha, dtype=float)
+        F = 0.5 * self.t_value(a) - float(a.sum())
+        nu = a * a
+        bn = self.beta @ nu
+        s = float(np.sqrt(max(float(nu @ bn), 0.0)))
+        g = self._Qa(a) - 1.0
+        if self.kappa > 0 and s > 0:
+            g = g + self.kappa * a * bn / s
+        detail["stationarity_gap"] = float(g @ a) - lmo_value(g, self.y, self.C)
+        if self.kappa == 0.0 or not np.any(self.beta):
+            lower = lagrangian_lower_bound(F, g, a, self.y, self.C)
+        else:
+            lower, how, _ = self.relaxation_bound()
+            detail["dual_from"] = how
+        return self._certify(route, F, lower, detail)
+
+    def relaxation_bound(self):
+        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`);
+        cached per (C, kappa).
+
+        ``M(theta) = theta beta + (1 - theta) diag(beta)`` is elementwise nonnegative and ``<= beta``;
+        the largest ``theta`` in ``[0, 1]`` with ``M`` PSD is ``1 / |lambda_min(D^-1/2 (beta - D) D^-1/2)|``
+        (``D = diag(beta)``; rows with ``beta_ii = 0`` keep only their zero diagonal).  ``theta = 1``
+        when ``beta`` is PSD (then the bound is exact).  (16') with ``M`` is convex with ``lam >= 0``,
+        solved by RSVM_SOCP; its certified dual value is the bound.
+        """
+        key = (self.C, self.kappa)
+        if getattr(self, "_relax_cache", (None,))[0] == key:
+            return self._relax_cache[1]
+        d = np.diag(self.beta).copy()
+        pos = d > 0
+        M = np.zeros_like(self.beta)
+        theta = 0.0
+        if pos.any():
+            idx = np.flatnonzero(pos)
+            sq = 1.0 / np.sqrt(d[idx])
+            N = sq[:, None] * self.beta[np.ix_(idx, idx)] * sq[None, :]
+            N[np.diag_indices_from(N)] = 0.0
+            lam_min = float(np.linalg.eigvalsh(N)[0])
+            theta = 1.0 if lam_min >= -1.0 else (1.0 - 1e-9) / -lam_min
+            M[np.ix_(idx, idx)] = theta * self.beta[np.ix_(idx, idx)]
+            M[idx, idx] = d[idx]
+        how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
+        f = RSVMSOCP(self.K_bar, self.y, M, C=self.C, kappa=self.kappa, check_input=False, cert_tol=self.cert_tol)
+        best = (-np.inf, how + ": no certified solve", None)
+        for backend in ("newton", "clarabel"):
+            try:
+                sol = f.solve(backend)
+            except SolverError:
+                continue
+            lb = sol.info["certificate"]["dual"]
+            if lb > best[0]:
+                best = (lb, how + f" solved by {backend}", sol["alpha"])
+            if sol.info["certificate"]["status"] == "optimal":
+                break
+        self._relax_cache = (key, best)
+        return best
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
         from ..solvers.quasi_newton import rsvm_qn
@@ -515,14 +859,16 @@ class RSVMQN(_KernelRobust):
         if self.kappa == 0.0 or not np.any(self.beta):
             # kappa * beta = 0: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm
             # gives (the penalty function (17) would only approximate it); no local search needed.
-            a = self._nominal_alpha()
+            a = self._nominal_alpha(polish=True)
             self._warm = a
             info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True,
                     "reduced_to": "nominal SVM (kappa * beta = 0), solved by libsvm"}
-            sol = Solution("dfp", "optimal", float("nan"), 0.0, self._finish(a, {"alpha_raw": a}), info)
+            values = self._finish(a, {"alpha_raw": a})
+            sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info)
             sol.time = time.perf_counter() - t0
             sol.objective = self.objective(sol)
-            return sol
+            cert = self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=info["reduced_to"])
+            return self._attach(sol, cert)
         pts = list(starts or [])
         if self._warm is not None:
             pts.append(np.clip(self._warm, 0, self.C))
@@ -536,8 +882,23 @@ class RSVMQN(_KernelRobust):
         viol = self.constraint_violation(res.alpha)
         info = {"iterations": res.iterations, "penalty_value": res.L, "violation": viol, "starts": res.starts,
                 "converged": res.converged}
-        sol = Solution("dfp", "local_optimum" if res.converged else "max_iter", float("nan"),
-                       0.0, self._finish(res.alpha, {"alpha_raw": res.alpha}), info)
-        sol.time = time.perf_counter() - t0
+        values = self._finish(res.alpha, {"alpha_raw": res.alpha})
+        sol = Solution("dfp", "local_optimum" if res.converged else "max_iter", float("nan"), 0.0, values, info)
         sol.objective = self.objective(sol)
+        extra = {}
+        _, _, a_relax = self.relaxation_bound()
+        if a_relax is not None:
+            # the relaxation's optimum is feasible for (15) too; with a PSD beta it is the exact optimum,
+            # which the penalty method only approximates (O(1/P)): keep the better of the two points
+            v_relax = self._finish(a_relax, {"alpha_raw": res.alpha})
+            F_relax = 0.5 * v_relax["t"] - float(v_relax["alpha"].sum())
+            if F_relax < sol.objective:
+                extra = {"primal_from": "relaxation", "qn_objective": sol.objective}
+                sol.values, sol.objective = v_relax, F_relax
+                self._warm = v_relax["alpha"]
+        cert = self.certificate(sol.values["alpha"], f"{self.name}/dfp", iterations=res.iterations,
+                                converged=res.converged, penalty_violation=viol, **extra)
+        sol = self._attach(sol, cert)
+        sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
+        sol.info["certificate"]["time"] = sol.time
         return sol

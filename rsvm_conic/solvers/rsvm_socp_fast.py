@@ -16,7 +16,9 @@ from the neighbouring grid point, and certified against (16') itself:
   gradient at ``alpha`` equals ``grad F(alpha)`` and whose value there equals ``F(alpha)``.  Its
   Frank-Wolfe linearisation over ``S = {0 <= a <= C, y'a = 0}`` gives the certified bound
   ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``.  So we stop when
-  ``fw_gap <= tol * max(1, |F|)`` and ``min lambda >= 0``.  (When ``beta_hat`` has negative entries,
+  ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.solvers.contract`)
+  and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
+  dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat`` has negative entries,
   the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
   right function and we fall back, see below.)
 * Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
@@ -49,6 +51,7 @@ from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
+from .contract import SolveInfo, certify, relative_gap
 
 __all__ = ["RSVMSOCPResult", "rsvm_socp_fast", "rsvm_socp_grid", "rsvm_socp_ipm", "project_S", "fw_gap",
            "lmo_value", "prepare_beta"]
@@ -130,6 +133,7 @@ class RSVMSOCPResult:
     iterations: int
     time: float
     info: dict = field(default_factory=dict)
+    solve_info: SolveInfo | None = None  # certificate: primal F, feasible dual value (see rsvm_socp_fast)
 
 
 # ------------------------------------------------------------------------------------ exact conic route
@@ -240,7 +244,7 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     if kappa == 0:
         nu = alpha ** 2
     return alpha, nu, {"status": res.status, "iterations": res.iterations, "gap_rel": res.gap_rel,
-                       "pres": res.pres, "dres": res.dres, "pcost": res.pcost}
+                       "pres": res.pres, "dres": res.dres, "pcost": res.pcost, "dcost": res.dcost}
 
 
 # ------------------------------------------------------------------------------------ projected Newton
@@ -269,7 +273,8 @@ class _Beta:
 
 
 def _objective_parts(alpha, Q, beta_hat, kappa):
-    Qa = Q @ alpha
+    nz = np.flatnonzero(alpha)
+    Qa = Q[:, nz] @ alpha[nz] if nz.size * 4 < alpha.size else Q @ alpha  # sparse alpha: support columns only
     nu = alpha * alpha
     u = beta_hat @ nu
     s = float(np.sqrt(max(float(nu @ u), 0.0)))
@@ -356,7 +361,8 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     ``warm_start``: an ``alpha`` (e.g. the previous grid point's); it is projected onto the new
     feasible set, or with ``svm_start=True`` only its multipliers are used (one libsvm solve with
     kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
-    warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified relative accuracy of the objective (``F - OPT <= tol max(1, |F|)``).
+    warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified relative accuracy of the objective
+    (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in ``result.solve_info``.
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
@@ -395,7 +401,7 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         g = _grad(a, Qa, u, s, kappa)
         gap = fw_gap(g, a, y, C)
         lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0
-        if gap <= tol * max(1.0, abs(F)) and lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u)))):
+        if relative_gap(F, F - gap) <= tol and lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u)))):
             certified = True
             break
         if it == max_iter:
@@ -473,7 +479,10 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         a, parts = a_new, parts_new
     info = {"fw_gap": gap, "lambda_min": lam_min, "newton_steps": n_newton, "pg_steps": n_pg, "trace": trace}
     if certified:
-        return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, time.perf_counter() - t0, info)
+        elapsed = time.perf_counter() - t0
+        cert = certify("rsvm_socp_fast/projected-newton", F, F - gap, tol, iterations=it, time=elapsed,
+                       detail={"lambda_min": lam_min})
+        return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, elapsed, info, cert)
     if not fallback:
         raise SolverError(f"projected Newton did not certify optimality after {it} iterations "
                           f"(Frank-Wolfe gap {gap:.3g}, min lambda {lam_min:.3g}).")
@@ -483,8 +492,13 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         raise SolverError(f"RSVM_SOCP: projected Newton uncertified and the cone IPM returned "
                           f"{ipm_info['status']!r}.")
     obj = 0.5 * float(alpha @ Q @ alpha) + 0.5 * kappa * float(np.linalg.norm(B @ nu)) - float(alpha.sum())
-    return RSVMSOCPResult(alpha, nu, obj, "optimal", "cone-ipm", it + ipm_info["iterations"],
-                          time.perf_counter() - t0, info)
+    elapsed = time.perf_counter() - t0
+    # the cone IPM's own certificate: its primal value and the Lagrangian dual value at its dual point
+    # (feasible to tol_feas = 1e-8); its status "optimal" means gap_rel <= 1e-8 (Clarabel's semantics)
+    cert = certify("rsvm_socp_fast/cone-ipm", float(ipm_info["pcost"]), float(ipm_info["dcost"]), max(tol, 1e-8),
+                   iterations=it + ipm_info["iterations"], time=elapsed,
+                   detail={"ipm_gap_rel": ipm_info["gap_rel"], "pres": ipm_info["pres"], "dres": ipm_info["dres"]})
+    return RSVMSOCPResult(alpha, nu, obj, "optimal", "cone-ipm", it + ipm_info["iterations"], elapsed, info, cert)
 
 
 def _prepare(K_bar, beta, y, factor):
