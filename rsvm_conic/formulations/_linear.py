@@ -36,7 +36,6 @@ from .._validation import check_positive, check_X, check_binary_labels
 from ..solvers.conic import SolverError, solve_cvxpy
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.datafits import RobustHinge
-from ..solvers.rsvm_socp_fast import project_S
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
 from .base import Formulation, Solution
@@ -178,7 +177,7 @@ class LinearSVMFormulation(Formulation):
         on ``max_u D(alpha, u)`` -- needed where the maximiser is not unique (``w = 0``, or p in
         {1, inf}, whose dual norms have kinks where ``A_g'w`` has zero or tied entries).
         """
-        a = project_S(np.asarray(alpha, dtype=float), self.y, self.C)
+        a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C)
         v = self.X.T @ (a * self.y)
         robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v)
         if robust is not None:
@@ -214,9 +213,21 @@ class LinearSVMFormulation(Formulation):
         sol.objective = info.primal
         sol.status = info.status
         if info.status != "optimal":
-            raise SolverError(f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} "
-                              f"> {tol:g} (solver status {info.detail['solver_status']!r})")
+            msg = (f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
+                   f"(solver status {info.detail['solver_status']!r})")
+            if alpha is not None and info.gap_abs <= 100.0 * self._rounding_floor(alpha):
+                msg += (f"; that gap is at the rounding level of double precision for C = {self.C:g} with features "
+                        f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels terms of "
+                        "size C^2 ||X||^2): lower C (scaling X by s is scaling C by s^2; the hard-margin limit is "
+                        "usually reached at a far smaller C) or rescale X")
+            raise SolverError(msg)
         return sol
+
+    def _rounding_floor(self, alpha) -> float:
+        """Size of the round-off in the dual value: eps times the terms that cancel in it."""
+        a = np.abs(np.asarray(alpha, dtype=float))
+        v = np.abs(self.X).T @ a
+        return float(np.finfo(float).eps * (a.sum() + v @ v))
 
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
@@ -278,6 +289,32 @@ class LinearSVMFormulation(Formulation):
     def _solve_prox(self, **options) -> Solution:
         """Stochastic proximal gradient (see :mod:`rsvm_conic.solvers.stochastic`)."""
         return self._stochastic(stochastic_proximal, "prox", **options)
+
+
+def project_dual_set(v, y, C) -> np.ndarray:
+    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}``: ``a = clip(v - lam y, 0, C)`` with the root
+    ``lam`` of the decreasing function ``y'clip(v - lam y, 0, C)`` found by bisection to full precision
+    (no sums of C with small numbers, so exact for any C: at C = 1e12 the breakpoint method lost
+    y'a = 0.06)."""
+    y = np.asarray(y, dtype=float)
+
+    def phi(lam):
+        return float(y @ np.clip(v - lam * y, 0.0, C))
+
+    if phi(0.0) == 0.0:
+        return np.clip(v, 0.0, C)
+    hi = float(np.max(np.abs(v))) + min(C, float(np.sum(np.abs(v))) + 1.0)
+    lo = -hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if phi(mid) > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    lam = lo if abs(phi(lo)) <= abs(phi(hi)) else hi
+    return np.clip(v - lam * y, 0.0, C)
 
 
 def _apply_factors(unc: ResolvedUncertainty, U: np.ndarray) -> np.ndarray:
