@@ -21,6 +21,9 @@ dual coefficients, the interior point's margin multipliers, CVXPY's constraint d
 projected onto ``{0 <= alpha <= C, y'alpha = 0}`` and ``u_g`` is the maximiser of ``u'A_g'w`` at
 the returned ``w``, so ``P(w, b) - D`` is a certified bound on the distance to the optimum.
 
+The relative gap is ``(P - D) / max(P, |D|, 1e-9 C L)``: ``C L = P(0, 0)`` is the objective of
+the trivial classifier, and the floor keeps the ratio meaningful when ``P*`` is ~0 (one class).
+
 **Models are built lazily.**  The CVXPY model (``problem``, ``parameters``, ``variables``) is
 built the first time one of them is used, i.e. only when a conic route runs or the user asks for
 it; ``set_params`` works on plain values before that.
@@ -199,6 +202,7 @@ class LinearSVMFormulation(Formulation):
         """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified)."""
         primal = self.objective_wb(w, b)
         dual = -np.inf if alpha is None else self.dual_value(alpha, w)
+        kwargs.setdefault("floor", 1e-9 * self.C * self.X.shape[0])  # P(0, 0) = C L: the trivial objective
         info = certify(route, primal, dual, tol, **kwargs)
         if alpha is not None and not info.certified:  # the maximiser u(w) may be the wrong one: improve u
             info = certify(route, primal, max(dual, self.dual_value(alpha, w, optimise_u=True)), tol, **kwargs)
@@ -247,9 +251,28 @@ class LinearSVMFormulation(Formulation):
             return ("ipm", "clarabel", "scs")
         return ("clarabel", "scs")
 
+    #: tighter solver tolerances for one retry when a route's result misses the certificate's
+    #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
+    TIGHT = {"clarabel": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-12, tol_feas=1e-12),
+             "scs": dict(eps_abs=1e-11, eps_rel=1e-11), "ipm": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-11)}
+
+    def _retrying(self, solve, backend, tol, options):
+        """``solve(**options)``; if uncertified and the caller set no tolerances, once more at TIGHT."""
+        try:
+            return solve(tol=tol, **options)
+        except SolverError:
+            tight = self.TIGHT[backend]
+            if any(k in options for k in tight):
+                raise
+            return solve(tol=tol, **{**options, **tight})
+
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
         """Clarabel / SCS through CVXPY.  An ``optimal_inaccurate`` status is accepted when the
-        recomputed duality gap meets ``tol`` (recorded in the certificate); otherwise SolverError."""
+        recomputed duality gap meets ``tol`` (recorded in the certificate); otherwise one retry at
+        tighter solver tolerances, then SolverError."""
+        return self._retrying(lambda **o: self._solve_conic_once(backend, **o), backend, tol, options)
+
+    def _solve_conic_once(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
         t0 = time.perf_counter()
         self._materialise()
         stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
@@ -262,8 +285,11 @@ class LinearSVMFormulation(Formulation):
         """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`)."""
         from ..solvers.robust_ipm import solve_robust_ipm
 
-        sol = solve_robust_ipm(self, **options)
-        return self._certified(sol, sol.info.get("alpha"), tol)
+        def once(tol, **opts):
+            sol = solve_robust_ipm(self, **opts)
+            return self._certified(sol, sol.info.get("alpha"), tol)
+
+        return self._retrying(once, "ipm", tol, options)
 
     # ------------------------------------------------------------------ stochastic backends
     def _stochastic(self, method, name, **options) -> Solution:
