@@ -42,9 +42,12 @@ class NominalSVM(LinearSVMFormulation):
 
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm when the data have more features than samples (its cost grows with L, the interior
-        point's with n^3), the interior point otherwise; each falls back to the next exact route."""
+        point's with n^3) or when L <= 5000 and C <= 1 (measured by ``rsvm-conic bench defaults``:
+        breast cancer, C = 1: libsvm 2.5x faster than the interior point; at C = 100 on 7400
+        overlapping points libsvm needs minutes, the interior point 0.1 s); the interior point
+        otherwise.  Each route falls back to the next exact one."""
         L, n = self.X.shape
-        if n > L:
+        if n > L or (L <= 5000 and self.C <= 1.0):
             return ("libsvm", "ipm", "clarabel")
         return super().auto_routes()
 

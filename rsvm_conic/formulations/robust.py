@@ -29,7 +29,8 @@ def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
     """CVXPY expression whose column g is ``A_g^T w``: shape (n, k), built with one matrix product."""
     k, n = factors.shape[0], factors.shape[-1]
     if diagonal:
-        stacked = sp.diags(factors.ravel()) @ sp.vstack([sp.eye(n)] * k, format="csr")
+        # row g n + j holds A_g[j] in column j; built directly (stacking k identity blocks took 13 s at k = 20000)
+        stacked = sp.csr_matrix((factors.ravel(), (np.arange(k * n), np.tile(np.arange(n), k))), shape=(k * n, n))
     else:
         stacked = np.swapaxes(factors, 1, 2).reshape(k * n, n)  # rows: A_g^T
     return cp.reshape(stacked @ w, (n, k), order="F")
