@@ -25,13 +25,29 @@ factors), no L x L matrix and no Python loop over samples:
    ~ 0).  At an optimum of a p = inf or p = 1 model these kinks are the rule, not the exception (the
    1-norm makes ``A^T w*`` sparse), and the natural point alone gives a loose bound.
 3. The free alpha's and kink weights solve the (n+1)-row least-squares system
-   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, |M| + #kinks columns).
-4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`~.rsvm_socp_fast.project_S`, one
-   sort), then each z_g onto the p-ball of radius s_g: the point is feasible whatever the data of 1-3, so
-   the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried, the best kept.
-5. A few projected-gradient steps with exact line search on the concave quadratic ``alpha -> D(alpha,
-   s(alpha) u)`` (u fixed from step 4: a linear-SVM dual on the features ``y_i x_i - gamma_i A_g u_g``),
-   two passes over the data each.
+   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, |M| + #kinks columns;
+   LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
+4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`project_box_hyperplane`: the
+   same point as :func:`~.rsvm_socp_fast.project_S` without its O(L log L) sort, which dominated the
+   cost at L = 20000), then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
+   data of 1-3, so the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried,
+   plus the optional ``alpha_hint`` and ``warm`` points; the best is kept, and also scaled by the best
+   t in [0, 1] (the feasible set is a cone cut by the box).
+5. Refinement rounds from the best point: a projected-gradient step in z (alpha fixed; each z_g in its
+   ball) and one in alpha (u = z / s fixed: a linear-SVM dual on the features ``y_i x_i - gamma_i A_g
+   u_g``), each with exact line search on the concave quadratic, about two passes over the data a round.
+
+Validity does not depend on the iterate: the returned (alpha, Z) is checked-feasible by construction
+(up to rounding: ``|y'alpha|`` is at the 1e-16 C L level).  Tightness does: at the exact optimum of a
+problem with ``w* != 0`` steps 1-4 recover the optimal dual point (relative gaps 1e-10..1e-13 measured
+on grouped/per-sample/shared, p in {1, 2, inf}, diagonal/full, nominal; tests/test_certificates.py).
+Two limits.  (a) At ``w* = 0`` (e.g. p = inf with radius 1 on standardised data: the robust term swamps
+the data) every group is a kink and the least squares cannot see the ball constraints; the bound then
+comes from the refinement rounds, which need hundreds of rounds (a solver keeps its point warm across
+evaluations, so they accumulate).  (b) From a first-order iterate whose *objective* is within 1e-3 the
+*margins* can still be off by O(1) (the primal gap is quadratic in ``w - w*``, the margins linear), so
+the least-squares point is rough and, again, the warm refinement carries the bound (in the stochastic
+solvers, helped by ``alpha_hint``, the time-averaged activity of each sample).
 
 The robust term is seen through a small operator object (:class:`FactorOps`) so the same code serves
 :class:`~.datafits.RobustHinge` (factors of a :class:`~rsvm_conic.uncertainty.sets.ResolvedUncertainty`)
@@ -76,7 +92,9 @@ class FactorOps:
     """The robust term ``sum_i gamma_i ||A_g(i)^T w||_q`` through its factors A_g (shape (n, n) each).
 
     Subclasses give ``transpose_apply(w, groups)`` (rows ``A_g^T w``), ``apply(Z, groups)`` (rows
-    ``A_g z_g``) and ``columns(groups, j)`` (rows ``A_g e_j``); ``groups`` is an index array.
+    ``A_g z_g``) and ``columns(groups, j)`` (rows ``A_g e_j``); ``groups`` is an index array, or None for
+    all groups in order (no gather of the factors: with per-sample (L, n, n) factors the gather is the
+    cost).  :meth:`rows` and :meth:`apply_sum` pick the cheaper of the two.
     """
 
     def __init__(self, gamma, group_index, n_groups: int, p: float, q: float):
@@ -95,6 +113,24 @@ class FactorOps:
     def transpose_apply(self, w, groups):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def rows(self, w, groups):
+        """``A_g^T w`` for the listed groups."""
+        if 2 * len(groups) >= self.n_groups:
+            return self.transpose_apply(w, None)[groups]
+        return self.transpose_apply(w, groups)
+
+    def apply_rows(self, Z, groups):
+        """``A_g z_g`` for the listed groups (rows of Z in the order of ``groups``)."""
+        if 2 * len(groups) >= self.n_groups:
+            full = np.zeros((self.n_groups, Z.shape[1]))
+            full[groups] = Z
+            return self.apply(full, None)[groups]
+        return self.apply(Z, groups)
+
+    def apply_sum(self, Z, groups):
+        """``sum_g A_g z_g`` over the listed groups."""
+        return np.sum(self.apply_rows(Z, groups), axis=0)
+
     def apply(self, Z, groups):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -109,11 +145,11 @@ class _UncertaintyOps(FactorOps):
         self.diagonal = unc.diagonal
 
     def transpose_apply(self, w, groups):
-        F = self.F[groups]
+        F = self.F if groups is None else self.F[groups]
         return F * w if self.diagonal else np.einsum("kij,i->kj", F, w)
 
     def apply(self, Z, groups):
-        F = self.F[groups]
+        F = self.F if groups is None else self.F[groups]
         return F * Z if self.diagonal else np.einsum("kij,kj->ki", F, Z)
 
     def columns(self, groups, j):
@@ -220,12 +256,13 @@ def _natural_direction(V, sup, q, tau, gmax=None):
 
 
 def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS, refine: int = 5,
-               max_columns: int | None = None, warm=None, alpha_hint=None) -> DualCertificate:
+               min_gain: float = 0.0, max_columns: int | None = None, warm=None, alpha_hint=None) -> DualCertificate:
     """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D; see module.
 
     ``ops`` describes the robust term (None: the nominal SVM, whose dual this then is).  ``taus`` are the
     margin/kink tolerances tried (the best point is kept); ``refine`` the rounds of step 5, about two
-    passes over the data each; ``max_columns`` skips a tau whose least-squares system would have more
+    passes over the data each, stopped early when one gains less than ``min_gain`` times the gap
+    ``P(w, b) - D`` left; ``max_columns`` skips a tau whose least-squares system would have more
     columns (default ``max(4 (n + 1), 2000)``).  ``warm = (alpha, Z)``, a feasible dual point (e.g. a
     previous certificate's), is one more candidate: the feasible set does not depend on (w, b), so a
     solver can keep refining its dual point from one iterate to the next.  ``alpha_hint`` (L,), any
@@ -245,7 +282,7 @@ def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS
     robust = ops is not None
     V = sup = gmax = None
     if robust:
-        V = ops.transpose_apply(w, np.arange(ops.n_groups))
+        V = ops.transpose_apply(w, None)
         sup = dual_norm_values(V, ops.q)
         margin = y * (X @ w + b) - ops.gamma * sup[ops.group_index]
         gmax = np.zeros(ops.n_groups)
@@ -283,7 +320,7 @@ def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS
             best = [val, t, alpha, Z, "warm", r]
     value, t, alpha, Z, src, r = best
     if refine > 0:  # from the unscaled point: its structure (which alpha at C) is the better start
-        a2, Z2, r2 = _refine(X, y, C, alpha, Z, r, ops, V, refine)
+        a2, Z2, r2 = _refine(X, y, C, alpha, Z, r, ops, V, refine, primal, min_gain)
         v2, t2 = _scale(a2, r2)
         if v2 > value:
             value, t, alpha, Z, src = v2, t2, a2, Z2, "refined"
@@ -305,7 +342,7 @@ def _rz(X, y, alpha, Z, ops):
     if Z is not None:
         act = np.flatnonzero(np.any(Z != 0, axis=1))
         if act.size:
-            r = r - np.sum(ops.apply(Z[act], act), axis=0)
+            r = r - ops.apply_sum(Z[act], act)
     return r
 
 
@@ -355,7 +392,7 @@ def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
     tg = np.flatnonzero(touched & np.any(U != 0, axis=1))
     a = np.zeros((k, n))  # a_g = A_g u_g: c_i = y_i x_i - gamma_i a_g(i)
     if tg.size:
-        a[tg] = ops.apply(U[tg], tg)
+        a[tg] = ops.apply_rows(U[tg], tg)
     rhs[:n] += np.bincount(gi, weights=gamma * alpha, minlength=k) @ a
     cols = np.zeros((M.size + nk + fgroups.size * n, n + 1))
     cols[:M.size, :n] = y[M, None] * X[M] - gamma[M, None] * a[gi[M]]
@@ -404,11 +441,21 @@ def _min_norm_solve(cols, rhs):
     return cols @ lam
 
 
-def _refine(X, y, C, alpha, Z, r, ops, V, rounds):
+def _refine(X, y, C, alpha, Z, r, ops, V, rounds, primal=math.inf, min_gain=0.0):
     """Step 5, block ascent on D: per round one projected-gradient step in z (alpha fixed, each z_g in its
     p-ball of radius s_g) and one in alpha (u = z / s fixed: a linear-SVM dual), each with exact line
     search along the feasible segment (D is quadratic), Barzilai-Borwein trial steps.  ``r`` is the
-    point's ``sum alpha_i y_i x_i - sum A_g z_g``, kept up to date.  Returns (alpha, Z, r)."""
+    point's ``sum alpha_i y_i x_i - sum A_g z_g``, kept up to date.  Stops early when a round gains less
+    than ``min_gain * (primal - D)``.  Returns (alpha, Z, r)."""
+    value = float(np.sum(alpha)) - 0.5 * float(r @ r)
+
+    def small(alpha, r):  # the round's gain, relative to the gap left
+        nonlocal value
+        new = float(np.sum(alpha)) - 0.5 * float(r @ r)
+        stop = new - value < min_gain * (primal - new)
+        value = new
+        return stop
+
     if ops is None:
         def Gt(v):
             return X.T @ (v * y)
@@ -419,7 +466,7 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds):
         ta = None
         for _ in range(rounds):
             alpha, r, ta = _alpha_step(alpha, r, G, Gt, y, C, ta)
-            if ta is None:
+            if ta is None or small(alpha, r):
                 break
         return alpha, None, r
 
@@ -433,13 +480,13 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds):
         s = np.bincount(gi, weights=alpha * gamma, minlength=k)
         act = np.flatnonzero(s > 0)
         if act.size:
-            g = ops.transpose_apply(r, act)
+            g = ops.rows(r, act)
             if tz is None:
-                e = np.sum(ops.apply(g, act), axis=0)
+                e = ops.apply_sum(g, act)
                 den = float(e @ e)
                 tz = float(np.sum(g * g)) / den if den > 0 else 1.0
             d = project_pball(Z[act] + tz * g, s[act], ops.p) - Z[act]
-            e = np.sum(ops.apply(d, act), axis=0)
+            e = ops.apply_sum(d, act)
             num, den = float(r @ e), float(e @ e)
             if num > 0 and den > 0:
                 step = min(1.0, num / den)
@@ -449,7 +496,7 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds):
         # alpha-step, u fixed (z_g = s_g u_g)
         U = U0.copy()
         U[act] = Z[act] / s[act, None]
-        a = ops.apply(U, allg)
+        a = ops.apply(U, None)
 
         def Gt(v, a=a):  # sum_i v_i c_i,  c_i = y_i x_i - gamma_i A_g u_g
             return X.T @ (v * y) - np.bincount(gi, weights=v * gamma, minlength=k) @ a
@@ -460,6 +507,8 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds):
         alpha, r, ta2 = _alpha_step(alpha, r, G, Gt, y, C, ta)
         ta = ta2 if ta2 is not None else ta
         Z = np.bincount(gi, weights=alpha * gamma, minlength=k)[:, None] * U
+        if small(alpha, r):
+            break
     return alpha, Z, r
 
 

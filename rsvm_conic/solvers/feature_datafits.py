@@ -96,9 +96,13 @@ class RotationOps(FactorOps):
         self.cos, self.sin = cos, sin
 
     def transpose_apply(self, w, groups):  # A_i^T w = R_i w
+        if groups is None:
+            return rotate(self.cos, self.sin, w)
         return rotate(self.cos[groups], self.sin[groups], w)
 
     def apply(self, Z, groups):  # A_i z_i = R_i^T z_i
+        if groups is None:
+            return rotate_transpose(self.cos, self.sin, Z)
         return rotate_transpose(self.cos[groups], self.sin[groups], Z)
 
     def columns(self, groups, j):  # A_i e_j = R_i^T e_j

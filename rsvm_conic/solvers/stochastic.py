@@ -26,7 +26,7 @@ lower bound; the previous dual point is refined further at each evaluation) and 
 ``relative_gap(P_best, D_best) <= tol`` (:mod:`.contract`): status ``"optimal"`` then *means* the
 returned (w, b) is within ``tol`` (relative) of the optimum.  Otherwise the run ends at ``max_epochs``
 (or ``time_limit``) with status ``"max_iter"``, or -- when ``patience`` is set and the certified gap
-has not shrunk by 1 % in ``patience`` evaluations -- early with status ``"uncertified"``.  A data
+has not shrunk by 1 % over ``patience`` certificates -- early with status ``"uncertified"``.  A data
 fit without ``dual_bound`` gets no certificate (D = -inf, never "optimal").  The best evaluated
 iterate is returned.
 """
@@ -158,9 +158,11 @@ def calibrate_eta0(datafit, lam, prox, batch_size, rng, n_sub=2000) -> float:
     return float(best_eta)
 
 
-#: certificate options the solvers use at every certification (see :func:`.certificates.dual_bound`);
-#: the last certificate of a run that did not reach ``tol`` gets ``FINAL_REFINE`` times the rounds
-CERTIFICATE_DEFAULTS = {"refine": 5}
+#: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
+#: certificate, at most ``MAX_REFINE`` per certificate; the last certificate of a run gets ``FINAL_REFINE``
+#: times as many (a run that ends at max_epochs gets its best chance to certify once)
+REFINE_PER_EPOCH = 5
+MAX_REFINE = 100
 FINAL_REFINE = 10
 
 
@@ -190,8 +192,10 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
         raise ValueError("certify_every must be a positive integer or 'auto'.")
     certify_every = int(certify_every)
     bound = getattr(datafit, "dual_bound", None)
-    options = {**CERTIFICATE_DEFAULTS, **(certificate_options or {})}
+    options = dict(certificate_options or {})
     adaptive_taus = "taus" not in options
+    fixed_refine = options.pop("refine", None)
+    last_cert_epoch = 0
     t0 = time.perf_counter()
     if eta0 == "auto":
         eta0 = calibrate_eta0(datafit, lam, prox, batch_size, rng)
@@ -203,7 +207,8 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
     best = (np.inf, w.copy(), b)  # (P, w, b)
     dual, warm, tau = -np.inf, None, math.nan
     activity = _Activity(L) if bound is not None else None
-    best_gap, stale, n_eval, n_cert = np.inf, 0, 0, 0
+    n_eval, n_cert = 0, 0
+    cert_gaps = []  # the certified gap after each certificate (for patience)
     status = "max_iter"
     cert_time = 0.0
     bar = tqdm(total=max_epochs, desc=route, disable=not progress, leave=False)
@@ -218,14 +223,18 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
             n_eval += 1
             last = epoch == max_epochs or (time_limit is not None and time.perf_counter() - t0 > time_limit)
-            if bound is not None and (n_eval % certify_every == 0 or last):
+            certified_now = bound is not None and (n_eval % certify_every == 0 or last)
+            if certified_now:
                 tc = time.perf_counter()
                 if adaptive_taus:
                     options["taus"] = _next_taus(tau)
-                opts = options
+                rounds = fixed_refine
+                if rounds is None:
+                    rounds = min(MAX_REFINE, math.ceil(REFINE_PER_EPOCH * (epoch - last_cert_epoch)))
                 if last:
-                    opts = {**options, "refine": FINAL_REFINE * int(options.get("refine", 0))}
-                cert = bound(wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), **opts)
+                    rounds *= FINAL_REFINE
+                last_cert_epoch = epoch
+                cert = bound(wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds), **options)
                 cert_time += time.perf_counter() - tc
                 n_cert += 1
                 P, tau = cert.primal, cert.tau
@@ -242,11 +251,11 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
             if gap <= tol:
                 status = "optimal"
                 break
-            stale = 0 if gap < 0.99 * best_gap else stale + 1
-            best_gap = min(best_gap, gap)
-            if patience is not None and stale >= patience * certify_every:
-                status = "uncertified"
-                break
+            if certified_now:
+                cert_gaps.append(gap)
+                if patience is not None and len(cert_gaps) > patience and gap > 0.99 * cert_gaps[-1 - patience]:
+                    status = "uncertified"  # the gap shrank by less than 1 % over `patience` certificates
+                    break
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 break
     bar.close()
