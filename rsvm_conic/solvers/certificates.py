@@ -113,6 +113,11 @@ class FactorOps:
     def transpose_apply(self, w, groups):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @property
+    def entries(self) -> int:
+        """Multiply-adds of one ``apply(Z, None)`` (a cost model's unit)."""
+        return self.n_groups * self.gamma.shape[0]  # pragma: no cover - overridden
+
     def rows(self, w, groups):
         """``A_g^T w`` for the listed groups."""
         if 2 * len(groups) >= self.n_groups:
@@ -143,6 +148,10 @@ class _UncertaintyOps(FactorOps):
         super().__init__(unc.gamma, unc.group_index, unc.n_groups, unc.p, unc.q)
         self.F = unc.factors
         self.diagonal = unc.diagonal
+
+    @property
+    def entries(self) -> int:
+        return int(self.F.size)
 
     def transpose_apply(self, w, groups):
         F = self.F if groups is None else self.F[groups]

@@ -95,6 +95,10 @@ class RotationOps(FactorOps):
         super().__init__(gamma, np.arange(cos.shape[0]), cos.shape[0], dual_norm(q), q)
         self.cos, self.sin = cos, sin
 
+    @property
+    def entries(self) -> int:
+        return 4 * int(self.cos.size)
+
     def transpose_apply(self, w, groups):  # A_i^T w = R_i w
         if groups is None:
             return rotate(self.cos, self.sin, w)
