@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 from rsvm_conic.formulations.robust import robust_svm
-from rsvm_conic.solvers.certificates import FactorOps, dual_bound, project_box_hyperplane, project_pball
+from rsvm_conic.solvers.certificates import project_box_hyperplane, project_pball
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.solvers.contract import relative_gap
 from rsvm_conic.solvers.datafits import RobustHinge
