@@ -253,7 +253,6 @@ def test_one_calibrator_for_both_losses(cancer):
     lam = 1e-2
     res = stochastic_proximal(fit, lam, seed=3, max_epochs=2)
     assert res.eta0 == calibrate_eta0(fit, lam, True, 64, np.random.default_rng(3))
-    assert res.eta0 == fd.calibrate_eta0(fit, lam, True, 64, random_state=3)
     # RobustHinge.restrict keeps each sample's group and gamma
     unc = UncertaintySet(Sigma=np.ones((3, 6)), groups=np.arange(200) % 3, radius=0.5,
                          sample_scale=np.linspace(0.5, 1.5, 200)).resolve(200, 6)

@@ -64,10 +64,13 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         formulation = self._build(X, y_pm, Sigma, groups, sample_radius)
         sol = formulation.solve(self.solver, **(self.solver_options or {}))
-        if sol.status == "max_epochs":
+        if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
+            gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(f"{type(self).__name__}: solver {self.solver!r} stopped at max_epochs "
-                          f"({sol.info.get('epochs')}) before its stopping rule held; increase max_epochs "
-                          "in solver_options or use an exact solver.", ConvergenceWarning, stacklevel=2)
+                          f"({sol.info.get('epochs')}) with certified relative gap {gap:.2e} > "
+                          f"{sol.certificate.tol if sol.certificate is not None else 0:g} (status {sol.status!r}); "
+                          "increase max_epochs in solver_options or use solver='auto' (an exact, certified route).",
+                          ConvergenceWarning, stacklevel=2)
         self.classes_ = classes
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])

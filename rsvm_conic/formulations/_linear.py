@@ -297,16 +297,13 @@ class LinearSVMFormulation(Formulation):
         lam = 1.0 / (self.C * L)
         fit = self.datafit()
         t0 = time.perf_counter()
-        res = method(fit, lam, **self._stochastic_options(fit, lam, method, options))
-        sol = Solution(backend=name, status="converged" if res.converged else "max_epochs",
-                       objective=float("nan"), time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
-                       info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history})
-        sol.objective = self.objective(sol)
+        res = method(fit, lam, **options)
+        res.info.floor = 1e-9 * self.C * L  # the same relative-gap convention as the exact routes
+        sol = Solution(backend=name, status=res.info.status, objective=res.primal,
+                       time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
+                       info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history,
+                             "gap_history": res.gap_history}, certificate=res.info)
         return sol
-
-    def _stochastic_options(self, fit, lam, method, options: dict) -> dict:
-        """Hook: a subclass may adjust the solver options for its data fit (e.g. the initial step)."""
-        return options
 
     def _solve_sgd(self, **options) -> Solution:
         """Minibatch stochastic subgradient (see :mod:`rsvm_conic.solvers.stochastic`)."""

@@ -124,10 +124,18 @@ class Formulation:
                 sol = self.solve(route, **options.get(route, {})) if _per_route(options) else \
                     self.solve(route, **options)
             except SolverError as exc:
-                errors.append(f"{route}: {exc}")
+                failure = str(exc)
+            else:
+                cert = sol.certificate
+                if cert is None or cert.status == "optimal":
+                    failure = None
+                else:  # e.g. a stochastic run that ended before certifying its gap
+                    failure = f"status {cert.status!r}, certified relative gap {cert.gap_rel:.2e} > {cert.tol:g}"
+            if failure is not None:
+                errors.append(f"{route}: {failure}")
                 if i + 1 < len(routes):
-                    warnings.warn(f"{self.name}: route {route!r} failed ({exc}); falling back to {routes[i + 1]!r}.",
-                                  SolverWarning, stacklevel=3)
+                    warnings.warn(f"{self.name}: route {route!r} failed ({failure}); falling back to "
+                                  f"{routes[i + 1]!r}.", SolverWarning, stacklevel=3)
                 continue
             if errors:
                 sol.info["fallback_from"] = errors

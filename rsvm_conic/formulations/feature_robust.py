@@ -36,8 +36,7 @@ import scipy.sparse as sp
 from .._validation import check_finite_array, check_norm, dual_norm
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
-from ..solvers.feature_datafits import RotatedRobustHinge, calibrate_eta0, rotate, rotate_transpose
-from ..solvers.stochastic import stochastic_proximal
+from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
 from ._linear import LinearSVMFormulation, best_u_fista
 from .base import Solution
@@ -166,14 +165,6 @@ class FeatureRobustSVM(LinearSVMFormulation):
         if self.rotations is not None:
             return RotatedRobustHinge(self.X, self.y, *self.rotations, r * self.Gamma, self.qbar)
         return RobustHinge(self.X, self.y, self.current_uncertainty())
-
-    def _stochastic_options(self, fit, lam, method, options: dict) -> dict:
-        """With per-sample rotations, calibrate the initial step on the rotation-aware data fit."""
-        if options.get("eta0", "auto") == "auto" and self.rotations is not None:
-            options = dict(options, eta0=calibrate_eta0(fit, lam, method is stochastic_proximal,
-                                                        options.get("batch_size", 64), options.get("seed", 0)))
-        return options
-
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
     """Build formulation (10); ``y`` in {-1, +1}."""

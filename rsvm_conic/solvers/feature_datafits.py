@@ -113,12 +113,3 @@ class RotationOps(FactorOps):
         E = np.zeros((len(groups), 2 * self.cos.shape[1]))
         E[np.arange(len(groups)), j] = 1.0
         return rotate_transpose(self.cos[groups], self.sin[groups], E)
-
-
-def calibrate_eta0(datafit, lam, prox, batch_size=64, random_state=0, n_sub=2000) -> float:
-    """Bottou's heuristic on a subsample, with its own generator seeded by ``random_state`` (kept for
-    callers that pass a numeric ``eta0``; the solvers' ``eta0="auto"`` now uses the same calibrator,
-    :func:`~.stochastic.calibrate_eta0`, on ``datafit.restrict``)."""
-    from .stochastic import calibrate_eta0 as _calibrate
-
-    return _calibrate(datafit, lam, prox, batch_size, np.random.default_rng(random_state), n_sub)
