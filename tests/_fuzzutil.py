@@ -76,7 +76,8 @@ class Tally:
         lines = [f"{self.title} outcomes per example: {self.outcomes}"]
         if self.notes:
             lines.append(f"  notes: {self.notes}")
-        n_distinct = n_bad = 0
+        n_distinct = n_rejected = n_bad = 0
+        labelled = False
         for target in sorted(self.seen):
             seen = list(self.seen[target].values())
             outs = [o for _, o in seen]
@@ -85,9 +86,12 @@ class Tally:
             if any(b is not None for b, _ in seen):
                 line += f"; {len(bad)} distinct bad inputs -> {({o: bad.count(o) for o in sorted(set(bad))})}"
                 n_bad += len(bad)
+                labelled = True
             n_distinct += len(seen)
+            n_rejected += outs.count("ValueError")
             lines.append(line)
-        lines.append(f"  total: {n_distinct} distinct inputs, {n_bad} distinct bad inputs")
+        lines.append(f"  total: {n_distinct} distinct inputs, {n_rejected} rejected with ValueError"
+                     + (f", {n_bad} distinct bad inputs" if labelled else ""))
         return "\n".join(lines)
 
     def check_since(self, before: dict, test: str):
@@ -107,7 +111,8 @@ class Tally:
         def _fuzz_outcomes_of_this_test(request):
             before = dict(self.outcomes)
             yield
-            if getattr(request.function, "is_hypothesis_test", False):
+            rep = getattr(request.node, "rep_call", None)  # set by tests/conftest.py
+            if getattr(request.function, "is_hypothesis_test", False) and (rep is None or rep.passed):
                 self.check_since(before, request.node.name)
 
         @pytest.fixture(autouse=True, scope="module")
