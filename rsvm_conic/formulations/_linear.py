@@ -224,7 +224,9 @@ class LinearSVMFormulation(Formulation):
                         f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels terms of "
                         "size C^2 ||X||^2): lower C (scaling X by s is scaling C by s^2; the hard-margin limit is "
                         "usually reached at a far smaller C) or rescale X")
-            raise SolverError(msg)
+            err = SolverError(msg)
+            err.certificate = info
+            raise err
         return sol
 
     def _rounding_floor(self, alpha) -> float:
@@ -260,10 +262,16 @@ class LinearSVMFormulation(Formulation):
         """``solve(**options)``; if uncertified and the caller set no tolerances, once more at TIGHT."""
         try:
             return solve(tol=tol, **options)
-        except SolverError:
-            tight = self.TIGHT[backend]
+        except SolverError as exc:
+            tight = dict(self.TIGHT[backend])
             if any(k in options for k in tight):
                 raise
+            info = getattr(exc, "certificate", None)
+            if backend != "scs" and info is not None and np.isfinite(info.primal):
+                # the solvers' gap tests are relative to max(1, |objective|): below 1 they are absolute
+                scale = max(abs(info.primal), info.floor)
+                for key in ("tol_gap_abs", "tol_gap_rel"):
+                    tight[key] = min(tight[key], 1e-2 * tol * scale)
             return solve(tol=tol, **{**options, **tight})
 
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
@@ -379,15 +387,19 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     f_old = 0.5 * float(r @ r)
     for it in range(max_iter):
         U_new = project_ball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
-        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        Z = U_new + ((t - 1.0) / t_new) * (U_new - U)
-        U, t = U_new, t_new
+        if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart (O'Donoghue & Candes 2015):
+            t, Z_next = 1.0, U_new                    # momentum points uphill -> linear convergence kept
+        else:
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            Z_next = U_new + ((t - 1.0) / t_new) * (U_new - U)
+            t = t_new
+        U, Z = U_new, Z_next
         if it % 100 == 99:
             r = resid(U)
             f = 0.5 * float(r @ r)
-            if f_old - f <= rtol * max(f, 1e-300):
+            if 0.0 <= f_old - f <= rtol * max(f, 1e-300) or f == 0.0:
                 break
-            f_old = f
+            f_old = min(f, f_old)
     return U
 
 
