@@ -1,10 +1,26 @@
-"""Command line: ``rsvm-conic list | check NAME | run NAME | reproduce NAME | bench NAME``."""
+"""Command line: ``rsvm-conic list | check NAME | run NAME | reproduce NAME | bench NAME``.
+
+A user error (a bad option, an unwritable --out, an unreachable scheduler, a results store that
+another run is writing) is one line on stderr starting with ``rsvm-conic:`` and exit code 2;
+any other exception is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+import warnings
 from pathlib import Path
+
+
+class UserError(Exception):
+    """A mistake in the command line or its surroundings: reported in one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: one line too
+        raise UserError(f"{message} (see {self.prog} --help)")
 
 
 def _summary(entry) -> str:
@@ -16,14 +32,13 @@ def _summary(entry) -> str:
 
 
 def _lookup(kind: str, name: str):
-    """The registry entry ``name`` of ``kind``, or None after printing why (unknown name, close matches)."""
+    """The registry entry ``name`` of ``kind``; UserError naming the available ones if there is none."""
     import problems
 
     try:
         return problems.get(kind, name)
     except KeyError as exc:
-        print(exc.args[0], file=sys.stderr)
-        return None
+        raise UserError(exc.args[0]) from None
 
 
 def _cmd_list(args) -> int:
@@ -43,9 +58,12 @@ def _cmd_check(args) -> int:
     from .runner import check_instance, format_reports
 
     instance = _lookup("INSTANCES", args.name)
-    if instance is None:
-        return 2
-    backends = tuple(args.backends.split(",")) if args.backends else None
+    backends = None if args.backends is None else tuple(b.strip() for b in args.backends.split(","))
+    allowed = instance.backends
+    bad = [b for b in backends or () if not b or (allowed and b not in allowed)]
+    if bad:
+        raise UserError(f"unknown backend {', '.join(map(repr, bad))} for {instance.name}; --backends takes a "
+                        f"comma-separated subset of: {', '.join(allowed) if allowed else 'its backends'}")
     print(f"{instance.name}: {instance.description}")
     reports, ok = check_instance(instance, backends)
     print(format_reports(reports))
@@ -55,22 +73,54 @@ def _cmd_check(args) -> int:
     return 0 if ok else 1
 
 
-def _grid_options(args) -> dict:
+def _out_dir(args) -> Path:
+    """``--out`` (default results/NAME), created; UserError unless it is a directory we can write in."""
+    out = Path(args.out or Path("results") / args.name)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is an existing file, not a directory; give a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as exc:
+        raise UserError(f"cannot write to the output directory {out} ({exc.strerror or exc}); "
+                        f"choose another with --out") from None
+    return out
+
+
+def _grid_options(args, accepted=None) -> dict:
+    """Options for run_grid (only those ``accepted`` by a reproduction, if given), validated; for
+    ``--backend dask`` the scheduler is contacted once (5 s) so that a wrong address fails fast."""
+    if args.n_jobs is not None and args.n_jobs < 1 and args.n_jobs != -1:
+        raise UserError(f"--n-jobs must be a positive number of worker processes, or -1 for one per CPU core; "
+                        f"got {args.n_jobs}")
     if args.backend == "dask" and not args.scheduler:
-        raise SystemExit("rsvm-conic: --backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        raise UserError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    if args.scheduler and args.backend != "dask":
+        raise UserError("--scheduler is only used with --backend dask; add --backend dask or drop --scheduler")
     opts = {"backend": args.backend, "scheduler": args.scheduler}
     if args.n_jobs is not None:  # otherwise each grid / reproduction keeps its own default
         opts["n_jobs"] = args.n_jobs
+    if accepted is not None:  # a reproduction: only the options its function takes
+        given = ["n_jobs"] * (args.n_jobs is not None) + ["backend"] * (args.backend != "loky")
+        missing = [k for k in given if k not in accepted]
+        if missing:
+            raise UserError(f"{args.name} does not support --{missing[0].replace('_', '-')}")
+        opts = {k: v for k, v in opts.items() if k in accepted}
+    if args.backend == "dask":
+        from .runner.grid import connect_scheduler
+
+        try:
+            connect_scheduler(args.scheduler, timeout=5).close()
+        except ImportError as exc:
+            raise UserError(str(exc)) from None
     return opts
 
 
 def _cmd_run(args) -> int:
     grid = _lookup("GRIDS", args.name)
-    if grid is None:
-        return 2
-    out = Path(args.out or Path("results") / args.name)
-    _, summary = grid.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress,
-                          **_grid_options(args))
+    opts = _grid_options(args)
+    out = _out_dir(args)
+    _, summary = grid.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
     print(summary)
     print(f"results: {out / 'results.jsonl'}")
     return 0
@@ -80,22 +130,13 @@ def _cmd_reproduce(args) -> int:
     import inspect
 
     fn = _lookup("REPRODUCTIONS", args.name)
-    if fn is None:
-        return 2
-    out = Path(args.out or Path("results") / args.name)
-    out.mkdir(parents=True, exist_ok=True)
-    accepted = inspect.signature(fn).parameters
-    opts = {k: v for k, v in _grid_options(args).items() if k in accepted}
-    if args.backend != "loky" and "backend" not in accepted:
-        print(f"rsvm-conic: {args.name} does not support --backend {args.backend}", file=sys.stderr)
-        return 2
+    opts = _grid_options(args, accepted=inspect.signature(fn).parameters)
+    out = _out_dir(args)
     return int(fn(quick=args.quick, out=out, **opts) or 0)
 
 
 def _cmd_bench(args) -> int:
     fn = _lookup("BENCHMARKS", args.name)
-    if fn is None:
-        return 2
     return int(fn(quick=args.quick) or 0)
 
 
@@ -103,13 +144,13 @@ def _add_grid_args(p):
     p.add_argument("--backend", choices=("loky", "dask"), default="loky",
                    help="where cells run: local processes (loky) or an existing Dask cluster")
     p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
-    p.add_argument("--n-jobs", type=int, default=None,
-                   help="local worker processes (loky); default: the grid's own choice (min(2, cores) for the "
-                        "full Bhadra and Dakdouki reproductions, else 1)")
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                   help="local worker processes (loky), a positive number or -1 for one per CPU core; default: the "
+                        "grid's own choice (min(2, cores) for the full Bhadra and Dakdouki reproductions, else 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rsvm-conic", description=__doc__)
+    parser = _Parser(prog="rsvm-conic", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list named problems")
     p.set_defaults(fn=_cmd_list)
@@ -121,9 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--quick", action="store_true", help="reduced grid")
     p.add_argument("--out", help="output directory (default results/NAME); results.jsonl lives there")
-    p.add_argument("--resume", action="store_true",
-                   help="skip cells already in results.jsonl (this is the default; the flag documents intent)")
-    p.add_argument("--fresh", action="store_true", help="start over (old results are renamed, not deleted)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over (old results are renamed, not deleted); without it, results are resumed: "
+                        "cells already in results.jsonl are not recomputed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_grid_args(p)
     p.set_defaults(fn=_cmd_run)
@@ -140,9 +181,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
+    from .runner.grid import StoreWarning
+
+    if issubclass(category, StoreWarning):  # about the user's results, not about code: one plain line
+        print(f"rsvm-conic: warning: {message}", file=sys.stderr if file is None else file)
+    else:
+        _default(message, category, filename, lineno, file, line)
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            args = build_parser().parse_args(argv)
+            return args.fn(args)
+    except UserError as exc:
+        msg = str(exc)
+    except KeyboardInterrupt:
+        print("rsvm-conic: interrupted (finished grid cells are kept; the same command resumes)", file=sys.stderr)
+        return 130
+    except RuntimeError as exc:  # a locked store or an unreachable scheduler, raised inside a grid
+        from .runner.grid import SchedulerError, StoreLockedError
+
+        if not isinstance(exc, (SchedulerError, StoreLockedError)):
+            raise
+        msg = str(exc)
+    print("rsvm-conic: " + " ".join(msg.split()), file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

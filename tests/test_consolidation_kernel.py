@@ -165,3 +165,41 @@ def test_bad_input():
         ConsolidationKernel(directions=np.zeros((1, 2)))
     with pytest.raises(ValueError):
         ConsolidationKernel(m=None, directions=np.ones((1, 2))).random_features(10)
+
+
+def test_issue_input_diagonal_exactly_one():
+    """Regression (found by test_fuzz_consolidation_kernel with a newer hypothesis): one point far from
+    the origin, one class, so no direction: kappa^m(x, x) = tau_0 G_0(0) = 1, but the Gram-form
+    distance ||x||^2 + ||x||^2 - 2 x.x left 3.7e-9 and gave 0.99999999813735485."""
+    X = np.array([[2040.91912139, -2555.66503131, 418.09884673]])
+    k = ConsolidationKernel(sigma=1.0, sigma_dir=None, m=11, n_subclasses=2, tau0=0.5).fit(X, [0])
+    assert k.n_directions == 0 and k.diag_value() == 1.0
+    assert k(X)[0, 0] == 1.0
+    assert k(X, X.copy())[0, 0] == 1.0
+
+
+@pytest.mark.parametrize("m", [None, 0, 3, 11])
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e4, 1e6])
+def test_large_offsets_match_extended_precision_definition(m, offset):
+    """Far from the origin the kernel is as accurate as near it: every entry matches the definition
+    evaluated on direct differences in long double, within a bound that depends on the data's
+    spread and dimension but not on its offset; the diagonal is exact and the Gram matrix symmetric."""
+    from _fuzzutil import consolidation_reference, consolidation_tolerance
+
+    rng = np.random.default_rng(11)
+    shift = offset * rng.standard_normal(3)
+    X = rng.normal(size=(30, 3)) * 2.0 + shift
+    y = rng.integers(0, 3, size=30)
+    Y = rng.normal(size=(9, 3)) * 2.0 + shift
+    Y[0] = X[4]  # a row shared by X and Y
+    for sigma_dir in (None, np.inf):
+        k = ConsolidationKernel(sigma=1.5, sigma_dir=sigma_dir, m=m, n_subclasses=3).fit(X, y)
+        assert k.n_directions > 0
+        G, H = k(X), k(X, Y)
+        tol = consolidation_tolerance(k, X, Y)
+        assert tol < 1e-9  # the bound itself does not grow with the offset
+        np.testing.assert_allclose(G, consolidation_reference(k, X).astype(float), rtol=0, atol=tol)
+        np.testing.assert_allclose(H, consolidation_reference(k, X, Y).astype(float), rtol=0, atol=tol)
+        np.testing.assert_allclose(np.diag(G), k.diag_value(), rtol=0, atol=tol)
+        np.testing.assert_allclose(G, G.T, rtol=0, atol=2 * tol)
+        assert abs(H[4, 0] - k.diag_value()) <= tol  # a row shared by X and Y: the diagonal value

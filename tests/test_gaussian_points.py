@@ -148,3 +148,47 @@ def test_pksvc_without_covariances_is_libsvm_rbf(sigma_fit):
     np.testing.assert_allclose(pk.decision_function(Xt, Sigma=St), ref_unc, atol=1e-6)
     # with training covariances the expected-kernel route is used
     assert not PkSVC(C=C, sigma=sigma).fit(X, y, Sigma=rng.uniform(0, 0.2, (120, 3))).rbf_route_
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e4, 1e6])
+@pytest.mark.parametrize("p", [1, 3, 8])
+def test_squared_distances_far_from_origin_match_extended_precision(offset, p):
+    """||x||^2 + ||y||^2 - 2 x.y cancels catastrophically far from the origin (relative error
+    ~ eps offset^2 / distance^2).  squared_distances must keep its documented relative accuracy
+    whatever the offset, give exactly 0 for coincident rows and a symmetric matrix for Y = X."""
+    from _fuzzutil import sqdist_reference, sqdist_rtol
+
+    from rsvm_conic.kernels.rbf import squared_distances
+
+    rng = np.random.default_rng(int(offset) % 1000 + p)
+    shift = offset * rng.standard_normal(p)
+    X = rng.standard_normal((50, p)) + shift
+    Y = rng.standard_normal((20, p)) * 1e-3 + X[:20]  # near neighbours of X's rows: the hard case
+    Y[3] = X[7]
+    X[10] = X[11]  # duplicate rows
+    D, E = squared_distances(X), squared_distances(X, Y)
+    assert np.all(np.diag(D) == 0) and D[10, 11] == 0 and D[11, 10] == 0 and E[7, 3] == 0
+    assert np.array_equal(D, D.T)
+    for got, ref in ((D, sqdist_reference(X)), (E, sqdist_reference(X, Y))):
+        err = np.abs(got - ref) / np.where(ref > 0, ref, 1)
+        assert float(err.max()) <= sqdist_rtol(p)
+    # the Gaussian kernel: exact diagonal, and the same values as the expected-RBF kernel with no
+    # covariance (which takes direct differences) up to the same relative accuracy of the distance
+    K = gaussian_kernel(X, X, 0.7)
+    assert np.all(np.diag(K) == 1.0)
+    np.testing.assert_allclose(expected_rbf_kernel(X, None, sigma=0.7), K, rtol=0, atol=sqdist_rtol(p))
+
+
+def test_squared_distances_blocks_give_the_same_result(monkeypatch):
+    """The recomputation runs in blocks of rows and of flagged pairs; block sizes change nothing."""
+    from rsvm_conic.kernels import rbf
+
+    rng = np.random.default_rng(3)
+    X = np.repeat(rng.standard_normal((7, 4)) + 1e4, 5, axis=0)  # many coincident rows
+    Y = X[::3] + 1e-6
+    full = rbf.squared_distances(X), rbf.squared_distances(X, Y)
+    monkeypatch.setattr(rbf, "_BLOCK", 7)
+    small = rbf.squared_distances(X), rbf.squared_distances(X, Y)
+    for a, b in zip(full, small):
+        assert np.array_equal(a, b)
+    assert np.all(full[0][np.equal.outer(np.arange(35) // 5, np.arange(35) // 5)] == 0)

@@ -66,9 +66,9 @@ def test_sigkill_mid_grid_then_resume_loses_nothing(sequential, tmp_path):
     proc.wait()
     done_before = len(ResultsStore(results).records())
     assert 3 <= done_before < len(sequential), "the kill did not land mid-grid"
-    res = subprocess.run(cmd[:-1] + ["--resume", "--no-progress"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)  # resumes by default
     assert res.returncode == 0, res.stderr
+    assert "rsvm-conic: warning: results.jsonl.lock: took over the lock left by" in res.stderr  # the killed run's
     recs = [json.loads(line) for line in results.read_text().splitlines() if line.strip().endswith("}")]
     assert len({r["key"] for r in recs}) == len(sequential)
     assert _values([{**r["cell"], **r["result"]} for r in recs]) == _values(sequential)

@@ -58,18 +58,36 @@ def test_labels_round_trip():
     assert est.score(X, labels) > 0.8
 
 
-def test_inaccurate_status_raises_and_auto_falls_back_visibly(monkeypatch):
+def test_uncertified_conic_result_raises_and_auto_falls_back_visibly(monkeypatch):
     f = robust_svm(X, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.3), C=1.0)
     monkeypatch.setitem(conic.SOLVER_OPTIONS, "CLARABEL", dict(conic.SOLVER_OPTIONS["CLARABEL"], max_iter=2))
-    with pytest.raises(SolverError, match="CLARABEL returned status"):
+    with pytest.raises(SolverError, match="(?i)clarabel"):
         f.solve("clarabel")
-    with pytest.warns(SolverWarning, match="Clarabel failed .*falling back to SCS"):
-        sol = f.solve("auto")
-    assert sol.backend == "scs" and sol.status == "optimal"
     with pytest.raises(SolverError):
-        RobustSVC(radius=0.3).fit(X, y)
-    with pytest.warns(SolverWarning, match="falling back"):
-        RobustSVC(radius=0.3, solver="auto").fit(X, y)
+        RobustSVC(radius=0.3, solver="clarabel").fit(X, y)
+    est = RobustSVC(radius=0.3).fit(X, y)  # default: the interior point, certified, no fallback needed
+    assert est.solver_stats_["route"] == "ipm" and est.solver_stats_["gap_rel"] <= 1e-6
+    monkeypatch.setattr(type(f), "auto_routes", lambda self: ("clarabel", "scs"))
+    with pytest.warns(SolverWarning, match="route 'clarabel' failed .*falling back to 'scs'"):
+        sol = f.solve("auto")
+    assert sol.backend == "scs" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
+    assert sol.info["fallback_from"][0].startswith("clarabel")
+
+
+def test_inaccurate_status_with_a_certified_gap_is_accepted_and_recorded(monkeypatch):
+    """Clarabel's 'optimal_inaccurate' is accepted when the recomputed duality gap meets the tolerance."""
+    from rsvm_conic.formulations import _linear
+
+    real = _linear.solve_cvxpy
+
+    def inaccurate(problem, solver, **kw):
+        return {**real(problem, solver, **kw), "status": "optimal_inaccurate"}
+
+    monkeypatch.setattr(_linear, "solve_cvxpy", inaccurate)
+    f = robust_svm(X, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.3), C=1.0)
+    sol = f.solve("clarabel")
+    assert sol.status == "optimal" and sol.certificate.detail["solver_status"] == "optimal_inaccurate"
+    assert sol.certificate.gap_rel <= 1e-6
 
 
 class _InaccurateProblem:

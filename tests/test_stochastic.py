@@ -12,7 +12,7 @@ from rsvm_conic.uncertainty import UncertaintySet
 def test_both_stochastic_solvers_reach_1e3_on_20000_samples():
     formulation, Xte, yte = problems.get("INSTANCES", "robust-large").build()
     assert formulation.X.shape == (20000, 50) and formulation.uncertainty.n_groups == 2
-    opts = {"sgd": {"tol": 1e-5, "seed": 0}, "prox": {"tol": 1e-5, "seed": 0}}
+    opts = {"sgd": {"seed": 0}, "prox": {"seed": 0}}  # stop at a certified relative gap of 1e-3
     reports, sols = compare_backends(formulation, Xte, yte, ("clarabel", "sgd", "prox"), opts, reference="clarabel")
     ref = sols["clarabel"].objective
     for r in reports:

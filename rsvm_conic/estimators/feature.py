@@ -79,17 +79,19 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         if solver == "auto":
             solver = "auto" if X.shape[0] <= 3000 else "prox"
         sol = form.solve(solver, **(self.solver_options or {}))
-        if sol.status == "max_epochs":
-            warnings.warn(f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs before its stopping rule "
-                          "held; increase max_epochs in solver_options or use a conic solver.",
-                          ConvergenceWarning, stacklevel=2)
+        if sol.status != "optimal":
+            gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
+            warnings.warn(f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs with certified relative gap "
+                          f"{gap:.2e} (status {sol.status!r}); increase max_epochs in solver_options or use a conic "
+                          "solver.", ConvergenceWarning, stacklevel=2)
         self.feature_map_ = fmap
         self.Gamma_ = Gamma
         self.classes_ = classes
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
-        self.solver_stats_ = {"backend": sol.backend, "status": sol.status, "time": sol.time}
+        self.solver_stats_ = {"backend": sol.backend, "status": sol.status, "time": sol.time,
+                              **(sol.certificate.as_dict() if sol.certificate is not None else {})}
         return self
 
     def features(self, X):

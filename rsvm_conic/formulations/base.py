@@ -8,8 +8,11 @@ A builder takes data and hyper-parameters and returns a :class:`Formulation`:
 * ``variables`` -- named CVXPY variables,
 * ``objective(solution)`` -- a pure-numpy evaluation of the same objective, used to
   compare backends on equal terms,
-* ``solve(backend)`` -- returns a :class:`Solution`; ``backends`` lists the names
-  this formulation accepts,
+* ``solve(backend)`` -- returns a :class:`Solution` carrying a certificate
+  (:class:`~rsvm_conic.solvers.contract.SolveInfo`) where the route provides one;
+  ``backends`` lists the names this formulation accepts on this instance, read from the
+  class's explicit ``BACKENDS`` table where it has one; ``solve("auto")`` tries
+  :meth:`Formulation.auto_routes` in order and falls back visibly (a warning naming both routes),
 * ``decision_function(solution, data)`` -- scores on new data.
 
 The shared runner (:mod:`rsvm_conic.runner`) relies on nothing else.
@@ -25,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
+from ..solvers.contract import SolveInfo
 
 
 @dataclass
@@ -37,6 +41,7 @@ class Solution:
     time: float
     values: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    certificate: SolveInfo | None = None  # route, status and certified gap (None: route gives no bound)
 
     def __getitem__(self, key):
         return self.values[key]
@@ -53,6 +58,9 @@ class Formulation:
 
     name = "formulation"
     conic_backends = ("clarabel", "scs")
+    #: explicit backend table ``{name: description}`` read by estimators, the runner and the CLI;
+    #: None: derived from the ``_solve_<name>`` methods (formulations not yet converted)
+    BACKENDS: dict[str, str] | None = None
 
     problem = None
     parameters: dict
@@ -76,15 +84,27 @@ class Formulation:
     # -- backends -------------------------------------------------------------------
     @property
     def backends(self) -> tuple[str, ...]:
+        if self.BACKENDS is not None:
+            return tuple(b for b in self.BACKENDS if self._available(b))
         internal = {"_solve_auto", "_solve_conic"}  # dispatch helpers of this base class, not backends
         extra = tuple(name[len("_solve_"):] for name in dir(type(self))
                       if name.startswith("_solve_") and name not in internal)
         conic = self.conic_backends if self.problem is not None else ()
         return tuple(conic) + tuple(b for b in extra if b not in conic)
 
+    def _available(self, backend: str) -> bool:
+        """Whether a backend of ``BACKENDS`` applies to this instance (e.g. ``ipm`` needs p = 2)."""
+        return True
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """The routes ``solve("auto")`` tries, fastest first (by structure and size)."""
+        return ("clarabel", "scs")
+
     def solve(self, backend: str = "clarabel", **options) -> Solution:
         if backend == "auto":
             return self._solve_auto(**options)
+        if self.BACKENDS is not None and backend not in self.backends:
+            raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
         if backend in self.conic_backends and self.problem is not None and not hasattr(self, f"_solve_{backend}"):
             return self._solve_conic(backend, **options)
         method = getattr(self, f"_solve_{backend}", None)
@@ -93,15 +113,36 @@ class Formulation:
         return method(**options)
 
     def _solve_auto(self, **options) -> Solution:
-        """Clarabel, then SCS if Clarabel fails -- with a warning naming solver and status."""
-        if self.problem is None:
-            raise ValueError(f"{self.name} has no conic model; choose one of {self.backends}.")
-        try:
-            return self._solve_conic("clarabel", **options)
-        except SolverError as exc:
-            warnings.warn(f"{self.name}: Clarabel failed ({exc}); falling back to SCS.", SolverWarning,
-                          stacklevel=3)
-            return self._solve_conic("scs", **options)
+        """Each of :meth:`auto_routes` in turn until one returns a certified result; every fallback
+        is announced by a SolverWarning naming the route that failed, why, and the next route."""
+        routes = self.auto_routes()
+        if not routes:
+            raise ValueError(f"{self.name} has no automatic route; choose one of {self.backends}.")
+        errors = []
+        for i, route in enumerate(routes):
+            try:
+                sol = self.solve(route, **options.get(route, {})) if _per_route(options) else \
+                    self.solve(route, **options)
+            except SolverError as exc:
+                failure = str(exc)
+            else:
+                cert = sol.certificate
+                if cert is None or cert.status == "optimal":
+                    failure = None
+                else:  # e.g. a stochastic run that ended before certifying its gap
+                    failure = f"status {cert.status!r}, certified relative gap {cert.gap_rel:.2e} > {cert.tol:g}"
+            if failure is not None:
+                errors.append(f"{route}: {failure}")
+                if i + 1 < len(routes):
+                    warnings.warn(f"{self.name}: route {route!r} failed ({failure}); falling back to "
+                                  f"{routes[i + 1]!r}.", SolverWarning, stacklevel=3)
+                continue
+            if errors:
+                sol.info["fallback_from"] = errors
+                if sol.certificate is not None:
+                    sol.certificate.detail["fallback_from"] = errors
+            return sol
+        raise SolverError(f"{self.name}: every automatic route failed: " + " | ".join(errors))
 
     def _solve_conic(self, backend, **options) -> Solution:
         t0 = time.perf_counter()
@@ -124,3 +165,8 @@ class Formulation:
 
     def predict(self, solution: Solution, data) -> np.ndarray:
         return np.where(self.decision_function(solution, data) >= 0, 1.0, -1.0)
+
+
+def _per_route(options: dict) -> bool:
+    """``solve("auto", ipm={...}, clarabel={...})`` gives options per route; plain keywords go to every route."""
+    return bool(options) and all(isinstance(v, dict) for v in options.values())

@@ -36,10 +36,9 @@ import scipy.sparse as sp
 from .._validation import check_finite_array, check_norm, dual_norm
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
-from ..solvers.feature_datafits import RotatedRobustHinge, calibrate_eta0
-from ..solvers.stochastic import stochastic_proximal
-from ..uncertainty.sets import ResolvedUncertainty
-from ._linear import LinearSVMFormulation
+from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
+from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
+from ._linear import LinearSVMFormulation, best_u_fista
 from .base import Solution
 from .robust import robust_cone_constraints
 
@@ -122,7 +121,26 @@ class FeatureRobustSVM(LinearSVMFormulation):
         self.problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + C_par * cp.sum(xi)), cons)
         self.parameters = {"C": C_par, "radius": r_par}
         self.variables = {"w": zeta, "b": b, "t": t, "xi": xi}
+        self._margin = cons[0]  # its multipliers are the dual alpha of the certificate
         self.set_params(radius=float(radius))
+
+    def _available(self, backend: str) -> bool:
+        return backend != "ipm" and super()._available(backend)
+
+    def auto_routes(self) -> tuple[str, ...]:
+        return ("clarabel", "scs")
+
+    def _robust_dual_term(self, a, w, optimise_u=False, v0=None):
+        """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
+        if self.rotations is None:
+            return super()._robust_dual_term(a, w, optimise_u, v0)
+        cos, sin = self.rotations
+        gamma = self._values["radius"] * self.Gamma
+        U = dual_norm_subgradient(rotate(cos, sin, w), self.qbar)
+        if optimise_u:  # per-sample u_i in the unit pbar-ball; R_i orthogonal (norm 1)
+            U = best_u_fista(v0, a * gamma, lambda V: rotate_transpose(cos, sin, V),
+                             lambda r: rotate(cos, sin, r), np.ones(len(gamma)), self.pbar, U)
+        return (a * gamma) @ rotate_transpose(cos, sin, U)
 
     def _solve_auto(self, **options) -> Solution:
         """Clarabel at the package tolerances (1e-9), then Clarabel at 1e-7, then SCS at 1e-6 -- each
@@ -143,18 +161,10 @@ class FeatureRobustSVM(LinearSVMFormulation):
         raise SolverError("all conic attempts failed: " + " | ".join(errors))
 
     def datafit(self):
-        r = float(self.parameters["radius"].value)
+        r = float(self._values["radius"])
         if self.rotations is not None:
             return RotatedRobustHinge(self.X, self.y, *self.rotations, r * self.Gamma, self.qbar)
         return RobustHinge(self.X, self.y, self.current_uncertainty())
-
-    def _stochastic_options(self, fit, lam, method, options: dict) -> dict:
-        """With per-sample rotations, calibrate the initial step on the rotation-aware data fit."""
-        if options.get("eta0", "auto") == "auto" and self.rotations is not None:
-            options = dict(options, eta0=calibrate_eta0(fit, lam, method is stochastic_proximal,
-                                                        options.get("batch_size", 64), options.get("seed", 0)))
-        return options
-
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
     """Build formulation (10); ``y`` in {-1, +1}."""

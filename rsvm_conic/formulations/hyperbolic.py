@@ -66,6 +66,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._validation import check_positive
+from ..kernels.rbf import reference_point, squared_distances
 from ..solvers.conic import SolverError, solve_cvxpy
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
@@ -116,8 +117,7 @@ def problem1_objective(H, codes, R, gamma: float, lam: float) -> float:
 
 def centre_distances(O, Phi) -> np.ndarray:
     """(n, C) matrix ``||O_k - phi_i||`` for centres O (C, D) and features Phi (n, D)."""
-    sq = (np.einsum("ij,ij->i", Phi, Phi)[:, None] + np.einsum("kj,kj->k", O, O)[None, :] - 2.0 * Phi @ O.T)
-    return np.sqrt(np.maximum(sq, 0.0))
+    return np.sqrt(squared_distances(np.asarray(Phi, dtype=np.float64), np.asarray(O, dtype=np.float64)))
 
 
 def _tangent_coefficients(dist, R, codes, shift: float = 0.0):
@@ -358,9 +358,15 @@ class HyperbolicMachine(Formulation):
                                      batch_size=2048).fit(Pk)
                 lab = km.labels_
                 anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in range(p) if np.any(lab == q)]))
-        AP = [A @ self.Phi.T for A in anchors]  # (p_k, n)
-        AA = [A @ A.T for A in anchors]
-        phin = np.einsum("ij,ij->i", self.Phi, self.Phi)
+        # ||mu' A_k - phi_i||^2 expanded in mu (cheap per step); on the simplex (sum mu = 1) it equals
+        # the same form in coordinates shifted by a common point c, which keeps the cancellation at
+        # the scale of the data spread (the final objective uses centre_distances, exact form)
+        c = reference_point(self.Phi)
+        Pc = self.Phi - c
+        Ac = [A - c for A in anchors]
+        AP = [A @ Pc.T for A in Ac]  # (p_k, n)
+        AA = [A @ A.T for A in Ac]
+        phin = np.einsum("ij,ij->i", Pc, Pc)
 
         def dists(mus):
             cols = []

@@ -29,7 +29,8 @@ def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
     """CVXPY expression whose column g is ``A_g^T w``: shape (n, k), built with one matrix product."""
     k, n = factors.shape[0], factors.shape[-1]
     if diagonal:
-        stacked = sp.diags(factors.ravel()) @ sp.vstack([sp.eye(n)] * k, format="csr")
+        # row g n + j holds A_g[j] in column j; built directly (stacking k identity blocks took 13 s at k = 20000)
+        stacked = sp.csr_matrix((factors.ravel(), (np.arange(k * n), np.tile(np.arange(n), k))), shape=(k * n, n))
     else:
         stacked = np.swapaxes(factors, 1, 2).reshape(k * n, n)  # rows: A_g^T
     return cp.reshape(stacked @ w, (n, k), order="F")
@@ -47,32 +48,29 @@ class RobustSVM(LinearSVMFormulation):
     name = "robust"
     gamma_param = "radius"
 
-    def __init__(self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None):
-        super().__init__(X, y, C)
+    def __init__(self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None, *,
+                 check_input: bool = True):
+        super().__init__(X, y, C, check_input=check_input)
         L, n = self.X.shape
         uncertainty = uncertainty if uncertainty is not None else UncertaintySet()
         self.uncertainty = unc = uncertainty.resolve(L, n)
-        radius0 = unc.radius if radius is None else radius
+        self.set_params(**{self.gamma_param: float(unc.radius if radius is None else radius)})
+
+    def _build_model(self):
+        """The SOCP of the module docstring (built on first use: only conic routes need it)."""
+        unc = self.uncertainty
+        L, n = self.X.shape
         w, b = cp.Variable(n, name="w"), cp.Variable(name="b")
         t = cp.Variable(unc.n_groups, name="t", nonneg=True)
-        C_par = cp.Parameter(nonneg=True, name="C", value=self.C0)
-        r_par = cp.Parameter(nonneg=True, name=self.gamma_param, value=float(radius0))
+        C_par = cp.Parameter(nonneg=True, name="C")
+        r_par = cp.Parameter(nonneg=True, name=self.gamma_param)
         penalty = t[unc.group_index] if np.all(unc.scale == 1) else cp.multiply(unc.scale, t[unc.group_index])
         xi = cp.Variable(L, name="xi", nonneg=True)
         # DPP: each parameter multiplies a parameter-free expression, so re-solves skip compilation.
-        cons = [cp.multiply(self.y, self.X @ w + b) + xi - r_par * penalty >= 1]
-        cons += robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
-        self.problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), cons)
-        self.parameters = {"C": C_par, self.gamma_param: r_par}
-        self.variables = {"w": w, "b": b, "t": t, "xi": xi}
-        self.set_params(**{self.gamma_param: float(radius0)})
-
-
-    def _solve_ipm(self, **options):
-        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`)."""
-        from ..solvers.robust_ipm import solve_robust_ipm
-
-        return solve_robust_ipm(self, **options)
+        margin = cp.multiply(self.y, self.X @ w + b) + xi - r_par * penalty >= 1
+        cons = [margin] + robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), cons)
+        return problem, {"C": C_par, self.gamma_param: r_par}, {"w": w, "b": b, "t": t, "xi": xi}, margin
 
 
 def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:

@@ -55,7 +55,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_positive, check_X
-from .rbf import squared_distances
+from .rbf import reference_point, same_rows, squared_distances
 
 
 # ----------------------------------------------------------------------------- h_d and its series
@@ -250,13 +250,20 @@ class ConsolidationKernel:
     def __call__(self, X, Y=None) -> np.ndarray:
         """Gram matrix between rows of X and Y (kappa^m if ``m`` is set, else exact kappa)."""
         self._check_fitted()
+        same = Y is None or Y is X
         X = check_X(X, n_features=self.directions_.shape[1] if self.directions_.size else None)
-        Y = X if Y is None else check_X(Y, "Y", n_features=X.shape[1])
-        sq = squared_distances(X, Y)
+        Y = X if same else check_X(Y, "Y", n_features=X.shape[1])
+        same = same_rows(X, Y)
+        sq = squared_distances(X, None if same else Y)
         g0, g1 = self._envelopes(sq)
         tau0, tau = self.tau_[0], self.tau_[1:]
         if tau.size == 0:
             return tau0 * g0
+        # every term depends on x - y only: project x - c and y - c (c a common reference point), so
+        # that the rounding of <u_i, x> / d_i scales with the data spread, not with its offset
+        c = reference_point(X, None if same else Y)
+        X = X - c
+        Y = X if same else Y - c
         if self.m is None:
             periodic = np.zeros_like(sq)
             PX, PY = X @ self.u_.T, Y @ self.u_.T
@@ -265,7 +272,8 @@ class ConsolidationKernel:
         else:
             # sum_j a_j cos(mu_ij (x - y)) = const + F(x) F(y)^T with cos/sin features: one GEMM
             a = fourier_coefficients(self.m)
-            FX, FY = self._trig_features(X, a, tau), self._trig_features(Y, a, tau)
+            FX = self._trig_features(X, a, tau)
+            FY = FX if same else self._trig_features(Y, a, tau)
             periodic = a[0] * tau.sum() + (FX @ FY.T if FX.shape[1] else 0.0)
         return tau0 * g0 + g1 * periodic
 

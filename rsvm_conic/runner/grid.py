@@ -5,17 +5,68 @@ A *cell* is a JSON-serialisable dict that fully specifies one unit of work
 one JSON line per finished cell (write + flush + fsync, so a killed run loses at
 most the cell in flight) keyed by a hash of the cell and a code version; running
 the same grid again skips what is done.
+
+Faults: a run holds ``<store>.lock`` (:class:`StoreLockedError` for a second run; a lock left
+by a dead run is taken over); lines that are not records (a kill mid-write, a bad edit) are
+moved to ``<store>.damaged`` and their cells recomputed; every record notes the versions of
+the numerical stack (``"env"``), and reusing cells computed under other versions is reported.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import platform
+import re
+import socket
+import stat
+import tempfile
+import threading
+import time
+import warnings
+from collections import defaultdict
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from tqdm.auto import tqdm
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: runs are not locked
+    fcntl = None
+
+
+class StoreLockedError(RuntimeError):
+    """Another run is writing this results store (it holds ``<store>.lock``)."""
+
+
+class SchedulerError(RuntimeError):
+    """A Dask scheduler address that is malformed or where no scheduler answers."""
+
+
+class StoreWarning(UserWarning):
+    """Something about a results store worth knowing: damaged lines set aside, a stale lock taken
+    over, cells reused that were computed under other package versions."""
+
+
+ENV_PACKAGES = ("numpy", "scipy", "scikit-learn", "cvxpy", "clarabel", "scs", "rsvm-conic")
+
+
+@functools.lru_cache(maxsize=None)
+def environment() -> dict:
+    """Versions of Python and of the numerical stack (None for a package that is not installed)."""
+    from importlib import metadata
+
+    def version(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {"python": platform.python_version(), **{p: version(p) for p in ENV_PACKAGES}}
 
 
 def cell_key(cell: dict, version: str = "") -> str:
@@ -28,37 +79,194 @@ def seed_from_cell(cell: dict, base: int = 0) -> int:
     return (int(cell_key(cell, str(base)), 16) % (2**32 - 1))
 
 
+def _parse_record(line: bytes) -> dict | None:
+    """The record on one line, or None if the line is not one (bad UTF-8 or JSON, cut, not a record)."""
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    ok = isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("cell"), dict) \
+        and "result" in rec
+    return rec if ok else None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data``: a temporary file beside it, fsync'd, then ``os.replace``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:  # pragma: no cover - directories cannot be fsync'd everywhere
+        pass
+
+
+class _Lock:
+    """``<store>.lock``: an exclusive ``flock`` held by one run, the file naming its owner.
+
+    The kernel drops an ``flock`` when its process dies, however it dies, so a lock file whose
+    lock can be taken was left by a run that ended without removing it (killed): it is taken over
+    with a warning naming that run.  The holder removes the file before releasing the lock; a
+    waiter that then gets the lock of the removed file sees that its inode is no longer the
+    path's and tries again.
+    """
+
+    def __init__(self, store: Path):
+        self.store, self.path, self.fd = store, Path(f"{store}.lock"), None
+
+    def _owner(self, text: str) -> str:
+        try:
+            o = json.loads(text)
+            return f"pid {o['pid']} on {o['host']}, started {o['started']}"
+        except (ValueError, TypeError, KeyError):
+            return "owner unknown"
+
+    def acquire(self, wait: float = 0.0) -> None:
+        if fcntl is None:  # pragma: no cover
+            return
+        deadline = time.monotonic() + max(0.0, wait)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    try:
+                        text = self.path.read_text(errors="replace")
+                    except OSError:  # released meanwhile
+                        text = ""
+                    raise StoreLockedError(
+                        f"{self.store} is being written by another run ({self._owner(text)}); wait for it to "
+                        f"finish or use another --out") from None
+                time.sleep(0.2)
+                continue
+            except OSError as exc:  # pragma: no cover - a file system without flock
+                os.close(fd)
+                warnings.warn(f"{self.path}: cannot lock ({exc}); running without a lock", StoreWarning)
+                return
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # got the lock of a file its holder removed meanwhile: try again
+        left = os.read(fd, 65536).decode("utf-8", "replace").strip()
+        if left:
+            warnings.warn(f"{self.path.name}: took over the lock left by a run that ended without releasing it "
+                          f"({self._owner(left)}; no longer running)", StoreWarning)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            self.path.unlink(missing_ok=True)  # while still holding it (see the inode check above)
+            os.close(self.fd)
+            self.fd = None
+
+
 class ResultsStore:
-    """Append-only JSON-lines file of finished cells."""
+    """Append-only JSON-lines file of finished cells.
+
+    Reading never changes the file and never fails on damage: lines that are not records are
+    skipped (``damaged`` counts them).  Inside :meth:`locked` (which :func:`run_grid` takes for a
+    run) the file is re-read and damaged lines are moved to ``<store>.damaged``.
+    """
 
     def __init__(self, path: str | os.PathLike, version: str = ""):
         self.path = Path(path)
         self.version = version
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = _Lock(self.path)
+        self._load()
+
+    def _load(self) -> None:
         self._done: dict[str, dict] = {}
-        if self.path.exists():
-            with open(self.path, "rb+") as fh:  # a run killed mid-write leaves a partial last line:
-                fh.seek(0, os.SEEK_END)          # end it so the next record starts on its own line
-                if fh.tell() > 0:
-                    fh.seek(-1, os.SEEK_END)
-                    if fh.read(1) != b"\n":
-                        fh.write(b"\n")
-            with open(self.path, "r", encoding="utf-8") as fh:
-                for line in fh:
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a line cut by a crash: that cell is simply redone
+        self._good: list[bytes] = []
+        self._damaged: list[bytes] = []
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        for line in data.split(b"\n"):  # bytes, decoded line by line: bad UTF-8 damages one line only
+            if line.strip():
+                rec = _parse_record(line)
+                (self._damaged if rec is None else self._good).append(line)
+                if rec is not None:
                     self._done[rec["key"]] = rec
+
+    @property
+    def damaged(self) -> int:
+        """Lines of the file that are not records (a line cut by a kill, a bad edit)."""
+        return len(self._damaged)
+
+    @contextmanager
+    def locked(self, wait: float = 0.0):
+        """Hold ``<store>.lock`` for a run: another run raises :class:`StoreLockedError` (after
+        waiting up to ``wait`` seconds for it).  The file is re-read (another run may have finished
+        cells meanwhile) and damaged lines are moved to ``<store>.damaged``.  Re-entrant per object."""
+        if self._lock.fd is not None:
+            yield self
+            return
+        self._lock.acquire(wait)
+        try:
+            self._load()
+            self._set_damaged_aside()
+            yield self
+        finally:
+            self._lock.release()
+
+    def _set_damaged_aside(self) -> None:
+        if not self._damaged:
+            return
+        side = Path(f"{self.path}.damaged")
+        with open(side, "ab") as fh:  # first secure them, then drop them from the store
+            fh.write(b"".join(line + b"\n" for line in self._damaged))
+            fh.flush()
+            os.fsync(fh.fileno())
+        _atomic_write(self.path, b"".join(line + b"\n" for line in self._good))
+        n, self._damaged = len(self._damaged), []
+        warnings.warn(f"{self.path.name}: {n} damaged line{'s' * (n != 1)} moved to {side.name}; "
+                      f"their cells will be recomputed", StoreWarning)
+
+    def set_aside(self) -> Path | None:
+        """Start over: rename the file to ``<stem>.<mtime>[-n]<suffix>`` (never deleted); under :meth:`locked`."""
+        if not self.path.exists():
+            return None
+        stem = f"{self.path.stem}.{int(self.path.stat().st_mtime)}"
+        new, n = self.path.with_name(stem + self.path.suffix), 0
+        while new.exists():
+            n += 1
+            new = self.path.with_name(f"{stem}-{n}{self.path.suffix}")
+        self.path.rename(new)
+        self._load()
+        return new
 
     def key(self, cell: dict) -> str:
         return cell_key(cell, self.version)
 
     def __contains__(self, cell: dict) -> bool:
         return self.key(cell) in self._done
+
+    def record(self, cell: dict) -> dict | None:
+        """The stored record of ``cell`` (``key``, ``cell``, ``result``, ``env``), or None."""
+        return self._done.get(self.key(cell))
 
     def get(self, cell: dict) -> dict | None:
         rec = self._done.get(self.key(cell))
@@ -68,9 +276,13 @@ class ResultsStore:
         return list(self._done.values())
 
     def add(self, cell: dict, result: dict) -> None:
-        rec = {"key": self.key(cell), "cell": cell, "result": result}
-        line = json.dumps(rec, sort_keys=True, default=_json_default) + "\n"
-        with open(self.path, "a", encoding="utf-8") as fh:
+        rec = {"key": self.key(cell), "cell": cell, "result": result, "env": environment()}
+        line = json.dumps(rec, sort_keys=True, default=_json_default).encode() + b"\n"
+        with open(self.path, "ab+") as fh:
+            if fh.seek(0, os.SEEK_END) > 0:  # a partial last line (a kill mid-write) is ended first
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    line = b"\n" + line
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
@@ -90,56 +302,125 @@ def _json_default(obj):
     return str(obj)
 
 
+def _report_other_versions(store: ResultsStore, records: list[dict]) -> None:
+    """One warning for the reused records computed under other package versions than these."""
+    now, old, unknown, n = environment(), defaultdict(set), 0, 0
+    for rec in records:
+        env = rec.get("env")
+        if not isinstance(env, dict):
+            unknown += 1
+            continue
+        diff = [k for k in now if env.get(k) != now[k]]
+        for k in diff:
+            old[k].add(str(env.get(k)))
+        n += bool(diff)
+    if not n + unknown:
+        return
+    what = ", ".join(f"{k} {'/'.join(sorted(old[k]))} -> {now[k]}" for k in now if k in old)
+    what = (f"other versions ({what}{f'; {unknown} of them under unknown versions' if unknown else ''})" if n
+            else "unknown versions (stored before versions were recorded)")
+    n += unknown
+    warnings.warn(f"{n} cell{'s' * (n != 1)} in {store.path.name} {'were' if n != 1 else 'was'} computed under {what}; "
+                  f"reused; use --fresh or another --out to recompute them", StoreWarning)
+
+
 BACKENDS = ("loky", "dask")
+_ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):(\d{1,5})")
+_watched_parent: int | None = None
 
 
-def _indexed(fn, i, cell):
+def _exit_with_parent(parent: int) -> None:
+    """In a worker process whose parent is ``parent``: once per process, a daemon thread that ends
+    the process within ~0.5 s of the parent's death (the worker is then reparented), so that killed
+    runs leave no workers behind.  Nothing happens in ``parent`` itself or in a non-child."""
+    global _watched_parent
+    if _watched_parent is not None or os.getpid() == parent or os.getppid() != parent:
+        return
+    _watched_parent = parent
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="rsvm-conic-exit-with-parent", daemon=True).start()
+
+
+def _indexed(fn, i, cell, parent: int | None = None):
+    if parent is not None:
+        _exit_with_parent(parent)
     return i, fn(cell)
+
+
+def connect_scheduler(address: str, timeout: float | None = None):
+    """A ``distributed.Client`` on the scheduler at ``address`` (``SCHEME://HOST:PORT``);
+    :class:`SchedulerError` if the address is malformed or nothing answers within ``timeout``
+    seconds (default: Dask's connect timeout)."""
+    try:
+        from distributed import Client
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError("the dask backend needs the optional extra: pip install 'rsvm-conic[dask]'") from exc
+    m = _ADDRESS.fullmatch(str(address).strip())
+    if not m or not 0 < int(m[2]) < 65536:
+        raise SchedulerError(f"{address!r} is not a Dask scheduler address; give SCHEME://HOST:PORT, "
+                             f"e.g. tcp://127.0.0.1:8786")
+    try:
+        return Client(m[0], **({} if timeout is None else {"timeout": timeout}))
+    except OSError as exc:  # TimeoutError included
+        reason = "no answer" + (f" within {timeout:g} s" if timeout else "") if "timed out" in str(exc).lower() \
+            else str(exc)
+        raise SchedulerError(f"cannot connect to the Dask scheduler at {m[0]} ({reason}); start it or fix "
+                             f"--scheduler") from exc
 
 
 def run_grid(cells: Iterable[dict], fn: Callable[[dict], dict], store: ResultsStore | None = None, *,
              n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: bool = True,
-             desc: str = "cells") -> list[dict]:
+             desc: str = "cells", wait: float = 0.0) -> list[dict]:
     """Run ``fn(cell)`` over all cells not yet in ``store``; return results in cell order.
 
     * ``backend="loky"`` (default): ``n_jobs == 1`` runs in this process; otherwise joblib's
-      loky worker processes.
+      loky worker processes (``-1``: one per core), which exit when this process dies.
     * ``backend="dask"``: an existing Dask distributed cluster, ``scheduler`` being its address
       (``"tcp://host:8786"``) or a ``distributed.Client``.
 
     Results are written by this process, one cell at a time *as each finishes* (in any
     order), so an interrupted run loses at most the cells in flight; ``fn`` must be
     picklable (a module-level function) for the parallel backends.  The bar shows cells
-    done / total and an ETA.
+    done / total and an ETA.  The store is locked for the run (:meth:`ResultsStore.locked`;
+    ``wait`` seconds for another run to finish, else :class:`StoreLockedError`).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
     cells = list(cells)
-    todo = [i for i, c in enumerate(cells) if store is None or c not in store]
-    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress)
-    results: dict[int, dict] = {}
+    with store.locked(wait) if store is not None else nullcontext():
+        stored = [None] * len(cells) if store is None else [store.record(c) for c in cells]
+        todo = [i for i, rec in enumerate(stored) if rec is None]
+        if len(todo) < len(cells):
+            _report_other_versions(store, list({rec["key"]: rec for rec in stored if rec is not None}.values()))
+        bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress)
+        results: dict[int, dict] = {}
 
-    def record(i, res):
-        if store is not None:
-            store.add(cells[i], res)
-        results[i] = res
-        bar.update(1)
+        def record(i, res):
+            if store is not None:
+                store.add(cells[i], res)
+            results[i] = res
+            bar.update(1)
 
-    try:
-        if backend == "dask":
-            _run_dask(cells, todo, fn, scheduler, record)
-        elif n_jobs == 1 or len(todo) <= 1:
-            for i in todo:
-                record(i, fn(cells[i]))
-        else:
-            from joblib import Parallel, delayed
+        try:
+            if backend == "dask":
+                _run_dask(cells, todo, fn, scheduler, record)
+            elif n_jobs == 1 or len(todo) <= 1:
+                for i in todo:
+                    record(i, fn(cells[i]))
+            else:
+                from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
-            for i, res in par(delayed(_indexed)(fn, i, cells[i]) for i in todo):
-                record(i, res)
-    finally:
-        bar.close()
-    return [results[i] if i in results else store.get(cells[i]) for i in range(len(cells))]
+                par = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
+                for i, res in par(delayed(_indexed)(fn, i, cells[i], os.getpid()) for i in todo):
+                    record(i, res)
+        finally:
+            bar.close()
+        return [results[i] if i in results else stored[i]["result"] for i in range(len(cells))]
 
 
 def _run_dask(cells, todo, fn, scheduler, record):
@@ -150,7 +431,7 @@ def _run_dask(cells, todo, fn, scheduler, record):
     if scheduler is None:
         raise ValueError("the dask backend needs the address of a running scheduler (--scheduler tcp://HOST:PORT) "
                          "or a distributed.Client.")
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    client = scheduler if isinstance(scheduler, Client) else connect_scheduler(scheduler)
     try:
         futures = [client.submit(_indexed, fn, i, cells[i], pure=False) for i in todo]
         for fut in as_completed(futures):
@@ -176,18 +457,18 @@ class GridExperiment:
         self.version = version
 
     def run(self, out: str | os.PathLike, *, quick=False, n_jobs=1, backend="loky", scheduler=None,
-            progress=True, fresh=False) -> tuple[list[dict], str]:
+            progress=True, fresh=False, wait=0.0) -> tuple[list[dict], str]:
         from .. import __version__
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        path = out / "results.jsonl"
-        if fresh and path.exists():  # keep the old results, never delete them
-            path.rename(out / f"results.{int(os.path.getmtime(path))}.jsonl")
-        store = ResultsStore(path, version=f"{self.name}:{self.version}:{__version__}")
+        store = ResultsStore(out / "results.jsonl", version=f"{self.name}:{self.version}:{__version__}")
         cells = self.cells(quick)
-        results = run_grid(cells, self.fn, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                           progress=progress, desc=self.name)
+        with store.locked(wait):
+            if fresh:  # keep the old results, never delete them
+                store.set_aside()
+            results = run_grid(cells, self.fn, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                               progress=progress, desc=self.name)
         records = [{**c, **r} for c, r in zip(cells, results)]
         summary = self.summarize(records, out) if self.summarize else ""
         return records, summary

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_norm, check_positive
+from ..kernels.rbf import squared_distances
 
 
 def _project(D, gamma, p):
@@ -89,8 +90,7 @@ def rbf_svc_functions(svc):
     g = float(svc._gamma)
 
     def kern(X):
-        d2 = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None] - 2 * X @ Z.T
-        return np.exp(-g * np.maximum(d2, 0.0))
+        return np.exp(-g * squared_distances(X, Z))
 
     def decision(X):
         return kern(X) @ a + b

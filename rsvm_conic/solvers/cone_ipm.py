@@ -205,6 +205,14 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray) -> np.ndarray:
     return out
 
 
+def interior(cones: ConeSpec, x: np.ndarray) -> bool:
+    """Whether ``x`` is strictly inside K as computed in floating point (the NT scaling needs it)."""
+    xl, xq = cones.split(x)
+    if np.any(xl <= 0.0):
+        return False
+    return all(np.all(X[:, 0] > 0.0) and np.all(_jdet(X) > 0.0) for X in xq if X.shape[0])
+
+
 def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
     """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded."""
     xl, xq = cones.split(x)
@@ -386,6 +394,12 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
         if step < 1e-10:
             return result("numerical_error", it)
         ds = scaling.apply(dst)
+        for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
+            if interior(cones, s + step * ds) and interior(cones, z + step * dz):  # s or z on the boundary
+                break
+            step *= 0.5
+        else:
+            return result("numerical_error", it)
         x = x + step * dx
         y = y + step * dy
         z = z + step * dz

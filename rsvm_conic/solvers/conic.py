@@ -39,17 +39,21 @@ def conic_solver_name(name: str) -> str:
 
 
 def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccurate: bool = False,
-                verbose: bool = False, **options) -> dict:
+                quiet_inaccurate: bool = False, verbose: bool = False, **options) -> dict:
     """Solve ``problem`` and return ``{"status", "time", "solver", "iterations"}``.
 
     ``solver`` is ``"clarabel"``, ``"scs"`` or ``"auto"`` (Clarabel, then SCS on failure).
+    ``quiet_inaccurate`` (with ``accept_inaccurate``): return an ``optimal_inaccurate`` result
+    without a warning -- for callers that certify the point themselves by a duality gap.
     """
     if solver == "auto":
         try:
-            return solve_cvxpy(problem, "clarabel", accept_inaccurate=accept_inaccurate, verbose=verbose, **options)
+            return solve_cvxpy(problem, "clarabel", accept_inaccurate=accept_inaccurate,
+                               quiet_inaccurate=quiet_inaccurate, verbose=verbose, **options)
         except SolverError as exc:
             warnings.warn(f"Clarabel failed ({exc}); falling back to SCS.", SolverWarning, stacklevel=2)
-            return solve_cvxpy(problem, "scs", accept_inaccurate=accept_inaccurate, verbose=verbose, **options)
+            return solve_cvxpy(problem, "scs", accept_inaccurate=accept_inaccurate,
+                               quiet_inaccurate=quiet_inaccurate, verbose=verbose, **options)
     name = conic_solver_name(solver)
     opts = dict(SOLVER_OPTIONS[name])
     opts.update(options)
@@ -62,13 +66,19 @@ def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccur
     status = problem.status
     if status == cp.OPTIMAL:
         pass
+    elif status == cp.OPTIMAL_INACCURATE and accept_inaccurate and quiet_inaccurate:
+        pass
     elif status == cp.OPTIMAL_INACCURATE and accept_inaccurate:
         warnings.warn(f"{name} returned status {status!r}; the solution was accepted on request "
                       "(accept_inaccurate=True) but is not certified optimal.", SolverWarning, stacklevel=2)
     else:
         hint = {
-            cp.INFEASIBLE: "the constraints cannot all hold; check the data and the uncertainty radius",
-            cp.UNBOUNDED: "the objective is unbounded; check the regularisation parameters",
+            cp.INFEASIBLE: "the solver could not find a feasible point; the SVM models of this package are "
+                           "always feasible, so this is a numerical failure (typically a very large C or badly "
+                           "scaled features: standardise X, lower C, or use the interior point solver='ipm')",
+            cp.UNBOUNDED: "the solver reports an unbounded objective; the SVM models of this package are "
+                          "bounded below, so this is a numerical failure (typically a very large C or badly "
+                          "scaled features: standardise X, lower C, or use solver='ipm')",
             cp.OPTIMAL_INACCURATE: "the solver stopped before certifying optimality; try the other solver "
                                    "or rescale the data",
             cp.USER_LIMIT: "the solver hit its iteration or time limit; raise max_iter or rescale the data",

@@ -18,11 +18,15 @@ from typing import Any
 STATUSES = ("optimal", "uncertified", "max_iter", "inaccurate", "failed")
 
 
-def relative_gap(primal: float, dual: float) -> float:
-    """``(primal - dual) / max(|primal|, |dual|)`` (0 when both are 0); ``inf`` without a dual bound."""
+def relative_gap(primal: float, dual: float, floor: float = 0.0) -> float:
+    """``(primal - dual) / max(|primal|, |dual|, floor)`` (0 when all are 0); ``inf`` without a dual bound.
+
+    ``floor`` keeps the ratio meaningful when the optimum itself is ~0 (e.g. a single class, where
+    P* = 0): formulations pass a fraction of a trivial objective value, e.g. 1e-9 C L for the SVMs.
+    """
     if not math.isfinite(dual):
         return math.inf
-    scale = max(abs(primal), abs(dual))
+    scale = max(abs(primal), abs(dual), floor)
     return 0.0 if scale == 0.0 else (primal - dual) / scale
 
 
@@ -38,6 +42,7 @@ class SolveInfo:
     iterations: int | None = None
     time: float = math.nan
     detail: dict[str, Any] = field(default_factory=dict)  # solver-specific extras (raw status, fallbacks)
+    floor: float = 0.0  # lower limit of the gap's denominator (see relative_gap)
 
     @property
     def gap_abs(self) -> float:
@@ -45,7 +50,7 @@ class SolveInfo:
 
     @property
     def gap_rel(self) -> float:
-        return relative_gap(self.primal, self.dual)
+        return relative_gap(self.primal, self.dual, self.floor)
 
     @property
     def certified(self) -> bool:

@@ -6,25 +6,31 @@ rotations (Prop. 4.1).  Its worst case is (dphi = R_i' v, R_i orthogonal)
 
     min_{dphi} y <zeta, dphi> = -Gamma_i max_{||v||_pbar <= 1} <R_i zeta, v> = -Gamma_i ||R_i zeta||_qbar,
 
-so the robust loss is ``max{0, 1 - y_i(<zeta, phi_i> + b) + Gamma_i ||R_i zeta||_qbar}``.  (Eq. (10)
+so the robust loss is ``max{0, 1 - y_i(<zeta, phi_i> + b) + Gamma_i ||R_i zeta||_qbar}``.
+
+This is the per-sample robust hinge of :class:`~.datafits.RobustHinge` with the factor ``A_i = R_i^T``
+(``||A_i^T zeta||_q = ||R_i zeta||_q``), so the dual certificate of :mod:`.certificates` applies as
+it stands: for ``alpha in [0, C]^L``, ``y'alpha = 0`` and ``||u_i||_pbar <= 1``,
+``D = sum alpha_i - 1/2 ||sum_i alpha_i (y_i phi_i - Gamma_i R_i^T u_i)||^2 <= P*``
+(:class:`RotationOps` applies ``R_i`` and ``R_i^T`` in O(D) per sample).  (Eq. (10)
 of file 000 prints ``||R_i' zeta||``; in general the term is ``||R_i^{-T} zeta||``, which is
 ``R_i zeta`` for rotations and ``Lambda^{-1/2} zeta`` for the Nystroem ``R = Lambda^{1/2}``; the
 two readings differ for qbar != 2 -- see tests/test_feature_robust.py.)
 
 ``R_i zeta`` costs O(D) per sample from the (cos, sin) of the angles, so the data fit never
 forms the L x D x D factors.  It exposes the interface the stochastic solvers use
-(``n_samples``, ``X``, ``y``, ``value``, ``subgradient``) plus ``restrict(idx)``; because
-``stochastic._calibrate`` rebuilds a plain :class:`RobustHinge` from ``datafit.unc``, callers pass
-a numeric ``eta0`` from :func:`calibrate_eta0` instead of ``eta0="auto"``.
+(``n_samples``, ``X``, ``y``, ``value``, ``subgradient``, ``restrict(idx)``, ``dual_bound``), so
+``eta0="auto"`` calibrates on this loss itself.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._validation import dual_norm
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from .certificates import FactorOps
 from .datafits import RobustHinge
-from .penalties import L2Squared
 
 
 def rotate(C, S, zeta):
@@ -49,7 +55,7 @@ class RotatedRobustHinge(RobustHinge):
     """Robust hinge with per-sample rotation blocks: ``max{0, 1 - y(<z, phi> + b) + gamma_i ||R_i z||_q}``.
 
     Only the robust term differs from :class:`~rsvm_conic.solvers.datafits.RobustHinge` (``unc`` is
-    None: ``stochastic._calibrate`` must not rebuild a plain hinge from it).
+    None; the robust term is in ``cos``, ``sin``, ``gamma``, ``q``).
     """
 
     def __init__(self, X, y, cos, sin, gamma, q):
@@ -60,6 +66,9 @@ class RotatedRobustHinge(RobustHinge):
 
     def restrict(self, idx) -> "RotatedRobustHinge":
         return RotatedRobustHinge(self.X[idx], self.y[idx], self.cos[idx], self.sin[idx], self.gamma[idx], self.q)
+
+    def factor_ops(self) -> "RotationOps | None":
+        return RotationOps(self.cos, self.sin, self.gamma, self.q) if np.any(self.gamma) else None
 
     def _penalty(self, w, idx=None):
         if not np.any(self.gamma):
@@ -78,21 +87,29 @@ class RotatedRobustHinge(RobustHinge):
         return self.gamma[ia] @ rotate_transpose(C, S, G)
 
 
-def calibrate_eta0(datafit, lam, prox, batch_size=64, random_state=0, n_sub=2000) -> float:
-    """Bottou's heuristic (as in :mod:`stochastic`): the eta_0 in 10^-3..10^3 that gives the lowest
-    objective after one pass on a subsample; works for any data fit with ``restrict(idx)``."""
-    from .stochastic import _objective, _pass
+class RotationOps(FactorOps):
+    """Per-sample factors ``A_i = R_i^T`` for :mod:`.certificates` (one group per sample)."""
 
-    rng = np.random.default_rng(random_state)
-    L = datafit.n_samples
-    sub = rng.choice(L, size=min(n_sub, L), replace=False)
-    fit = datafit.restrict(sub)
-    penalty = L2Squared(lam)
-    n = datafit.X.shape[1]
-    best, best_eta = np.inf, 1.0
-    for eta0 in 10.0 ** np.arange(-3, 4):
-        w, b, _, _ = _pass(fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]), batch_size)
-        val = _objective(fit, penalty, w, b)
-        if np.isfinite(val) and val < best:
-            best, best_eta = val, eta0
-    return float(best_eta)
+    def __init__(self, cos, sin, gamma, q):
+        q = float(q)
+        super().__init__(gamma, np.arange(cos.shape[0]), cos.shape[0], dual_norm(q), q)
+        self.cos, self.sin = cos, sin
+
+    @property
+    def entries(self) -> int:
+        return 4 * int(self.cos.size)
+
+    def transpose_apply(self, w, groups):  # A_i^T w = R_i w
+        if groups is None:
+            return rotate(self.cos, self.sin, w)
+        return rotate(self.cos[groups], self.sin[groups], w)
+
+    def apply(self, Z, groups):  # A_i z_i = R_i^T z_i
+        if groups is None:
+            return rotate_transpose(self.cos, self.sin, Z)
+        return rotate_transpose(self.cos[groups], self.sin[groups], Z)
+
+    def columns(self, groups, j):  # A_i e_j = R_i^T e_j
+        E = np.zeros((len(groups), 2 * self.cos.shape[1]))
+        E[np.arange(len(groups)), j] = 1.0
+        return rotate_transpose(self.cos[groups], self.sin[groups], E)

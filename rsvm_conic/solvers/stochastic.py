@@ -15,20 +15,39 @@ which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l
   ``w <- (w - eta g_B) / (1 + eta lam)``; same steps and averaging.
 
 Pure numpy, vectorised over the minibatch, seeded.  ``eta_0="auto"`` picks the
-initial step by a short trial on a subsample (as Bottou's SGD does).  Every
-``eval_every`` epochs the *full* objective of the averaged iterate is evaluated;
-the run stops when ``patience`` evaluations in a row fail to improve the best
-value by more than ``tol`` (relative), or after ``max_epochs``.  The best evaluated iterate is returned.
+initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
+``datafit.restrict(idx)``, so any data fit with that method calibrates on its own loss).
+
+Stopping rule: a certified gap.  Every ``eval_every`` epochs the averaged iterate (w, b) gets the
+primal ``P(w, b) = 1/2 ||w||^2 + C sum_i l_i`` (one pass); every ``certify_every`` evaluations (and at
+the last epoch) also a *feasible dual point* (``datafit.dual_bound``, :mod:`.certificates`) whose
+objective D is a lower bound on min P.  The solver keeps the best primal iterate and the best dual value
+seen (any feasible dual value is a valid lower bound; the dual point is kept warm and refined further
+at each certificate, about an epoch's cost of rounds per epoch since the last one, and the solver feeds the
+time-averaged activity ``C * [l_i > 0]`` of each sample as a hint) and stops as soon as
+``relative_gap(P_best, D_best) <= tol`` (:mod:`.contract`): status ``"optimal"`` then *means* the
+returned (w, b) is within ``tol`` (relative) of the optimum.  Otherwise the run ends at ``max_epochs``
+(or ``time_limit``) with status ``"max_iter"``, or -- when ``patience`` is set and the certified gap
+has not shrunk by 1 % over ``patience`` certificates -- early with status ``"uncertified"``.  A data
+fit without ``dual_bound`` gets no certificate (D = -inf, never "optimal").  The best evaluated
+iterate is returned.  ``certify_every="auto"`` certifies at most once per 64 minibatch steps: a
+certificate costs a fixed ~0.2 ms of numpy calls per refinement round plus about two passes over the
+data per round (measured: about 0.3 epoch at L = 20000, n = 50, two full-factor groups; several epochs
+on 500-sample data, where an epoch is only ~9 minibatch steps; per-sample full factors cost O(L n^2) a
+round).  The certificate does not touch the random stream: runs stay seeded and reproducible, and the
+iterates are those of the uncertified solver bit for bit.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from .contract import SolveInfo, certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
 
@@ -37,25 +56,83 @@ from .penalties import L2Squared
 class StochasticResult:
     w: np.ndarray
     b: float
-    objective: float  # F(w, b), the averaged objective
+    objective: float  # F(w, b) = P(w, b) / (C L), the averaged objective
     epochs: int
-    converged: bool
     eta0: float
     time: float
+    info: SolveInfo  # route "sgd"/"prox", status, primal P, dual D (P's scale), tol, iterations = epochs
     history: list = field(default_factory=list)  # (epoch, F, seconds since start) triples
+    gap_history: list = field(default_factory=list)  # (epoch, P_best, D_best, relative gap, seconds)
+
+    @property
+    def primal(self) -> float:
+        """P(w, b) = 1/2 ||w||^2 + C sum_i l_i(w, b) (the conic models' scale)."""
+        return self.info.primal
+
+    @property
+    def dual(self) -> float:
+        """The best feasible dual value found: a lower bound on min P (-inf without a certificate)."""
+        return self.info.dual
+
+    @property
+    def gap(self) -> float:
+        """Certified relative gap ``relative_gap(primal, dual)``."""
+        return self.info.gap_rel
+
+    @property
+    def status(self) -> str:
+        return self.info.status
+
+    @property
+    def converged(self) -> bool:
+        """True iff the certified gap met ``tol`` (status ``"optimal"``)."""
+        return self.info.status == "optimal"
 
 
 def _objective(datafit: RobustHinge, penalty: L2Squared, w, b) -> float:
     return penalty.value(w) + datafit.value(w, b) / datafit.n_samples
 
 
-def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None):
+class _Activity:
+    """Weighted running fraction of minibatch visits in which each sample's loss was positive.
+
+    Visit k weighs ``(k + 3)^3``, as the polynomial-decay average weighs iterate k, so ``C * fraction``
+    is the dual estimate that goes with the averaged iterate (the ergodic multipliers of the
+    subgradient method: a sample on the margin is active a fraction of the time).  O(batch) per step.
+    """
+
+    def __init__(self, L):
+        self.hits = np.zeros(L)
+        self.visits = np.zeros(L)
+        self.k = 0
+        self.scale = 1.0
+
+    def add(self, idx, active):
+        self.k += 1
+        om = (self.k + 3.0) ** 3 * self.scale
+        if om > 1e200:  # rescale everything: the sums stay finite in arbitrarily long runs
+            self.hits *= 1e-200
+            self.visits *= 1e-200
+            self.scale *= 1e-200
+            om *= 1e-200
+        self.hits[idx] += om * active
+        self.visits[idx] += om
+
+    def fraction(self):
+        return np.divide(self.hits, self.visits, out=np.zeros_like(self.hits), where=self.visits > 0)
+
+
+def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
     """One epoch over ``order``; returns (w, b, t, avg)."""
     lam = penalty.lam
     for start in range(0, order.shape[0], batch_size):
         idx = order[start:start + batch_size]
         eta = eta0 / (1.0 + eta0 * lam * t)
-        gw, gb = datafit.subgradient(w, b, idx)
+        if activity is None:
+            gw, gb = datafit.subgradient(w, b, idx)
+        else:
+            gw, gb, active = datafit.subgradient(w, b, idx, return_active=True)
+            activity.add(idx, active)
         if prox:
             w = penalty.prox(w - eta * gw, eta)
         else:
@@ -70,11 +147,13 @@ def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None):
     return w, b, t, avg
 
 
-def _calibrate(datafit, penalty, prox, batch_size, rng, n_sub=2000):
-    """Pick eta_0 from a grid by one pass on a subsample (Bottou's heuristic)."""
+def calibrate_eta0(datafit, lam, prox, batch_size, rng, n_sub=2000) -> float:
+    """Pick eta_0 in 10^-3..10^3 by one pass on a subsample ``datafit.restrict(sub)`` (Bottou's heuristic):
+    the step with the lowest objective after the pass."""
     L = datafit.n_samples
     sub = rng.choice(L, size=min(n_sub, L), replace=False)
-    sub_fit = RobustHinge(datafit.X[sub], datafit.y[sub], _restrict(datafit.unc, sub))
+    sub_fit = datafit.restrict(sub)
+    penalty = L2Squared(lam)
     best, best_eta = np.inf, 1.0
     n = datafit.X.shape[1]
     for eta0 in 10.0 ** np.arange(-3, 4):
@@ -83,60 +162,134 @@ def _calibrate(datafit, penalty, prox, batch_size, rng, n_sub=2000):
         val = _objective(sub_fit, penalty, w, b)
         if np.isfinite(val) and val < best:
             best, best_eta = val, eta0
-    return best_eta
+    return float(best_eta)
 
 
-def _restrict(unc, idx):
-    if unc is None:
-        return None
-    from ..uncertainty.sets import ResolvedUncertainty
+#: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
+#: certificate: as many as cost about one epoch by :func:`_rounds_per_epoch`, at least ``MIN_REFINE`` and at
+#: most ``MAX_REFINE`` per certificate; the last certificate of a run gets ``FINAL_REFINE`` times as many
+MIN_REFINE = 5
+MAX_REFINE = 100
+FINAL_REFINE = 10
 
-    return ResolvedUncertainty(unc.factors, unc.diagonal, unc.group_index[idx], unc.p, unc.q, unc.radius,
-                               unc.scale[idx])
+
+def _rounds_per_epoch(datafit, batch_size) -> float:
+    """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model measured on
+    the 2-core reference machine: a minibatch step ~50 us of Python/numpy overhead plus its flops, a
+    round ~150 us plus two passes over the data and four applications of the factors."""
+    L, n = datafit.X.shape
+    ops = datafit.factor_ops() if hasattr(datafit, "factor_ops") else None
+    fac = 0 if ops is None else ops.entries
+    k = 1 if ops is None else max(ops.n_groups, 1)
+    steps = math.ceil(L / batch_size)
+    # a step differentiates the robust term once per distinct group in its batch
+    epoch = steps * (50e-6 + min(batch_size, k) * (fac / k) * 0.5e-9) + 3 * L * n * 0.4e-9
+    round_ = 150e-6 + 2 * L * n * 0.4e-9 + 4 * fac * 0.5e-9
+    return epoch / round_
 
 
-def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-6,
-           eval_every=1, patience=10, eta0="auto", average_from=1, seed=0, w0=None, b0=0.0, progress=False,
-           time_limit=None) -> StochasticResult:
+def _next_taus(tau):
+    """Margin tolerances for the next certificate: the last winner and its neighbours by a factor 10
+    (iterates sharpen as the run goes on); the first time 0.1, 0.01 and 0.001."""
+    if not np.isfinite(tau):
+        return (1e-1, 1e-2, 1e-3)
+    return tuple(t for t in (10.0 * tau, tau, 0.1 * tau) if 1e-9 <= t <= 0.1 + 1e-12) or (1e-1,)
+
+
+def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-3,
+           eval_every=1, certify_every="auto", patience=None, eta0="auto", average_from=1, seed=0, w0=None,
+           b0=0.0, progress=False, time_limit=None, certificate_options=None) -> StochasticResult:
     if batch_size < 1 or max_epochs < 1 or eval_every < 1:
         raise ValueError("batch_size, max_epochs and eval_every must be positive integers.")
+    if not tol >= 0:
+        raise ValueError("tol must be a nonnegative relative gap.")
+    route = "prox" if prox else "sgd"
     rng = np.random.default_rng(seed)
     penalty = L2Squared(lam)
     L, n = datafit.X.shape
+    C = 1.0 / (lam * L)
+    if certify_every == "auto":  # at most one certificate per 64 minibatch steps (see the module docstring)
+        certify_every = max(1, math.ceil(64 / (math.ceil(L / batch_size) * eval_every)))
+    elif int(certify_every) < 1:
+        raise ValueError("certify_every must be a positive integer or 'auto'.")
+    certify_every = int(certify_every)
+    bound = getattr(datafit, "dual_bound", None)
+    options = dict(certificate_options or {})
+    adaptive_taus = "taus" not in options
+    fixed_refine = options.pop("refine", None)
+    per_epoch = max(MIN_REFINE, _rounds_per_epoch(datafit, batch_size)) if bound is not None else 0
+    last_cert_epoch = 0
     t0 = time.perf_counter()
     if eta0 == "auto":
-        eta0 = _calibrate(datafit, penalty, prox, batch_size, rng)
+        eta0 = calibrate_eta0(datafit, lam, prox, batch_size, rng)
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
     b = float(b0)
     t = 0
     avg = None
-    history = []
-    best = (np.inf, w.copy(), b)
-    stale = 0
-    converged = False
-    bar = tqdm(total=max_epochs, desc="prox" if prox else "sgd", disable=not progress, leave=False)
+    history, gap_history = [], []
+    best = (np.inf, w.copy(), b)  # (P, w, b)
+    dual, warm, tau = -np.inf, None, math.nan
+    activity = _Activity(L) if bound is not None else None
+    n_eval, n_cert = 0, 0
+    cert_gaps = []  # the certified gap after each certificate (for patience)
+    status = "max_iter"
+    cert_time = 0.0
+    bar = tqdm(total=max_epochs, desc=route, disable=not progress, leave=False)
     epoch = 0
     for epoch in range(1, max_epochs + 1):
         if avg is None and epoch > average_from:
             avg = [w.copy(), b, 0]
-        w, b, t, avg = _pass(datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg)
+        w, b, t, avg = _pass(datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg,
+                             activity)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
-            val = _objective(datafit, penalty, wc, bc)
-            history.append((epoch, val, time.perf_counter() - t0))
-            improved = best[0] - val > tol * max(1.0, abs(val))
-            if val < best[0]:
-                best = (val, wc.copy(), float(bc))
-            stale = 0 if improved else stale + 1
-            if stale >= patience:
-                converged = True
+            n_eval += 1
+            last = epoch == max_epochs or (time_limit is not None and time.perf_counter() - t0 > time_limit)
+            certified_now = bound is not None and (n_eval % certify_every == 0 or last)
+            if certified_now:
+                tc = time.perf_counter()
+                if adaptive_taus:
+                    options["taus"] = _next_taus(tau)
+                rounds = fixed_refine
+                if rounds is None:
+                    rounds = min(MAX_REFINE, math.ceil(per_epoch * (epoch - last_cert_epoch)))
+                if last:
+                    rounds *= FINAL_REFINE
+                last_cert_epoch = epoch
+                cert = bound(wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds), **options)
+                cert_time += time.perf_counter() - tc
+                n_cert += 1
+                P, tau = cert.primal, cert.tau
+                if cert.dual > dual:  # any feasible dual value bounds min P: keep the best
+                    dual, warm = cert.dual, (cert.alpha, cert.Z)
+            else:
+                P = 0.5 * float(wc @ wc) + C * datafit.value(wc, bc)
+            if P < best[0]:
+                best = (P, wc.copy(), float(bc))
+            gap = relative_gap(best[0], dual)
+            now = time.perf_counter() - t0
+            history.append((epoch, P * lam, now))
+            gap_history.append((epoch, best[0], dual, gap, now))
+            if gap <= tol:
+                status = "optimal"
                 break
+            if certified_now:
+                cert_gaps.append(gap)
+                if patience is not None and len(cert_gaps) > patience and gap > 0.99 * cert_gaps[-1 - patience]:
+                    status = "uncertified"  # the gap shrank by less than 1 % over `patience` certificates
+                    break
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 break
     bar.close()
-    return StochasticResult(w=best[1], b=best[2], objective=best[0], epochs=epoch, converged=converged,
-                            eta0=float(eta0), time=time.perf_counter() - t0, history=history)
+    elapsed = time.perf_counter() - t0
+    stop = {"optimal": "gap", "uncertified": "stalled"}.get(status, "max_epochs/time_limit")
+    info = certify(route, best[0], dual, tol, failed_status=status, iterations=epoch, time=elapsed,
+                   detail={"eta0": float(eta0), "stop": stop, "certificates": n_cert,
+                           "certificate_time": cert_time,
+                           "certificate": "dual_bound" if bound is not None else "none (data fit has no dual_bound)"})
+    return StochasticResult(w=best[1], b=best[2], objective=best[0] * lam, epochs=epoch, eta0=float(eta0),
+                            time=elapsed, info=info, history=history, gap_history=gap_history)
 
 
 def stochastic_subgradient(datafit: RobustHinge, lam: float, **kwargs) -> StochasticResult:

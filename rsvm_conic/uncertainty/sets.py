@@ -7,9 +7,11 @@ The set of admissible perturbations of sample ``i`` is
 where ``A_g = Sigma_g^{1/2}`` is a square root of the group's covariance-like
 matrix (``A A^T = Sigma``).  For an invertible ``A`` this is exactly
 ``||A^{-1} dx||_p <= gamma``; for a singular ``Sigma`` it is its closure (the
-perturbation lives in the range of Sigma).  We use the symmetric square root
-unless a factor ``A`` is given explicitly (for p != 2 the set depends on which
-square root is used; for p = 2 it does not).
+perturbation lives in the range of Sigma).  For p != 2 the set depends on which
+square root is used: we use the symmetric square root unless a factor ``A`` is given
+explicitly.  For p = 2 it does not (``||A^T w||_2 = sqrt(w' Sigma w)`` for every root), so
+positive definite matrices are factored by Cholesky, about 5x cheaper (the symmetric root
+otherwise); the factorisation that validates Sigma is the one the solvers use.
 
 Worst case (Hoelder):  min_{dx in U_i} y <w, dx> = -gamma_i ||A_g^T w||_q with
 1/p + 1/q = 1, attained at ``dx* = -y gamma_i A_g u*`` where ``u*`` is the
@@ -120,6 +122,7 @@ class UncertaintySet:
 
         # factors ----------------------------------------------------------------
         diagonal = False
+        root = "cholesky" if p == 2.0 else "sqrt"  # for p = 2 the set is the same for every A with A A' = Sigma
         if self.factor is not None:
             A = check_finite_array(self.factor, "factor", ndim=(2, 3))
             if A.shape[-2:] != (n, n):
@@ -137,13 +140,13 @@ class UncertaintySet:
                     raise ValueError(
                         f"a 2-D Sigma without groups is one shared {n}x{n} matrix; got shape {S.shape}. "
                         "For one diagonal per group pass groups=; for per-sample diagonals pass groups='sample'.")
-                factors = psd_sqrt(check_symmetric_psd(S, "Sigma"))[None]
+                factors = check_symmetric_psd(S, "Sigma", factor=root)[None]
             elif S.ndim == 2:
                 factors, diagonal = self._diag_sqrt(S, n), True
             else:
                 if S.shape[1:] != (n, n):
                     raise ValueError(f"Sigma matrices must be {n}x{n} (n_features); got {S.shape[1:]}.")
-                factors = psd_sqrt(check_symmetric_psd(S, "Sigma"))
+                factors = check_symmetric_psd(S, "Sigma", factor=root)
 
         k = factors.shape[0]
         if group_index is None:

@@ -1,0 +1,538 @@
+"""Dual certificates for the robust hinge: a feasible dual point built from a primal iterate.
+
+Primal (the conic models' scale):
+
+    P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)^T w||_q}.
+
+Writing each hinge as ``max_{alpha_i in [0, C]} alpha_i (...)`` and each norm as
+``||A_g^T w||_q = max_{||u_g||_p <= 1} <A_g u_g, w>`` and minimising the Lagrangian over (w, b) gives,
+for every ``alpha in [0, C]^L`` with ``y'alpha = 0`` and every ``z_g`` with ``||z_g||_p <= s_g =
+sum_{i in g} alpha_i gamma_i`` (that is ``z_g = s_g u_g``),
+
+    D(alpha, z) = sum_i alpha_i - 1/2 || sum_i alpha_i y_i x_i - sum_g A_g z_g ||^2  <=  P*     (weak duality)
+
+(shared/NOTES.md, "A dual certificate for the robust hinge").  D is jointly concave in (alpha, z) and the
+bound is exact at the saddle point: ``w* = sum alpha*_i y_i x_i - sum_g A_g z*_g``.
+
+Construction from an iterate (w, b) (:func:`dual_bound`), every step O(L n) (plus O(k n^2) for full
+factors), no L x L matrix and no Python loop over samples:
+
+1. Robust margins ``m_i = y_i(<w, x_i> + b) - gamma_i ||A_g^T w||_q``.  For a tolerance tau:
+   ``alpha_i = C`` where ``m_i < 1 - tau``, ``0`` where ``m_i > 1 + tau``, free on the margin set M.
+2. The direction of z_g is the maximiser of ``<u, A_g^T w>`` over the unit p-ball where that is unique,
+   with the non-unique part left free ("kinks": q = 1, the coordinates of ``A_g^T w`` within tau of 0;
+   q = inf, the coordinates within tau of the maximum, as a simplex; any q, a group with ``A_g^T w``
+   ~ 0).  At an optimum of a p = inf or p = 1 model these kinks are the rule, not the exception (the
+   1-norm makes ``A^T w*`` sparse), and the natural point alone gives a loose bound.
+3. The free alpha's and kink weights solve the (n+1)-row least-squares system
+   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, |M| + #kinks columns;
+   LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
+4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`project_box_hyperplane`: the
+   same point as :func:`~.rsvm_socp_fast.project_S` without its O(L log L) sort, which dominated the
+   cost at L = 20000), then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
+   data of 1-3, so the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried,
+   plus the optional ``alpha_hint`` and ``warm`` points; the best is kept, and also scaled by the best
+   t in [0, 1] (the feasible set is a cone cut by the box).
+5. Refinement rounds from the best point: a projected-gradient step in z (alpha fixed; each z_g in its
+   ball) and one in alpha (u = z / s fixed: a linear-SVM dual on the features ``y_i x_i - gamma_i A_g
+   u_g``), each with exact line search on the concave quadratic, about two passes over the data a round.
+
+Validity does not depend on the iterate: the returned (alpha, Z) is checked-feasible by construction
+(up to rounding: ``|y'alpha|`` is at the 1e-16 C L level).  Tightness does: at the exact optimum of a
+problem with ``w* != 0`` steps 1-4 recover the optimal dual point (relative gaps 1e-10..1e-13 measured
+on grouped/per-sample/shared, p in {1, 2, inf}, diagonal/full, nominal; tests/test_certificates.py).
+Two limits.  (a) At ``w* = 0`` (e.g. p = inf with radius 1 on standardised data: the robust term swamps
+the data) every group is a kink and the least squares cannot see the ball constraints; the bound then
+comes from the refinement rounds, which need hundreds of rounds (a solver keeps its point warm across
+evaluations, so they accumulate).  (b) From a first-order iterate whose *objective* is within 1e-3 the
+*margins* can still be off by O(1) (the primal gap is quadratic in ``w - w*``, the margins linear), so
+the least-squares point is rough and, again, the warm refinement carries the bound (in the stochastic
+solvers, helped by ``alpha_hint``, the time-averaged activity of each sample).
+
+The robust term is seen through a small operator object (:class:`FactorOps`) so the same code serves
+:class:`~.datafits.RobustHinge` (factors of a :class:`~rsvm_conic.uncertainty.sets.ResolvedUncertainty`)
+and :class:`~.feature_datafits.RotatedRobustHinge` (per-sample rotations, ``A_i = R_i^T``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from .rsvm_socp_fast import project_S
+
+__all__ = ["DualCertificate", "FactorOps", "dual_bound", "project_pball", "project_box_hyperplane"]
+
+#: margin / kink tolerances tried by :func:`dual_bound` (the best bound over them is kept)
+DEFAULT_TAUS = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
+
+
+class DualCertificate(NamedTuple):
+    """A feasible dual point and its objective (``primal`` is P(w, b) at the iterate it was built from)."""
+
+    primal: float  # P(w, b)
+    dual: float  # D(alpha, Z) <= min P
+    alpha: np.ndarray  # (L,), in [0, C], y'alpha = 0
+    Z: np.ndarray | None  # (k, n): z_g = s_g u_g, ||z_g||_p <= s_g (None without a robust term)
+    tau: float  # the tolerance of the best least-squares point (nan if none was built)
+    source: str  # the point kept: "ls" (step 4), "hint" (alpha_hint), "warm" (the given point), "refined"
+
+    @property
+    def gap(self) -> float:
+        """``relative_gap(primal, dual)`` (:mod:`.contract`)."""
+        from .contract import relative_gap
+
+        return relative_gap(self.primal, self.dual)
+
+
+class FactorOps:
+    """The robust term ``sum_i gamma_i ||A_g(i)^T w||_q`` through its factors A_g (shape (n, n) each).
+
+    Subclasses give ``transpose_apply(w, groups)`` (rows ``A_g^T w``), ``apply(Z, groups)`` (rows
+    ``A_g z_g``) and ``columns(groups, j)`` (rows ``A_g e_j``); ``groups`` is an index array, or None for
+    all groups in order (no gather of the factors: with per-sample (L, n, n) factors the gather is the
+    cost).  :meth:`rows` and :meth:`apply_sum` pick the cheaper of the two.
+    """
+
+    def __init__(self, gamma, group_index, n_groups: int, p: float, q: float):
+        self.gamma = np.asarray(gamma, dtype=float)
+        self.group_index = np.asarray(group_index)
+        self.n_groups = int(n_groups)
+        self.p, self.q = float(p), float(q)
+
+    @classmethod
+    def from_uncertainty(cls, unc) -> "FactorOps | None":
+        """Ops for a ResolvedUncertainty (None when there is no robust term)."""
+        if unc is None or unc.radius == 0 or not np.any(unc.scale):
+            return None
+        return _UncertaintyOps(unc)
+
+    def transpose_apply(self, w, groups):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def entries(self) -> int:
+        """Multiply-adds of one ``apply(Z, None)`` (a cost model's unit)."""
+        return self.n_groups * self.gamma.shape[0]  # pragma: no cover - overridden
+
+    def rows(self, w, groups):
+        """``A_g^T w`` for the listed groups."""
+        if 2 * len(groups) >= self.n_groups:
+            return self.transpose_apply(w, None)[groups]
+        return self.transpose_apply(w, groups)
+
+    def apply_rows(self, Z, groups):
+        """``A_g z_g`` for the listed groups (rows of Z in the order of ``groups``)."""
+        if 2 * len(groups) >= self.n_groups:
+            full = np.zeros((self.n_groups, Z.shape[1]))
+            full[groups] = Z
+            return self.apply(full, None)[groups]
+        return self.apply(Z, groups)
+
+    def apply_sum(self, Z, groups):
+        """``sum_g A_g z_g`` over the listed groups."""
+        return np.sum(self.apply_rows(Z, groups), axis=0)
+
+    def apply(self, Z, groups):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def columns(self, groups, j):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _UncertaintyOps(FactorOps):
+    def __init__(self, unc):
+        super().__init__(unc.gamma, unc.group_index, unc.n_groups, unc.p, unc.q)
+        self.F = unc.factors
+        self.diagonal = unc.diagonal
+
+    @property
+    def entries(self) -> int:
+        return int(self.F.size)
+
+    def transpose_apply(self, w, groups):
+        F = self.F if groups is None else self.F[groups]
+        return F * w if self.diagonal else np.einsum("kij,i->kj", F, w)
+
+    def apply(self, Z, groups):
+        F = self.F if groups is None else self.F[groups]
+        return F * Z if self.diagonal else np.einsum("kij,kj->ki", F, Z)
+
+    def columns(self, groups, j):
+        if self.diagonal:
+            out = np.zeros((len(groups), self.F.shape[-1]))
+            out[np.arange(len(groups)), j] = self.F[groups, j]
+            return out
+        return self.F[groups, :, j]
+
+
+def project_box_hyperplane(v: np.ndarray, y: np.ndarray, C: float, max_iter: int = 60) -> np.ndarray:
+    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}`` (``y`` in {-1, 1}, both classes present).
+
+    Same result as :func:`~.rsvm_socp_fast.project_S` (``a = clip(v - lam y, 0, C)``) without its sort:
+    ``phi(lam) = y'clip(v - lam y, 0, C)`` is monotone and piecewise linear with slope minus the number
+    of free coordinates, so a bracketed Newton iteration lands on the root's linear piece in a few O(L)
+    passes (then it is exact); after ``max_iter`` passes it falls back to ``project_S``.
+    """
+    yv = y * v
+    lo, hi = float(np.min(yv)) - C, float(np.max(yv)) + C
+    flo, fhi = C * float(np.count_nonzero(y > 0)), -C * float(np.count_nonzero(y < 0))  # phi(lo) > 0 > phi(hi)
+    lam = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+    eps = 4 * np.finfo(float).eps
+    noise = eps * C * v.shape[0]  # rounding level of y'a
+    for _ in range(max_iter):
+        a = np.clip(v - lam * y, 0.0, C)
+        phi = float(y @ a)
+        if abs(phi) <= noise:
+            return a
+        if phi > 0.0:
+            lo, flo = lam, phi
+        else:
+            hi, fhi = lam, phi
+        nfree = np.count_nonzero((a > 0.0) & (a < C))
+        new = lam + phi / nfree if nfree else math.nan
+        if not lo < new < hi:  # outside the bracket: false position, then bisection
+            new = lo + (hi - lo) * flo / (flo - fhi)
+            if not lo < new < hi:
+                new = 0.5 * (lo + hi)
+        if new == lam or hi - lo <= eps * max(abs(lo), abs(hi), C):
+            return a
+        lam = new
+    return project_S(v, y, C)
+
+
+def project_pball(Z: np.ndarray, radius: np.ndarray, p: float) -> np.ndarray:
+    """Euclidean projection of each row of Z onto ``{z : ||z||_p <= radius_row}`` (p in {1, 2, inf})."""
+    radius = np.maximum(np.asarray(radius, dtype=float), 0.0)
+    if p == np.inf:
+        return np.clip(Z, -radius[:, None], radius[:, None])
+    if p == 2.0:
+        nrm = np.sqrt(np.sum(Z * Z, axis=1))
+        f = np.divide(radius, nrm, out=np.ones_like(nrm), where=nrm > radius)
+        return Z * f[:, None]
+    # p = 1: soft-threshold each row by the theta that puts its l1 norm on the radius (one sort per row)
+    A = np.abs(Z)
+    out = Z.copy()
+    over = np.sum(A, axis=1) > radius
+    if not np.any(over):
+        return out
+    Ao, r = A[over], radius[over]
+    srt = -np.sort(-Ao, axis=1)
+    css = np.cumsum(srt, axis=1) - r[:, None]
+    ks = np.arange(1, Ao.shape[1] + 1)
+    rho = np.maximum(np.sum(srt * ks > css, axis=1), 1)  # 0 only for radius 0: theta = max |z|, z -> 0
+    theta = css[np.arange(Ao.shape[0]), rho - 1] / rho
+    out[over] = np.sign(Z[over]) * np.maximum(Ao - theta[:, None], 0.0)
+    return out
+
+
+def _natural_direction(V, sup, q, tau, gmax=None):
+    """Unit-ball points u (rows) maximising <u, v_g> and the kink structure at tolerance tau.
+
+    Returns ``(U, free, kinks)``: ``free`` flags groups whose ``A_g^T w`` is ~0 (z_g entirely free);
+    ``kinks`` is (rows, cols, anchor) arrays: for q = 1 a free coordinate (anchor -1), for q = inf the
+    weight moved from the anchor coordinate (the argmax) to ``cols`` (signed)."""
+    k, n = V.shape
+    smax = float(np.max(sup)) if sup.size else 0.0
+    free = sup <= tau * smax if smax > 0 else np.ones(k, dtype=bool)
+    if gmax is not None:  # the group's robust term moves no margin by more than tau
+        free |= gmax * sup <= tau
+    A = np.abs(V)
+    if q == 2.0:
+        U = dual_norm_subgradient(V, q)
+        rows = cols = anchor = np.zeros(0, dtype=np.intp)
+    elif q == 1.0:
+        amax = np.max(A, axis=1, keepdims=True)
+        kink = A <= tau * amax
+        U = np.where(kink, 0.0, np.sign(V))
+        kink &= ~free[:, None]
+        rows, cols = np.nonzero(kink)
+        anchor = np.full(rows.shape, -1, dtype=np.intp)
+    else:
+        U = dual_norm_subgradient(V, q)
+        j0 = np.argmax(A, axis=1)
+        amax = A[np.arange(k), j0]
+        tie = A >= (1.0 - tau) * amax[:, None]
+        tie[np.arange(k), j0] = False
+        tie &= ~free[:, None]
+        rows, cols = np.nonzero(tie)
+        anchor = j0[rows]
+    U[free] = 0.0
+    return U, free, (rows, cols, anchor)
+
+
+def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS, refine: int = 5,
+               min_gain: float = 0.0, max_columns: int | None = None, warm=None, alpha_hint=None) -> DualCertificate:
+    """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D; see module.
+
+    ``ops`` describes the robust term (None: the nominal SVM, whose dual this then is).  ``taus`` are the
+    margin/kink tolerances tried (the best point is kept); ``refine`` the rounds of step 5, about two
+    passes over the data each, stopped early when one gains less than ``min_gain`` times the gap
+    ``P(w, b) - D`` left; ``max_columns`` skips a tau whose least-squares system would have more
+    columns (default ``max(4 (n + 1), 2000)``).  ``warm = (alpha, Z)``, a feasible dual point (e.g. a
+    previous certificate's), is one more candidate: the feasible set does not depend on (w, b), so a
+    solver can keep refining its dual point from one iterate to the next.  ``alpha_hint`` (L,), any
+    estimate of alpha (e.g. a stochastic solver's time-averaged ``C * [loss_i > 0]``), is projected
+    and, with z_g along the maximiser at w, one more candidate.
+
+    Cost: one pass for P(w, b), about two per tau, two per refinement round (plus O(k n^2) per pass for
+    full factors); memory O(L + k n + n * columns).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w = np.asarray(w, dtype=float)
+    L, n = X.shape
+    C = float(C)
+    if max_columns is None:
+        max_columns = max(4 * (n + 1), 2000)
+    robust = ops is not None
+    V = sup = gmax = None
+    if robust:
+        V = ops.transpose_apply(w, None)
+        sup = dual_norm_values(V, ops.q)
+        margin = y * (X @ w + b) - ops.gamma * sup[ops.group_index]
+        gmax = np.zeros(ops.n_groups)
+        np.maximum.at(gmax, ops.group_index, ops.gamma)
+    else:
+        margin = y * (X @ w + b)
+    primal = 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - margin)))
+    if not (np.any(y > 0) and np.any(y < 0)):  # y'alpha = 0 forces alpha = 0: D = 0
+        return DualCertificate(primal, 0.0, np.zeros(L), np.zeros((ops.n_groups, n)) if robust else None,
+                               math.nan, "ls")
+
+    cands = []
+    for tau in taus:
+        pt = _ls_point(X, y, C, w, margin, ops, V, sup, gmax, float(tau), max_columns)
+        if pt is not None:
+            cands.append((*pt, float(tau), "ls"))
+    if not cands:  # every system too large: the hinge subgradient, projected
+        alpha = project_box_hyperplane(np.where(margin < 1.0, C, 0.0), y, C)
+        cands.append((alpha, _z_natural(ops, V, sup, alpha) if robust else None, math.nan, "ls"))
+    if alpha_hint is not None:
+        alpha = project_box_hyperplane(np.clip(np.asarray(alpha_hint, dtype=float), 0.0, C), y, C)
+        cands.append((alpha, _z_natural(ops, V, sup, alpha) if robust else None, math.nan, "hint"))
+    ls_tau, ls_best = math.nan, None
+    best = None
+    for alpha, Z, tau, src in cands:
+        val, t, r = _scaled_value(X, y, alpha, Z, ops)
+        if best is None or val > best[0]:
+            best = [val, t, alpha, Z, src, r]
+        if src == "ls" and (ls_best is None or val > ls_best):
+            ls_best, ls_tau = val, tau
+    if warm is not None:
+        alpha, Z = np.asarray(warm[0], dtype=float), (None if warm[1] is None else np.asarray(warm[1], dtype=float))
+        val, t, r = _scaled_value(X, y, alpha, Z, ops)
+        if val > best[0]:
+            best = [val, t, alpha, Z, "warm", r]
+    value, t, alpha, Z, src, r = best
+    if refine > 0:  # from the unscaled point: its structure (which alpha at C) is the better start
+        a2, Z2, r2 = _refine(X, y, C, alpha, Z, r, ops, V, refine, primal, min_gain)
+        v2, t2 = _scale(a2, r2)
+        if v2 > value:
+            value, t, alpha, Z, src = v2, t2, a2, Z2, "refined"
+    if t < 1.0:
+        alpha = t * alpha
+        Z = None if Z is None else t * Z
+    return DualCertificate(primal, float(value), alpha, Z, ls_tau, src)
+
+
+def _z_natural(ops, V, sup, alpha):
+    U, _, _ = _natural_direction(V, sup, ops.q, 0.0)
+    s = np.bincount(ops.group_index, weights=alpha * ops.gamma, minlength=ops.n_groups)
+    return s[:, None] * U
+
+
+def _rz(X, y, alpha, Z, ops):
+    """``sum_i alpha_i y_i x_i - sum_g A_g z_g``."""
+    r = X.T @ (alpha * y)
+    if Z is not None:
+        act = np.flatnonzero(np.any(Z != 0, axis=1))
+        if act.size:
+            r = r - ops.apply_sum(Z[act], act)
+    return r
+
+
+def _scale(alpha, r):
+    """``(D, t)`` at the best multiple t in [0, 1] of the point: the feasible set is a cone cut by the box,
+    so (t alpha, t Z) stays feasible, and ``D(t) = t 1'alpha - t^2/2 ||r||^2``."""
+    lin, quad = float(np.sum(alpha)), float(r @ r)
+    t = 1.0 if quad <= lin else max(lin, 0.0) / quad
+    return t * lin - 0.5 * t * t * quad, t
+
+
+def _scaled_value(X, y, alpha, Z, ops):
+    r = _rz(X, y, alpha, Z, ops)
+    return (*_scale(alpha, r), r)
+
+
+def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
+    """Steps 1-4 of the module docstring at tolerance tau: (alpha, Z) or None if the system is too big."""
+    L, n = X.shape
+    at_c = margin < 1.0 - tau
+    on_m = np.abs(margin - 1.0) <= tau
+    M = np.flatnonzero(on_m)
+    alpha = np.where(at_c, C, 0.0)
+    rhs = np.empty(n + 1)
+    rhs[:n] = w - X.T @ (y * alpha)
+    rhs[n] = -float(y @ alpha)
+    if ops is None:
+        if M.size > max_columns:
+            return None
+        cols = np.empty((M.size, n + 1))
+        cols[:, :n] = y[M, None] * X[M]
+        cols[:, n] = y[M]
+        if M.size:
+            alpha[M] = _min_norm_solve(cols, rhs)
+        return project_box_hyperplane(alpha, y, C), None
+
+    gi, gamma, k = ops.group_index, ops.gamma, ops.n_groups
+    U, free, (krow, kcol, kanc) = _natural_direction(V, sup, ops.q, tau, gmax)
+    touched = np.zeros(k, dtype=bool)
+    touched[gi[at_c | on_m]] = True
+    keep = touched[krow]
+    krow, kcol, kanc = krow[keep], kcol[keep], kanc[keep]
+    fgroups = np.flatnonzero(free & touched)
+    nk = krow.size
+    if M.size + nk + fgroups.size * n > max_columns:
+        return None
+    tg = np.flatnonzero(touched & np.any(U != 0, axis=1))
+    a = np.zeros((k, n))  # a_g = A_g u_g: c_i = y_i x_i - gamma_i a_g(i)
+    if tg.size:
+        a[tg] = ops.apply_rows(U[tg], tg)
+    rhs[:n] += np.bincount(gi, weights=gamma * alpha, minlength=k) @ a
+    cols = np.zeros((M.size + nk + fgroups.size * n, n + 1))
+    cols[:M.size, :n] = y[M, None] * X[M] - gamma[M, None] * a[gi[M]]
+    cols[:M.size, n] = y[M]
+    # kink columns (the system carries -A_g z_g): q = 1, a free coordinate; q = inf, weight moved from
+    # the anchor sigma_j0 e_j0 to sigma_j e_j; free groups, every coordinate
+    if nk:
+        colsA = ops.columns(krow, kcol)
+        if ops.q == 1.0:
+            cols[M.size:M.size + nk, :n] = -colsA
+        else:
+            sj, s0 = np.sign(V[krow, kcol]), np.sign(V[krow, kanc])
+            cols[M.size:M.size + nk, :n] = -(sj[:, None] * colsA - s0[:, None] * ops.columns(krow, kanc))
+    if fgroups.size:
+        cols[M.size + nk:, :n] = -ops.columns(np.repeat(fgroups, n), np.tile(np.arange(n), fgroups.size))
+    sol = _min_norm_solve(cols, rhs) if cols.shape[0] else np.zeros(0)
+    alpha[M] = sol[:M.size]
+    alpha = project_box_hyperplane(alpha, y, C)
+    s = np.bincount(gi, weights=alpha * gamma, minlength=k)
+    Z = s[:, None] * U
+    if nk:
+        tk = sol[M.size:M.size + nk]
+        if ops.q == 1.0:
+            np.add.at(Z, (krow, kcol), tk)
+        else:
+            np.add.at(Z, (krow, kcol), np.sign(V[krow, kcol]) * tk)
+            np.subtract.at(Z, (krow, kanc), np.sign(V[krow, kanc]) * tk)
+    if fgroups.size:
+        Z[fgroups] += sol[M.size + nk:].reshape(fgroups.size, n)
+    return alpha, project_pball(Z, s, ops.p)
+
+
+def _min_norm_solve(cols, rhs):
+    """Minimum-norm least-squares solution x of ``cols' x = rhs`` (cols: m x (n+1)).  Few columns: LAPACK
+    least squares (exact at an optimum, where m <= n + 1 typically); many: the normal equations in the
+    (n+1)-space, ``x = cols (cols' cols)^+ rhs`` (one GEMM; squared conditioning only costs tightness,
+    never validity, which the projections guarantee)."""
+    m, n1 = cols.shape
+    if m <= 3 * n1:
+        return np.linalg.lstsq(cols.T, rhs, rcond=None)[0]
+    vals, vecs = np.linalg.eigh(cols.T @ cols)
+    keep = vals > 1e-12 * max(float(vals[-1]), 0.0)
+    if not np.any(keep):
+        return np.zeros(m)
+    lam = vecs[:, keep] @ ((vecs[:, keep].T @ rhs) / vals[keep])
+    return cols @ lam
+
+
+def _refine(X, y, C, alpha, Z, r, ops, V, rounds, primal=math.inf, min_gain=0.0):
+    """Step 5, block ascent on D: per round one projected-gradient step in z (alpha fixed, each z_g in its
+    p-ball of radius s_g) and one in alpha (u = z / s fixed: a linear-SVM dual), each with exact line
+    search along the feasible segment (D is quadratic), Barzilai-Borwein trial steps.  ``r`` is the
+    point's ``sum alpha_i y_i x_i - sum A_g z_g``, kept up to date.  Stops early when a round gains less
+    than ``min_gain * (primal - D)``.  Returns (alpha, Z, r)."""
+    value = float(np.sum(alpha)) - 0.5 * float(r @ r)
+
+    def small(alpha, r):  # the round's gain, relative to the gap left
+        nonlocal value
+        new = float(np.sum(alpha)) - 0.5 * float(r @ r)
+        stop = new - value < min_gain * (primal - new)
+        value = new
+        return stop
+
+    if ops is None:
+        def Gt(v):
+            return X.T @ (v * y)
+
+        def G(u):
+            return y * (X @ u)
+
+        ta = None
+        for _ in range(rounds):
+            alpha, r, ta = _alpha_step(alpha, r, G, Gt, y, C, ta)
+            if ta is None or small(alpha, r):
+                break
+        return alpha, None, r
+
+    gi, gamma, k = ops.group_index, ops.gamma, ops.n_groups
+    allg = np.arange(k)
+    U0, _, _ = _natural_direction(V, dual_norm_values(V, ops.q), ops.q, 0.0)
+    ta = tz = None
+    Z = Z.copy()
+    for _ in range(rounds):
+        # z-step, alpha fixed: dD/dz_g = A_g^T r
+        s = np.bincount(gi, weights=alpha * gamma, minlength=k)
+        act = np.flatnonzero(s > 0)
+        if act.size:
+            g = ops.rows(r, act)
+            if tz is None:
+                e = ops.apply_sum(g, act)
+                den = float(e @ e)
+                tz = float(np.sum(g * g)) / den if den > 0 else 1.0
+            d = project_pball(Z[act] + tz * g, s[act], ops.p) - Z[act]
+            e = ops.apply_sum(d, act)
+            num, den = float(r @ e), float(e @ e)
+            if num > 0 and den > 0:
+                step = min(1.0, num / den)
+                Z[act] += step * d
+                r = r - step * e
+                tz = float(np.sum(d * d)) / den
+        # alpha-step, u fixed (z_g = s_g u_g)
+        U = U0.copy()
+        U[act] = Z[act] / s[act, None]
+        a = ops.apply(U, None)
+
+        def Gt(v, a=a):  # sum_i v_i c_i,  c_i = y_i x_i - gamma_i A_g u_g
+            return X.T @ (v * y) - np.bincount(gi, weights=v * gamma, minlength=k) @ a
+
+        def G(u, a=a):  # (c_i' u)_i
+            return y * (X @ u) - gamma * (a @ u)[gi]
+
+        alpha, r, ta2 = _alpha_step(alpha, r, G, Gt, y, C, ta)
+        ta = ta2 if ta2 is not None else ta
+        Z = np.bincount(gi, weights=alpha * gamma, minlength=k)[:, None] * U
+        if small(alpha, r):
+            break
+    return alpha, Z, r
+
+
+def _alpha_step(alpha, r, G, Gt, y, C, t):
+    """One projected-gradient step on ``1'alpha - 1/2 ||Gt(alpha)||^2`` over {0 <= alpha <= C, y'alpha = 0}
+    with exact line search; ``r = Gt(alpha)``.  Returns (alpha, r, next trial step or None if stuck)."""
+    grad = 1.0 - G(r)
+    if t is None:
+        gd = Gt(grad)
+        den = float(gd @ gd)
+        t = float(grad @ grad) / den if den > 0 else 1.0
+    d = project_box_hyperplane(alpha + t * grad, y, C) - alpha
+    gd = Gt(d)
+    num, den = float(grad @ d), float(gd @ gd)
+    if num <= 0:
+        return alpha, r, None
+    step = 1.0 if den <= 0 else min(1.0, num / den)
+    return np.clip(alpha + step * d, 0.0, C), r + step * gd, (float(d @ d) / den if den > 0 else t)
