@@ -575,7 +575,7 @@ def _polish_svm(K, y, C, alpha, tol):
         rhs[:-1] = 1.0 - (yF * (K[np.ix_(free, up)] @ (y[up] * C)) if up.size else 0.0)
         rhs[-1] = -C * float(np.sum(y[up]))
         try:
-            sol = np.linalg.solve(A, rhs)
+            sol = np.linalg.lstsq(A, rhs, rcond=None)[0]  # K may be singular (non-unique alpha)
         except np.linalg.LinAlgError:
             sol = None
         if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
