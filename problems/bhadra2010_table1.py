@@ -159,7 +159,7 @@ def _table_cell(cell: dict) -> dict:
     times["svm"] += time.process_time() - t0
 
     for noise, suffix in (("gaussian", "_g"), ("finite", "")):
-        beta = U.beta(noise)
+        beta = U.beta(noise, rule="paper")
         # RSVM_QP (libsvm)
         t0 = time.process_time()
         f = RSVMQP(U.K_bar, y_tr, beta)
@@ -303,7 +303,7 @@ def _figure_cell(cell: dict) -> dict:
         fits["svm"] = (a, b)
         for noise, suffix in (("gaussian", "_g"), ("finite", "")):
             k = max(kappa_of(FIG_EPS, noise), 0.0)
-            beta = U.beta(noise)
+            beta = U.beta(noise, rule="paper")
             if kind == "fig1":
                 s = RSVMSOCP(U.K_bar, y_tr, beta, C=C, kappa=k).solve("ipm", fallback="clarabel")
                 q = RSVMQN(U.K_bar, y_tr, beta, C=C, kappa=k, n_random=0).solve("dfp")
@@ -325,7 +325,7 @@ def _figure_cell(cell: dict) -> dict:
     fresh = sample_kernels(rng, K_tr, l_tr, law, cell["fig_samples"])
     out = {}
     for noise, m in (("gaussian", "socp_g"), ("finite", "socp")):
-        f = RSVMSOCP(U.K_bar, y_tr, U.beta(noise), C=C)
+        f = RSVMSOCP(U.K_bar, y_tr, U.beta(noise, rule="paper"), C=C)
         for eps in cell["eps_grid"]:
             f.set_params(kappa=max(kappa_of(eps, noise), 0.0))
             sol = f.solve("ipm", fallback="clarabel")
@@ -466,7 +466,7 @@ def benchmark(quick: bool = False) -> int:
         data, unc = _dataset("uniform", 0, 100, 100)
         tr = np.arange(160)
         U = unc.subset(tr)
-        f = RSVMSOCP(U.K_bar, data.y[tr], U.beta("finite"), C=10.0)
+        f = RSVMSOCP(U.K_bar, data.y[tr], U.beta("finite", rule="paper"), C=10.0)
         t_ipm, t_cla, gaps = [], [], []
         f.solve("clarabel")  # compile once (DPP)
         for eps in (0.05, 0.2, 0.5) if quick else EPS_GRID:
@@ -514,7 +514,7 @@ def _instance(kind: str):
         tr, te = np.arange(48), np.arange(48, 60)
         U = unc.subset(tr)
         rows = data.K_samples[:, te][:, :, tr].mean(axis=0)
-        beta = U.beta("finite")
+        beta = U.beta("finite", rule="paper")
         k = kappa_of(0.1, "finite")
         f = (RSVMQP if kind == "qp" else RSVMSOCP)(U.K_bar, data.y[tr], beta, C=10.0, kappa=k)
         return f, rows, data.y[te]

@@ -164,3 +164,20 @@ def test_pinned_hard_noise_free_cases_certify_or_raise(name, method):
             assert all(r in str(exc) for r in ("newton", "ipm", "clarabel", "scs"))
             return
     assert clf.solver_info_["status"] == "optimal"
+
+
+def test_estimator_beta_rule_follows_the_samples(noisy):
+    """Sampled kernel matrices are symmetric, so the default beta rule is the corrected one
+    (symmetric_noise_beta; the paper's beta undercounts Var Tr(ZV), see test_kernel_uncertainty);
+    beta="paper" keeps the paper's; non-symmetric samples keep the paper's under "auto"."""
+    from rsvm_conic.uncertainty.kernel_matrix import symmetric_noise_beta
+
+    data, U = noisy
+    Ks = 0.5 * (data.K_samples + data.K_samples.transpose(0, 2, 1))  # one noise draw per pair {i, j}
+    auto = KernelRobustSVC(method="socp", C=1.0).fit(Ks, data.y)
+    paper = KernelRobustSVC(method="socp", C=1.0, beta="paper").fit(Ks, data.y)
+    assert auto.beta_rule_ == "symmetric" and paper.beta_rule_ == "paper"
+    np.testing.assert_allclose(auto.formulation_.beta, symmetric_noise_beta(paper.formulation_.beta))
+    rng = np.random.default_rng(0)
+    asym = Ks + 1e-3 * rng.standard_normal(Ks.shape)  # independent entries: the paper's model
+    assert KernelRobustSVC(method="socp", C=1.0).fit(asym, data.y).beta_rule_ == "paper"
