@@ -610,8 +610,11 @@ def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
         for h in sol.info.get("histories", []):
             assert np.all(np.diff(h) <= 1e-9 * (1 + np.abs(np.asarray(h[:-1])))), h
         stops = sol.info.get("stops", [])
-        if any(str(s).startswith("solver_failed") for s in stops):
-            return "fit (CCP stopped: solver failed, recorded in info['stops'])"
+        # a start whose SOCP step failed at every route is discarded (all failed: SolverError)
+        best = sol.info.get("best_start", 0)
+        assert not (stops and str(stops[best]).startswith("solver_failed")), stops
+        if any(sol.info.get("retries", [])):
+            return "fit (a CCP step needed a retry: recorded in info['retries'])"
         return None
 
     _attempt("HyperbolicMachine", key, bad, fit, check)

@@ -167,3 +167,51 @@ def test_estimator_and_bad_input():
         HyperbolicMachine(np.ones((4, 2)), [0, 0, 2, 2], 3)  # class 1 empty
     with pytest.raises(ValueError):
         est.predict(X[:, :2])
+
+
+def test_ccp_failed_step_retries_then_raises(monkeypatch):
+    """A failed SOCP step is retried at the solver's default tolerances, then with SCS; a start whose
+    step fails at every route is discarded, and when every start fails SolverError names the routes
+    (never the starting point returned as a trained model)."""
+    from rsvm_conic.formulations import hyperbolic
+    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+
+    real = hyperbolic.solve_cvxpy
+    calls = []
+
+    def tight_fails(problem, name, **opts):  # Clarabel fails at the CCP's 1e-7, works at its defaults
+        calls.append((name, sorted(k for k in opts if k.startswith("tol_"))))
+        if name == "CLARABEL" or name == "clarabel":
+            if "tol_gap_abs" in opts:
+                raise SolverError("injected: tight tolerance failed")
+        return real(problem, name, **opts)
+
+    monkeypatch.setattr(hyperbolic, "solve_cvxpy", tight_fails)
+    f, _ = _machine(n=30, seed=2)
+    sol = f.solve("ccp", n_starts=1, max_iter=4)
+    assert sol.status == "local_optimum" or sol.status == "max_iter"
+    assert len(sol.info["histories"][0]) >= 2  # it trained: steps were taken
+    assert sol.info["retries"][0] and all("tight tolerance failed" in m for m in sol.info["retries"][0])
+    assert any(not tols for name, tols in calls)
+
+    def always_fails(problem, name, **opts):
+        raise SolverError(f"injected: {name} failed")
+
+    monkeypatch.setattr(hyperbolic, "solve_cvxpy", always_fails)
+    f, _ = _machine(n=30, seed=2)
+    with pytest.raises(SolverError, match="every start.*clarabel.*scs"):
+        f.solve("ccp", n_starts=2, max_iter=4)
+
+    n_calls = [0]
+
+    def first_start_fails(problem, name, **opts):  # start 1 fails everywhere; start 2 trains
+        n_calls[0] += 1
+        if n_calls[0] <= 3:
+            raise SolverError(f"injected: {name} failed")
+        return real(problem, name, **opts)
+
+    monkeypatch.setattr(hyperbolic, "solve_cvxpy", first_start_fails)
+    f, _ = _machine(n=30, seed=2)
+    with pytest.warns(SolverWarning, match="1 of 2 starts ended with a failed SOCP step"):
+        sol = f.solve("ccp", n_starts=2, max_iter=4)
+    assert sol.info["best_start"] == 1 and sol.info["stops"][0].startswith("solver_failed")

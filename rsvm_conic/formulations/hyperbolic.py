@@ -67,7 +67,7 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import reference_point, squared_distances
-from ..solvers.conic import SolverError, solve_cvxpy
+from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -78,6 +78,30 @@ DUMMY = -1  #: the dummy category of Def. 3.2
 def hyperbolic_scores(R, dist) -> np.ndarray:
     """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` from the (n, C) distances."""
     return np.asarray(R)[None, :] - np.asarray(dist)
+
+
+def _solve_step(problem, solver, options):
+    """One CCP majoriser SOCP: ``solver`` with ``options``, then (on SolverError) at the solver's own
+    default tolerances, then SCS.  Returns ``(stats or None, [failure messages])``.
+
+    An inaccurate status is not an error here: the candidate is kept by the caller only if the true
+    objective decreases, so its warning is recorded and dropped."""
+    attempts = [(solver, options)]
+    loose = {k: v for k, v in options.items() if not k.startswith("tol_")}
+    if loose != options:
+        attempts.append((solver, loose))
+    if solver != "scs":
+        attempts.append(("scs", {}))
+    failures = []
+    for name, opts in attempts:
+        try:
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                return solve_cvxpy(problem, name, accept_inaccurate=True, **opts), failures
+        except SolverError as exc:
+            failures.append(f"{name}{' (solver default tolerances)' if opts is loose and name == solver else ''}: "
+                            f"{exc}")
+    return None, failures
 
 
 def decision_rule(H, tol: float = 0.0) -> np.ndarray:
@@ -294,21 +318,17 @@ class HyperbolicMachine(Formulation):
             lam_w, R = np.asarray(lam_w, float), np.asarray(R, float)
             O = self._O_from_lambda(lam_w)
             fval = self.f(O, R)
-            hist, stop, n_inaccurate = [fval], "max_iter", 0
+            hist, stop, n_inaccurate, retries = [fval], "max_iter", 0, []
             for _ in range(max_iter):
                 dist = centre_distances(O, self.Phi)
                 c, e, _ = _tangent_coefficients(dist, R, self.codes)
                 Qv, _ = self._tangent_Q(c, dist, O)
                 P["Q"].value = Qv
                 P["e"].value = e.sum(axis=0)
-                try:
-                    # an inaccurate status is not an error here: the candidate is counted below and
-                    # kept only if the true objective decreases, so its warning is recorded and dropped
-                    with warnings.catch_warnings(record=True):
-                        warnings.simplefilter("always")
-                        stats = solve_cvxpy(P["problem"], solver, accept_inaccurate=True, **options)
-                except SolverError as exc:
-                    stop = f"solver_failed: {exc}"
+                stats, failures = _solve_step(P["problem"], solver, options)
+                retries.extend(failures)
+                if stats is None:
+                    stop = "solver_failed: " + " | ".join(failures)
                     break
                 if stats["status"] != cp.OPTIMAL:
                     n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
@@ -320,7 +340,9 @@ class HyperbolicMachine(Formulation):
                 O_new = self._O_from_lambda(lam_new)
                 f_new = self.f(O_new, R_new)
                 if f_new > fval + 1e-9 * (1.0 + abs(fval)):
-                    stop = "rejected_increase"
+                    # the majoriser's minimiser cannot increase f in exact arithmetic: the current
+                    # point is a fixed point of the CCP to the SOCP solver's accuracy
+                    stop = "fixed_point"
                     break
                 decrease = fval - f_new
                 lam_w, R, O, fval = lam_new, R_new, O_new, f_new
@@ -328,14 +350,26 @@ class HyperbolicMachine(Formulation):
                 if decrease <= tol * (1.0 + abs(fval)):
                     stop = "converged"
                     break
-            runs.append(dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate))
-        best = min(range(len(runs)), key=lambda i: runs[i]["f"])
+            runs.append(dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate,
+                             retries=retries))
+        ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
+        if not ok:  # a failed solve is never returned as a trained model
+            raise SolverError("hyperbolic CCP: the SOCP step failed in every start, at every route tried: "
+                              + "; ".join(r["stop"][len("solver_failed: "):] for r in runs)
+                              + ". Rescale the features (e.g. a smaller kernel width) or lower lam.")
+        if len(ok) < len(runs):
+            warnings.warn(f"hyperbolic CCP: {len(runs) - len(ok)} of {len(runs)} starts ended with a failed SOCP "
+                          "step (every route tried) and were discarded; the best of the others is returned.",
+                          SolverWarning, stacklevel=3)
+        best = min(ok, key=lambda i: runs[i]["f"])
         r = runs[best]
-        sol = Solution("ccp", "local_optimum", r["f"], time.perf_counter() - t0,
+        status = "local_optimum" if r["stop"] in ("converged", "fixed_point") else r["stop"]
+        sol = Solution("ccp", status, r["f"], time.perf_counter() - t0,
                        {"lam": r["lam"], "R": r["R"], "O": r["O"]},
                        {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
                         "best_start": best, "starts_objectives": [x["f"] for x in runs],
-                        "inaccurate_solves": [x["inaccurate"] for x in runs]})
+                        "inaccurate_solves": [x["inaccurate"] for x in runs],
+                        "retries": [x["retries"] for x in runs]})
         return sol
 
     # -- large-scale numpy version ----------------------------------------------------------------
@@ -418,7 +452,7 @@ class HyperbolicMachine(Formulation):
                 mus_new, R_new = best
                 f_new = self.f(O_of(mus_new), R_new)
                 if f_new > fval + 1e-9 * (1.0 + abs(fval)):
-                    stop = "rejected_increase"
+                    stop = "fixed_point"  # no decrease within the inner solver's accuracy
                     break
                 decrease = fval - f_new
                 mus, R, fval = mus_new, R_new, f_new
