@@ -14,12 +14,12 @@
 # %% [markdown]
 # # A tour of rsvm-conic: nominal SVM -> robust SOCP -> chance constraint
 #
-# This notebook derives the worst-case robust linear SVM of Couellan & Jan (file 000, eq. 1-4)
+# This notebook derives the worst-case robust linear SVM of Couellan & Jan (2020, eq. 1-4)
 # in a few lines, shows the CVXPY model the library builds, solves it, draws the decision boundary
 # with the uncertainty ellipsoids in 2-D, turns the robust model into a chance-constrained one,
 # and checks with the shared runner that the stochastic solvers reach the conic solver's optimum.
 #
-# ## 1. The nominal SVM (file 000, eq. 1)
+# ## 1. The nominal SVM (Couellan & Jan 2020, eq. 1)
 #
 # $$\min_{w,b,\xi}\ \tfrac12\|w\|_2^2 + C\sum_{i=1}^L \xi_i
 # \quad\text{s.t.}\quad y_i(\langle w, x_i\rangle + b) \ge 1 - \xi_i,\ \ \xi_i \ge 0 .$$

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # SVMs robust to uncertainty in the kernel matrix (Bhadra et al., ICML 2010; file 001)
+# # SVMs robust to uncertainty in the kernel matrix (Bhadra et al., ICML 2010)
 #
 # The kernel matrix itself is noisy: $K = \bar K + \Delta K$ with independent entries of known spread.
 # In the SVM dual, ask the quadratic constraint to hold with probability $1-\varepsilon$:

@@ -12,10 +12,10 @@
 # ---
 
 # %% [markdown]
-# # Gaussian points and random Fourier features (files 004 and 002)
+# # Gaussian points and random Fourier features (Chen, Georgiou & Tannenbaum 2019; Rahimi & Recht 2007)
 #
-# **Probabilistic kernel SVM (file 004).** Each datum is a Gaussian point $(x_i,\Sigma_i)$: the true
-# sample is $\xi_i\sim N(x_i,\Sigma_i)$. The SVM uses the expected Gaussian kernel
+# **Probabilistic kernel SVM (Chen, Georgiou & Tannenbaum 2019).** Each datum is a Gaussian point
+# $(x_i,\Sigma_i)$: the true sample is $\xi_i\sim N(x_i,\Sigma_i)$. The SVM uses the expected Gaussian kernel
 # $E\,k(\xi_i,\xi_j)$ over independent draws. With $d=x_i-x_j$, $S=\Sigma_i+\Sigma_j$ and
 # $\xi_i-\xi_j\sim N(d,S)$, a Gaussian integral gives
 #
@@ -23,7 +23,7 @@
 #
 # The paper (eq. 6, 8, as extracted) prints the power $+1/2$. Below: the closed form against Monte Carlo,
 # why the printed power is not even a kernel, the SVM on Gaussian points (`PkSVC`), and the random
-# Fourier feature error study of the lecture notes (file 002).
+# Fourier feature error study of the lecture notes on random Fourier features.
 
 # %%
 import matplotlib.pyplot as plt
@@ -116,12 +116,12 @@ plot_decision_boundary(ax, plain.decision_function, Xtr, levels=(0.0,), color="t
 big = np.trace(Str, axis1=1, axis2=2) > 0.5
 ax.scatter(Xtr[big, 0], Xtr[big, 1], s=80, facecolors="none", edgecolors="0.4", label="very uncertain points")
 ax.legend(loc="lower left", fontsize=8)
-ax.set_title("SVM on Gaussian points (file 004, corrected kernel)")
+ax.set_title("SVM on Gaussian points (Chen, Georgiou & Tannenbaum 2019, corrected kernel)")
 fig.savefig("04_pksvc.png", dpi=110, bbox_inches="tight")
 plt.show()
 
 # %% [markdown]
-# ## Random Fourier features: uniform error vs D (file 002)
+# ## Random Fourier features: uniform error vs D (Rahimi & Recht 2007)
 #
 # For $D$ frequencies, the lecture's lemma (Rahimi-Recht) bounds
 # $\sup_{x,x'\in B(0,R)}|\langle\psi(x),\psi(x')\rangle-k(x,x')|$ with probability $1-\delta$. The

@@ -1,4 +1,4 @@
-"""Bhadra et al. 2010 (file 001), Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
+"""Bhadra et al. 2010, Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
 
 ``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (the CLI default is one process)
 

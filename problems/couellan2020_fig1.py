@@ -1,4 +1,4 @@
-"""Figure 1 of file 000: four noisy points (XOR), random Fourier features with D = 2, the circle.
+"""Figure 1 of Couellan & Jan 2020: four noisy points (XOR), random Fourier features with D = 2, the circle.
 
 Left: the four nominal points (XOR labels, not linearly separable) and their noisy observations
 (uniform in a disc of radius ``noise``).  Right: the RFF map with D = 2, phi(x) = (cos w'x, sin w'x)
@@ -45,7 +45,7 @@ def find_separating_draw(X, y, sigma=0.3, max_seed=500, min_margin=0.15):
 
 
 def run(quick=False, out=Path("results"), noise=0.15, sigma=0.3):
-    """Figure 1 of file 000: four noisy XOR points mapped onto the circle by RFF with D = 2 (PNG)."""
+    """Figure 1 of Couellan & Jan 2020: four noisy XOR points mapped onto the circle by RFF with D = 2 (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""Thesis (file 003) Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m.
+"""Thesis (El Dakdouki 2019) Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m.
 
 ``rsvm-conic reproduce dakdouki2019-table4-2 [--quick] [--out DIR]``
 
@@ -62,7 +62,7 @@ DATASETS_QUICK = ("wine", "bupa")
 TITLES = {"banana": "Banana", "bupa": "Liver", "wine": "Wine", "segment": "Segmentation", "magic": "Magic",
           "letter": "Letter Recognition"}
 
-#: Thesis Table 4.2 (typed from file 003): (gauss train err, gauss recog, km train err, km recog) in %.
+#: Thesis Table 4.2 (typed from El Dakdouki 2019): (gauss train err, gauss recog, km train err, km recog) in %.
 THESIS_TABLE42 = {
     "banana": (22.2406, 77.64, 8.0660, 89.91),
     "bupa": (23.9130, 69.57, 23.9130, 75.36),
@@ -230,7 +230,8 @@ def build_table(cells, results) -> tuple[str, dict]:
     present = {c["dataset"] for c in cells}
     names = [d for d in DATASETS_FULL if d in present]
     lines = ["# Thesis Table 4.2 (WW-M-SVM, Gaussian vs kappa^m) reproduced, + hyperbolic machine", "",
-             "Train err / recognition rate in %. `thesis` = numbers typed from file 003; `ours(sigma)` = this run.",
+             "Train err / recognition rate in %. `thesis` = numbers typed from El Dakdouki 2019; "
+             "`ours(sigma)` = this run.",
              "", "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog | hyperbolic train err "
              "| hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

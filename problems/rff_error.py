@@ -1,16 +1,16 @@
-"""RFF uniform approximation error against D, beside the bound of file 002 (Rahimi-Recht lemma).
+"""RFF uniform approximation error against D, beside the bound of Rahimi & Recht 2007 (lecture-notes form).
 
 Measured: for D frequencies (2D features ``(1/sqrt(D)) (cos, sin)(w_i'x)``, w_i ~ N(0, I/sigma^2)),
 ``sup_{x, x' in B(0, R)} |<psi(x), psi(x')> - k(x, x')| = sup_{||z|| <= 2R} |(1/D) sum_i cos(w_i'z) - k(z)|``
 (shift invariance), estimated by dense sampling of the 2R-ball plus L-BFGS-B refinement from the
 best samples; several seeds per D.
 
-Bound (file 002): ``P(sup >= eps) <= 2 N(2R, r) exp(-D eps^2 / 8) + (4 r sigma_p / eps)^2`` with
+Bound (Rahimi & Recht 2007): ``P(sup >= eps) <= 2 N(2R, r) exp(-D eps^2 / 8) + (4 r sigma_p / eps)^2`` with
 ``sigma_p^2 = E||w||^2 = d / sigma^2`` and the volumetric covering number
 ``N(2R, r) <= (1 + 4R/r)^d``.  For confidence delta we plot the smallest eps for which
 ``min_r`` of the right-hand side is <= delta.
 
-Notes on file 002 (checked here, not used as printed): Psi is first written with a 1/D factor; it
+Notes on the lecture notes' statement (checked here, not used as printed): Psi is first written with a 1/D factor; it
 must be 1/sqrt(D) for <Psi, Psi'> to be the average (1/D) sum cos.  The lemma states the last
 term as 4 r sigma_p / eps while the proof ends with its square (Markov on L^2); both are valid
 (the unsquared one via E L <= sqrt(E L^2)), the squared one is smaller when it matters (< 1).
@@ -95,7 +95,7 @@ def make_cells(quick: bool, d=2, R=1.0, sigma=1.0) -> list[dict]:
 
 def run(quick=False, out=Path("results"), d=2, R=1.0, sigma=1.0, n_jobs: int = 1, backend: str = "loky",
         scheduler=None, progress: bool = True):
-    """RFF sup-error vs D beside the lecture bound of file 002 (PNG + JSON); cells resumable."""
+    """RFF sup-error vs D beside the Rahimi & Recht 2007 bound (PNG + JSON); cells resumable."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""Nonlinear robust SVMs on explicit feature maps (file 000, Sec. 4) and the safe SVM (Sec. 3, eq. 7).
+"""Nonlinear robust SVMs on explicit feature maps (Couellan & Jan 2020, Sec. 4) and the safe SVM (Sec. 3, eq. 7).
 
 ``RobustFeatureSVC`` maps the data with random Fourier features or the Nystroem map, bounds the
 image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
@@ -115,7 +115,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
 
 class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Safe SVM (file 000, eq. 7): learn the ellipsoid semi-axes sigma in [sigma_min, sigma_max] on a
+    """Safe SVM (Couellan & Jan 2020, eq. 7): learn the ellipsoid semi-axes sigma in [sigma_min, sigma_max] on a
     validation split by hypergradient descent (:class:`~rsvm_conic.formulations.safe.SafeSVM`), then
     refit the exact robust SVM (eq. 4, Sigma = diag(sigma)^2, Clarabel) on all the data.
 

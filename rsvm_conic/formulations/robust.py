@@ -1,4 +1,4 @@
-"""Worst-case robust linear SVM (file 000, eq. 3-4), an SOCP.
+"""Worst-case robust linear SVM (Couellan & Jan 2020, eq. 3-4), an SOCP.
 
 Each sample may move anywhere in ``U_i = {A_g u : ||u||_p <= gamma_i}``
 (:class:`~rsvm_conic.uncertainty.UncertaintySet`).  The worst case of the margin
@@ -9,8 +9,8 @@ constraint is ``y_i (<w, x_i> + b) - gamma_i ||A_g^T w||_q``, so
                 t_g >= ||A_g^T w||_q                for each group g
 
 with gamma_i = radius * s_i.  Samples that share an uncertainty matrix share one
-cone: k groups give k cones, however many samples there are (the vectorised model
-of shared/NOTES.md; per-sample matrices give L cones, still built with one
+cone: k groups give k cones, however many samples there are (one vectorised
+model; per-sample matrices give L cones, still built with one
 vectorised constraint).  ``radius`` and ``C`` are ``cp.Parameter`` s: a grid over
 them re-uses the compiled problem.
 """

@@ -1,4 +1,4 @@
-"""Safe SVM (file 000, eq. 7; Couellan & Wang 2017): learn the uncertainty ellipsoid on validation data.
+"""Safe SVM (Couellan & Jan 2020, eq. 7; Couellan & Wang 2017): learn the uncertainty ellipsoid on validation data.
 
     min_{sigma}   sum_v l(y_v, <w*, x_v> + b*)                       (validation hinge)
     s.t.          sigma_min <= sigma_t <= sigma_max
@@ -18,7 +18,7 @@ function theorem gives the exact hypergradient of the smoothed upper objective,
 
 (checked against finite differences in the tests), and projected gradient descent with Armijo
 backtracking on the box gives sigma.  Each iteration costs one Newton solve (O(L n^2 + n^3)), so it
-handles the data sizes of file 000's experiments; ``tau -> 0`` recovers the non-smooth problem
+handles the data sizes of the experiments of Couellan & Jan 2020; ``tau -> 0`` recovers the non-smooth problem
 (the reported objectives are the true hinge values).
 
 The paper's qualitative claim -- the learned ellipsoid grows with the noise variance -- is NOT

@@ -1,4 +1,4 @@
-"""The expected RBF kernel between Gaussian points (file 004, eq. 6 and 8), corrected.
+"""The expected RBF kernel between Gaussian points (Chen, Georgiou & Tannenbaum 2019, eq. 6 and 8), corrected.
 
 A Gaussian point is a pair (x, Sigma): the datum is xi ~ N(x, Sigma).  For the Gaussian kernel
 ``k(a, b) = exp(-||a - b||^2 / (2 sigma^2))`` and *independent* xi_i ~ N(x_i, Sigma_i),
@@ -6,10 +6,10 @@ xi_j ~ N(x_j, Sigma_j), with d = x_i - x_j and S = Sigma_i + Sigma_j,
 
     E k(xi_i, xi_j) = |I + S / sigma^2|^{-1/2} exp(-1/2 d' (sigma^2 I + S)^{-1} d)        (*)
 
-(xi_i - xi_j ~ N(d, S); a Gaussian integral).  The extracted paper prints the determinant power
+(xi_i - xi_j ~ N(d, S); a Gaussian integral).  The paper prints the determinant power
 as +1/2 (eq. 6 and 8).  That is wrong twice over:
 
-* it does not match the expectation: a Monte Carlo check (shared/NOTES.md: 0.4395 vs 0.4397 for
+* it does not match the expectation: a Monte Carlo check (0.4395 vs 0.4397 for
   -1/2, against 0.989 for +1/2; re-checked in tests/test_gaussian_points.py to 3 standard errors);
 * the printed kernel is not positive semidefinite: two points with the same mean, Sigma_1 = 0
   and Sigma_2 = a sigma^2 (n = 1) give the Gram matrix [[1, sqrt(1+a)], [sqrt(1+a), sqrt(1+2a)]]

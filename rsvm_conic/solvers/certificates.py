@@ -11,7 +11,7 @@ sum_{i in g} alpha_i gamma_i`` (that is ``z_g = s_g u_g``),
 
     D(alpha, z) = sum_i alpha_i - 1/2 || sum_i alpha_i y_i x_i - sum_g A_g z_g ||^2  <=  P*     (weak duality)
 
-(shared/NOTES.md, "A dual certificate for the robust hinge").  D is jointly concave in (alpha, z) and the
+(Lagrangian weak duality for the robust hinge, derived above).  D is jointly concave in (alpha, z) and the
 bound is exact at the saddle point: ``w* = sum alpha*_i y_i x_i - sum_g A_g z*_g``.
 
 Construction from an iterate (w, b) (:func:`dual_bound`), every step O(L n) (plus O(k n^2) for full

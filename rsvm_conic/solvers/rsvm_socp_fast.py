@@ -1,4 +1,4 @@
-"""Fast, warm-startable solver for RSVM_SOCP (file 001, eq. 16) over a (C, epsilon) grid.
+"""Fast, warm-startable solver for RSVM_SOCP (Bhadra et al. 2010, eq. 16) over a (C, epsilon) grid.
 
 Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating ``t, t'``,
 

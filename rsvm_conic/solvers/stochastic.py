@@ -1,4 +1,4 @@
-"""Stochastic solvers for the large-scale robust SVM (file 000, eq. 5-6).
+"""Stochastic solvers for the large-scale robust SVM (Couellan & Jan 2020, eq. 5-6).
 
 Both minimise the averaged objective
 

@@ -12,7 +12,7 @@ For a perturbation ``dx`` with mean 0 and covariance ``Sigma`` the linear constr
   ``kappa = sqrt((1 - epsilon) / epsilon)``.  Tight: a two-point law along the
   direction ``Sigma^{1/2} w`` attains it (see tests).
 
-Correction of file 000 (Sec. 3, "Chance constrained approach"): the text states
+Correction of Couellan & Jan 2020 (Sec. 3, "Chance constrained approach"): the text states
 gamma_i = sqrt(epsilon_i / (1 - epsilon_i)); that is the reciprocal of the correct
 factor.  With it, epsilon = 0.1 would give kappa = 0.33 and a violation
 probability up to 1 / (1 + 0.33^2) = 0.9 under Chebyshev's worst case.  The test

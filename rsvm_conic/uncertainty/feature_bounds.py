@@ -1,6 +1,6 @@
-"""Feature-space uncertainty bounds ``||R_i dphi_i||_pbar <= Gamma_i`` (file 000, Sec. 4-5).
+"""Feature-space uncertainty bounds ``||R_i dphi_i||_pbar <= Gamma_i`` (Couellan & Jan 2020, Sec. 4-5).
 
-Input uncertainty (file 000 Sec. 3): ``dx_i = A_i u``, ``||u||_p <= gamma_i``
+Input uncertainty (Couellan & Jan 2020, Sec. 3): ``dx_i = A_i u``, ``||u||_p <= gamma_i``
 (:class:`~rsvm_conic.uncertainty.sets.UncertaintySet`); ``dphi_i = phi(x_i + dx_i) - phi(x_i)``.
 
 Random Fourier features (Prop. 4.1)
@@ -16,7 +16,7 @@ and by Hoelder ``|th_j| <= t_ij := gamma_i ||A_i' w_j||_q`` (eq. 12).
       pbar = inf: sqrt(2/D) max_j max(alpha_ij, beta_ij)         (valid)
 
   The pbar = 2 case is wrong: the sine component is first order in the angle while alpha is
-  second order.  Counterexample (shared/NOTES.md, checked in tests): D = 2, t = 0.1, printed
+  second order.  Counterexample (checked in tests/test_feature_bounds.py): D = 2, t = 0.1, printed
   Gamma = 0.0071 but ||R dphi||_2 = 2 |sin(0.05)| = 0.0999 at th = 0.1.
 * ``variant="corrected"`` (default) -- per block, the exact maximum over ``|th| <= t`` of the
   block's norm (so each case is valid and no looser than the printed one):

@@ -1,4 +1,4 @@
-"""Uncertainty model of a kernel matrix (Bhadra et al. 2010, file 001, Sec. 2 and 5.1).
+"""Uncertainty model of a kernel matrix (Bhadra et al. 2010, Sec. 2 and 5.1).
 
 A noisy kernel is ``K = K_bar + Z`` with independent, centred entries ``Z_ij``.  The robust
 formulation (15) only needs the mean ``K_bar``, a nonnegative weight matrix ``beta`` and a
