@@ -210,3 +210,21 @@ def test_base_noise_laws_are_centred_with_stated_std():
         assert z.std() == pytest.approx(noise_std(law), rel=0.02)
     with pytest.raises(ValueError):
         base_noise(rng, "cauchy", 3)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.3])
+def test_estimator_defaults_keep_the_chance_constraint_on_symmetric_samples(eps):
+    """Monte Carlo at the estimator's defaults: KernelRobustSVC fitted from symmetric kernel samples
+    (as every sampled kernel matrix is) keeps P(alpha'Y K Y alpha > t) within epsilon + 3 SE on fresh
+    symmetric noise; the paper's beta, fitted the same way, does not (so the test can fail)."""
+    from rsvm_conic.estimators import KernelRobustSVC
+
+    K, l, y = _positive_instance(seed=0)
+    train = sample_kernels(np.random.default_rng(10), K, l, "gaussian", 500, symmetric=True)
+    test = sample_kernels(np.random.default_rng(11), K, l, "gaussian", 20000, symmetric=True)
+    bound = eps + 3 * np.sqrt(eps * (1 - eps) / 20000)
+    auto = KernelRobustSVC(epsilon=eps).fit(train, y)
+    assert auto.beta_rule_ == "symmetric" and auto.solver_stats_["status"] == "optimal"
+    assert epsilon_effective(auto.alpha_, y, auto.t_, test) <= bound
+    paper = KernelRobustSVC(epsilon=eps, beta="paper").fit(train, y)
+    assert epsilon_effective(paper.alpha_, y, paper.t_, test) > bound

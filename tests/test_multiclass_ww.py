@@ -144,3 +144,85 @@ def test_sigma_dir_reaches_the_consolidation_kernel():
     assert not np.allclose(a.kernel_obj_(X[:5], X[5:10]), b.kernel_obj_(X[:5], X[5:10]))
     with pytest.raises(ValueError, match="sigma_dir"):
         WestonWatkinsSVC(kernel="consolidation", sigma_dir=-1.0, n_subclasses=2).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- certificates
+def _ww_instance(n=36, C=3, seed=5, zeta=2.0):
+    X, y = _blobs(n, C, seed=seed, std=2.5)
+    K = gaussian_kernel(X, X, 1.5)
+    exact = WWKernelDual(K, y, C, zeta=zeta).solve("clarabel")
+    return K, y, zeta, exact
+
+
+def test_dual_bound_is_a_lower_bound_from_any_multipliers():
+    """Weak duality against an exact solve: the repaired point is feasible (box, bias constraints) and
+    its value never exceeds the optimum, whatever multipliers go in (random, sparse, out of the box)."""
+    from rsvm_conic.formulations.multiclass_ww import ww_dual_bound
+
+    K, y, zeta, exact = _ww_instance()
+    P_star = exact.objective
+    gram = lambda B: float(np.sum(B * (K @ B)))  # noqa: E731
+    n, C = K.shape[0], 3
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        a = rng.uniform(-0.5, 1.5, (n, C)) * zeta * (rng.random((n, C)) < rng.uniform(0.1, 1.0))
+        D, af = ww_dual_bound(a, y, zeta, gram)
+        assert D <= P_star * (1 + 1e-9), (trial, D, P_star)
+        assert np.all(af >= 0) and np.all(af <= zeta * (1 + 1e-12))
+        assert np.all(af[np.arange(n), y] == 0)
+        beta = np.eye(C)[y] * af.sum(axis=1, keepdims=True) - af
+        assert np.abs(beta.sum(axis=0)).max() <= 1e-9 * max(af.sum(), 1.0)
+        assert D == pytest.approx(2 * af.sum() - 0.5 * gram(beta), rel=1e-9, abs=1e-12)
+
+
+def test_dual_bound_is_tight_at_the_optimum_and_certifies_every_route():
+    from rsvm_conic.formulations.multiclass_ww import ww_certificate
+
+    K, y, zeta, exact = _ww_instance()
+    cert = ww_certificate("dual", exact["beta"], exact["b"], y, zeta, lambda B: K @ B)
+    assert cert.status == "optimal" and cert.gap_rel <= 1e-6
+    assert cert.dual <= exact.objective * (1 + 1e-9)
+    # a perturbed solution is not certified
+    bad = ww_certificate("dual", 0.9 * exact["beta"], exact["b"], y, zeta, lambda B: K @ B)
+    assert bad.status != "optimal"
+
+
+def test_primal_lbfgs_stops_on_a_certified_gap():
+    """status 'optimal' means the true gap (against the exact dual QP) is within tol; too few iterations
+    end in 'max_iter', never a false 'optimal'."""
+    K, y, zeta, exact = _ww_instance(n=60, seed=6)
+    _, U, lam = __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["psd_factor"]).psd_factor(K)
+    Phi = U * np.sqrt(lam)
+    P_star = exact.objective
+    for tol in (1e-2, 1e-3, 1e-5):
+        W, b, info = ww_primal_lbfgs(Phi, y, 3, zeta, tol=tol, mu_min=1e-8)
+        cert = info["certificate"]
+        assert info["status"] == cert.status == "optimal"
+        assert cert.dual <= P_star * (1 + 1e-8) <= cert.primal * (1 + 1e-8) + 1e-12
+        assert (cert.primal - P_star) / P_star <= tol
+    _, _, info = ww_primal_lbfgs(Phi, y, 3, zeta, tol=1e-9, mu_min=1e-1, maxiter=3)
+    assert info["status"] == "max_iter" and info["certificate"].gap_rel > 1e-9
+
+
+def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
+    from rsvm_conic.estimators import multiclass as mc
+    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+
+    X, y = _blobs(60, 3, seed=7)
+    ref = WestonWatkinsSVC(C=2.0, sigma=1.5, solver="dual").fit(X, y)
+    assert ref.solver_stats_["status"] == "optimal" and ref.solver_stats_["gap_rel"] <= 1e-6
+    Xb, yb = _blobs(60, 2, seed=8, std=3.0)
+    lib = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(Xb, yb)  # auto: libsvm, polished
+    assert lib.solver_ == "libsvm" and lib.solver_stats_["gap_rel"] <= 1e-6
+    # auto on a "large" problem takes the primal route; starved of iterations it falls back to the dual QP
+    monkeypatch.setattr(mc, "DUAL_MAX", 0)
+    with pytest.warns(SolverWarning, match="route 'primal'.*falling back to 'dual'"):
+        est = WestonWatkinsSVC(C=2.0, sigma=1.5, primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9).fit(X, y)
+    assert est.solver_ == "dual" and est.solver_stats_["fallbacks"] == ["primal"]
+    assert est.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=1e-6)
+    # an explicit route that cannot certify raises, naming it
+    with pytest.raises(SolverError, match="primal: gap"):
+        WestonWatkinsSVC(C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5,
+                         primal_tol=1e-9).fit(X, y)
+    with pytest.raises(ValueError, match="primal_tol"):
+        WestonWatkinsSVC(primal_tol=0.0).fit(X, y)

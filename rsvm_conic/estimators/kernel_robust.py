@@ -71,7 +71,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     epsilon : probability in (0, 1) allowed for the chance constraint (3) to fail; the Gaussian
         model needs epsilon <= 0.5 (kappa >= 0).
     C : box constraint.
-    solver : first route; default "libsvm" (qp), "newton" (socp: projected Newton warm-started by
+    solver : first route; "auto" (default) starts from the fastest: "libsvm" (qp), "newton" (socp: projected Newton warm-started by
         libsvm, with the cone IPM as its own fallback, see
         :func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`; 20-100x faster than "ipm"),
         "dfp" (qn).  Every result is certified (``solver_info_``); an uncertified or failed route
@@ -105,7 +105,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     to ``fit`` and kernel rows ``(m, n_train)`` to ``predict``.
     """
 
-    def __init__(self, method="socp", noise="gaussian", epsilon=0.1, C=1.0, solver=None, sv_tol=1e-6,
+    def __init__(self, method="socp", noise="gaussian", epsilon=0.1, C=1.0, solver="auto", sv_tol=1e-6,
                  bias="paper", n_random_starts=1, random_state=0, beta="auto"):
         self.method = method
         self.noise = noise
@@ -138,8 +138,8 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         check_choice(self.beta, "beta", BETA_RULES)
         C = check_positive(self.C, "C")
         kappa = self._kappa()
-        solver = self.solver or _SOLVERS[self.method][0]
-        check_choice(solver, "solver", _SOLVERS[self.method])
+        check_choice(self.solver, "solver", ("auto",) + _SOLVERS[self.method])
+        solver = _SOLVERS[self.method][0] if self.solver == "auto" else self.solver
         # validation happens here, once; the formulations below take the checked arrays as trusted
         if _is_samples(X):
             X = check_finite_array(X, "X", ndim=3)

@@ -12,6 +12,9 @@ Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``):
   ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max`` dropped) and the numpy L-BFGS primal solver,
 * random features (``n_components`` set) -> ``primal`` on the features.
 
+Every route is certified (``solver_stats_``: primal objective minus a feasible dual value); an
+uncertified route falls back with a ``SolverWarning`` naming both routes or raises ``SolverError``.
+
 Bandwidth: ``sigma`` is a length scale, ``k(x, y) = exp(-||x - y||^2 / (2 sigma^2))``;
 ``sigma="thesis"`` gives ``sqrt(5 n_features)`` (Table 4.2).  Features are not standardised
 here: use a ``Pipeline`` with ``StandardScaler`` (the reproduction does).
@@ -20,6 +23,8 @@ here: use a ``Pipeline`` with ``StandardScaler`` (the reproduction does).
 from __future__ import annotations
 
 import numbers
+import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -27,12 +32,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, margins, decision_rule
-from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm,
+from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm, ww_certificate,
                                           ww_primal_lbfgs)
+from ..solvers.conic import SolverError, SolverWarning
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 
 KERNELS = ("rbf", "consolidation", "linear")
+#: solver="auto" on an exact kernel: the dual QP up to n * classes = DUAL_MAX, else the primal L-BFGS, which
+#: falls back (with a SolverWarning) to the dual QP if it cannot certify and n * classes <= DUAL_FALLBACK_MAX
+DUAL_MAX = 1500
+DUAL_FALLBACK_MAX = 6000
 
 
 class _KernelMixin:
@@ -114,22 +124,26 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         terms (``None``: the same as ``sigma``; ``np.inf``: no envelope, purely periodic terms).
     n_components : ``None`` for the exact kernel, else the number of random features.
     solver : ``"auto"``, ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
-    primal_mu, primal_max_iter : the ``primal`` path stops its smoothing continuation at
-        ``mu = primal_mu`` with at most ``primal_max_iter`` L-BFGS iterations per stage.  The default
-        (1e-2, 150) is an *approximate* solve for speed (``solver_info_`` reports it).  Measured on
-        300 Segmentation points, 7 classes, C = 10, against the Clarabel optimum of the kernel dual:
-        0.60% / 0.034% above it (sigma = sqrt(5 d) / 8 and sqrt(5 d)); ``(1e-4, 500)``: 7.8e-5 /
-        3.6e-6 at 6-9x the time; ``(1e-6, 2000)``: 5e-7 / 4e-8 (the runner instance
-        ``ww-wine-rff-dual-vs-primal`` checks that setting to 1e-4).
+    primal_tol, primal_mu, primal_max_iter : the ``primal`` path is certified: after every smoothing
+        stage a dual bound is built from its multipliers
+        (:func:`~rsvm_conic.formulations.multiclass_ww.ww_dual_bound`) and it stops once the
+        relative gap is ``<= primal_tol`` (default 1e-3, as the stochastic solvers); ``primal_mu`` is
+        the smallest smoothing tried, ``primal_max_iter`` the L-BFGS iterations per stage.  If the
+        gap is not met, ``auto`` falls back to the dual QP with a ``SolverWarning`` (moderate
+        sizes) or raises ``SolverError``.  The exact routes (``libsvm`` with a double-precision
+        polish, ``dual``) certify a 1e-6 relative gap.
+    solver_stats_ : dict (fitted) -- route, status, primal and dual objective, certified gap, fallbacks.
     random_state : seed for k-means and random features.
     """
 
     def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
-                 solver="auto", primal_mu=1e-2, primal_max_iter=150, random_state=0, sigma_dir=None):
+                 solver="auto", primal_mu=1e-6, primal_max_iter=2000, primal_tol=1e-3, random_state=0,
+                 sigma_dir=None):
         self.C = C
         self.sigma_dir = sigma_dir
         self.primal_mu = primal_mu
         self.primal_max_iter = primal_max_iter
+        self.primal_tol = primal_tol
         self.kernel = kernel
         self.sigma = sigma
         self.m = m
@@ -142,44 +156,56 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = check_positive(self.C, "C")
         check_choice(self.solver, "solver", ("auto", "libsvm", "dual", "primal"))
+        primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
         nC = classes.size
         self._setup_kernel(X, codes)
+        primal_kw = dict(mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter),
+                         tol=primal_tol)
         if self.rff_ is not None:
             Phi = self._features(X)
-            solver = "primal" if self.solver == "auto" else self.solver
-            if solver == "libsvm":
+            if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
-            if solver == "dual":
-                d = WWKernelDual(Phi @ Phi.T, codes, nC, zeta)
-                sol = d.solve("clarabel")
-                W, b = Phi.T @ sol["beta"], sol["b"]
-            else:
-                W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, mu_min=self.primal_mu, maxiter=self.primal_max_iter)
-                self.solver_info_ = info
-            self.coef_, self.intercept_ = W, b
-            self.solver_ = solver
-            return self
-        K = self._gram(X, X)
-        solver = self.solver
-        if solver == "auto":
-            solver = "libsvm" if nC == 2 else ("dual" if X.shape[0] * nC <= 1500 else "primal")
-        if solver == "libsvm":
-            if nC != 2:
-                raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
-            beta, b = ww_binary_libsvm(K, codes, zeta)
-        elif solver == "dual":
-            sol = WWKernelDual(K, codes, nC, zeta).solve("clarabel")
-            beta, b = sol["beta"], sol["b"]
+            routes = ["primal"] if self.solver == "auto" else [self.solver]
+            apply_K = _feature_apply(Phi)
         else:
-            _, U, lam = psd_factor(K)
-            Phi = U * np.sqrt(lam)
-            W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, mu_min=self.primal_mu, maxiter=self.primal_max_iter)
-            beta = U @ (W / np.sqrt(lam)[:, None])
-            self.solver_info_ = info
-        self.solver_ = solver
+            if self.solver == "libsvm" and nC != 2:
+                raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
+            K = self._gram(X, X)
+            apply_K = _kernel_apply(K)
+            if self.solver == "auto":
+                routes = ["libsvm", "dual"] if nC == 2 else (["dual"] if X.shape[0] * nC <= DUAL_MAX else ["primal"])
+            else:
+                routes = [self.solver]
+
+        def attempt(route):
+            if route == "primal":
+                if self.rff_ is not None:
+                    W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, **primal_kw)
+                    return W, b, info["certificate"]
+                _, U, lam = psd_factor(K)
+                W, b, info = ww_primal_lbfgs(U * np.sqrt(lam), codes, nC, zeta, **primal_kw)
+                return U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"]
+            t0 = time.perf_counter()
+            if route == "libsvm":
+                beta, b = ww_binary_libsvm(K, codes, zeta)
+            else:
+                sol = WWKernelDual(K if self.rff_ is None else Phi @ Phi.T, codes, nC, zeta).solve("clarabel")
+                beta, b = sol["beta"], sol["b"]
+            cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6, time=time.perf_counter() - t0)
+            return (Phi.T @ beta if self.rff_ is not None else beta), b, cert
+
+        fallback = None  # auto: an uncertified primal run on a moderate exact kernel falls back to the dual QP
+        if self.solver == "auto" and routes == ["primal"] and self.rff_ is None and X.shape[0] * nC <= DUAL_FALLBACK_MAX:
+            fallback = "dual"
+        coef, b, cert = _first_certified(routes, attempt, "WestonWatkinsSVC", fallback=fallback)
+        self.solver_ = cert.route if cert.route != "lbfgs" else "primal"
+        self.solver_info_ = self.solver_stats_ = cert.as_dict()
+        if self.rff_ is not None:
+            self.coef_, self.intercept_ = coef, b
+            return self
         self.X_fit_ = X
-        self.dual_coef_ = beta
+        self.dual_coef_ = coef
         self.intercept_ = b
         return self
 
@@ -314,3 +340,34 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         out = self.classes_[np.maximum(codes, 0)].astype(object)
         out[codes == DUMMY] = "*"
         return out
+
+
+def _kernel_apply(K):
+    return lambda B: K @ B
+
+
+def _feature_apply(Phi):
+    return lambda B: Phi @ (Phi.T @ B)
+
+
+def _first_certified(routes, attempt, who, fallback=None):
+    """Try ``routes`` in order (then ``fallback``); return the first ``(coef, b, SolveInfo)`` that is certified.
+
+    An uncertified route is followed by a :class:`SolverWarning` naming it and the next route; none
+    certified raises :class:`SolverError` naming every route and its gap (never a silent model).
+    """
+    chain = list(routes) + ([fallback] if fallback and fallback not in routes else [])
+    tried = []
+    for k, route in enumerate(chain):
+        coef, b, cert = attempt(route)
+        if cert.status == "optimal":
+            cert.detail["fallbacks"] = [r for r, _ in tried]
+            return coef, b, cert
+        tried.append((route, cert))
+        if k + 1 < len(chain):
+            warnings.warn(f"{who}: route {route!r} ended with certified relative gap {cert.gap_rel:.2e} > "
+                          f"{cert.tol:g} (status {cert.status!r}); falling back to {chain[k + 1]!r}.",
+                          SolverWarning, stacklevel=3)
+    detail = "; ".join(f"{r}: gap {c.gap_rel:.2e} > {c.tol:g} ({c.status})" for r, c in tried)
+    raise SolverError(f"{who}: no route certified the solution ({detail}). For the primal route lower primal_mu "
+                      "or raise primal_max_iter; for a small problem use solver='dual'.")

@@ -106,6 +106,80 @@ def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta: fl
     return 0.5 * float(sq_norm) + float(zeta) * float(ww_losses(scores, codes).sum())
 
 
+def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tuple[float, np.ndarray]:
+    """A lower bound on the optimum of eq. 1.9 from any multipliers ``alpha`` (n, C).
+
+    ``alpha`` is clipped to the box ``0 <= alpha_ik <= zeta [k != y_i]`` and then made to satisfy the
+    bias constraints ``sum_i beta_ik = 0``.  These say that the class-to-class flows
+    ``F_mk = sum_{i: y_i = m} alpha_ik`` form a circulation (what leaves class m equals what enters
+    it).  Two circulations ``0 <= G <= F`` are tried: the largest one (a linear programme on
+    ``C (C - 1)`` edges, kept when balanced to 1e-9 of the total flow) and ``min(F, F^T)`` (exactly
+    balanced, the largest for two classes); each sample's ``alpha_ik`` is scaled by ``G_mk / F_mk``,
+    which keeps the box.  The dual objective ``D(t alpha) = 2 t sum(alpha) - t^2/2 q``
+    (``q = sum_k beta_k^T K beta_k``, from ``gram(beta)``) is maximised over ``t`` in ``[0, 1]``.
+    Any such point is dual feasible, so ``D`` is a certified lower bound (weak duality); it is
+    tight at the optimum's multipliers.  Returns ``(D, alpha_feasible)``; ``alpha = 0`` gives 0.
+    """
+    n, C = alpha.shape
+    Y = np.zeros((n, C))
+    Y[np.arange(n), codes] = 1.0
+    a = np.clip(np.nan_to_num(alpha, nan=0.0), 0.0, zeta) * (1.0 - Y)
+    F = np.zeros((C, C))
+    np.add.at(F, codes, a)  # F[m, k] = sum over samples of class m of alpha_ik
+    best = (0.0, np.zeros_like(a))
+    for G in _circulations(F):
+        ratio = np.divide(G, F, out=np.zeros_like(F), where=F > 0)
+        ag = a * ratio[codes]
+        beta = Y * ag.sum(axis=1, keepdims=True) - ag
+        s, q = 2.0 * float(ag.sum()), float(gram(beta))
+        t = 1.0 if q <= s else s / q  # argmax of t s - t^2 q / 2 over [0, 1]
+        value = t * s - 0.5 * t * t * q
+        if value > best[0]:
+            best = (value, t * ag)
+    return best
+
+
+def _circulations(F: np.ndarray):
+    """Circulations ``0 <= G <= F`` (``G_mm = 0``): ``F`` itself if balanced, else the largest (LP) and
+    ``min(F, F^T)``."""
+    total = float(F.sum())
+    if total <= 0.0:
+        return
+    if np.max(np.abs(F.sum(axis=1) - F.sum(axis=0))) <= 1e-14 * total:
+        yield F
+        return
+    from scipy.optimize import linprog
+
+    C = F.shape[0]
+    off = ~np.eye(C, dtype=bool)
+    edges = np.argwhere(off)
+    A = np.zeros((C, edges.shape[0]))
+    A[edges[:, 0], np.arange(edges.shape[0])] += 1.0  # leaves m
+    A[edges[:, 1], np.arange(edges.shape[0])] -= 1.0  # enters k
+    cap = F[off] / F.max()  # unit scale: the LP's tolerances are absolute
+    res = linprog(-np.ones(cap.size), A_eq=A, b_eq=np.zeros(C), bounds=np.stack([np.zeros_like(cap), cap], 1),
+                  method="highs", options={"primal_feasibility_tolerance": 1e-10})
+    if res.status == 0:
+        G = np.zeros_like(F)
+        G[off] = np.clip(res.x, 0.0, cap) * F.max()
+        if np.max(np.abs(G.sum(axis=1) - G.sum(axis=0))) <= 1e-9 * total:
+            yield G
+    yield np.minimum(F, F.T)
+
+
+def ww_certificate(route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *,
+                   tol: float = 1e-6, **kwargs):
+    """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
+    the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
+    ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array)."""
+    from ..solvers.contract import certify
+
+    KB = apply_K(beta)
+    primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
+    dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
+    return certify(route, primal, dual, tol, floor=1e-9 * zeta * beta.shape[0], **kwargs)
+
+
 def psd_factor(K: np.ndarray, rtol: float = 1e-10):
     """``K = L L^T`` through ``eigh``, dropping eigenvalues below ``rtol * max``.
 
@@ -189,9 +263,34 @@ def ww_binary_libsvm(K, codes, zeta: float, tol: float = 1e-8):
     svc = SVC(kernel="precomputed", C=float(zeta), tol=tol, max_iter=-1).fit(K, codes)
     v = np.zeros(K.shape[0])
     v[svc.support_] = svc.dual_coef_.ravel()  # y_i alpha_i, y = +1 for class 1
-    c = float(svc.intercept_[0])
+    # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
+    # step on its active set, as for RSVM_QP), kept only if it certifies
+    from .kernel_robust import _polish_svm
+
+    y_pm = np.where(codes == 1, 1.0, -1.0)
+    polished = _polish_svm(K, y_pm, float(zeta), np.abs(v), 1e-9)
+    if polished is not None:
+        v = y_pm * polished[0]
     beta = np.stack([-v, v], axis=1)
+    # libsvm's intercept is an average over free support vectors (accurate to its tolerance only);
+    # the best offset for this beta is a 1-D piecewise-linear minimisation, solved exactly
+    c = 0.5 * _best_offset(2.0 * (K @ v), np.where(codes == 1, 1.0, -1.0))
     return beta, np.array([-c, c])
+
+
+def _best_offset(s: np.ndarray, y: np.ndarray) -> float:
+    """``argmin_c sum_i max(0, 2 - y_i (s_i + c))`` exactly: the convex piecewise-linear sum is minimal at
+    a breakpoint ``c = y_i 2 - s_i`` where its slope changes sign (found by sorting, O(n log n))."""
+    knots = 2.0 * y - s  # term i is active for y_i c < y_i knot_i
+    order = np.argsort(knots, kind="stable")
+    k, yk = knots[order], y[order]
+    # slope for c just below knot j: -(# of y=+1 terms with knot > c) + (# of y=-1 terms with knot < c)
+    pos_above = np.sum(yk > 0) - np.concatenate([[0], np.cumsum(yk > 0)[:-1]])
+    neg_below = np.concatenate([[0], np.cumsum(yk < 0)[:-1]])
+    slope_below = -pos_above + neg_below
+    slope_above = slope_below + 1.0  # crossing knot j: one +1 term deactivates or one -1 term activates
+    j = np.flatnonzero((slope_below <= 0) & (slope_above >= 0))
+    return float(k[j[0]]) if j.size else 0.0
 
 
 # ----------------------------------------------------------------------------- explicit features
@@ -259,12 +358,20 @@ class WWFeatures(Formulation):
 
 
 def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 1e-6, mu_factor: float = 0.1,
-                    maxiter: int = 2000, gtol: float = 1e-10, W0=None, b0=None):
+                    maxiter: int = 2000, gtol: float = 1e-10, W0=None, b0=None, tol: float = 1e-6):
     """Numpy/SciPy primal solver for eq. 1.9 on explicit features (see module docstring).
 
-    Returns ``(W (D, C), b (C,), info)``; ``info["status"]`` is ``"optimal"`` when the last
-    stage's L-BFGS reported convergence, else ``"max_iter"`` (the caller sees it; nothing is hidden).
+    Certified: after every smoothing stage the multipliers ``alpha_ik = zeta clip(z_ik / mu, 0, 1)``
+    (the smoothed hinge's derivatives) give a dual bound through :func:`ww_dual_bound`; the best
+    bound so far and the best true objective form the certificate, and the continuation stops as
+    soon as their relative gap is ``<= tol``.  Returns ``(W (D, C), b (C,), info)``;
+    ``info["certificate"]`` is the :class:`~rsvm_conic.solvers.contract.SolveInfo` (route
+    ``"lbfgs"``); ``info["status"]`` is ``"optimal"`` exactly when the gap met ``tol``, else
+    ``"max_iter"`` (the smallest ``mu`` was reached first).
     """
+    from ..solvers.contract import certify, relative_gap
+
+    t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)
     n, D = Phi.shape
     C = int(n_classes)
@@ -299,20 +406,32 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
         x[: D * C] = np.asarray(W0, dtype=np.float64).ravel()
     if b0 is not None:
         x[D * C:] = np.asarray(b0, dtype=np.float64)
+    def gram(B):  # sum_k beta_k' Phi Phi' beta_k
+        V = Phi.T @ B
+        return float(np.sum(V * V))
+
     best_x, best_f = x.copy(), true_obj(x)
-    mu, nit, status = 1.0, 0, "optimal"
+    best_d = 0.0  # alpha = 0 is dual feasible with value 0
+    floor = 1e-9 * zeta * n  # a trivial objective's scale (all scores 0 cost 2 zeta n (C - 1))
+    mu, nit, stages = 1.0, 0, 0
     while True:
-        x, it, converged = lbfgs(lambda z: fg(z, mu), x, maxiter=maxiter, gtol=gtol)
-        nit += it
+        x, it, _ = lbfgs(lambda z: fg(z, mu), x, maxiter=maxiter, gtol=gtol)
+        nit, stages = nit + it, stages + 1
         f = true_obj(x)
         if f < best_f:
             best_x, best_f = x.copy(), f
-        if mu <= mu_min * (1 + 1e-12):
-            status = "optimal" if converged else "max_iter"
+        W, b = unpack(x)
+        S = Phi @ W + b
+        z = (2.0 - np.sum(S * Y, axis=1, keepdims=True) + S) * mask
+        best_d = max(best_d, ww_dual_bound(zeta * np.clip(z / mu, 0.0, 1.0), codes, zeta, gram)[0])
+        if relative_gap(best_f, best_d, floor) <= tol or mu <= mu_min * (1 + 1e-12):
             break
         mu = max(mu * mu_factor, mu_min)
     W, b = unpack(best_x)
-    return W, b - b.mean(), {"status": status, "iterations": nit, "objective": best_f, "mu_min": mu_min}
+    cert = certify("lbfgs", best_f, best_d, tol, failed_status="max_iter", iterations=nit,
+                   time=time.perf_counter() - t_start, floor=floor, detail={"mu": mu, "stages": stages})
+    return W, b - b.mean(), {"status": cert.status, "iterations": nit, "objective": best_f, "mu": mu,
+                             "mu_min": mu_min, "certificate": cert}
 
 
 def lbfgs(fg, x0, *, maxiter: int = 1000, gtol: float = 1e-10, ftol: float = 1e-15, memory: int = 20):
