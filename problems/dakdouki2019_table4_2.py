@@ -232,15 +232,15 @@ def build_table(cells, results) -> tuple[str, dict]:
     lines = ["# Thesis Table 4.2 (WW-M-SVM, Gaussian vs kappa^m) reproduced, + hyperbolic machine", "",
              "Train err / recognition rate in %. `thesis` = numbers typed from El Dakdouki 2019; "
              "`ours(sigma)` = this run.",
-             "", "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog | hyperbolic train err "
-             "| hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
+             "", "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog "
+             "| hyperbolic train err | hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     summary = {}
     for name in names:
         th = THESIS_TABLE42[name]
         tt = THESIS_TABLE43[name]
-        lines.append(f"| {TITLES[name]} | thesis (paper) | {th[0]:.2f} | {th[1]:.2f} | {th[2]:.2f} | {th[3]:.2f} | - | - "
-                     f"| {abs(tt[0]):.3f} | {tt[1]:.3g} | | |")
+        lines.append(f"| {TITLES[name]} | thesis (paper) | {th[0]:.2f} | {th[1]:.2f} | {th[2]:.2f} | {th[3]:.2f} "
+                     f"| - | - | {abs(tt[0]):.3f} | {tt[1]:.3g} | | |")
         for smode in ("thesis", "cv"):
             g = by.get((name, "ww", "rbf", smode))
             k = by.get((name, "ww", "consolidation", smode))
@@ -252,8 +252,8 @@ def build_table(cells, results) -> tuple[str, dict]:
             tsum = g["cell_time"] + k["cell_time"] + (h["cell_time"] if h else 0.0)
             sig = f"{'sqrt(5d)' if smode == 'thesis' else 'CV'}: G {g['sigma']:.3g}, k^m {k['sigma']:.3g}"
             lines.append(f"| {TITLES[name]} | ours, {sig} | {g['train_error']:.2f} | {g['recognition']:.2f} | "
-                         f"{k['train_error']:.2f} | {k['recognition']:.2f} | {hs} | {T:.3f} | {p:.3g} | {abs(tt[0]):.3f} "
-                         f"| {tsum:.1f} |")
+                         f"{k['train_error']:.2f} | {k['recognition']:.2f} | {hs} | {T:.3f} | {p:.3g} "
+                         f"| {abs(tt[0]):.3f} | {tsum:.1f} |")
             summary[f"{name}/{smode}"] = {"gauss": g, "km": k, "hyperbolic": h, "T": T, "p": p}
     lines += ["", "T: two-proportion statistic of Table 4.3 (Gaussian vs k^m recognition rates, n = test size); "
               "the thesis's |T| is shown for comparison."]
@@ -322,8 +322,8 @@ def reproduce(quick: bool = False, out: Path = Path("results/dakdouki2019-table4
                        progress=progress, desc="table 4.2 cells")
     md, summary = build_table(cells, results)
     xor = xor_figure(out / f"fig4_2_xor{sfx}.png")
-    md += (f"\nFig. 4.2 (XOR): grid accuracy against the XOR pattern inside [1,9]^2 and its periodic "
-           f"(checkerboard, period 8) extension outside -- "
+    md += ("\nFig. 4.2 (XOR): grid accuracy against the XOR pattern inside [1,9]^2 and its periodic "
+           "(checkerboard, period 8) extension outside -- "
            + ", ".join(f"{k}: inside {100 * v['grid_acc_inside']:.1f}%, outside {100 * v['grid_acc_outside']:.1f}%"
                        for k, v in xor.items()) + "\n")
     md += f"\nWall time of this invocation: {time.perf_counter() - t0:.1f} s (n_jobs = {n_jobs}).\n"
@@ -345,7 +345,8 @@ def benchmark(quick: bool = False) -> int:
     print(f"{'dataset':<10} {'model':<11} {'kernel':<14} {'sigma':<7} {'cell time [s]':>13}")
     for r in recs:
         c = r["cell"]
-        print(f"{c['dataset']:<10} {c['model']:<11} {c['kernel']:<14} {c['sigma']:<7} {r['result']['cell_time']:>13.1f}")
+        print(f"{c['dataset']:<10} {c['model']:<11} {c['kernel']:<14} {c['sigma']:<7} "
+              f"{r['result']['cell_time']:>13.1f}")
     print(f"total wall time: {total:.1f} s ({'quick' if quick else 'full'})")
     return 0
 

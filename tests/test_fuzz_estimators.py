@@ -6,7 +6,6 @@ outcomes prints at module teardown (``-s``, or "Captured stdout teardown" with `
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -90,7 +89,8 @@ def test_fuzz_safe_svc(data, C, smin, smax):
 
 
 @FUZZ
-@given(data=inputs(), C=positive, sigma=positive, sig_kind=st.sampled_from(["none", "diag", "none", "diag", "bad", "nonpsd"]))
+@given(data=inputs(), C=positive, sigma=positive,
+       sig_kind=st.sampled_from(["none", "diag", "none", "diag", "bad", "nonpsd"]))
 def test_fuzz_pksvc(data, C, sigma, sig_kind):
     X, y = data
     L, n = X.shape

@@ -48,7 +48,8 @@ _ILL_P = {"C": 1e6, "radius": 0.5, "epsilon": 0.1, "norm": 2, "dist": "gaussian"
 # tiny features with C = 1e-8: the interior point stopped on its absolute gap test (1e-13 against an
 # objective of 6e-8) -> its retry now scales the gap tolerances by the objective
 _TINY = (np.array([[1.25730221e-07], [-1.32104863e-07], [6.40422650e-07], [1.04900117e-07], [-5.35669373e-07],
-                   [3.61595055e-07], [1.30400005e-06], [9.47080963e-07]]), np.array([0, 1, 1, 1, 0, 1, 1, 0]), None, None)
+                   [3.61595055e-07], [1.30400005e-06], [9.47080963e-07]]),
+         np.array([0, 1, 1, 1, 0, 1, 1, 0]), None, None)
 # the same scale, 18 rows: a full interior-point step put a cone slack on the boundary by rounding
 # (NaN scaling at iteration 1) -> steps are now backed off until s and z are interior as computed
 _TINY18 = (np.array([[1.25730221e-07], [-1.32104863e-07], [6.40422650e-07], [1.04900117e-07], [-5.35669373e-07],

@@ -21,7 +21,6 @@ import io
 import math
 
 import pytest
-from threadpoolctl import threadpool_limits
 
 from rsvm_conic.runner import ResultsStore, run_grid
 

@@ -1,6 +1,5 @@
 """Formulation (15) of Bhadra et al. 2010: RSVM_QP / RSVM_SOCP / RSVM_QN, backends and estimator."""
 
-import warnings
 
 import numpy as np
 import pytest

@@ -1,6 +1,5 @@
 """Bad input raises ValueError saying what to fix; solver failures are never silent."""
 
-import warnings
 
 import numpy as np
 import pytest

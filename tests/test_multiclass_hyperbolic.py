@@ -3,7 +3,7 @@ import pytest
 from sklearn.datasets import make_blobs
 
 from rsvm_conic.estimators.multiclass import HyperbolicSVC, WestonWatkinsSVC
-from rsvm_conic.formulations.hyperbolic import (DUMMY, HyperbolicMachine, _tangent_coefficients, centre_distances,
+from rsvm_conic.formulations.hyperbolic import (DUMMY, HyperbolicMachine, centre_distances,
                                                 decision_rule, hyperbolic_scores, margins, problem1_objective,
                                                 squash, truncated_hinge)
 

@@ -140,7 +140,6 @@ KINDS = ["shared", "shared_full", "class", "sample", "sample_full"]
 
 
 def _cases(count, seed):
-    rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
         kind = KINDS[i % len(KINDS)]

@@ -63,7 +63,8 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         radius = check_positive(self.radius, "radius", strict=False)
         pbar = check_norm(self.feature_norm)
         if self.feature_map == "nystroem" and pbar != 2.0:
-            raise ValueError("the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or feature_map='rff'.")
+            raise ValueError("the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or "
+                             "feature_map='rff'.")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         unc = UncertaintySet(Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius,
                              sample_scale=sample_radius).resolve(*X.shape)

@@ -71,8 +71,8 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     epsilon : probability in (0, 1) allowed for the chance constraint (3) to fail; the Gaussian
         model needs epsilon <= 0.5 (kappa >= 0).
     C : box constraint.
-    solver : first route; "auto" (default) starts from the fastest: "libsvm" (qp), "newton" (socp: projected Newton warm-started by
-        libsvm, with the cone IPM as its own fallback, see
+    solver : first route; "auto" (default) starts from the fastest: "libsvm" (qp), "newton" (socp:
+        projected Newton warm-started by libsvm, with the cone IPM as its own fallback, see
         :func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`; 20-100x faster than "ipm"),
         "dfp" (qn).  Every result is certified (``solver_info_``); an uncertified or failed route
         falls back to the next one -- qp: libsvm, clarabel, scs; socp: newton, ipm, clarabel, scs;

@@ -196,7 +196,8 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             return (Phi.T @ beta if self.rff_ is not None else beta), b, cert
 
         fallback = None  # auto: an uncertified primal run on a moderate exact kernel falls back to the dual QP
-        if self.solver == "auto" and routes == ["primal"] and self.rff_ is None and X.shape[0] * nC <= DUAL_FALLBACK_MAX:
+        if (self.solver == "auto" and routes == ["primal"] and self.rff_ is None
+                and X.shape[0] * nC <= DUAL_FALLBACK_MAX):
             fallback = "dual"
         coef, b, cert = _first_certified(routes, attempt, "WestonWatkinsSVC", fallback=fallback)
         self.solver_ = cert.route if cert.route != "lbfgs" else "primal"

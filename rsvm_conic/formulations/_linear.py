@@ -176,9 +176,9 @@ class LinearSVMFormulation(Formulation):
         """``D(alpha, u)`` of the module docstring after projecting ``alpha`` onto the dual set.
 
         ``u_g`` is the maximiser of ``u'A_g'w`` at ``w`` (optimal at the optimum when unique); with
-        ``optimise_u`` (unless the factors hold more than 2e7 numbers) it is then improved by accelerated projected gradient
-        on ``max_u D(alpha, u)`` -- needed where the maximiser is not unique (``w = 0``, or p in
-        {1, inf}, whose dual norms have kinks where ``A_g'w`` has zero or tied entries).
+        ``optimise_u`` (unless the factors hold more than 2e7 numbers) it is then improved by
+        accelerated projected gradient on ``max_u D(alpha, u)`` -- needed where the maximiser is not
+        unique (``w = 0``, or p in {1, inf}, whose dual norms have kinks where ``A_g'w`` has zero or tied entries).
         """
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C)
         v = self.X.T @ (a * self.y)

@@ -190,7 +190,8 @@ class HyperbolicMachine(Formulation):
 
     def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float = 0.1, lam: float = 1e-2):
         c = np.asarray(codes)
-        integral = c.dtype.kind in "iub" or (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c)))
+        integral = c.dtype.kind in "iub" or (c.dtype.kind == "f" and np.all(np.isfinite(c))
+                                             and np.all(c == np.round(c)))
         if not integral:
             raise ValueError("codes must be integer class codes 0..n_classes-1 (got non-integer values); "
                              "encode labels with np.unique(y, return_inverse=True).")
@@ -275,7 +276,8 @@ class HyperbolicMachine(Formulation):
             diff = ones_n @ cp.reshape(O[k, :], (1, D), order="C") - self.Phi
             cons.append(cp.SOC(nu[:, k], diff, axis=1))
         noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
-        branch = cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C)) - nu + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
+        branch = (cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C)) - nu
+                  + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C"))
         cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
         a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
         b = 0.5 * noff

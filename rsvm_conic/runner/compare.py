@@ -90,7 +90,8 @@ def compare_backends(formulation: Formulation, test, y_test, backends=None, back
 
 
 def format_reports(reports: list[BackendReport], title: str = "") -> str:
-    head = f"{'backend':<12} {'status':<18} {'objective':>16} {'rel.gap':>10} {'test acc':>9} {'agree':>7} {'time[s]':>9}"
+    head = (f"{'backend':<12} {'status':<18} {'objective':>16} {'rel.gap':>10} {'test acc':>9} {'agree':>7} "
+            f"{'time[s]':>9}")
     lines = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
     for r in reports:
         lines.append(f"{r.backend:<12} {r.status:<18} {r.objective:>16.8g} {r.gap:>10.2e} {r.accuracy:>9.4f} "

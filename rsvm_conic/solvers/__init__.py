@@ -6,5 +6,5 @@ from .robust_ipm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp_fast import rsvm_socp_fast, rsvm_socp_grid
 from .stochastic import stochastic_proximal, stochastic_subgradient
 
-__all__ = ["SolverError", "SolverWarning", "dfp_minimize", "robust_svm_ipm", "rsvm_qn", "rsvm_socp_fast", "rsvm_socp_grid",
-           "solve_cvxpy", "solve_robust_ipm", "stochastic_proximal", "stochastic_subgradient"]
+__all__ = ["SolverError", "SolverWarning", "dfp_minimize", "robust_svm_ipm", "rsvm_qn", "rsvm_socp_fast",
+           "rsvm_socp_grid", "solve_cvxpy", "solve_robust_ipm", "stochastic_proximal", "stochastic_subgradient"]

@@ -480,7 +480,6 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds, primal=math.inf, min_gain=0.0)
         return alpha, None, r
 
     gi, gamma, k = ops.group_index, ops.gamma, ops.n_groups
-    allg = np.arange(k)
     U0, _, _ = _natural_direction(V, dual_norm_values(V, ops.q), ops.q, 0.0)
     ta = tz = None
     Z = Z.copy()

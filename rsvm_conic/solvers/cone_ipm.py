@@ -345,7 +345,8 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
         entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
         log.append(entry)
         if verbose:
-            print_fn(f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}")
+            print_fn(f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} "
+                     f"{step:7.4f}")
         if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
             return result("numerical_error", it)
         if (pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)

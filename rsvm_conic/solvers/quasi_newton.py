@@ -138,9 +138,10 @@ def dfp_minimize(fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e
     ``H + s s'/(s'q) - H q q' H / (q' H q)`` (``q`` the gradient change), skipped when
     ``s'q <= 0``.  ``reset(x, H, old_key, new_key)`` / ``reset_key(x)`` (optional): when the
     array ``reset_key`` changes between iterates (for (17): the mask of violated bounds, where the
-    penalty's curvature jumps by ``P``), the metric is replaced by ``reset(...)``.  Returns ``(x, f(x), iterations, converged)``; converged means
-    ``||grad||_inf <= gtol * max(1, |f|)``, or the relative decrease of ``f`` fell below ``ftol``
-    on two consecutive steps, or no Armijo step exists along a descent direction.
+    penalty's curvature jumps by ``P``), the metric is replaced by ``reset(...)``.  Returns
+    ``(x, f(x), iterations, converged)``; converged means ``||grad||_inf <= gtol * max(1, |f|)``, or the
+    relative decrease of ``f`` fell below ``ftol`` on two consecutive steps, or no Armijo step exists
+    along a descent direction.
     """
     x = np.array(x0, dtype=float)
     n = x.size

@@ -124,7 +124,7 @@ class RobustSVMCone:
         """w = 0, b = 0, margin slacks 1, alpha = C/2 (so the xi rows of the dual residual vanish),
         cone pairs (t_g, 0) = (1, 0) and (z0_g, 0) with z0_g = sum_{i in g} gamma_i alpha_i (so the t rows
         vanish too).  Measured: 13-16 iterations where CVXOPT's shifted least-squares start took 16-21."""
-        L, k, n, C = self.L, self.k, self.n, self.C
+        k, C = self.k, self.C
         x = np.zeros(self.nx)
         z = np.empty(self.cones.size)
         zm, zx, Z = self.split_z(z)
@@ -247,7 +247,6 @@ class RobustSVMCone:
                 mg[:, :n] = (self.Ew @ X) / ag[:, None]
                 mg[:, n] = self.segsum(cg) / ag
             hg = ag + D00
-            V = -ag[:, None] * mg + D00[:, None] * qhat  # couples t_g with u
             # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
             # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
             if not self.per_sample:

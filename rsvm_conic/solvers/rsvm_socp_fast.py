@@ -18,8 +18,8 @@ from the neighbouring grid point, and certified against (16') itself:
   ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``.  So we stop when
   ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.solvers.contract`)
   and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
-  dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat`` has negative entries,
-  the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
+  dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat``
+  has negative entries, the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
   right function and we fall back, see below.)
 * Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
   with the exact Hessian ``Q + kappa [diag(u)/s + 2 D_a beta_hat D_a / s - 2 (a*u)(a*u)'/s^3]``,
@@ -361,8 +361,9 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     ``warm_start``: an ``alpha`` (e.g. the previous grid point's); it is projected onto the new
     feasible set, or with ``svm_start=True`` only its multipliers are used (one libsvm solve with
     kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
-    warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified relative accuracy of the objective
-    (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in ``result.solve_info``.
+    warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified
+    relative accuracy of the objective (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in
+    ``result.solve_info``.
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
