@@ -134,9 +134,10 @@ def test_pksvc_without_covariances_is_libsvm_rbf(sigma_fit):
     sigma, C = 0.7, 3.0
     S = None if sigma_fit is None else np.zeros((120, 3))
     pk = PkSVC(C=C, sigma=sigma, tol=1e-8).fit(X, y, Sigma=S)
-    assert pk.rbf_route_
+    assert pk.rbf_route_ and pk.solver_stats_["status"] == "optimal" and pk.solver_stats_["gap_rel"] <= 1e-8
     svc = SVC(C=C, kernel="rbf", gamma=1 / (2 * sigma**2), tol=1e-8).fit(X, y)
-    np.testing.assert_array_equal(pk.decision_function(Xt), svc.decision_function(Xt))
+    # the same model; PkSVC's is libsvm's polished in double precision (libsvm caches K in single)
+    np.testing.assert_allclose(pk.decision_function(Xt), svc.decision_function(Xt), atol=1e-5)
     np.testing.assert_array_equal(pk.predict(Xt), svc.predict(Xt))
     # independent route: libsvm on the precomputed Gram matrix of the expected kernel
     pre = SVC(C=C, kernel="precomputed", tol=1e-8).fit(expected_rbf_kernel(X, None, sigma=sigma), y)
@@ -192,3 +193,49 @@ def test_squared_distances_blocks_give_the_same_result(monkeypatch):
     for a, b in zip(full, small):
         assert np.array_equal(a, b)
     assert np.all(full[0][np.equal.outer(np.arange(35) // 5, np.arange(35) // 5)] == 0)
+
+
+@pytest.mark.parametrize("method,cov", [("exact", False), ("exact", True), ("random_features", True)])
+def test_pksvc_is_certified_against_an_exact_qp(method, cov):
+    """Every route's certificate: the dual bound lies below the optimum of the SVM dual QP solved by
+    Clarabel (an independent exact solve) and the returned point is within the certified gap of it."""
+    import cvxpy as cp
+
+    from rsvm_conic.kernels.gaussian_points import as_covariances
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(70, 2))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.4 * rng.normal(size=70) > 0.3, 1, -1)
+    S = rng.uniform(0.0, 0.3, size=(70, 2)) if cov else None
+    C = 10.0
+    pk = PkSVC(C=C, sigma=0.8, method=method, n_components=80, random_state=0).fit(X, y, Sigma=S)
+    info = pk.solver_stats_
+    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-6
+    if method == "exact":
+        K = expected_rbf_kernel(X, as_covariances(S, 70, 2)[0], sigma=0.8)
+    else:
+        Phi = pk.features_.transform(X, S)
+        K = Phi @ Phi.T
+    lam, U = np.linalg.eigh(0.5 * (K + K.T))
+    L = U * np.sqrt(np.clip(lam, 0, None))
+    a = cp.Variable(70)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ cp.multiply(y, a)) - cp.sum(a)),
+                      [a >= 0, a <= C, y @ a == 0])
+    prob.solve(solver="CLARABEL")
+    opt = prob.value
+    scale = max(abs(opt), 1.0)
+    assert info["dual"] <= opt + 1e-7 * scale
+    assert info["primal"] - opt <= info["gap_abs"] + 1e-7 * scale
+
+
+def test_pksvc_raises_when_it_cannot_certify(monkeypatch):
+    from rsvm_conic.estimators import gaussian_points as gp
+    from rsvm_conic.solvers.conic import SolverError
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1, -1)
+    monkeypatch.setattr(gp, "LIBSVM_TOL", 10.0)  # libsvm stops at once
+    monkeypatch.setattr(gp, "FULL_POLISH_MAX", 0)  # and no full polish
+    with pytest.raises(SolverError, match="certified relative gap"):
+        PkSVC(C=100.0, sigma=0.5, tol=1e-12).fit(X, y)

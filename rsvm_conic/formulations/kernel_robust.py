@@ -548,6 +548,69 @@ class RSVMQP(_KernelRobust):
         return self._attach(sol, cert)
 
 
+def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
+    """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, b, SolveInfo)``.
+
+    ``columns(idx)`` returns ``K[:, idx]`` in double precision; ``alpha`` is a solver's dual
+    (e.g. libsvm's ``|dual_coef_|``).  The certificate is that of :func:`lagrangian_lower_bound`
+    on ``q(a) = 1/2 a'Y K Y a - e'a`` (primal ``q(alpha)``, dual a certified lower bound on
+    ``min q``) and ``b`` the exact best bias (:func:`hinge_min`).  If it misses ``tol``, one exact
+    Newton step on the active set of ``alpha`` (free and at-C coordinates; only the columns of the
+    support are formed, ``O(n m)``) is tried, then, given ``full_kernel()`` (the whole Gram matrix),
+    :func:`_polish_svm`; the best certificate is returned (``status`` says whether it met ``tol``).
+    """
+
+    y = np.asarray(y, dtype=float)
+    alpha = project_box_hyperplane(np.clip(np.asarray(alpha, dtype=float), 0.0, C), y, C)
+
+    def evaluate(a, Kc, nz):
+        g = y * (Kc @ (y[nz] * a[nz])) - 1.0
+        F = 0.5 * float(a[nz] @ (g[nz] - 1.0))
+        return F, lagrangian_lower_bound(F, g, a, y, C), hinge_min(-g, y)[1]
+
+    sv = np.flatnonzero(alpha)
+    Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
+    F, lower, b = evaluate(alpha, Kc, sv)
+    best = (alpha, b, F, lower, 0)
+    floor = 1e-9 * C * y.size
+
+    def gap(F, lower):
+        return certify(route, F, lower, tol, floor=floor).gap_rel
+
+    if gap(F, lower) > tol and sv.size:
+        eps = 1e-9 * C
+        pos_f = np.flatnonzero(alpha[sv] < C - eps)
+        pos_u = np.flatnonzero(alpha[sv] >= C - eps)
+        free, up = sv[pos_f], sv[pos_u]
+        if free.size:
+            yF = y[free]
+            A = np.zeros((free.size + 1, free.size + 1))
+            A[:-1, :-1] = yF[:, None] * Kc[np.ix_(free, pos_f)] * yF[None, :]
+            A[:-1, -1] = A[-1, :-1] = yF
+            rhs = np.empty(free.size + 1)
+            rhs[:-1] = 1.0 - (yF * (Kc[np.ix_(free, pos_u)] @ (y[up] * C)) if up.size else 0.0)
+            rhs[-1] = -C * float(np.sum(y[up]))
+            step = np.linalg.lstsq(A, rhs, rcond=None)[0][:-1]
+            if np.all(step >= 0.0) and np.all(step <= C):
+                a = np.zeros_like(alpha)
+                a[up], a[free] = C, step
+                F2, lower2, b2 = evaluate(a, Kc, sv)
+                if gap(F2, lower2) < gap(*best[2:4]):
+                    best = (a, b2, F2, lower2, 1)
+    if gap(*best[2:4]) > tol and full_kernel is not None:
+        K = full_kernel()
+        polished = _polish_svm(K, y, C, best[0], tol)
+        if polished is not None:
+            a = polished[0]
+            nz = np.flatnonzero(a)
+            F2, lower2, b2 = evaluate(a, K[:, nz], nz)
+            if gap(F2, lower2) < gap(*best[2:4]):
+                best = (a, b2, F2, lower2, 1 + polished[1])
+    a, b, F, lower, steps = best
+    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps,
+                         detail={"polish_steps": steps})
+
+
 def _polish_svm(K, y, C, alpha, tol):
     """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
 
