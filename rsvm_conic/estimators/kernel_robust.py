@@ -44,7 +44,8 @@ from ._base import BinaryClassifierTags
 __all__ = ["KernelRobustSVC"]
 
 #: routes per method, fastest certified first; an uncertified result falls back along this order
-_SOLVERS = {"qp": ("libsvm", "clarabel", "scs"), "socp": ("newton", "ipm", "clarabel", "scs"), "qn": ("dfp",)}
+#: the routes of each method, fastest first: read from the formulations' BACKENDS tables
+_SOLVERS = {"qp": tuple(RSVMQP.BACKENDS), "socp": tuple(RSVMSOCP.BACKENDS), "qn": tuple(RSVMQN.BACKENDS)}
 
 
 class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):

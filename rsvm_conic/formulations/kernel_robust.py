@@ -464,6 +464,11 @@ class RSVMQP(_KernelRobust):
     approximation of ``beta`` from Sec. 5.1 (``rho`` may be passed directly)."""
 
     name = "rsvm-qp"
+    #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
+    BACKENDS = {"libsvm": "libsvm on the modified kernel, polished in double precision; certificate: "
+                          "Lagrangian/Frank-Wolfe bound",
+                "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
+                "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective"}
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, rho=None, libsvm_tol: float = 1e-7, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
@@ -673,6 +678,12 @@ class RSVMSOCP(_KernelRobust):
     """
 
     name = "rsvm-socp"
+    #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
+    BACKENDS = {"newton": "projected Newton warm-started by libsvm (cone IPM as its own fallback); "
+                          "certificate: Frank-Wolfe gap",
+                "ipm": "primal-dual interior point on the n x n KKT system; certificate: its duality gap",
+                "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
+                "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective"}
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
@@ -832,6 +843,8 @@ class RSVMQN(_KernelRobust):
     """
 
     name = "rsvm-qn"
+    #: non-convex penalty (17); certificate: the relaxation bound (certified only when beta is near PSD)
+    BACKENDS = {"dfp": "DFP quasi-Newton with multiple starts; certificate: the convex relaxation's bound"}
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, n_random: int = 1, P_levels: int = 2,
                  P_factor: float = 1000.0, gtol: float = 1e-9, max_iter: int = 1000, seed: int = 0,
