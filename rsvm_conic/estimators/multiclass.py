@@ -100,9 +100,7 @@ def _check_fit_input(estimator, X, y):
     X, y = validate_data(estimator, X, y, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
     X = check_finite_array(X, "X", ndim=2)
     check_classification_targets(y)
-    if np.unique(y).size < 2:
-        raise ValueError("y holds a single class (1 class); a classifier needs at least two.")
-    codes, classes = encode_labels(y, X.shape[0])
+    codes, classes = encode_labels(y, X.shape[0])  # the single-class check (check_two_classes)
     return X, codes, classes
 
 

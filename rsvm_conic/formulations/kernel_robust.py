@@ -48,7 +48,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_choice, check_finite_array, check_positive
+from .._validation import check_choice, check_finite_array, check_positive, check_two_classes, psd_factor
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.rsvm_socp_fast import lmo_value, project_S
@@ -75,8 +75,7 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
         raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}.")
-    if np.unique(y).size < 2:
-        raise ValueError("y must contain both classes.")
+    check_two_classes(y, "y", reason="y'alpha = 0 with alpha >= 0 needs both labels -1 and +1")
     beta = check_finite_array(beta, "beta", ndim=2)
     if beta.shape != (n, n):
         raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
@@ -86,13 +85,6 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     C = check_positive(C, "C")
     kappa = check_positive(kappa, "kappa", strict=False)
     return K_bar, y, beta, C, kappa
-
-
-def _factor(K):
-    """``L`` with ``L L' = K`` (PSD), dropping null directions."""
-    v, E = np.linalg.eigh(K)
-    keep = v > 1e-12 * max(1.0, float(v[-1]))
-    return E[:, keep] * np.sqrt(v[keep])
 
 
 def robust_objective(alpha, Q, kappa, beta=None, rho=None):
@@ -450,7 +442,8 @@ class _KernelRobust(Formulation):
 
     def _cvx_common(self):
         a = cp.Variable(self.n, name="alpha")
-        L = _factor(self.K_bar)
+        # L L' = K_bar (validated PSD), null directions (eigenvalues <= 1e-12 max(1, lambda_max)) dropped
+        L = psd_factor(self.K_bar, "K_bar", on_negative="clip", drop_tol=1e-12, drop_atol=1e-12)
         quad = cp.sum_squares(L.T @ cp.multiply(self.y, a)) if L.shape[1] else cp.Constant(0.0)
         cons = [a >= 0, a <= self.parameters["C"], self.y @ a == 0]
         return a, quad, cons

@@ -49,6 +49,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
+from .._validation import check_two_classes, psd_factor
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
@@ -111,13 +112,10 @@ def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
     if beta.shape != (n, n):
         raise ValueError(f"beta must be an {n} x {n} PSD matrix (or pass factor=True with B); got {beta.shape}.")
     beta = 0.5 * (beta + beta.T)
-    v, E = np.linalg.eigh(beta)
-    scale = max(float(np.max(np.abs(v))), 1e-300)
-    if v[0] < -psd_tol * scale:
-        raise ValueError(f"beta has a negative eigenvalue ({v[0]:.3g}); RSVM_SOCP needs a PSD beta. Use "
-                         "rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) (Sec. 5.1's PSD approximation).")
-    keep = v > 1e-14 * scale
-    B = (E[:, keep] * np.sqrt(v[keep])).T
+    # one eigendecomposition checks (lambda_min >= -psd_tol max|lambda|) and factors (null directions dropped)
+    B = psd_factor(beta, "beta", neg_tol=psd_tol, drop_tol=1e-14,
+                   hint="RSVM_SOCP needs a PSD beta: use rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) "
+                        "(Sec. 5.1's PSD approximation)").T
     if B.shape[0] == 0:
         B = np.zeros((1, n))
     return beta, B
@@ -510,8 +508,7 @@ def _prepare(K_bar, beta, y, factor):
     y = np.asarray(y, dtype=float)
     if y.shape != (n,) or not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError(f"y must hold {n} labels in {{-1, +1}}.")
-    if np.all(y == y[0]):
-        raise ValueError("y has a single class; y'alpha = 0 then forces alpha = 0. Pass both classes.")
+    check_two_classes(y, "y", classes=np.unique(y), reason="y'alpha = 0 then forces alpha = 0")
     K_bar = 0.5 * (K_bar + K_bar.T)
     beta_hat, B = prepare_beta(beta, n, factor)
     Q = y[:, None] * K_bar * y[None, :]
