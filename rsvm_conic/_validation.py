@@ -161,8 +161,11 @@ def check_two_classes(y, name: str = "y", *, reason: str | None = None, classes=
     """
     classes = np.unique(np.asarray(y)) if classes is None else np.asarray(classes)
     if classes.shape[0] < 2:
-        which = f" ({classes[0]!r})" if classes.shape[0] else ""
-        why = reason or "a classifier needs samples of at least two classes"
+        which = ""
+        if classes.shape[0]:
+            first = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+            which = f" ({first!r})"
+        why = reason or "a classifier needs more than one class to separate"
         raise ValueError(f"{name} holds a single class{which} (got {classes.shape[0]} class); {why}. "
                          "Pass samples of at least two classes.")
     return classes

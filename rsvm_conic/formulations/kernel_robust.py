@@ -373,7 +373,8 @@ class _KernelRobust(Formulation):
         a = np.zeros(self.n)
         a[clf.support_] = np.abs(clf.dual_coef_[0])
         if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
-            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol)
+            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol,
+                            check_input=False)
             if p is not None:
                 a = p[0]
         return a
@@ -504,7 +505,8 @@ class RSVMQP(_KernelRobust):
         return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
 
     def _polish(self, alpha):
-        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol)
+        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol,
+                        check_input=False)
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
@@ -527,7 +529,7 @@ class RSVMQP(_KernelRobust):
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
         cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
         if cert.status != "optimal":
-            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol)
+            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
             if polished is not None:
                 values_p = self._finish(polished[0])
                 cert_p = self.certificate(values_p["alpha"], f"{self.name}/libsvm", iterations=n_iter,
@@ -541,13 +543,14 @@ class RSVMQP(_KernelRobust):
         return self._attach(sol, cert)
 
 
-def _polish_svm(K, y, C, alpha, tol):
+def _polish_svm(K, y, C, alpha, tol, check_input=True):
     """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
 
     First one exact Newton step on libsvm's active set: with ``F`` the free and ``U`` the at-C
     coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
     ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
     projected Newton (:func:`rsvm_socp_fast` with ``kappa = 0``) warm-started from ``alpha``.
+    ``check_input=False``: ``K`` (symmetric) and ``y`` come validated from a formulation.
     """
     from ..solvers.rsvm_socp_fast import rsvm_socp_fast
 
@@ -582,7 +585,7 @@ def _polish_svm(K, y, C, alpha, tol):
                 return a, 1
     try:
         res = rsvm_socp_fast(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
-                             tol=0.01 * tol, max_iter=20, fallback=False)
+                             tol=0.01 * tol, max_iter=20, fallback=False, check_input=check_input)
     except (SolverError, np.linalg.LinAlgError):
         return None
     return res.alpha, res.iterations
@@ -675,7 +678,7 @@ class RSVMSOCP(_KernelRobust):
         a0 = project_box_hyperplane(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
         try:
             res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, warm_start=a0, factor=True,
-                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False)
+                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False, check_input=False)
         except (SolverError, np.linalg.LinAlgError):
             return None
         return res.alpha
@@ -692,7 +695,7 @@ class RSVMSOCP(_KernelRobust):
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
             res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, factor=True, tol=tol,
-                                 max_iter=max_iter, fallback=True)
+                                 max_iter=max_iter, fallback=True, check_input=False)
         except np.linalg.LinAlgError as exc:
             raise SolverError(f"RSVM_SOCP projected Newton / cone IPM failed: {exc}.") from exc
         values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)

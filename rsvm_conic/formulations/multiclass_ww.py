@@ -198,18 +198,26 @@ class WWKernelDual(Formulation):
 
     name = "ww-kernel-dual"
 
-    def __init__(self, K, codes, n_classes: int | None = None, zeta: float = 1.0):
-        K = check_X(K, "K")
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
-        K = check_symmetric(K, "K", rtol=1e-8)
-        self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
+    def __init__(self, K, codes, n_classes: int | None = None, zeta: float = 1.0, *, check_input: bool = True,
+                 factor=None):
+        """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
+        from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
+        when the caller already has it (:func:`psd_factor`), saving the eigendecomposition."""
+        if check_input:
+            K = check_X(K, "K")
+            if K.shape[0] != K.shape[1]:
+                raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
+            K = check_symmetric(K, "K", rtol=1e-8)
+            self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
+        else:
+            K = 0.5 * (K + K.T)
+            self.codes, self.n_classes = codes, int(n_classes)
         self.K = K
         codes = self.codes
         n, C = K.shape[0], self.n_classes
         self.Y = np.zeros((n, C))
         self.Y[np.arange(n), codes] = 1.0
-        L, _, _ = psd_factor(self.K)
+        L = psd_factor(self.K)[0] if factor is None else factor
         alpha = cp.Variable((n, C), nonneg=True)
         zeta_p = cp.Parameter(nonneg=True, value=check_positive(zeta, "zeta"), name="zeta")
         A = cp.sum(alpha, axis=1, keepdims=True)  # (n, 1)

@@ -352,7 +352,7 @@ def _lam(alpha, beta_hat, kappa):
 
 
 def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
-                   fallback=True, svm_start=False, _prepared=None) -> RSVMSOCPResult:
+                   fallback=True, svm_start=False, check_input=True, _prepared=None) -> RSVMSOCPResult:
     """Solve RSVM_SOCP (eq. 16) for one (C, kappa); see the module docstring.
 
     ``beta`` is a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` with ``B'B = beta_hat``.
@@ -361,12 +361,13 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
     warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified
     relative accuracy of the objective (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in
-    ``result.solve_info``.
+    ``result.solve_info``.  ``check_input=False``: trusted arrays from a caller that validated them
+    (``K_bar`` finite and symmetric, ``y`` in {-1, +1} with both classes, ``B`` finite): not checked again.
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
     if _prepared is None:
-        Q, y, beta_hat, B = _prepare(K_bar, beta, y, factor)
+        Q, y, beta_hat, B = _prepare(K_bar, beta, y, factor, check_input)
     else:
         Q, y, beta_hat, B = _prepared
     C = float(C)
@@ -500,7 +501,12 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     return RSVMSOCPResult(alpha, nu, obj, "optimal", "cone-ipm", it + ipm_info["iterations"], elapsed, info, cert)
 
 
-def _prepare(K_bar, beta, y, factor):
+def _prepare(K_bar, beta, y, factor, check_input=True):
+    if not check_input:  # validated at the caller's boundary (symmetric K_bar, labels, finite factor)
+        y = np.asarray(y, dtype=float)
+        beta_hat, B = (beta.T @ beta, beta) if factor else prepare_beta(beta, y.shape[0], factor)
+        Q = y[:, None] * K_bar * y[None, :]
+        return Q, y, _Beta(beta_hat, B), B
     K_bar = np.asarray(K_bar, dtype=float)
     if K_bar.ndim != 2 or K_bar.shape[0] != K_bar.shape[1] or not np.all(np.isfinite(K_bar)):
         raise ValueError("K_bar must be a finite square matrix.")
