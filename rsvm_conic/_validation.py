@@ -217,14 +217,14 @@ def check_psd(S, name: str = "matrix", *, neg_tol: float = 1e-8, scale: float | 
     if scale is None:
         scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
     threshold = neg_tol * scale
-    if _cholesky_ok(S, 0.5 * threshold):
+    if shifted_cholesky_ok(S, 0.5 * threshold):
         return
     eigmin = np.linalg.eigvalsh(S)[..., 0]
     if np.any(eigmin < -threshold):
         _raise_not_psd(name, S, eigmin, threshold, hint)
 
 
-def _cholesky_ok(S, shift: float) -> bool:
+def shifted_cholesky_ok(S, shift: float) -> bool:
     """Whether every ``S + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy for one matrix)."""
     if S.ndim == 2:
         from scipy.linalg.lapack import dpotrf

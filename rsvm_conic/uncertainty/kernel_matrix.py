@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri
 
-from .._validation import (_cholesky_ok, check_finite_array, check_probability, check_psd, check_symmetric, psd_eigh,
-                           psd_factor)
+from .._validation import (check_finite_array, check_probability, check_psd, check_symmetric, psd_eigh, psd_factor,
+                           shifted_cholesky_ok)
 
 __all__ = [
     "KernelUncertainty", "kappa_gaussian", "kappa_finite", "kappa", "gamma_finite_support",
@@ -439,7 +439,7 @@ class KernelUncertainty:
             Ksym = 0.5 * (center + center.T)
             if mean_psd == "raise":
                 K_bar = check_mean_kernel(Ksym, "symmetrised mean of K_samples")
-            elif _cholesky_ok(Ksym, 0.0):  # positive definite: the projection would be the identity
+            elif shifted_cholesky_ok(Ksym, 0.0):  # positive definite: the projection would be the identity
                 K_bar = Ksym
             else:
                 v, E = psd_eigh(Ksym, "symmetrised mean of K_samples", on_negative="keep")
