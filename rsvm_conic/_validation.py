@@ -91,12 +91,7 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")
     check_classification_targets(y)  # 'Unknown label type: continuous' for regression targets
-    classes = np.unique(y)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"{name} has a single class ({classes[0]!r}); a binary classifier needs samples of two classes "
-            "(got 1 class)."
-        )
+    classes = check_two_classes(y, name, reason="a binary classifier needs samples of two classes")
     if classes.shape[0] > 2:
         raise ValueError(
             f"Only binary classification is supported. {name} has {classes.shape[0]} classes; use a "
@@ -155,6 +150,151 @@ def dual_norm(p: float) -> float:
     return {1.0: float("inf"), 2.0: 2.0, float("inf"): 1.0}[p]
 
 
+# ------------------------------------------------------------------------------------------ labels
+def check_two_classes(y, name: str = "y", *, reason: str | None = None, classes=None) -> np.ndarray:
+    """Raise ValueError unless ``y`` holds at least two distinct labels; return the sorted distinct labels.
+
+    The one single-class check: every estimator, builder and solver that needs two classes calls it.
+    ``reason`` says why two are needed (default: a classifier needs them); ``classes`` gives the
+    distinct labels when the caller already has them (e.g. ``range(n_classes)`` for class codes),
+    which skips ``np.unique``.
+    """
+    classes = np.unique(np.asarray(y)) if classes is None else np.asarray(classes)
+    if classes.shape[0] < 2:
+        which = ""
+        if classes.shape[0]:
+            first = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+            which = f" ({first!r})"
+        why = reason or "a classifier needs more than one class to separate"
+        raise ValueError(f"{name} holds a single class{which} (got {classes.shape[0]} class); {why}. "
+                         "Pass samples of at least two classes.")
+    return classes
+
+
+# ------------------------------------------------------------------------ symmetric PSD matrices
+#: eigenvalue scales are floored here, so that a zero matrix gives zero thresholds without 0/0
+_TINY = 1e-300
+
+
+def check_symmetric(S, name: str = "matrix", *, rtol: float = 1e-8, atol: float = 0.0) -> np.ndarray:
+    """Check that the last two axes of ``S`` hold square symmetric matrices; return them symmetrised.
+
+    Non-symmetric means ``max |S - S^T| > rtol * max(1, max |S|) + atol``.  Raises ValueError naming
+    the first bad block of a stack.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
+        raise ValueError(f"{name} must be square; got shape {S.shape}.")
+    scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
+    asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2)) if S.size else np.zeros(S.shape[:-2])
+    if np.any(asym > rtol * scale + atol):
+        idx = int(np.argmax(np.atleast_1d(asym)))
+        where = f" (block {idx})" if S.ndim == 3 else ""
+        raise ValueError(f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
+                         "pass a symmetric matrix, e.g. (S + S.T) / 2.")
+    return 0.5 * (S + np.swapaxes(S, -1, -2))
+
+
+def _raise_not_psd(name, S, eigmin, threshold, hint):
+    eigmin = np.atleast_1d(eigmin)
+    threshold = np.broadcast_to(threshold, eigmin.shape)
+    idx = int(np.argmax(eigmin < -threshold))
+    where = f" (block {idx})" if np.ndim(S) == 3 else ""
+    raise ValueError(f"{name}{where} is not positive semidefinite: smallest eigenvalue {float(eigmin[idx]):.3g}, "
+                     f"a negative eigenvalue beyond the round-off tolerance {float(threshold[idx]):.3g}"
+                     + (f"; {hint}" if hint else "") + ".")
+
+
+def check_psd(S, name: str = "matrix", *, neg_tol: float = 1e-8, scale: float | None = None, hint: str = "") -> None:
+    """The one PSD check: raise ValueError if a symmetric ``S`` (or stack) has an eigenvalue below
+    ``-neg_tol * scale`` (``scale`` default ``max(1, max |S|)``).
+
+    ``S`` must already be symmetric (:func:`check_symmetric`).  Decided by a Cholesky factorisation
+    of ``S + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; ~5x cheaper than
+    ``eigvalsh``); only when it fails are the eigenvalues computed, which decide.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    if scale is None:
+        scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
+    threshold = neg_tol * scale
+    if shifted_cholesky_ok(S, 0.5 * threshold):
+        return
+    eigmin = np.linalg.eigvalsh(S)[..., 0]
+    if np.any(eigmin < -threshold):
+        _raise_not_psd(name, S, eigmin, threshold, hint)
+
+
+def shifted_cholesky_ok(S, shift: float) -> bool:
+    """Whether every ``S + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy for one matrix)."""
+    if S.ndim == 2:
+        from scipy.linalg.lapack import dpotrf
+
+        M = np.array(S, dtype=np.float64, order="F")
+        M[np.diag_indices_from(M)] += shift
+        _, info = dpotrf(M, lower=1, clean=0, overwrite_a=1)
+        return info == 0
+    try:
+        np.linalg.cholesky(S + shift * np.eye(S.shape[-1]))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def psd_eigh(S, name: str = "matrix", *, on_negative: str = "raise", neg_tol: float = 1e-8, neg_atol: float = 0.0,
+             scale: float | None = None, drop_tol: float | None = None, drop_atol: float = 0.0, hint: str = ""):
+    """The one eigendecomposition behind every PSD factorisation and projection: ``(vals, vecs)``,
+    eigenvalues ascending, of the symmetric matrix (or stack) ``S`` from a single ``np.linalg.eigh``.
+
+    Tolerances are relative to ``scale`` (default: the spectral radius ``max |lambda|`` of each
+    matrix, floored at 1e-300):
+
+    * ``on_negative="raise"``: ValueError if the smallest eigenvalue is below
+      ``-max(neg_tol * scale, neg_atol)``; the remaining round-off negatives are set to 0.
+      ``"clip"``: negative eigenvalues are set to 0 (the projection onto the PSD cone, never
+      raises).  ``"keep"``: the eigenvalues as computed (the caller inspects them).
+    * ``drop_tol`` (one matrix only): keep only the eigenpairs with ``lambda > max(drop_tol * scale,
+      drop_atol)`` (null and negative directions dropped); ``vals``/``vecs`` then have ``r`` entries/columns.
+
+    ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.
+    """
+    check_choice(on_negative, "on_negative", ("raise", "clip", "keep"))
+    vals, vecs = np.linalg.eigh(S)
+    ref = np.max(np.abs(vals), axis=-1) if scale is None else np.asarray(scale, dtype=np.float64)
+    ref = np.maximum(ref, _TINY)
+    if on_negative == "raise":
+        threshold = np.maximum(neg_tol * ref, neg_atol)
+        if np.any(vals[..., 0] < -threshold):
+            _raise_not_psd(name, S, vals[..., 0], threshold, hint)
+    if on_negative != "keep":
+        vals = np.clip(vals, 0.0, None)
+    if drop_tol is not None:
+        if vals.ndim != 1:
+            raise ValueError("psd_eigh: drop_tol needs a single matrix, not a stack.")
+        keep = vals > max(drop_tol * float(ref), drop_atol)
+        vals, vecs = vals[keep], vecs[:, keep]
+    return vals, vecs
+
+
+def psd_factor(S, name: str = "matrix", *, form: str = "left", on_negative: str = "raise", return_eig: bool = False,
+               **tolerances):
+    """A factor ``A`` with ``A A' = S`` (after clipping round-off negatives) from one :func:`psd_eigh`.
+
+    ``form="sqrt"``: the symmetric square root ``V diag(sqrt(lambda_+)) V'`` (n x n, stacks allowed);
+    ``form="left"``: ``V_r diag(sqrt(lambda_r))`` (n x r) over the kept eigenpairs (``drop_tol``:
+    null directions dropped).  ``on_negative`` and the tolerances are :func:`psd_eigh`'s (``"keep"``
+    is not allowed: a factor needs nonnegative eigenvalues).  ``return_eig=True`` returns
+    ``(A, vecs, vals)`` (the kept eigenpairs, ascending).
+    """
+    check_choice(form, "form", ("left", "sqrt"))
+    check_choice(on_negative, "on_negative", ("raise", "clip"))
+    vals, vecs = psd_eigh(S, name, on_negative=on_negative, **tolerances)
+    root = np.sqrt(vals)
+    A = vecs * root[..., None, :]
+    if form == "sqrt":
+        A = A @ np.swapaxes(vecs, -1, -2)
+    return (A, vecs, vals) if return_eig else A
+
+
 def check_symmetric_psd(S, name: str = "Sigma", *, tol: float = 1e-8, factor: bool | str = False) -> np.ndarray:
     """Check that the last two axes of ``S`` hold symmetric positive semidefinite matrices.
 
@@ -163,39 +303,17 @@ def check_symmetric_psd(S, name: str = "Sigma", *, tol: float = 1e-8, factor: bo
     symmetric PSD square root (negative round-off eigenvalues clipped); ``factor="cholesky"`` the
     Cholesky factor, about 5x cheaper, when every matrix is positive definite (a successful
     Cholesky factorisation proves it), else the symmetric root.  Raises ValueError naming the first
-    bad block.
+    bad block.  PSD means ``lambda_min >= -tol * max(1, max |S|)`` (:func:`check_psd`).
     """
-    S = np.asarray(S, dtype=np.float64)
-    if S.shape[-1] != S.shape[-2]:
-        raise ValueError(f"{name} matrices must be square; got trailing shape {S.shape[-2:]}.")
+    S = check_symmetric(S, name, rtol=10 * tol, atol=1e-12)
     scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
-    asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2))
-    if np.any(asym > tol * scale * 10 + 1e-12):
-        idx = int(np.argmax(np.atleast_1d(asym)))
-        where = f" (block {idx})" if S.ndim == 3 else ""
-        raise ValueError(
-            f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
-            "pass a symmetric covariance, e.g. (S + S.T) / 2."
-        )
-    S = 0.5 * (S + np.swapaxes(S, -1, -2))
+    hint = "a covariance must be PSD"
+    if not factor:
+        check_psd(S, name, neg_tol=tol, scale=scale, hint=hint)
+        return S
     if factor == "cholesky":
         try:
             return np.linalg.cholesky(S)
         except np.linalg.LinAlgError:
             pass  # singular or indefinite somewhere: the eigendecomposition decides which
-    if factor:
-        vals, vecs = np.linalg.eigh(S)
-    else:
-        vals, vecs = np.linalg.eigvalsh(S), None
-    eigmin = vals[..., 0]
-    bad = np.atleast_1d(eigmin) < -tol * scale
-    if np.any(bad):
-        idx = int(np.argmax(bad))
-        where = f" (block {idx})" if S.ndim == 3 else ""
-        raise ValueError(
-            f"{name}{where} is not positive semidefinite (smallest eigenvalue "
-            f"{float(np.atleast_1d(eigmin)[idx]):.3g}); a covariance must be PSD."
-        )
-    if factor:
-        return (vecs * np.sqrt(np.clip(vals, 0.0, None))[..., None, :]) @ np.swapaxes(vecs, -1, -2)
-    return S
+    return psd_factor(S, name, form="sqrt", neg_tol=tol, scale=scale, hint=hint)

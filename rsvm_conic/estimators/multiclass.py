@@ -100,9 +100,7 @@ def _check_fit_input(estimator, X, y):
     X, y = validate_data(estimator, X, y, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
     X = check_finite_array(X, "X", ndim=2)
     check_classification_targets(y)
-    if np.unique(y).size < 2:
-        raise ValueError("y holds a single class (1 class); a classifier needs at least two.")
-    codes, classes = encode_labels(y, X.shape[0])
+    codes, classes = encode_labels(y, X.shape[0])  # the single-class check (check_two_classes)
     return X, codes, classes
 
 
@@ -178,19 +176,28 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             else:
                 routes = [self.solver]
 
+        factors = []  # psd_factor(K), computed once: the primal route and its dual fallback share it
+
+        def kernel_factor():
+            if not factors:
+                factors.append(psd_factor(K))
+            return factors[0]
+
         def attempt(route):
             if route == "primal":
                 if self.rff_ is not None:
                     W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, **primal_kw)
                     return W, b, info["certificate"]
-                _, U, lam = psd_factor(K)
+                _, U, lam = kernel_factor()
                 W, b, info = ww_primal_lbfgs(U * np.sqrt(lam), codes, nC, zeta, **primal_kw)
                 return U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"]
             t0 = time.perf_counter()
             if route == "libsvm":
                 beta, b = ww_binary_libsvm(K, codes, zeta)
             else:
-                sol = WWKernelDual(K if self.rff_ is None else Phi @ Phi.T, codes, nC, zeta).solve("clarabel")
+                exact = self.rff_ is None  # inputs validated in fit: the builder does not check them again
+                sol = WWKernelDual(K if exact else Phi @ Phi.T, codes, nC, zeta, check_input=False,
+                                   factor=kernel_factor()[0] if exact else None).solve("clarabel")
                 beta, b = sol["beta"], sol["b"]
             cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6, time=time.perf_counter() - t0)
             return (Phi.T @ beta if self.rff_ is not None else beta), b, cert

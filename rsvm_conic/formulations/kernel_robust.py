@@ -48,7 +48,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_choice, check_finite_array, check_positive
+from .._validation import check_choice, check_finite_array, check_positive, check_two_classes, psd_factor
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.rsvm_socp_fast import lmo_value, project_S
@@ -75,8 +75,7 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
         raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}.")
-    if np.unique(y).size < 2:
-        raise ValueError("y must contain both classes.")
+    check_two_classes(y, "y", reason="y'alpha = 0 with alpha >= 0 needs both labels -1 and +1")
     beta = check_finite_array(beta, "beta", ndim=2)
     if beta.shape != (n, n):
         raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
@@ -86,13 +85,6 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     C = check_positive(C, "C")
     kappa = check_positive(kappa, "kappa", strict=False)
     return K_bar, y, beta, C, kappa
-
-
-def _factor(K):
-    """``L`` with ``L L' = K`` (PSD), dropping null directions."""
-    v, E = np.linalg.eigh(K)
-    keep = v > 1e-12 * max(1.0, float(v[-1]))
-    return E[:, keep] * np.sqrt(v[keep])
 
 
 def robust_objective(alpha, Q, kappa, beta=None, rho=None):
@@ -381,7 +373,8 @@ class _KernelRobust(Formulation):
         a = np.zeros(self.n)
         a[clf.support_] = np.abs(clf.dual_coef_[0])
         if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
-            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol)
+            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol,
+                            check_input=False)
             if p is not None:
                 a = p[0]
         return a
@@ -450,7 +443,8 @@ class _KernelRobust(Formulation):
 
     def _cvx_common(self):
         a = cp.Variable(self.n, name="alpha")
-        L = _factor(self.K_bar)
+        # L L' = K_bar (validated PSD), null directions (eigenvalues <= 1e-12 max(1, lambda_max)) dropped
+        L = psd_factor(self.K_bar, "K_bar", on_negative="clip", drop_tol=1e-12, drop_atol=1e-12)
         quad = cp.sum_squares(L.T @ cp.multiply(self.y, a)) if L.shape[1] else cp.Constant(0.0)
         cons = [a >= 0, a <= self.parameters["C"], self.y @ a == 0]
         return a, quad, cons
@@ -516,7 +510,8 @@ class RSVMQP(_KernelRobust):
         return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
 
     def _polish(self, alpha):
-        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol)
+        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol,
+                        check_input=False)
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
@@ -539,7 +534,7 @@ class RSVMQP(_KernelRobust):
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
         cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
         if cert.status != "optimal":
-            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol)
+            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
             if polished is not None:
                 values_p = self._finish(polished[0])
                 cert_p = self.certificate(values_p["alpha"], f"{self.name}/libsvm", iterations=n_iter,
@@ -586,7 +581,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
         return certify(route, F, lower, tol, floor=floor).gap_rel
 
     if gap(*best[2:4]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
-        polished = _polish_svm(Kc[sv], y[sv], C, best[0][sv], tol)
+        Ks = Kc[sv]
+        polished = _polish_svm(0.5 * (Ks + Ks.T), y[sv], C, best[0][sv], tol, check_input=False)
         if polished is not None:
             a = np.zeros_like(alpha)
             a[sv] = polished[0]
@@ -595,7 +591,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
                 best = (a, b2, F2, lower2, 1 + polished[1])
     if gap(*best[2:4]) > tol and full_kernel is not None:
         K = full_kernel()
-        polished = _polish_svm(K, y, C, best[0], tol)
+        K = 0.5 * (K + K.T)
+        polished = _polish_svm(K, y, C, best[0], tol, check_input=False)
         if polished is not None:
             a = polished[0]
             nz = np.flatnonzero(a)
@@ -623,13 +620,14 @@ def _solve_or_lstsq(A, rhs):
         return None
 
 
-def _polish_svm(K, y, C, alpha, tol):
+def _polish_svm(K, y, C, alpha, tol, check_input=True):
     """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
 
     First one exact Newton step on libsvm's active set: with ``F`` the free and ``U`` the at-C
     coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
     ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
     projected Newton (:func:`rsvm_socp_fast` with ``kappa = 0``) warm-started from ``alpha``.
+    ``check_input=False``: ``K`` (symmetric) and ``y`` come validated from a formulation.
     """
     from ..solvers.rsvm_socp_fast import rsvm_socp_fast
 
@@ -661,7 +659,7 @@ def _polish_svm(K, y, C, alpha, tol):
                 return a, 1
     try:
         res = rsvm_socp_fast(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
-                             tol=0.01 * tol, max_iter=20, fallback=False)
+                             tol=0.01 * tol, max_iter=20, fallback=False, check_input=check_input)
     except (SolverError, np.linalg.LinAlgError):
         return None
     return res.alpha, res.iterations
@@ -760,7 +758,7 @@ class RSVMSOCP(_KernelRobust):
         a0 = project_box_hyperplane(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
         try:
             res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, warm_start=a0, factor=True,
-                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False)
+                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False, check_input=False)
         except (SolverError, np.linalg.LinAlgError):
             return None
         return res.alpha
@@ -777,7 +775,7 @@ class RSVMSOCP(_KernelRobust):
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
             res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, factor=True, tol=tol,
-                                 max_iter=max_iter, fallback=True)
+                                 max_iter=max_iter, fallback=True, check_input=False)
         except np.linalg.LinAlgError as exc:
             raise SolverError(f"RSVM_SOCP projected Newton / cone IPM failed: {exc}.") from exc
         values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)

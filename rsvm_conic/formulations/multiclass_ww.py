@@ -48,7 +48,8 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_positive, check_X
+from .._validation import check_positive, check_symmetric, check_two_classes, check_X
+from .._validation import psd_factor as _psd_factor
 from .base import Formulation, Solution
 
 
@@ -75,8 +76,9 @@ def check_codes(codes, n: int, n_classes=None):
     if n == 0:
         raise ValueError("codes is empty; at least two samples of two classes are needed.")
     n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
-    if n_classes < 2 or codes.min() < 0 or codes.max() >= n_classes:
+    if codes.min() < 0 or codes.max() >= n_classes:
         raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+    check_two_classes(codes, "codes", classes=np.arange(n_classes))  # n_classes < 2: a single class
     return codes, n_classes
 
 def encode_labels(y, n: int | None = None):
@@ -87,8 +89,7 @@ def encode_labels(y, n: int | None = None):
     if n is not None and y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} labels but X has {n} rows; they must match.")
     classes, codes = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError("y holds a single class; a classifier needs at least two.")
+    check_two_classes(y, "y", classes=classes)
     return codes.astype(np.int64), classes
 
 
@@ -183,16 +184,12 @@ def ww_certificate(route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarra
 def psd_factor(K: np.ndarray, rtol: float = 1e-10):
     """``K = L L^T`` through ``eigh``, dropping eigenvalues below ``rtol * max``.
 
-    Returns ``(L (n, r), U (n, r), lam (r,))``.  Negative eigenvalues beyond round-off raise.
+    Returns ``(L (n, r), U (n, r), lam (r,))``.  Negative eigenvalues below ``-1e-8 max(1, lambda_max)``
+    raise (one :func:`rsvm_conic._validation.psd_factor` call).
     """
     K = 0.5 * (K + K.T)
-    lam, U = np.linalg.eigh(K)
-    top = max(float(lam[-1]), 0.0)
-    if lam[0] < -1e-8 * max(top, 1.0):
-        raise ValueError(f"the kernel matrix is not PSD (smallest eigenvalue {lam[0]:.3g}); use a PSD kernel.")
-    keep = lam > rtol * max(top, 1e-300)
-    U, lam = U[:, keep], lam[keep]
-    return U * np.sqrt(lam), U, lam
+    return _psd_factor(K, "the kernel matrix", neg_tol=1e-8, neg_atol=1e-8, drop_tol=rtol, return_eig=True,
+                       hint="use a PSD kernel")
 
 
 # ----------------------------------------------------------------------------- kernel dual
@@ -201,20 +198,26 @@ class WWKernelDual(Formulation):
 
     name = "ww-kernel-dual"
 
-    def __init__(self, K, codes, n_classes: int | None = None, zeta: float = 1.0):
-        K = check_X(K, "K")
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
-        asym = float(np.max(np.abs(K - K.T))) if K.size else 0.0
-        if asym > 1e-8 * max(1.0, float(np.max(np.abs(K)))):
-            raise ValueError(f"K is not symmetric (max |K - K'| = {asym:.3g}); pass a Gram matrix, e.g. (K + K.T) / 2.")
-        self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
-        self.K = 0.5 * (K + K.T)
+    def __init__(self, K, codes, n_classes: int | None = None, zeta: float = 1.0, *, check_input: bool = True,
+                 factor=None):
+        """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
+        from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
+        when the caller already has it (:func:`psd_factor`), saving the eigendecomposition."""
+        if check_input:
+            K = check_X(K, "K")
+            if K.shape[0] != K.shape[1]:
+                raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
+            K = check_symmetric(K, "K", rtol=1e-8)
+            self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
+        else:
+            K = 0.5 * (K + K.T)
+            self.codes, self.n_classes = codes, int(n_classes)
+        self.K = K
         codes = self.codes
         n, C = K.shape[0], self.n_classes
         self.Y = np.zeros((n, C))
         self.Y[np.arange(n), codes] = 1.0
-        L, _, _ = psd_factor(self.K)
+        L = psd_factor(self.K)[0] if factor is None else factor
         alpha = cp.Variable((n, C), nonneg=True)
         zeta_p = cp.Parameter(nonneg=True, value=check_positive(zeta, "zeta"), name="zeta")
         A = cp.sum(alpha, axis=1, keepdims=True)  # (n, 1)

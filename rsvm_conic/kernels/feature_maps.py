@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_positive, check_X
+from .._validation import check_positive, check_X, psd_eigh
 from .rbf import gaussian_kernel
 
 
@@ -162,14 +162,12 @@ class NystroemMap:
             Z = check_X(landmarks, "landmarks", n_features=X.shape[1])
             self.landmark_indices_ = None
         K = gaussian_kernel(Z, Z, sigma)
-        vals, vecs = np.linalg.eigh(K)
-        order = np.argsort(vals)[::-1]
-        vals, vecs = vals[order], vecs[:, order]
-        keep = vals > rcond * vals[0]
+        # eigenpairs with lambda > rcond * lambda_max (K is PSD: the largest is the spectral radius)
+        vals, vecs = psd_eigh(K, "the landmark kernel", on_negative="keep", drop_tol=rcond)
         self.landmarks_ = Z
-        self.eigenvalues_ = vals[keep]
-        self.eigenvectors_ = vecs[:, keep]
-        self.rank_ = int(keep.sum())
+        self.eigenvalues_ = vals[::-1].copy()  # descending
+        self.eigenvectors_ = np.ascontiguousarray(vecs[:, ::-1])
+        self.rank_ = int(vals.shape[0])
         self.n_features_in_ = X.shape[1]
         return self
 

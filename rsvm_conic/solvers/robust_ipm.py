@@ -61,6 +61,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
+from .._validation import check_two_classes
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 
@@ -314,9 +315,8 @@ def _check_labels(y):
     y = np.asarray(y, dtype=float)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}.")
-    if np.all(y == y[0]):
-        raise ValueError("y has a single class; the robust SVM then has optimum w = 0 with a non-unique, "
-                         "unbounded set of intercepts b. Pass samples of both classes.")
+    check_two_classes(y, "y", reason="the robust SVM then has optimum w = 0 with a non-unique, unbounded "
+                                     "set of intercepts b")
     return y
 
 

@@ -49,6 +49,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
+from .._validation import check_two_classes, psd_factor
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
@@ -111,13 +112,10 @@ def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
     if beta.shape != (n, n):
         raise ValueError(f"beta must be an {n} x {n} PSD matrix (or pass factor=True with B); got {beta.shape}.")
     beta = 0.5 * (beta + beta.T)
-    v, E = np.linalg.eigh(beta)
-    scale = max(float(np.max(np.abs(v))), 1e-300)
-    if v[0] < -psd_tol * scale:
-        raise ValueError(f"beta has a negative eigenvalue ({v[0]:.3g}); RSVM_SOCP needs a PSD beta. Use "
-                         "rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) (Sec. 5.1's PSD approximation).")
-    keep = v > 1e-14 * scale
-    B = (E[:, keep] * np.sqrt(v[keep])).T
+    # one eigendecomposition checks (lambda_min >= -psd_tol max|lambda|) and factors (null directions dropped)
+    B = psd_factor(beta, "beta", neg_tol=psd_tol, drop_tol=1e-14,
+                   hint="RSVM_SOCP needs a PSD beta: use rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) "
+                        "(Sec. 5.1's PSD approximation)").T
     if B.shape[0] == 0:
         B = np.zeros((1, n))
     return beta, B
@@ -354,7 +352,7 @@ def _lam(alpha, beta_hat, kappa):
 
 
 def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
-                   fallback=True, svm_start=False, _prepared=None) -> RSVMSOCPResult:
+                   fallback=True, svm_start=False, check_input=True, _prepared=None) -> RSVMSOCPResult:
     """Solve RSVM_SOCP (eq. 16) for one (C, kappa); see the module docstring.
 
     ``beta`` is a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` with ``B'B = beta_hat``.
@@ -363,12 +361,13 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
     warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified
     relative accuracy of the objective (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in
-    ``result.solve_info``.
+    ``result.solve_info``.  ``check_input=False``: trusted arrays from a caller that validated them
+    (``K_bar`` finite and symmetric, ``y`` in {-1, +1} with both classes, ``B`` finite): not checked again.
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
     if _prepared is None:
-        Q, y, beta_hat, B = _prepare(K_bar, beta, y, factor)
+        Q, y, beta_hat, B = _prepare(K_bar, beta, y, factor, check_input)
     else:
         Q, y, beta_hat, B = _prepared
     C = float(C)
@@ -502,7 +501,12 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     return RSVMSOCPResult(alpha, nu, obj, "optimal", "cone-ipm", it + ipm_info["iterations"], elapsed, info, cert)
 
 
-def _prepare(K_bar, beta, y, factor):
+def _prepare(K_bar, beta, y, factor, check_input=True):
+    if not check_input:  # validated at the caller's boundary (symmetric K_bar, labels, finite factor)
+        y = np.asarray(y, dtype=float)
+        beta_hat, B = (beta.T @ beta, beta) if factor else prepare_beta(beta, y.shape[0], factor)
+        Q = y[:, None] * K_bar * y[None, :]
+        return Q, y, _Beta(beta_hat, B), B
     K_bar = np.asarray(K_bar, dtype=float)
     if K_bar.ndim != 2 or K_bar.shape[0] != K_bar.shape[1] or not np.all(np.isfinite(K_bar)):
         raise ValueError("K_bar must be a finite square matrix.")
@@ -510,8 +514,7 @@ def _prepare(K_bar, beta, y, factor):
     y = np.asarray(y, dtype=float)
     if y.shape != (n,) or not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError(f"y must hold {n} labels in {{-1, +1}}.")
-    if np.all(y == y[0]):
-        raise ValueError("y has a single class; y'alpha = 0 then forces alpha = 0. Pass both classes.")
+    check_two_classes(y, "y", classes=np.unique(y), reason="y'alpha = 0 then forces alpha = 0")
     K_bar = 0.5 * (K_bar + K_bar.T)
     beta_hat, B = prepare_beta(beta, n, factor)
     Q = y[:, None] * K_bar * y[None, :]

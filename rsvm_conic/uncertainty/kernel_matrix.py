@@ -38,7 +38,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri
 
-from .._validation import check_finite_array, check_probability
+from .._validation import (check_finite_array, check_probability, check_psd, check_symmetric, psd_eigh, psd_factor,
+                           shifted_cholesky_ok)
 
 __all__ = [
     "KernelUncertainty", "kappa_gaussian", "kappa_finite", "kappa", "gamma_finite_support",
@@ -225,10 +226,7 @@ def psd_part(beta, *, rel_tol: float = 1e-12):
     beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
     if not np.any(beta):  # noise-free: skip the eigendecomposition
         return np.zeros_like(beta), np.zeros((1, beta.shape[0]))
-    v, E = np.linalg.eigh(beta)
-    vmax = max(float(np.max(np.abs(v))), 0.0)
-    keep = v > rel_tol * max(vmax, 1e-300)
-    B = (E[:, keep] * np.sqrt(v[keep])).T
+    B = psd_factor(beta, "beta", on_negative="clip", drop_tol=rel_tol).T  # eigenvalues > rel_tol * max |v| kept
     beta_hat = B.T @ B
     if B.shape[0] == 0:
         B = np.zeros((1, beta.shape[0]))
@@ -269,33 +267,13 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
 
     PSD means ``lambda_min >= -tol * max(1, max|K|) * n``.  Tested by a Cholesky factorisation of
     ``K + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; ~5x cheaper than
-    ``eigvalsh``); only when it fails is the smallest eigenvalue computed, which decides.
+    ``eigvalsh``); only when it fails is the smallest eigenvalue computed, which decides
+    (:func:`rsvm_conic._validation.check_psd`).
     """
     K = check_finite_array(K, name, ndim=2)
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be square; got shape {K.shape}.")
-    scale = max(1.0, float(np.max(np.abs(K))))
-    asym = float(np.max(np.abs(K - K.T)))
-    if asym > 1e-8 * scale:
-        raise ValueError(f"{name} is not symmetric (max |K - K'| = {asym:.3g}); pass (K + K.T) / 2.")
-    K = 0.5 * (K + K.T)
-    threshold = tol * scale * K.shape[0]
-    if not _cholesky_ok(K, 0.5 * threshold):
-        lam = float(np.linalg.eigvalsh(K)[0])
-        if lam < -threshold:
-            raise ValueError(f"{name} is not positive semidefinite (smallest eigenvalue {lam:.3g}); "
-                             "the mean kernel must be a kernel matrix.")
+    K = check_symmetric(K, name, rtol=1e-8)
+    check_psd(K, name, neg_tol=tol * K.shape[0], hint="the mean kernel must be a kernel matrix")
     return K
-
-
-def _cholesky_ok(K, shift: float) -> bool:
-    """Whether ``K + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy)."""
-    from scipy.linalg.lapack import dpotrf
-
-    M = np.array(K, dtype=float, order="F")
-    M[np.diag_indices_from(M)] += shift
-    _, info = dpotrf(M, lower=1, clean=0, overwrite_a=1)
-    return info == 0
 
 
 def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
@@ -461,10 +439,10 @@ class KernelUncertainty:
             Ksym = 0.5 * (center + center.T)
             if mean_psd == "raise":
                 K_bar = check_mean_kernel(Ksym, "symmetrised mean of K_samples")
-            elif _cholesky_ok(Ksym, 0.0):  # positive definite: the projection would be the identity
+            elif shifted_cholesky_ok(Ksym, 0.0):  # positive definite: the projection would be the identity
                 K_bar = Ksym
             else:
-                v, E = np.linalg.eigh(Ksym)
+                v, E = psd_eigh(Ksym, "symmetrised mean of K_samples", on_negative="keep")
                 clipped = float(-np.sum(v[v < 0]))
                 K_bar = (E * np.maximum(v, 0.0)) @ E.T
                 K_bar = 0.5 * (K_bar + K_bar.T)

@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array, check_norm, check_positive, check_symmetric_psd, dual_norm
+from .._validation import check_finite_array, check_norm, check_positive, check_symmetric_psd, dual_norm, psd_factor
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
-    """Symmetric PSD square root of one or a stack of symmetric PSD matrices."""
-    vals, vecs = np.linalg.eigh(S)
-    vals = np.clip(vals, 0.0, None)
-    return (vecs * np.sqrt(vals)[..., None, :]) @ np.swapaxes(vecs, -1, -2)
+    """Symmetric PSD square root of one or a stack of symmetric PSD matrices (negative eigenvalues clipped)."""
+    return psd_factor(S, "S", form="sqrt", on_negative="clip")
 
 
 def dual_norm_values(U: np.ndarray, q: float, axis: int = -1) -> np.ndarray:

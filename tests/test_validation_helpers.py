@@ -1,0 +1,92 @@
+"""The one-helper-per-check validators of rsvm_conic._validation and the entry points routed through them."""
+
+import numpy as np
+import pytest
+
+from rsvm_conic._validation import (check_binary_labels, check_psd, check_symmetric, check_two_classes, psd_eigh,
+                                    psd_factor)
+
+
+def _psd(n=12, r=7, seed=0):
+    A = np.random.default_rng(seed).normal(size=(n, r))
+    return A @ A.T
+
+
+def test_check_two_classes():
+    np.testing.assert_array_equal(check_two_classes(["b", "a", "b"]), ["a", "b"])
+    with pytest.raises(ValueError, match=r"single class \(.a.\).*Pass samples of at least two classes"):
+        check_two_classes(["a", "a"])
+    with pytest.raises(ValueError, match="codes holds a single class"):
+        check_two_classes([0, 0], "codes", classes=np.arange(1))
+    with pytest.raises(ValueError, match="forces alpha = 0"):
+        check_two_classes(np.ones(4), reason="y'alpha = 0 then forces alpha = 0")
+
+
+@pytest.mark.parametrize("call", [
+    lambda y: check_binary_labels(y, y.size),
+    lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).encode_labels(y),
+    lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).check_codes(np.zeros(y.size, int),
+                                                                                              y.size),
+    lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
+        np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0),
+    lambda y: __import__("rsvm_conic.solvers.rsvm_socp_fast", fromlist=["x"]).rsvm_socp_fast(
+        np.eye(y.size), np.zeros((y.size, y.size)), y, 1.0, 1.0),
+])
+def test_every_single_class_check_says_the_same(call):
+    with pytest.raises(ValueError, match="single class .*Pass samples of at least two classes"):
+        call(np.ones(6))
+
+
+def test_check_symmetric_and_psd():
+    S = _psd()
+    np.testing.assert_array_equal(check_symmetric(S), S)
+    bad = S.copy()
+    bad[0, 1] += 1.0
+    with pytest.raises(ValueError, match="not symmetric"):
+        check_symmetric(bad, "S")
+    with pytest.raises(ValueError, match="block 1"):
+        check_symmetric(np.stack([S, bad]), "S")
+    check_psd(S)  # rank deficient but PSD
+    check_psd(S - 1e-12 * np.eye(12))  # round-off negatives pass
+    with pytest.raises(ValueError, match="not positive semidefinite.*negative eigenvalue.*do this"):
+        check_psd(S - 0.1 * np.eye(12), "S", hint="do this")
+    with pytest.raises(ValueError, match=r"\(block 1\) is not positive semidefinite"):
+        check_psd(np.stack([S, S - 0.1 * np.eye(12)]), "S")
+
+
+def test_psd_eigh_and_factor():
+    S = _psd()
+    vals, vecs = psd_eigh(S, drop_tol=1e-10)
+    assert vals.shape == (7,) and vecs.shape == (12, 7) and np.all(vals > 0)
+    L, U, lam = psd_factor(S, drop_tol=1e-10, return_eig=True)
+    np.testing.assert_allclose(L @ L.T, S, atol=1e-10)
+    np.testing.assert_array_equal(lam, vals)
+    R = psd_factor(S, form="sqrt")
+    np.testing.assert_allclose(R, R.T, atol=1e-12)
+    np.testing.assert_allclose(R @ R, S, atol=1e-9)
+    indef = S - np.eye(12)
+    with pytest.raises(ValueError, match="negative eigenvalue"):
+        psd_factor(indef)
+    v_clip, _ = psd_eigh(indef, on_negative="clip")  # the projection: never raises
+    v_keep, _ = psd_eigh(indef, on_negative="keep")
+    assert v_keep[0] < 0 and v_clip[0] == 0.0
+    np.testing.assert_array_equal(v_clip, np.maximum(v_keep, 0.0))
+    # absolute floor: -1e-9 passes with neg_atol = 1e-8 on a tiny matrix, not without it
+    tiny = np.diag([1e-9, -1e-9])
+    psd_eigh(tiny, neg_tol=1e-8, neg_atol=1e-8)
+    with pytest.raises(ValueError):
+        psd_eigh(tiny, neg_tol=1e-8)
+
+
+def test_ww_kernel_dual_trusted_inputs_and_shared_factor():
+    from rsvm_conic.formulations.multiclass_ww import WWKernelDual, psd_factor as ww_factor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(24, 3))
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=-1))
+    codes = np.arange(24) % 3
+    a = WWKernelDual(K, codes, 3, 1.0).solve("clarabel")
+    b = WWKernelDual(K, codes, 3, 1.0, check_input=False, factor=ww_factor(K)[0]).solve("clarabel")
+    np.testing.assert_array_equal(a["beta"], b["beta"])
+    with pytest.raises(ValueError, match="single class"):
+        WWKernelDual(K, np.zeros(24, int), None, 1.0)
