@@ -81,6 +81,13 @@ def test_safe_svc_and_bad_inputs():
     est = SafeSVC(C=1.0, sigma_min=0.05, sigma_max=1.0, random_state=0).fit(X, np.where(y > 0, "p", "n"))
     assert est.score(X, np.where(y > 0, "p", "n")) > 0.85
     assert np.all((est.sigma_ >= 0.05) & (est.sigma_ <= 1.0))
+    # the final model is certified, and an independent exact solve (Clarabel) of the robust SVM at the
+    # learned sigma confirms its objective within the certified gap
+    info = est.solver_stats_
+    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-6
+    ref = RobustSVM(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0).solve("clarabel")
+    assert info["dual"] <= ref.objective * (1 + 1e-7) + 1e-12
+    assert info["primal"] - ref.objective <= info["gap_abs"] + 1e-7 * abs(ref.objective)
     with pytest.raises(ValueError):
         SafeSVM(X, y, X, y, sigma_min=1.0, sigma_max=0.5)
     with pytest.raises(ValueError):

@@ -120,7 +120,9 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     validation split by hypergradient descent (:class:`~rsvm_conic.formulations.safe.SafeSVM`), then
     refit the exact robust SVM (eq. 4, Sigma = diag(sigma)^2, Clarabel) on all the data.
 
-    Attributes: ``sigma_`` (learned semi-axes), ``coef_``, ``intercept_``, ``bilevel_`` (SafeResult).
+    Attributes: ``sigma_`` (learned semi-axes), ``coef_``, ``intercept_``, ``bilevel_`` (SafeResult),
+    ``solver_stats_`` (the certificate of the final robust SVM; the hypergradient search over sigma is
+    a non-convex upper level and carries no optimality certificate).
     """
 
     def __init__(self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100,
@@ -152,6 +154,8 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.sigma_ = res.sigma
         self.bilevel_ = res
         self.n_iter_ = res.iterations
+        # the final model is the exact robust SVM at the learned sigma: certified like RobustSVC's
+        self.solver_stats_ = sol.certificate.as_dict()
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         return self
