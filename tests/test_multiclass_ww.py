@@ -220,9 +220,33 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
         est = WestonWatkinsSVC(C=2.0, sigma=1.5, primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9).fit(X, y)
     assert est.solver_ == "dual" and est.solver_stats_["fallbacks"] == ["primal"]
     assert est.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=1e-6)
-    # an explicit route that cannot certify raises, naming it
+    # beyond the dual QP's size, a primal run that cannot certify raises, naming the route
+    monkeypatch.setattr(mc, "DUAL_FALLBACK_MAX", 0)
     with pytest.raises(SolverError, match="primal: gap"):
         WestonWatkinsSVC(C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5,
                          primal_tol=1e-9).fit(X, y)
     with pytest.raises(ValueError, match="primal_tol"):
         WestonWatkinsSVC(primal_tol=0.0).fit(X, y)
+
+
+def test_pinned_tiny_C_dual_is_certified_after_a_scaled_retry():
+    """Found by hypothesis 6.0 (floors leg): at C = 1e-6 the objective is ~1e-6 and Clarabel's absolute
+    gap tolerance left a certified relative gap of 6.5e-6; the dual route now retries once with tolerances
+    scaled to the objective instead of raising."""
+    X = np.array([[-8.87496446e-05], [-1.51245400e-04], [3.90126059e-05], [5.62870853e-06]])
+    y = np.array([0, 1, 1, 1])
+    est = WestonWatkinsSVC(C=1e-6, sigma=1.0, solver="dual").fit(X, y)
+    assert est.solver_stats_["status"] == "optimal" and est.solver_stats_["gap_rel"] <= 1e-6
+
+
+def test_pinned_large_scale_primal_falls_back_to_the_certified_dual():
+    """Found by hypothesis 6.0 (floors leg): linear kernel on |x| ~ 2000, optimum 1.9e-7 with multipliers
+    ~1e-8; the smoothed hinge's multipliers are 0 there, so the primal route cannot certify and falls back
+    (with a warning naming both routes) to the dual QP, which does."""
+    from rsvm_conic.solvers.conic import SolverWarning
+
+    X = np.array([[2040.91912139], [-2555.66503131]])
+    y = np.array([0, 1])
+    with pytest.warns(SolverWarning, match="route 'primal'.*falling back to 'dual'"):
+        est = WestonWatkinsSVC(C=10.0, kernel="linear", solver="primal", primal_max_iter=50).fit(X, y)
+    assert est.solver_ == "dual" and est.solver_stats_["gap_rel"] <= 1e-6

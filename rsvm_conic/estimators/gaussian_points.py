@@ -116,7 +116,13 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         if self.rbf_route_ and not np.any(S):
             K = gaussian_kernel(X, self.X_fit_[sv], self.sigma)
         else:  # uncertain points: the expected kernel against the support vectors
-            K = expected_rbf_kernel(X, S, self.X_fit_[sv], self.Sigma_fit_[sv], sigma=self.sigma)
+            Ssv = self.Sigma_fit_[sv]
+            if Ssv.ndim == 2 and Ssv.shape[0] == Ssv.shape[1]:  # (m, n) diagonals with m = n read as ambiguous:
+                full = np.zeros(Ssv.shape + (Ssv.shape[1],))  # pass them as per-point matrices
+                idx = np.arange(Ssv.shape[1])
+                full[:, idx, idx] = Ssv
+                Ssv = full
+            K = expected_rbf_kernel(X, S, self.X_fit_[sv], Ssv, sigma=self.sigma)
         return K @ self.dual_coef_[0] + b
 
     def predict(self, X, Sigma=None):

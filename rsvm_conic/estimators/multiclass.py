@@ -35,12 +35,14 @@ from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances
 from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm, ww_certificate,
                                           ww_primal_lbfgs)
 from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.contract import certify
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 
 KERNELS = ("rbf", "consolidation", "linear")
-#: solver="auto" on an exact kernel: the dual QP up to n * classes = DUAL_MAX, else the primal L-BFGS, which
-#: falls back (with a SolverWarning) to the dual QP if it cannot certify and n * classes <= DUAL_FALLBACK_MAX
+#: solver="auto" on an exact kernel: the dual QP up to n * classes = DUAL_MAX, else the primal L-BFGS; a primal
+#: run (auto or asked for) that cannot certify falls back with a SolverWarning to the dual QP while
+#: n * classes <= DUAL_FALLBACK_MAX, else raises SolverError
 DUAL_MAX = 1500
 DUAL_FALLBACK_MAX = 6000
 
@@ -196,16 +198,42 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
                 beta, b = ww_binary_libsvm(K, codes, zeta)
             else:
                 exact = self.rff_ is None  # inputs validated in fit: the builder does not check them again
-                sol = WWKernelDual(K if exact else Phi @ Phi.T, codes, nC, zeta, check_input=False,
-                                   factor=kernel_factor()[0] if exact else None).solve("clarabel")
-                beta, b = sol["beta"], sol["b"]
+                Kd = K if exact else Phi @ Phi.T
+                # an 'optimal_inaccurate' Clarabel status is kept when the recomputed certificate meets tol
+                # (recorded in the certificate).  Badly scaled instances (huge kernel entries, tiny C) are
+                # retried on the normalised problem K / s, C s (same minimiser: beta = beta' / s, same b),
+                # then with tolerances scaled to its objective; the best certificate is kept
+                s_K = max(float(np.max(np.abs(Kd))), 1e-300)
+                best = None
+                for s_, tight in ((1.0, False), (s_K, False), (s_K, True)):
+                    opts = {}
+                    if tight and best is not None:
+                        opts = dict(tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12,
+                                    tol_feas=1e-12)
+                    try:
+                        dual = (WWKernelDual(Kd, codes, nC, zeta, check_input=False,
+                                             factor=kernel_factor()[0] if exact else None) if s_ == 1.0 else
+                                WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False))
+                        sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
+                    except SolverError:
+                        continue
+                    c = ww_certificate(route, sol["beta"] / s_, sol["b"], codes, zeta, apply_K, tol=1e-6)
+                    if best is None or c.gap_rel < best[3].gap_rel:
+                        best = (sol["beta"] / s_, sol["b"], sol.status, c)
+                    if c.certified:
+                        break
+                if best is None:
+                    return None, None, certify(route, np.inf, -np.inf, 1e-6, failed_status="failed",
+                                               time=time.perf_counter() - t0)
+                beta, b, status = best[:3]
             cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6, time=time.perf_counter() - t0)
+            if route == "dual":
+                cert.detail["solver_status"] = status
             return (Phi.T @ beta if self.rff_ is not None else beta), b, cert
 
-        fallback = None  # auto: an uncertified primal run on a moderate exact kernel falls back to the dual QP
-        if (self.solver == "auto" and routes == ["primal"] and self.rff_ is None
-                and X.shape[0] * nC <= DUAL_FALLBACK_MAX):
-            fallback = "dual"
+        # an uncertified primal run falls back (SolverWarning) to the dual QP while that is of moderate size; the
+        # smoothed multipliers cannot certify optima whose multipliers are tiny (e.g. kernel entries ~1e6)
+        fallback = "dual" if routes == ["primal"] and X.shape[0] * nC <= DUAL_FALLBACK_MAX else None
         coef, b, cert = _first_certified(routes, attempt, "WestonWatkinsSVC", fallback=fallback)
         self.solver_ = cert.route if cert.route != "lbfgs" else "primal"
         self.solver_info_ = self.solver_stats_ = cert.as_dict()
