@@ -44,11 +44,12 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     ``tol`` is the certified relative duality gap of the returned SVM (default 1e-6).  libsvm
     stores its kernel cache in single precision, which limits its solutions to about 1e-5 relative
     (measured 3.4e-5 at C = 100 whatever its own tolerance); the fit therefore polishes libsvm's
-    solution in double precision (one exact Newton step on its active set, from the kernel columns
-    of the support vectors only) and certifies it: primal objective at the best bias minus the dual
-    objective of the (feasible) multipliers.  ``solver_stats_`` holds the certificate.  If the
-    active-set step does not certify, projected Newton on the full Gram matrix is tried
-    (``n <= 5000``), else :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+    solution in double precision on the problem restricted to its support vectors (an exact Newton
+    step on the active set, then projected Newton; only the support's kernel columns are formed) and
+    certifies it on the whole problem: primal objective at the best bias minus the dual objective
+    of the (feasible) multipliers.  ``solver_stats_`` holds the certificate.  If that does not
+    certify, projected Newton on the full Gram matrix is tried (``n <= 5000``), else
+    :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
     """
 
     def __init__(self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-6, random_state=None):
