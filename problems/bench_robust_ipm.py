@@ -132,7 +132,8 @@ REPEATS = 3  # the grid timings (CVXPY loop and warm-started route) are the best
 
 def part2(n=160):
     from rsvm_conic.solvers.rsvm_socp_fast import rsvm_socp_fast, rsvm_socp_grid, rsvm_socp_ipm
-    from rsvm_conic.uncertainty.kernel_matrix import kappa_finite, psd_part
+    from rsvm_conic.uncertainty.chance import kappa
+    from rsvm_conic.uncertainty.kernel_matrix import psd_part
 
     print(f"\nPart 2: RSVM_SOCP (eq. 16), n = {n}, grid C x epsilon = 6 x 10 = 60 points, "
           "kappa = sqrt(2 log(1/epsilon))")
@@ -140,7 +141,7 @@ def part2(n=160):
     beta_hat, B = psd_part(beta)
     Cs = [0.1, 1.0, 5.0, 10.0, 50.0, 100.0]
     eps = np.round(np.arange(0.05, 0.51, 0.05), 2)
-    kappas = [kappa_finite(e) for e in eps]
+    kappas = [kappa(e, "finite") for e in eps]
     points = [(C, kp) for C in Cs for kp in kappas]
 
     # CVXPY DPP loop (one compiled problem, parameters changed per point)

@@ -44,7 +44,8 @@ from rsvm_conic.datasets.bhadra2010 import make_bhadra2010, sample_kernels
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
 from rsvm_conic.runner import ProblemInstance, ResultsStore, run_grid, seed_from_cell
-from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty, kappa as kappa_of
+from rsvm_conic.uncertainty.chance import kappa
+from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 VERSION = "bhadra2010-table1-v1"
 LAWS = ("uniform", "gaussian", "beta")
@@ -165,7 +166,7 @@ def _table_cell(cell: dict) -> dict:
         f = RSVMQP(U.K_bar, y_tr, beta)
         for i, C in enumerate(Cs):
             for j, eps in enumerate(epss):
-                f.set_params(C=C, kappa=max(kappa_of(eps, noise), 0.0))
+                f.set_params(C=C, kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
                 sol = f.solve("libsvm")
                 record("qp" + suffix, i, j, sol["alpha"], sol["b"])
         times["qp" + suffix] += time.process_time() - t0
@@ -175,7 +176,7 @@ def _table_cell(cell: dict) -> dict:
         info["beta_hat_min"][noise] = f.beta_hat_min
         for i, C in enumerate(Cs):
             for j, eps in enumerate(epss):
-                f.set_params(C=C, kappa=max(kappa_of(eps, noise), 0.0))
+                f.set_params(C=C, kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
                 sol = f.solve("ipm", fallback="clarabel")
                 info["fallbacks"] += int("fallback" in sol.info)
                 info["socp_iterations"].append(sol.info.get("iterations"))
@@ -187,7 +188,7 @@ def _table_cell(cell: dict) -> dict:
         for i, C in enumerate(Cs):
             f._warm = None
             for j, eps in enumerate(epss):
-                f.set_params(C=C, kappa=max(kappa_of(eps, noise), 0.0))
+                f.set_params(C=C, kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
                 sol = f.solve("dfp", starts=[nominal[C]] if j == 0 else None)
                 info["qn_iterations"].append(sol.info["iterations"])
                 info["qn_violation"] = max(info["qn_violation"], sol.info["violation"])
@@ -302,7 +303,7 @@ def _figure_cell(cell: dict) -> dict:
         a, b = _nominal(U.K_bar, y_tr, C)
         fits["svm"] = (a, b)
         for noise, suffix in (("gaussian", "_g"), ("finite", "")):
-            k = max(kappa_of(FIG_EPS, noise), 0.0)
+            k = max(kappa(FIG_EPS, noise, allow_negative=True), 0.0)
             beta = U.beta(noise, rule="paper")
             if kind == "fig1":
                 s = RSVMSOCP(U.K_bar, y_tr, beta, C=C, kappa=k).solve("ipm", fallback="clarabel")
@@ -327,7 +328,7 @@ def _figure_cell(cell: dict) -> dict:
     for noise, m in (("gaussian", "socp_g"), ("finite", "socp")):
         f = RSVMSOCP(U.K_bar, y_tr, U.beta(noise, rule="paper"), C=C)
         for eps in cell["eps_grid"]:
-            f.set_params(kappa=max(kappa_of(eps, noise), 0.0))
+            f.set_params(kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
             sol = f.solve("ipm", fallback="clarabel")
             out.setdefault(m, []).append(epsilon_effective(sol["alpha"], y_tr, sol["t"], fresh))
     return out
@@ -470,7 +471,7 @@ def benchmark(quick: bool = False) -> int:
         t_ipm, t_cla, gaps = [], [], []
         f.solve("clarabel")  # compile once (DPP)
         for eps in (0.05, 0.2, 0.5) if quick else EPS_GRID:
-            f.set_params(kappa=kappa_of(eps, "finite"))
+            f.set_params(kappa=kappa(eps, "finite"))
             t0 = time.process_time()
             a = f.solve("ipm")
             t_ipm.append(time.process_time() - t0)
@@ -515,7 +516,7 @@ def _instance(kind: str):
         U = unc.subset(tr)
         rows = data.K_samples[:, te][:, :, tr].mean(axis=0)
         beta = U.beta("finite", rule="paper")
-        k = kappa_of(0.1, "finite")
+        k = kappa(0.1, "finite")
         f = (RSVMQP if kind == "qp" else RSVMSOCP)(U.K_bar, data.y[tr], beta, C=10.0, kappa=k)
         return f, rows, data.y[te]
 

@@ -12,7 +12,8 @@ from rsvm_conic.formulations.kernel_robust import (
     RSVMQN, RSVMQP, RSVMSOCP, fw_gap_lmo, paper_bias, project_box_hyperplane)
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
 from rsvm_conic.solvers.quasi_newton import PenaltyProblem
-from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty, kappa
+from rsvm_conic.uncertainty.chance import kappa
+from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 
 def rel(a, b):

@@ -8,9 +8,10 @@ from scipy.stats import norm
 from rsvm_conic.datasets.bhadra2010 import base_noise, make_bhadra2010, noise_std, sample_kernels
 from rsvm_conic.formulations.kernel_robust import RSVMSOCP
 from rsvm_conic.metrics import epsilon_effective
+from rsvm_conic.uncertainty.chance import epsilon_from_kappa, kappa
 from rsvm_conic.uncertainty.kernel_matrix import (
-    KernelUncertainty, eq9_residual, finite_support_beta, gamma_closed_form, gamma_finite_support, kappa,
-    kappa_finite, kappa_gaussian, psd_part, rank_one_approx, symmetric_noise_beta)
+    KernelUncertainty, eq9_residual, finite_support_beta, gamma_closed_form, gamma_finite_support, psd_part,
+    rank_one_approx, symmetric_noise_beta)
 
 MUS = np.array([-0.99, -0.9, -0.6, -0.3, -0.05, 0.0, 1e-4, 0.05, 0.2, 0.5, 0.8, 0.97])
 ZGRID = np.concatenate([-np.logspace(-6, 2, 4000)[::-1], np.logspace(-6, 2, 4000)])
@@ -68,16 +69,20 @@ def test_finite_support_beta_bad_input():
 
 # ---------------------------------------------------------------------------- kappa
 def test_kappa_values_and_validation():
+    """One kappa for every model (Theorems 1 and 3 here, Chebyshev for the linear chance constraint)."""
     for eps in (0.01, 0.05, 0.3, 0.5, 0.8):
-        assert kappa_gaussian(eps) == pytest.approx(-norm.ppf(eps), rel=1e-12)
-        assert kappa_finite(eps) == pytest.approx(np.sqrt(2 * np.log(1 / eps)), rel=1e-12)
+        assert kappa(eps, "gaussian", allow_negative=True) == pytest.approx(-norm.ppf(eps), rel=1e-12)
+        assert kappa(eps, "finite") == pytest.approx(np.sqrt(2 * np.log(1 / eps)), rel=1e-12)
+        assert epsilon_from_kappa(kappa(eps, "finite"), "finite") == pytest.approx(eps, rel=1e-12)
     assert kappa(0.5, "gaussian") == pytest.approx(0.0, abs=1e-15)
+    with pytest.raises(ValueError, match="non-convex"):  # kappa < 0 only on request
+        kappa(0.8, "gaussian")
     for bad in (0.0, 1.0, -0.1, 1.5, float("nan"), True, "0.1"):
         with pytest.raises(ValueError):
-            kappa_gaussian(bad)
+            kappa(bad, "gaussian", allow_negative=True)
         with pytest.raises(ValueError):
-            kappa_finite(bad)
-    with pytest.raises(ValueError, match="noise"):
+            kappa(bad, "finite")
+    with pytest.raises(ValueError, match="model"):
         kappa(0.1, "laplace")
 
 

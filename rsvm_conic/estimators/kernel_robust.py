@@ -35,10 +35,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive, check_probability
+from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from ..solvers.conic import SolverError, SolverWarning
-from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel, kappa as kappa_of
+from ..uncertainty.chance import kappa as kappa_of
+from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel
 from ._base import BinaryClassifierTags
 
 __all__ = ["KernelRobustSVC"]
@@ -125,12 +126,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         return tags
 
     def _kappa(self):
-        eps = check_probability(self.epsilon, "epsilon")
-        k = kappa_of(eps, self.noise)
-        if k < 0:
-            raise ValueError(f"epsilon = {eps} > 0.5 gives kappa = -Phi^-1(epsilon) = {k:.3g} < 0 for Gaussian noise; "
-                             "(15) is then non-convex and no longer a robust counterpart. Use epsilon <= 0.5.")
-        return k
+        return kappa_of(self.epsilon, self.noise)  # Gaussian epsilon > 0.5 (kappa < 0, (15) non-convex) raises
 
     def fit(self, X, y, *, K_bar=None, sigma2=None, a=None, b=None):
         check_choice(self.method, "method", ("qp", "socp", "qn"))

@@ -299,11 +299,10 @@ class _KernelRobust(Formulation):
     def from_uncertainty(cls, uncertainty, y, noise: str, epsilon: float, C: float = 1.0, **kw):
         """The Gaussian (``noise="gaussian"``, RSVM^(g)) or finite-support (``"finite"``) variant from a
         :class:`~rsvm_conic.uncertainty.kernel_matrix.KernelUncertainty` and ``epsilon``."""
-        from ..uncertainty.kernel_matrix import kappa as kappa_of
+        from ..uncertainty.chance import kappa as kappa_of
 
-        k = kappa_of(epsilon, noise)
-        if k < 0:
-            raise ValueError(f"epsilon = {epsilon} gives kappa = {k:.3g} < 0 (Gaussian noise needs epsilon <= 0.5).")
+        check_choice(noise, "noise", ("gaussian", "finite"))
+        k = kappa_of(epsilon, noise)  # raises for Gaussian epsilon > 0.5 (kappa < 0)
         return cls(uncertainty.K_bar, y, uncertainty.beta(noise), C=C, kappa=k, **kw)
 
     @property

@@ -26,27 +26,39 @@ from scipy.stats import norm
 
 from .._validation import check_choice, check_probability
 
-DISTRIBUTIONS = ("chebyshev", "gaussian")
+DISTRIBUTIONS = ("chebyshev", "gaussian")  # the linear chance-constrained SVM's choices
+#: every model kappa(epsilon) knows: the two above and Bhadra et al. 2010's finite-support noise
+MODELS = ("chebyshev", "gaussian", "finite")
 
 
-def kappa(epsilon: float, distribution: str = "chebyshev") -> float:
-    """The factor kappa(epsilon) for ``P[constraint holds] >= 1 - epsilon``."""
-    check_choice(distribution, "distribution", DISTRIBUTIONS)
-    if distribution == "gaussian":
-        eps = check_probability(epsilon, "epsilon")
-        if eps > 0.5:
+def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = False) -> float:
+    """The safety factor kappa(epsilon) for ``P[constraint holds] >= 1 - epsilon`` -- the one home of it.
+
+    * ``"chebyshev"``: ``sqrt((1 - epsilon) / epsilon)`` (any law with the given mean and covariance);
+    * ``"gaussian"``: ``Phi^{-1}(1 - epsilon)`` (Gaussian perturbations; Bhadra et al. 2010, Thm 1 for
+      the kernel matrix).  Negative for ``epsilon > 1/2``, where the constraint is non-convex: that
+      raises unless ``allow_negative`` (the Table 1 reproduction clips such values at 0 itself);
+    * ``"finite"``: ``sqrt(2 log(1 / epsilon))`` (finite-support kernel noise, Bhadra et al. 2010, Thm 3).
+    """
+    check_choice(model, "model", MODELS)
+    eps = check_probability(epsilon, "epsilon")
+    if model == "gaussian":
+        if eps > 0.5 and not allow_negative:
             raise ValueError(f"epsilon = {eps} > 0.5 makes the Gaussian chance constraint non-convex "
                              "(kappa < 0); use epsilon in (0, 0.5].")
         return float(norm.isf(eps))
-    eps = check_probability(epsilon, "epsilon")
+    if model == "finite":
+        return float(np.sqrt(2.0 * np.log(1.0 / eps)))
     return float(np.sqrt((1.0 - eps) / eps))
 
 
-def epsilon_from_kappa(k: float, distribution: str = "chebyshev") -> float:
-    """Inverse of :func:`kappa`."""
-    check_choice(distribution, "distribution", DISTRIBUTIONS)
+def epsilon_from_kappa(k: float, model: str = "chebyshev") -> float:
+    """Inverse of :func:`kappa` (for ``k >= 0``)."""
+    check_choice(model, "model", MODELS)
     if k < 0:
         raise ValueError(f"kappa must be >= 0; got {k}.")
-    if distribution == "gaussian":
+    if model == "gaussian":
         return float(norm.sf(k))
+    if model == "finite":
+        return float(np.exp(-0.5 * k * k))
     return float(1.0 / (1.0 + k * k))

@@ -2,7 +2,8 @@
 
 A noisy kernel is ``K = K_bar + Z`` with independent, centred entries ``Z_ij``.  The robust
 formulation (15) only needs the mean ``K_bar``, a nonnegative weight matrix ``beta`` and a
-factor ``kappa(epsilon)``:
+factor ``kappa(epsilon)`` (:func:`rsvm_conic.uncertainty.chance.kappa`, models ``"gaussian"`` and
+``"finite"``):
 
 * Gaussian noise, ``Z_ij ~ N(0, sigma_ij^2)`` (Theorem 1): ``beta = sigma**2`` and
   ``kappa = -Phi^{-1}(epsilon)``.
@@ -36,40 +37,15 @@ Conventions and corrections
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri
 
-from .._validation import (check_finite_array, check_probability, check_psd, check_symmetric, psd_eigh, psd_factor,
+from .._validation import (check_finite_array, check_psd, check_symmetric, psd_eigh, psd_factor,
                            shifted_cholesky_ok)
 
 __all__ = [
-    "KernelUncertainty", "kappa_gaussian", "kappa_finite", "kappa", "gamma_finite_support",
+    "KernelUncertainty", "gamma_finite_support",
     "gamma_closed_form", "eq9_residual", "finite_support_beta", "psd_part", "rank_one_approx",
     "symmetric_noise_beta", "check_mean_kernel", "samples_symmetric",
 ]
-
-
-# ----------------------------------------------------------------------------------------
-# kappa(epsilon)
-# ----------------------------------------------------------------------------------------
-def kappa_gaussian(epsilon) -> float:
-    """``kappa = -Phi^{-1}(epsilon)`` (Theorem 1).  Negative for ``epsilon > 0.5``."""
-    eps = check_probability(epsilon, "epsilon")
-    return float(-ndtri(eps))
-
-
-def kappa_finite(epsilon) -> float:
-    """``kappa = sqrt(2 log(1/epsilon))`` (Theorem 3)."""
-    eps = check_probability(epsilon, "epsilon")
-    return float(np.sqrt(2.0 * np.log(1.0 / eps)))
-
-
-def kappa(epsilon, noise: str) -> float:
-    """``kappa`` for ``noise`` in ``{"gaussian", "finite"}``."""
-    if noise == "gaussian":
-        return kappa_gaussian(epsilon)
-    if noise == "finite":
-        return kappa_finite(epsilon)
-    raise ValueError(f"noise must be 'gaussian' or 'finite'; got {noise!r}.")
 
 
 # ----------------------------------------------------------------------------------------
@@ -383,9 +359,6 @@ class KernelUncertainty:
         if rule == "symmetric" or (rule == "auto" and self.symmetric_noise):
             beta = symmetric_noise_beta(beta)
         return beta
-
-    def kappa(self, epsilon, noise: str) -> float:
-        return kappa(epsilon, noise)
 
     def subset(self, rows, cols=None) -> "KernelUncertainty":
         """The block ``[rows][:, cols]`` of every matrix (square when ``cols`` is None)."""
