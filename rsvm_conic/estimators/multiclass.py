@@ -196,6 +196,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             t0 = time.perf_counter()
             if route == "libsvm":
                 beta, b = ww_binary_libsvm(K, codes, zeta)
+                cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6)
             else:
                 exact = self.rff_ is None  # inputs validated in fit: the builder does not check them again
                 Kd = K if exact else Phi @ Phi.T
@@ -225,10 +226,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
                 if best is None:
                     return None, None, certify(route, np.inf, -np.inf, 1e-6, failed_status="failed",
                                                time=time.perf_counter() - t0)
-                beta, b, status = best[:3]
-            cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6, time=time.perf_counter() - t0)
-            if route == "dual":
+                beta, b, status, cert = best
                 cert.detail["solver_status"] = status
+            cert.time = time.perf_counter() - t0
             return (Phi.T @ beta if self.rff_ is not None else beta), b, cert
 
         # an uncertified primal run falls back (SolverWarning) to the dual QP while that is of moderate size; the

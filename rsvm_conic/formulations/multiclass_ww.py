@@ -50,6 +50,7 @@ import numpy as np
 
 from .._validation import check_positive, check_symmetric, check_two_classes, check_X
 from .._validation import psd_factor as _psd_factor
+from ..solvers.contract import certify, relative_gap
 from .base import Formulation, Solution
 
 
@@ -173,8 +174,6 @@ def ww_certificate(route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarra
     """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
     the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
     ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array)."""
-    from ..solvers.contract import certify
-
     KB = apply_K(beta)
     primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
     dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
@@ -268,32 +267,17 @@ def ww_binary_libsvm(K, codes, zeta: float, tol: float = 1e-8):
     v[svc.support_] = svc.dual_coef_.ravel()  # y_i alpha_i, y = +1 for class 1
     # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
     # step on its active set, as for RSVM_QP), kept only if it certifies
-    from .kernel_robust import _polish_svm
+    from .kernel_robust import _polish_svm, hinge_min
 
     y_pm = np.where(codes == 1, 1.0, -1.0)
     polished = _polish_svm(K, y_pm, float(zeta), np.abs(v), 1e-9)
     if polished is not None:
         v = y_pm * polished[0]
     beta = np.stack([-v, v], axis=1)
-    # libsvm's intercept is an average over free support vectors (accurate to its tolerance only);
-    # the best offset for this beta is a 1-D piecewise-linear minimisation, solved exactly
-    c = 0.5 * _best_offset(2.0 * (K @ v), np.where(codes == 1, 1.0, -1.0))
+    # libsvm's intercept is an average over free support vectors (accurate to its tolerance only); the
+    # best offset c of the SVM f = K v + c for this v minimises sum_i max(0, 1 - y_i f_i) exactly
+    c = hinge_min(1.0 - y_pm * (K @ v), y_pm)[1]
     return beta, np.array([-c, c])
-
-
-def _best_offset(s: np.ndarray, y: np.ndarray) -> float:
-    """``argmin_c sum_i max(0, 2 - y_i (s_i + c))`` exactly: the convex piecewise-linear sum is minimal at
-    a breakpoint ``c = y_i 2 - s_i`` where its slope changes sign (found by sorting, O(n log n))."""
-    knots = 2.0 * y - s  # term i is active for y_i c < y_i knot_i
-    order = np.argsort(knots, kind="stable")
-    k, yk = knots[order], y[order]
-    # slope for c just below knot j: -(# of y=+1 terms with knot > c) + (# of y=-1 terms with knot < c)
-    pos_above = np.sum(yk > 0) - np.concatenate([[0], np.cumsum(yk > 0)[:-1]])
-    neg_below = np.concatenate([[0], np.cumsum(yk < 0)[:-1]])
-    slope_below = -pos_above + neg_below
-    slope_above = slope_below + 1.0  # crossing knot j: one +1 term deactivates or one -1 term activates
-    j = np.flatnonzero((slope_below <= 0) & (slope_above >= 0))
-    return float(k[j[0]]) if j.size else 0.0
 
 
 # ----------------------------------------------------------------------------- explicit features
@@ -375,8 +359,6 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
     ``"lbfgs"``); ``info["status"]`` is ``"optimal"`` exactly when the gap met ``tol``, else
     ``"max_iter"`` (the smallest ``mu`` was reached first).
     """
-    from ..solvers.contract import certify, relative_gap
-
     t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)
     n, D = Phi.shape
@@ -416,19 +398,18 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
         V = Phi.T @ B
         return float(np.sum(V * V))
 
-    best_x, best_f = x.copy(), true_obj(x)
-    best_d = 0.0  # alpha = 0 is dual feasible with value 0
     floor = 1e-9 * zeta * n  # a trivial objective's scale (all scores 0 cost 2 zeta n (C - 1))
     mu, nit, stages = 1.0, 0, 0
-    state = {"d": 0.0, "f": best_f, "x": best_x, "last": np.inf, "done": False}
+    # best true objective and iterate so far, best dual bound (alpha = 0 is dual feasible with value 0)
+    state = {"d": 0.0, "f": true_obj(x), "x": x.copy(), "last": np.inf, "done": False}
 
     def certify_at(x, mu):
         """Update the best objective and dual bound at x; True when the stage should end."""
-        f = true_obj(x)
+        W, b = unpack(x)
+        S = Phi @ W + b  # one pass gives both the true objective and the multipliers
+        f = ww_objective(float(np.sum(W * W)), S, codes, zeta)
         if f < state["f"]:
             state["f"], state["x"] = f, x.copy()
-        W, b = unpack(x)
-        S = Phi @ W + b
         z = (2.0 - np.sum(S * Y, axis=1, keepdims=True) + S) * mask
         state["d"] = max(state["d"], ww_dual_bound(zeta * np.clip(z / mu, 0.0, 1.0), codes, zeta, gram)[0])
         gap = relative_gap(state["f"], state["d"], floor)
