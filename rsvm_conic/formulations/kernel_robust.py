@@ -50,6 +50,7 @@ import numpy as np
 
 from .._validation import check_choice, check_finite_array, check_positive, check_two_classes, psd_factor
 from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.certificates import hinge_min
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.rsvm_socp_fast import lmo_value, project_S
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
@@ -137,22 +138,6 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
 # with the warm-started RSVM_SOCP route (exact sorted-breakpoint projection, greedy class pairing).
 project_box_hyperplane = project_S
 fw_gap_lmo = lmo_value
-
-
-def hinge_min(r, y):
-    """``min_b sum_i max(0, r_i - y_i b)`` and its minimiser (exact: convex piecewise linear in ``b``).
-
-    Breakpoints ``r_i`` (``y_i = +1``, slope -1 left of it) and ``-r_i`` (``y_i = -1``, slope +1
-    right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
-    """
-    pos = y > 0
-    ps = np.sort(r[pos])
-    qs = np.sort(-r[~pos])
-    bp = np.concatenate([ps, qs])
-    bp.sort()
-    D = np.searchsorted(qs, bp, side="right") - (ps.size - np.searchsorted(ps, bp, side="right"))
-    b = float(bp[int(np.argmax(D >= 0))])
-    return float(np.sum(np.maximum(r - y * b, 0.0))), b
 
 
 def lagrangian_lower_bound(F, g, alpha, y, C):

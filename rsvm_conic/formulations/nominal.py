@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
+from ..solvers.certificates import hinge_min
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution
 
@@ -85,15 +86,7 @@ def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0) -> flo
     The minimum is attained at a breakpoint ``b = y_i - scores_i`` where the slope
     ``-sum_{active} y_i`` changes sign; ``b0`` is kept when it is already optimal.
     """
-    brk = np.sort(y - scores)
-    # slope just right of each breakpoint: samples with y = +1 active iff b < y_i - s_i, y = -1 iff b > bp
-    pos = np.sort((y - scores)[y > 0])
-    neg = np.sort((y - scores)[y < 0])
-    n_pos_active = pos.size - np.searchsorted(pos, brk, side="right")  # +1 samples still active right of bp
-    n_neg_active = np.searchsorted(neg, brk, side="right")  # -1 samples active right of bp
-    slope_right = n_neg_active - n_pos_active
-    k = int(np.argmax(slope_right >= 0))  # first breakpoint where the slope becomes >= 0: a minimiser
-    b_star = float(brk[k])
+    b_star = hinge_min(1.0 - y * scores, y)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
 
     def f(b):
         return float(np.sum(np.maximum(0.0, 1.0 - y * (scores + b))))

@@ -535,3 +535,19 @@ def _alpha_step(alpha, r, G, Gt, y, C, t):
         return alpha, r, None
     step = 1.0 if den <= 0 else min(1.0, num / den)
     return np.clip(alpha + step * d, 0.0, C), r + step * gd, (float(d @ d) / den if den > 0 else t)
+
+
+def hinge_min(r, y):
+    """``min_b sum_i max(0, r_i - y_i b)`` and its minimiser (exact: convex piecewise linear in ``b``).
+
+    Breakpoints ``r_i`` (``y_i = +1``, slope -1 left of it) and ``-r_i`` (``y_i = -1``, slope +1
+    right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
+    """
+    pos = y > 0
+    ps = np.sort(r[pos])
+    qs = np.sort(-r[~pos])
+    bp = np.concatenate([ps, qs])
+    bp.sort()
+    D = np.searchsorted(qs, bp, side="right") - (ps.size - np.searchsorted(ps, bp, side="right"))
+    b = float(bp[int(np.argmax(D >= 0))])
+    return float(np.sum(np.maximum(r - y * b, 0.0))), b
