@@ -13,4 +13,19 @@ Sub-packages, one concern each:
 * :mod:`rsvm_conic.cli` -- the ``rsvm-conic`` command.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one version string (pyproject.toml reads it)
+
+from .estimators import (  # noqa: E402  (after __version__, which submodules may read)
+    ChanceConstrainedSVC,
+    HyperbolicSVC,
+    KernelRobustSVC,
+    NominalSVC,
+    PkSVC,
+    RobustFeatureSVC,
+    RobustSVC,
+    SafeSVC,
+    WestonWatkinsSVC,
+)
+
+__all__ = ["ChanceConstrainedSVC", "HyperbolicSVC", "KernelRobustSVC", "NominalSVC", "PkSVC", "RobustFeatureSVC",
+           "RobustSVC", "SafeSVC", "WestonWatkinsSVC", "__version__"]

@@ -34,7 +34,54 @@ SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
 
 
 class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Robust SVM (10) on RFF / Nystroem features; see module docstring."""
+    """Robust SVM (eq. 10 of Couellan & Jan 2020) on random Fourier or Nystroem features.
+
+    The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
+    SVM is solved on the features; see the module docstring.
+
+    Parameters
+    ----------
+    feature_map : {"rff", "nystroem"}, default="rff"
+        Explicit feature map: random Fourier features (cos/sin pairs) or the Nystroem map.
+    n_components : int, default=100
+        Number of random frequencies (RFF) or landmarks (Nystroem).
+    sigma : float, default=1.0
+        Bandwidth of the approximated RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))``.
+    radius : float, default=0.1
+        Radius of the input uncertainty set ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i``;
+        0 gives the nominal linear SVM on the same features.
+    norm : {1, 2, inf}, default=2
+        Norm of the input uncertainty set.
+    feature_norm : {1, 2, inf}, default=2
+        Norm pbar of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2 only).
+    C : float, default=1.0
+        Weight of the robust hinge loss against the regulariser.
+    solver : {"auto", "clarabel", "scs", "sgd", "prox"}, default="auto"
+        ``"auto"``: Clarabel (visible SCS fallback) up to 3000 samples, else the stochastic proximal method.
+    bound : {"corrected", "printed"}, default="corrected"
+        Which feature-space bound: the corrected one (valid) or the paper's printed form (kept for comparison).
+    solver_options : dict or None, default=None
+        Extra keyword arguments for the solver route.
+    random_state : int, Generator or None, default=None
+        Seed of the feature map.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features_map)
+        Weights on the features.
+    intercept_ : ndarray of shape (1,)
+        Bias.
+    feature_map_ : RandomFourierFeatures or NystroemMap
+        The fitted feature map (``features(X)`` applies it).
+    Gamma_ : ndarray
+        The feature-space uncertainty bound the robust SVM was solved with.
+    objective_ : float
+        Optimal objective value of formulation (10).
+    solver_stats_ : dict
+        Route, status and certificate of the solve.
+    """
 
     def __init__(self, feature_map="rff", n_components=100, sigma=1.0, radius=0.1, norm=2, feature_norm=2,
                  C=1.0, solver="auto", bound="corrected", solver_options=None, random_state=None):
@@ -116,13 +163,46 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
 
 class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Safe SVM (Couellan & Jan 2020, eq. 7): learn the ellipsoid semi-axes sigma in [sigma_min, sigma_max] on a
-    validation split by hypergradient descent (:class:`~rsvm_conic.formulations.safe.SafeSVM`), then
-    refit the exact robust SVM (eq. 4, Sigma = diag(sigma)^2, Clarabel) on all the data.
+    """Safe SVM (Couellan & Jan 2020, eq. 7): learn per-feature ellipsoid semi-axes, then fit the robust SVM.
 
-    Attributes: ``sigma_`` (learned semi-axes), ``coef_``, ``intercept_``, ``bilevel_`` (SafeResult),
-    ``solver_stats_`` (the certificate of the final robust SVM; the hypergradient search over sigma is
-    a non-convex upper level and carries no optimality certificate).
+    The semi-axes sigma in ``[sigma_min, sigma_max]`` are learned on a validation split by hypergradient descent
+    (:class:`~rsvm_conic.formulations.safe.SafeSVM`); then the exact robust SVM (eq. 4, ``Sigma = diag(sigma)^2``)
+    is refitted on all the data by the fastest certified route.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the robust hinge loss against the regulariser.
+    sigma_min, sigma_max : float, default=0.05, 1.0
+        Box in which each semi-axis is learned.
+    validation_fraction : float, default=0.3
+        Share of the data held out (stratified) for the upper-level (validation) loss.
+    tau : float, default=0.05
+        Softplus smoothing of the hinge on both levels (``tau -> 0`` recovers the non-smooth problem).
+    max_iter : int, default=100
+        Iterations of the hypergradient descent.
+    random_state : int or None, default=None
+        Seed of the validation split.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    sigma_ : ndarray of shape (n_features,)
+        Learned semi-axes.
+    bilevel_ : SafeResult
+        The upper-level search (history, iterations).
+    n_iter_ : int
+        Iterations of the upper-level search.
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the final robust SVM.
+    intercept_ : ndarray of shape (1,)
+        Its bias.
+    objective_ : float
+        Its optimal objective value.
+    solver_stats_ : dict
+        Certificate of the final robust SVM (the upper-level search over sigma is non-convex and carries no
+        optimality certificate).
     """
 
     def __init__(self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100,

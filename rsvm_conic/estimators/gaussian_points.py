@@ -39,7 +39,7 @@ FULL_POLISH_MAX = 5000
 
 
 class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Probabilistic kernel SVM on Gaussian points; see module docstring.
+    """Probabilistic kernel SVM on Gaussian points (x_i, Sigma_i), expected RBF kernel; see the module docstring.
 
     ``tol`` is the certified relative duality gap of the returned SVM (default 1e-6).  libsvm
     stores its kernel cache in single precision, which limits its solutions to about 1e-5 relative
@@ -50,6 +50,42 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     of the (feasible) multipliers.  ``solver_stats_`` holds the certificate.  If that does not
     certify, projected Newton on the full Gram matrix is tried (``n <= 5000``), else
     :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the hinge loss.
+    sigma : float, default=1.0
+        Bandwidth of the RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))`` whose expectation is taken.
+    method : {"exact", "random_features"}, default="exact"
+        Exact expected kernel (libsvm on its Gram matrix) or a linear SVM on random features of Gaussian points.
+    n_components : int, default=200
+        Number of random frequencies (``method="random_features"``).
+    tol : float, default=1e-6
+        Certified relative duality gap of the returned SVM.
+    random_state : int, Generator or None, default=None
+        Seed of the random features.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    support_ : ndarray of int
+        Indices of the support vectors.
+    dual_coef_ : ndarray of shape (1, n_support)
+        ``y_i alpha_i`` on the support vectors.
+    X_fit_, Sigma_fit_ : ndarray
+        Training means and covariances (test points are scored against the support vectors).
+    intercept_ : ndarray of shape (1,)
+        Bias.
+    coef_ : ndarray of shape (1, 2 * n_components)
+        Weights on the random features (``method="random_features"``).
+    features_ : GaussianPointRFF
+        The fitted random-feature map (``method="random_features"``).
+    rbf_route_ : bool
+        True when all training covariances are zero and the fit went to libsvm's own RBF kernel.
+    solver_stats_ : dict
+        Route, status and certificate of the SVM solve.
     """
 
     def __init__(self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-6, random_state=None):

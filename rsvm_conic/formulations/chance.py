@@ -22,6 +22,29 @@ from .robust import RobustSVM
 
 
 class ChanceConstrainedSVM(RobustSVM):
+    """Chance-constrained linear SVM: the robust SOCP with p = 2 and gamma_i = kappa(epsilon); see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Nominal inputs.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    Sigma : ndarray or None, default=None
+        Covariances of the perturbations, shapes as in :class:`~rsvm_conic.uncertainty.UncertaintySet`
+        (None: identity).
+    groups : array-like of shape (L,), "sample" or None, default=None
+        Which covariance each sample uses.
+    C : float, default=1.0
+        Weight of the hinge loss against ``1/2 ||w||^2``.
+    epsilon : float in (0, 1), default=0.1
+        Allowed probability of violating each margin constraint.
+    distribution : {"chebyshev", "gaussian"}, default="chebyshev"
+        Model of the perturbation: any law with the given covariance (Chebyshev-Cantelli bound) or Gaussian.
+    check_input : bool, default=True
+        Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    """
+
     name = "chance"
     gamma_param = "kappa"
 
@@ -43,5 +66,5 @@ class ChanceConstrainedSVM(RobustSVM):
 
 def chance_constrained_svm(X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1,
                            distribution="chebyshev") -> ChanceConstrainedSVM:
-    """Build the chance-constrained SVM; ``y`` in {-1, +1}."""
+    """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedSVM`."""
     return ChanceConstrainedSVM(X, y, Sigma, groups, C, epsilon, distribution)

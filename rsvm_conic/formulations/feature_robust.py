@@ -58,7 +58,27 @@ def rotation_operator(cos, sin) -> sp.csr_matrix:
 
 
 class FeatureRobustSVM(LinearSVMFormulation):
-    """Formulation (10); see module docstring.  ``X`` here is the feature matrix Phi (L, D)."""
+    """Formulation (10): the robust SVM on explicit features; see the module docstring.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (L, D)
+        Feature matrix (stored as ``X``, as in the linear formulations).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    Gamma : float or ndarray of shape (L,)
+        Feature-space bounds ``||R_i dphi||_pbar <= Gamma_i``.
+    pbar : {1, 2, inf}, default=2
+        Norm of the feature-space sets; the robust term uses its dual norm qbar.
+    C : float, default=1.0
+        Weight of the robust hinge loss against ``1/2 ||zeta||^2``.
+    radius : float, default=1.0
+        Multiplier r of Gamma (a DPP parameter).
+    rotations : tuple of two ndarrays of shape (L, D/2) or None, default=None
+        ``(cos, sin)`` of the per-sample block rotations of Prop. 4.1 (RFF).
+    R : ndarray of shape (D,) or (D, D), or None, default=None
+        A shared matrix (e.g. ``Lambda^{1/2}`` for Nystroem); None: identity.
+    """
 
     name = "feature-robust"
     gamma_param = "radius"
@@ -167,5 +187,5 @@ class FeatureRobustSVM(LinearSVMFormulation):
         return RobustHinge(self.X, self.y, self.current_uncertainty())
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
-    """Build formulation (10); ``y`` in {-1, +1}."""
+    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`."""
     return FeatureRobustSVM(Phi, y, Gamma, pbar, C, radius, rotations, R)

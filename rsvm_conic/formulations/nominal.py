@@ -24,6 +24,20 @@ from .base import Solution
 
 
 class NominalSVM(LinearSVMFormulation):
+    """Nominal soft-margin linear SVM (eq. 1); see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Inputs.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float, default=1.0
+        Weight of the hinge loss against ``1/2 ||w||^2``.
+    check_input : bool, default=True
+        Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    """
+
     name = "nominal"
     gamma_param = None
     BACKENDS = {"libsvm": "libsvm (scikit-learn SVC, linear kernel); certificate: duality gap",
@@ -95,5 +109,5 @@ def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0) -> flo
 
 
 def nominal_svm(X, y, C=1.0) -> NominalSVM:
-    """Build the nominal linear SVM; ``y`` must be in {-1, +1}."""
+    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`."""
     return NominalSVM(X, y, C)

@@ -45,6 +45,24 @@ def robust_cone_constraints(w, t, factors, diagonal, q):
 
 
 class RobustSVM(LinearSVMFormulation):
+    """Worst-case robust linear SVM (eq. 4), an SOCP with one cone per uncertainty group; see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Nominal inputs.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    uncertainty : UncertaintySet or None, default=None
+        The sets ``U_i`` (shape matrices, groups, p, per-sample scales); None: unit 2-norm balls.
+    C : float, default=1.0
+        Weight of the robust hinge loss against ``1/2 ||w||^2``.
+    radius : float or None, default=None
+        Global multiplier gamma of the sets (a DPP parameter); None: the uncertainty set's own radius.
+    check_input : bool, default=True
+        Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    """
+
     name = "robust"
     gamma_param = "radius"
 
@@ -74,5 +92,5 @@ class RobustSVM(LinearSVMFormulation):
 
 
 def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:
-    """Build the worst-case robust SVM (eq. 4); ``y`` in {-1, +1}."""
+    """Build the worst-case robust SVM (eq. 4); the parameters are those of :class:`RobustSVM`."""
     return RobustSVM(X, y, uncertainty, C, radius)

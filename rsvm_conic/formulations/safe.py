@@ -62,7 +62,27 @@ class SafeResult:
 
 
 class SafeSVM:
-    """Bi-level safe SVM (eq. 7); see module docstring.  ``y``/``y_val`` may hold any two labels."""
+    """Bi-level safe SVM (eq. 7), solved by hypergradient descent on the smoothed problem; see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Training inputs (lower level).
+    y : array-like of shape (L,)
+        Training labels, any two values.
+    X_val : ndarray of shape (L_val, n)
+        Validation inputs (upper level).
+    y_val : array-like of shape (L_val,)
+        Validation labels, from the two classes of ``y``.
+    C : float, default=1.0
+        Weight of the robust hinge loss of the lower level (``lam = 1/C`` in eq. 7).
+    sigma_min, sigma_max : float or ndarray of shape (n,), default=0.0, 1.0
+        Box for the semi-axes (``sigma_min > 0`` is advisable: sigma = 0 is a kink).
+    tau : float, default=0.05
+        Softplus smoothing of the hinge on both levels.
+    eps : float, default=1e-3
+        Smoothing of ``||diag(sigma) w||_2`` as ``sqrt(||diag(sigma) w||^2 + eps^2)``.
+    """
 
     name = "safe"
 
@@ -216,4 +236,5 @@ class SafeSVM:
 
 
 def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeSVM:
+    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`."""
     return SafeSVM(X, y, X_val, y_val, C, sigma_min, sigma_max, **kwargs)
