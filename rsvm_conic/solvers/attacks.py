@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import check_norm, check_positive
 from ..kernels.rbf import squared_distances
+from ..uncertainty.sets import sample_pball
 
 
 def _project(D, gamma, p):
@@ -45,17 +46,6 @@ def _direction(G, p):
     return out
 
 
-def _random_ball(m, n, gamma, p, rng):
-    if p == np.inf:
-        return rng.uniform(-gamma, gamma, (m, n))
-    if p == 2.0:
-        u = rng.standard_normal((m, n))
-        u /= np.linalg.norm(u, axis=1, keepdims=True)
-        return gamma * u * rng.uniform(0, 1, (m, 1)) ** (1.0 / n)
-    u = rng.exponential(size=(m, n)) * rng.choice([-1.0, 1.0], (m, n))
-    return gamma * u / u.__abs__().sum(axis=1, keepdims=True) * rng.uniform(0, 1, (m, 1))
-
-
 def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, random_state=0):
     """Smallest ``y f(x + dx)`` found per point over the ball (decision/gradient: callables on (m, n))."""
     p = check_norm(p)
@@ -68,7 +58,7 @@ def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, ra
     rng = np.random.default_rng(random_state)
     m, n = X.shape
     for r in range(restarts + 1):
-        D = np.zeros((m, n)) if r == 0 else _random_ball(m, n, gamma, p, rng)
+        D = np.zeros((m, n)) if r == 0 else sample_pball(m, n, p, rng, gamma)
         for k in range(steps):
             eta = 2.5 * gamma / steps if r else gamma * (0.5 if k < steps // 2 else 0.1)
             G = y[:, None] * gradient(X + D)  # gradient of the margin

@@ -63,7 +63,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_finite_array, check_norm, check_positive, dual_norm
-from .sets import ResolvedUncertainty, UncertaintySet, dual_norm_values
+from .sets import ResolvedUncertainty, UncertaintySet, dual_norm_values, sample_pball
 
 VARIANTS = ("corrected", "printed")
 
@@ -208,30 +208,6 @@ def nystroem_rotated_perturbation(nys, x, dX) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- adversarial search
-def _sample_ball(n, size, p, rng, boundary):
-    if p == 2.0:
-        u = rng.standard_normal((size, n))
-        u /= np.linalg.norm(u, axis=1, keepdims=True)
-    elif p == np.inf:
-        u = rng.uniform(-1, 1, (size, n))
-        j = rng.integers(0, n, size)
-        u[np.arange(size), j] = rng.choice([-1.0, 1.0], size)
-        if boundary:  # also hit the vertices, where many maxima of smooth functions sit
-            k = size // 4
-            u[:k] = rng.choice([-1.0, 1.0], (k, n))
-    else:
-        u = rng.exponential(size=(size, n)) * rng.choice([-1.0, 1.0], size=(size, n))
-        u /= np.sum(np.abs(u), axis=1, keepdims=True)
-        if boundary:  # the vertices +-e_k
-            k = min(size // 4, 2 * n)
-            idx = np.arange(k)
-            u[:k] = 0.0
-            u[idx, idx % n] = np.where(idx < n, 1.0, -1.0)
-    if not boundary:
-        u *= rng.uniform(0, 1, (size, 1)) ** (1.0 / n)
-    return u
-
-
 def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state=0):
     """Maximise ``f(dx)`` over ``{A u : ||u||_p <= gamma}`` by sampling plus local ascent.
 
@@ -247,7 +223,7 @@ def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state
     n = A.shape[1]
     rng = np.random.default_rng(random_state)
     half = max(1, n_samples // 2)
-    U = gamma * np.vstack([_sample_ball(n, half, p, rng, True), _sample_ball(n, half, p, rng, False)])
+    U = np.vstack([sample_pball(half, n, p, rng, gamma, True), sample_pball(half, n, p, rng, gamma, False)])
     vals = np.asarray(f(U @ A.T), dtype=float)
     order = np.argsort(vals)[::-1][:n_local]
     best_val, best_u = float(vals[order[0]]), U[order[0]].copy()
