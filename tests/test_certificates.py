@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 from rsvm_conic.formulations.robust import robust_svm
-from rsvm_conic.solvers.certificates import project_box_hyperplane, project_pball
+from rsvm_conic.solvers.certificates import project_box_hyperplane
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.solvers.contract import relative_gap
 from rsvm_conic.solvers.datafits import RobustHinge
@@ -151,23 +151,6 @@ def test_box_hyperplane_projection_matches_sort_based():
         a = project_box_hyperplane(v, y, C)
         np.testing.assert_allclose(a, project_S(v, y, C), atol=1e-12 * C)
         assert abs(y @ a) <= 1e-12 * C * L
-
-
-def test_pball_projection():
-    rng = np.random.default_rng(0)
-    Z = rng.standard_normal((50, 6))
-    r = np.abs(rng.standard_normal(50))
-    r[:5] = 0.0
-    for p in (1.0, 2.0, np.inf):
-        P = project_pball(Z, r, p)
-        assert np.all(np.linalg.norm(P, ord=p, axis=1) <= r * (1 + 1e-12) + 1e-15)
-        for i in range(5, 15):  # no feasible point is closer
-            d = np.linalg.norm(Z[i] - P[i])
-            U = rng.standard_normal((300, 6))
-            U *= (r[i] * rng.random(300) / np.linalg.norm(U, ord=p, axis=1))[:, None]
-            assert np.all(np.linalg.norm(Z[i] - U, axis=1) >= d - 1e-12)
-        inside = np.linalg.norm(Z, ord=p, axis=1) <= r
-        np.testing.assert_array_equal(P[inside], Z[inside])
 
 
 # ------------------------------------------------------------------------------------ stochastic solvers

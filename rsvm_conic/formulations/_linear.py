@@ -39,6 +39,7 @@ from .._validation import check_positive, check_X, check_binary_labels
 from ..solvers.conic import SolverError, solve_cvxpy
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.datafits import RobustHinge
+from ..solvers.projections import project_pball
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
 from .base import Formulation, Solution
@@ -373,8 +374,6 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     ``apply_rows(U)`` returns the rows ``A_g u_g``, ``adjoint(r)`` the rows ``A_g' r``; ``norms``
     bound ``||A_g||_2``, so ``1 / sum_g (s_g norms_g)^2`` is a safe step.
     """
-    from ..solvers.attacks import _project as project_ball
-
     lip = float(np.sum((s * norms) ** 2))
     if lip == 0.0:
         return U0
@@ -386,7 +385,7 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     r = resid(U)
     f_old = 0.5 * float(r @ r)
     for it in range(max_iter):
-        U_new = project_ball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
+        U_new = project_pball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
         if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart (O'Donoghue & Candes 2015):
             t, Z_next = 1.0, U_new                    # momentum points uphill -> linear convergence kept
         else:

@@ -13,26 +13,8 @@ import numpy as np
 
 from .._validation import check_norm, check_positive
 from ..kernels.rbf import squared_distances
+from ..solvers.projections import project_pball
 from ..uncertainty.sets import sample_pball
-
-
-def _project(D, gamma, p):
-    if p == 2.0:
-        n = np.linalg.norm(D, axis=1, keepdims=True)
-        return D * np.minimum(1.0, gamma / np.maximum(n, 1e-300))
-    if p == np.inf:
-        return np.clip(D, -gamma, gamma)
-    # l1 ball projection (Duchi et al.), row by row, vectorised
-    A = np.abs(D)
-    inside = A.sum(axis=1) <= gamma
-    U = -np.sort(-A, axis=1)
-    css = np.cumsum(U, axis=1) - gamma
-    k = np.arange(1, D.shape[1] + 1)
-    cond = U - css / k > 0
-    rho = D.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
-    theta = css[np.arange(D.shape[0]), rho] / (rho + 1)
-    P = np.sign(D) * np.maximum(A - theta[:, None], 0.0)
-    return np.where(inside[:, None], D, P)
 
 
 def _direction(G, p):
@@ -62,7 +44,7 @@ def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, ra
         for k in range(steps):
             eta = 2.5 * gamma / steps if r else gamma * (0.5 if k < steps // 2 else 0.1)
             G = y[:, None] * gradient(X + D)  # gradient of the margin
-            D = _project(D - eta * _direction(G, p), gamma, p)
+            D = project_pball(D - eta * _direction(G, p), gamma, p)
             best = np.minimum(best, y * decision(X + D))
     return best
 
