@@ -10,7 +10,7 @@
   features).  Every model of both grids (nominal: C x sigma; robust: C x sigma x radius
   multiplier in {1/4, 1/2, 1}) is scored on a validation and a test split for clean accuracy and
   adversarial error (PGD with restarts in the gamma-ball, identical for both,
-  :mod:`rsvm_conic.solvers.attacks`; a lower bound on the true worst-case error).  Two selection
+  :mod:`rsvm_conic.evaluation.attacks`; a lower bound on the true worst-case error).  Two selection
   protocols, applied identically to both families:
   ``clean`` -- best clean validation accuracy (robust radius fixed at the noise bound gamma, as
   Couellan & Jan 2020 prescribe); ``robust_aware`` -- lowest validation adversarial error among settings
@@ -32,7 +32,7 @@ from rsvm_conic.estimators.feature import RobustFeatureSVC
 from rsvm_conic.formulations.feature_robust import FeatureRobustSVM
 from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from rsvm_conic.runner.compare import ProblemInstance
-from rsvm_conic.solvers.attacks import adversarial_error, rbf_svc_functions
+from rsvm_conic.evaluation import adversarial_error, rbf_svc_functions
 from rsvm_conic.uncertainty.feature_bounds import nystroem_feature_bound, rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet, sample_pball
 

@@ -11,26 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_norm, check_positive
+from .._validation import check_norm, check_positive, dual_norm
 from ..kernels.rbf import squared_distances
 from ..solvers.projections import project_pball
-from ..uncertainty.sets import sample_pball
-
-
-def _direction(G, p):
-    if p == 2.0:
-        return G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
-    if p == np.inf:
-        return np.sign(G)
-    out = np.zeros_like(G)
-    j = np.argmax(np.abs(G), axis=1)
-    out[np.arange(G.shape[0]), j] = np.sign(G[np.arange(G.shape[0]), j])
-    return out
+from ..uncertainty.sets import dual_norm_subgradient, sample_pball
 
 
 def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, random_state=0):
     """Smallest ``y f(x + dx)`` found per point over the ball (decision/gradient: callables on (m, n))."""
     p = check_norm(p)
+    q = dual_norm(p)
     gamma = check_positive(gamma, "gamma", strict=False)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -44,7 +34,7 @@ def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, ra
         for k in range(steps):
             eta = 2.5 * gamma / steps if r else gamma * (0.5 if k < steps // 2 else 0.1)
             G = y[:, None] * gradient(X + D)  # gradient of the margin
-            D = project_pball(D - eta * _direction(G, p), gamma, p)
+            D = project_pball(D - eta * dual_norm_subgradient(G, q), gamma, p)  # steepest step in the p-norm
             best = np.minimum(best, y * decision(X + D))
     return best
 
