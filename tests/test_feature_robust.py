@@ -116,7 +116,7 @@ def test_robust_loss_upper_bounds_hinge_under_input_attacks():
         sol = form.solve("clarabel")
         zeta, b = sol["w"], sol["b"]
         assert np.linalg.norm(zeta) > 0.1  # not the trivial zeta = 0 solution
-        robust = form.datafit().losses(zeta, b)
+        robust = form.datafit().losses(y, zeta, form.X @ zeta + b)
         nominal = np.maximum(0, 1 - y * (form.X @ zeta + b))
         increased = 0
         for i in np.argsort(-robust)[:6]:  # the samples with the largest robust loss (on or inside the margin)
