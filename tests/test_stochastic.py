@@ -9,9 +9,12 @@ from rsvm_conic.solvers.datafits import RobustHinge
 from rsvm_conic.uncertainty import UncertaintySet
 
 
-def test_both_stochastic_solvers_reach_1e3_on_20000_samples():
-    formulation, Xte, yte = problems.get("INSTANCES", "robust-large").build()
-    assert formulation.X.shape == (20000, 50) and formulation.uncertainty.n_groups == 2
+@pytest.mark.parametrize("name,shape", [("robust-small", (400, 5)),
+                                        pytest.param("robust-large", (20000, 50), marks=pytest.mark.slow)])
+def test_both_stochastic_solvers_reach_1e3(name, shape):
+    """The grouped-ellipsoid instance (two full-factor groups) at L = 400 in the default run, L = 20000 (~40 s) slow."""
+    formulation, Xte, yte = problems.get("INSTANCES", name).build()
+    assert formulation.X.shape == shape and formulation.uncertainty.n_groups == 2
     opts = {"sgd": {"seed": 0}, "prox": {"seed": 0}}  # stop at a certified relative gap of 1e-3
     reports, sols = compare_backends(formulation, Xte, yte, ("clarabel", "sgd", "prox"), opts, reference="clarabel")
     ref = sols["clarabel"].objective
