@@ -46,10 +46,9 @@ import problems
 from rsvm_conic.estimators import RobustFeatureSVC
 from rsvm_conic.kernels import NystroemMap, RandomFourierFeatures
 from rsvm_conic.plotting import plot_decision_boundary
-from rsvm_conic.solvers.attacks import adversarial_error
+from rsvm_conic.evaluation import adversarial_error, nystroem_worst_case, rff_worst_case
 from rsvm_conic.uncertainty import (UncertaintySet, angle_probability, min_sigma_for_angle, nystroem_feature_bound,
                                     prop51_sigma, rff_feature_bound)
-from rsvm_conic.uncertainty.feature_bounds import nystroem_worst_case, rff_worst_case
 
 # %% [markdown]
 # ## Figure 1 of the paper: RFF with D = 2 linearises XOR

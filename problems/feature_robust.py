@@ -10,7 +10,7 @@
   features).  Every model of both grids (nominal: C x sigma; robust: C x sigma x radius
   multiplier in {1/4, 1/2, 1}) is scored on a validation and a test split for clean accuracy and
   adversarial error (PGD with restarts in the gamma-ball, identical for both,
-  :mod:`rsvm_conic.solvers.attacks`; a lower bound on the true worst-case error).  Two selection
+  :mod:`rsvm_conic.evaluation.attacks`; a lower bound on the true worst-case error).  Two selection
   protocols, applied identically to both families:
   ``clean`` -- best clean validation accuracy (robust radius fixed at the noise bound gamma, as
   Couellan & Jan 2020 prescribe); ``robust_aware`` -- lowest validation adversarial error among settings
@@ -32,9 +32,9 @@ from rsvm_conic.estimators.feature import RobustFeatureSVC
 from rsvm_conic.formulations.feature_robust import FeatureRobustSVM
 from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from rsvm_conic.runner.compare import ProblemInstance
-from rsvm_conic.solvers.attacks import adversarial_error, rbf_svc_functions
+from rsvm_conic.evaluation import adversarial_error, rbf_svc_functions
 from rsvm_conic.uncertainty.feature_bounds import nystroem_feature_bound, rff_feature_bound
-from rsvm_conic.uncertainty.sets import UncertaintySet
+from rsvm_conic.uncertainty.sets import UncertaintySet, sample_pball
 
 STOCH = {"max_epochs": 1500, "tol": 1e-8, "batch_size": 8, "eval_every": 5}
 
@@ -88,12 +88,6 @@ def load_binary(name):
     raise ValueError(f"unknown data set {name!r}; use 'breast_cancer' or 'wine'.")
 
 
-def _ball_noise(shape, gamma, rng):
-    u = rng.standard_normal(shape)
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    return gamma * u * rng.uniform(0, 1, (shape[0], 1)) ** (1.0 / shape[1])
-
-
 def _select_robust_aware(rows, slack=0.02):
     """Lowest validation adversarial error among rows within `slack` of the best validation accuracy."""
     best_acc = max(r["val_acc"] for r in rows)
@@ -123,7 +117,7 @@ def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=Fal
     sc = StandardScaler().fit(Xfit)
     Xfit, Xval, Xte = sc.transform(Xfit), sc.transform(Xval), sc.transform(Xte)
     n = X.shape[1]
-    Xfit_noisy = Xfit + _ball_noise(Xfit.shape, gamma, rng)
+    Xfit_noisy = Xfit + sample_pball(*Xfit.shape, 2, rng, gamma)
     Cs = (1.0, 10.0) if quick else (0.3, 1.0, 10.0, 100.0)
     sigmas = np.sqrt(n) * (np.array((1.0, 2.0)) if quick else np.array((0.5, 1.0, 2.0)))
     mults = (0.5, 1.0) if quick else (0.25, 0.5, 1.0)

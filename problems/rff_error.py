@@ -31,6 +31,7 @@ import numpy as np
 from scipy import optimize
 
 from rsvm_conic.runner import ResultsStore, run_grid
+from rsvm_conic.uncertainty.sets import sample_pball
 
 VERSION = "rff-error-v1"
 
@@ -47,9 +48,7 @@ def rff_sup_error(D, d=2, R=1.0, sigma=1.0, seed=0, n_samples=20000, n_local=5):
         Z = np.atleast_2d(Z)
         return np.abs(np.mean(np.cos(Z @ W.T), axis=1) - np.exp(-np.sum(Z * Z, axis=1) / (2 * sigma**2)))
 
-    U = rng.standard_normal((n_samples, d))
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
-    Z = rho * U * rng.uniform(0, 1, (n_samples, 1)) ** (1.0 / d)
+    Z = sample_pball(n_samples, d, 2, rng, rho)
     vals = err(Z)
     best = float(vals.max())
     for k in np.argsort(vals)[::-1][:n_local]:

@@ -6,6 +6,7 @@ Sub-packages, one concern each:
 * :mod:`rsvm_conic.kernels` -- kernels and explicit feature maps,
 * :mod:`rsvm_conic.formulations` -- problem builders (data in, CVXPY model out),
 * :mod:`rsvm_conic.solvers` -- conic solve wrapper, stochastic and special-purpose solvers,
+* :mod:`rsvm_conic.evaluation` -- worst-case evaluation: adversarial attacks and searches,
 * :mod:`rsvm_conic.estimators` -- scikit-learn style estimators,
 * :mod:`rsvm_conic.metrics` -- error measures,
 * :mod:`rsvm_conic.datasets` -- synthetic generators and vendored public data,

@@ -8,10 +8,11 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 from rsvm_conic.formulations.robust import robust_svm
-from rsvm_conic.solvers.certificates import project_box_hyperplane, project_pball
+from rsvm_conic.solvers.certificates import project_box_hyperplane
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.solvers.contract import relative_gap
 from rsvm_conic.solvers.datafits import RobustHinge
+from rsvm_conic.solvers.penalties import L2Squared
 from rsvm_conic.solvers.rsvm_socp_fast import project_S
 from rsvm_conic.solvers.stochastic import calibrate_eta0, stochastic_proximal, stochastic_subgradient
 from rsvm_conic.uncertainty import UncertaintySet
@@ -70,31 +71,31 @@ def test_bound_is_feasible_at_arbitrary_points_and_below_the_optimum(kind, p, di
     X, y, unc = _instance(kind, p, diag)
     C = 2.0
     Pstar, w_opt, b_opt = _exact(X, y, unc, C)
-    fit = RobustHinge(X, y, unc.resolve(*X.shape))
+    fit = RobustHinge(unc.resolve(*X.shape))
     ops = fit.factor_ops()
     rng = np.random.default_rng(1)
     for trial in range(12):
         scale = [0.0, 1e-3, 0.1, 1.0, 10.0][trial % 5]
         w = w_opt + scale * rng.standard_normal(w_opt.shape) if trial % 2 else scale * rng.standard_normal(w_opt.shape)
         b = b_opt + rng.normal()
-        cert = fit.dual_bound(w, b, C)
+        cert = fit.dual_bound(X, y, w, b, C)
         _check_feasible(cert, X, y, C, ops)
         assert cert.dual <= Pstar + 1e-7 * abs(Pstar)  # weak duality, against the exact optimum
-        assert cert.primal == pytest.approx(0.5 * w @ w + C * fit.value(w, b), rel=1e-12)
+        assert cert.primal == pytest.approx(0.5 * w @ w + C * fit.value(y, w, X @ w + b), rel=1e-12)
         assert cert.primal >= Pstar - 1e-7 * abs(Pstar)
 
 
 def test_radius_zero_is_the_svm_dual():
     X, y, _ = _instance("shared", 2, True)
     Pstar, w, b = _exact(X, y, UncertaintySet(radius=0.0), 1.0)
-    fit = RobustHinge(X, y, UncertaintySet(radius=0.0).resolve(*X.shape))
+    fit = RobustHinge(UncertaintySet(radius=0.0).resolve(*X.shape))
     assert fit.factor_ops() is None
-    cert = fit.dual_bound(w, b, 1.0)
+    cert = fit.dual_bound(X, y, w, b, 1.0)
     assert cert.Z is None and relative_gap(cert.primal, cert.dual) <= 1e-6
     _check_feasible(cert, X, y, 1.0, None)
     for seed in range(5):
         w2 = np.random.default_rng(seed).standard_normal(w.shape)
-        assert fit.dual_bound(w2, 0.0, 1.0).dual <= Pstar + 1e-7 * Pstar
+        assert fit.dual_bound(X, y, w2, 0.0, 1.0).dual <= Pstar + 1e-7 * Pstar
 
 
 @pytest.mark.parametrize("kind,p,diag,C", [("grouped", 2, False, 1.0), ("grouped", 1, False, 10.0),
@@ -108,8 +109,8 @@ def test_bound_is_tight_at_the_optimum(kind, p, diag, C):
     X, y, unc = _instance(kind, p or 2, diag, radius=radius)
     Pstar, w, b = _exact(X, y, unc, C)
     assert np.linalg.norm(w) > 1e-3  # not the degenerate w* = 0 (see the module docstring of certificates)
-    fit = RobustHinge(X, y, unc.resolve(*X.shape))
-    cert = fit.dual_bound(w, b, C)
+    fit = RobustHinge(unc.resolve(*X.shape))
+    cert = fit.dual_bound(X, y, w, b, C)
     assert relative_gap(cert.primal, cert.dual) <= 1e-6
     assert cert.dual <= Pstar + 1e-7 * Pstar
 
@@ -129,12 +130,13 @@ def test_rotated_feature_loss_certificate_valid_and_tight():
         sol = form.solve("clarabel", tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
         fit = form.datafit()
         ops = fit.factor_ops()
-        cert = fit.dual_bound(sol["w"], sol["b"], 10.0)
+        cert = fit.dual_bound(form.X, form.y, sol["w"], sol["b"], 10.0)
         assert relative_gap(cert.primal, cert.dual) <= 1e-6
         rng = np.random.default_rng(2)
         for scale in (1e-2, 1.0, 10.0):
-            c = fit.dual_bound(sol["w"] + scale * rng.standard_normal(sol["w"].shape), rng.normal(), 10.0)
-            _check_feasible(c, fit.X, fit.y, 10.0, ops)
+            w = sol["w"] + scale * rng.standard_normal(sol["w"].shape)
+            c = fit.dual_bound(form.X, form.y, w, rng.normal(), 10.0)
+            _check_feasible(c, form.X, form.y, 10.0, ops)
             assert c.dual <= sol.objective + 1e-7 * sol.objective
 
 
@@ -153,23 +155,6 @@ def test_box_hyperplane_projection_matches_sort_based():
         assert abs(y @ a) <= 1e-12 * C * L
 
 
-def test_pball_projection():
-    rng = np.random.default_rng(0)
-    Z = rng.standard_normal((50, 6))
-    r = np.abs(rng.standard_normal(50))
-    r[:5] = 0.0
-    for p in (1.0, 2.0, np.inf):
-        P = project_pball(Z, r, p)
-        assert np.all(np.linalg.norm(P, ord=p, axis=1) <= r * (1 + 1e-12) + 1e-15)
-        for i in range(5, 15):  # no feasible point is closer
-            d = np.linalg.norm(Z[i] - P[i])
-            U = rng.standard_normal((300, 6))
-            U *= (r[i] * rng.random(300) / np.linalg.norm(U, ord=p, axis=1))[:, None]
-            assert np.all(np.linalg.norm(Z[i] - U, axis=1) >= d - 1e-12)
-        inside = np.linalg.norm(Z, ord=p, axis=1) <= r
-        np.testing.assert_array_equal(P[inside], Z[inside])
-
-
 # ------------------------------------------------------------------------------------ stochastic solvers
 @pytest.fixture(scope="module")
 def cancer():
@@ -184,13 +169,13 @@ def test_stochastic_optimal_only_within_tol_of_the_exact_optimum(cancer, p, radi
     X, y = cancer
     unc = UncertaintySet(p=p, radius=radius)
     Pstar = _exact(X, y, unc, C)[0]
-    fit = RobustHinge(X, y, unc.resolve(*X.shape))
+    fit = RobustHinge(unc.resolve(*X.shape))
     lam = 1.0 / (C * X.shape[0])
     for name, solve in SOLVERS.items():
-        res = solve(fit, lam, seed=0)
+        res = solve(X, y, fit, L2Squared(lam), seed=0)
         assert res.info.route == name and res.info.iterations == res.epochs
         assert res.dual <= Pstar + 1e-7 * Pstar  # the certificate never overstates
-        assert res.primal == pytest.approx(0.5 * res.w @ res.w + C * fit.value(res.w, res.b), rel=1e-12)
+        assert res.primal == pytest.approx(0.5 * res.w @ res.w + C * fit.value(y, res.w, X @ res.w + res.b), rel=1e-12)
         assert res.gap >= relative_gap(res.primal, Pstar) - 1e-9
         if res.status == "optimal":
             assert res.gap <= 1e-3 and relative_gap(res.primal, Pstar) <= 1e-3
@@ -202,9 +187,9 @@ def test_stochastic_reaches_certified_optimum(cancer):
     X, y = cancer
     unc = UncertaintySet(p=2, radius=1.0)
     Pstar = _exact(X, y, unc, 0.1)[0]
-    fit = RobustHinge(X, y, unc.resolve(*X.shape))
+    fit = RobustHinge(unc.resolve(*X.shape))
     for name, solve in SOLVERS.items():
-        res = solve(fit, 1.0 / (0.1 * X.shape[0]), seed=0)
+        res = solve(X, y, fit, L2Squared(1.0 / (0.1 * X.shape[0])), seed=0)
         assert res.status == "optimal" and res.converged and res.epochs < 200, (name, res.gap)
         assert relative_gap(res.primal, Pstar) <= res.gap <= 1e-3
         assert res.info.detail["stop"] == "gap" and res.info.detail["certificates"] >= 1
@@ -212,12 +197,12 @@ def test_stochastic_reaches_certified_optimum(cancer):
 
 def test_stochastic_cannot_claim_optimal_without_reaching_tol(cancer):
     X, y = cancer
-    fit = RobustHinge(X, y, UncertaintySet(p=1, radius=0.1).resolve(*X.shape))
+    fit = RobustHinge(UncertaintySet(p=1, radius=0.1).resolve(*X.shape))
     lam = 1.0 / (10.0 * X.shape[0])
-    res = stochastic_subgradient(fit, lam, max_epochs=5)
+    res = stochastic_subgradient(X, y, fit, L2Squared(lam), max_epochs=5)
     assert res.status == "max_iter" and not res.converged and res.gap > 1e-3
     assert res.info.detail["certificates"] >= 1  # the last epoch is always certified
-    res = stochastic_proximal(fit, lam, max_epochs=60, patience=2, certify_every=1)
+    res = stochastic_proximal(X, y, fit, L2Squared(lam), max_epochs=60, patience=2, certify_every=1)
     assert res.status in ("uncertified", "optimal", "max_iter")
     if res.status == "uncertified":
         assert res.epochs < 60 and res.info.detail["stop"] == "stalled"
@@ -225,16 +210,16 @@ def test_stochastic_cannot_claim_optimal_without_reaching_tol(cancer):
     class NoCertificate(RobustHinge):  # a data fit without a dual bound is never certified
         dual_bound = None
 
-    bare = NoCertificate(X, y, fit.unc)
-    res = stochastic_proximal(bare, lam, max_epochs=3)
+    bare = NoCertificate(fit.unc)
+    res = stochastic_proximal(X, y, bare, L2Squared(lam), max_epochs=3)
     assert res.status == "max_iter" and res.dual == -np.inf and res.gap == np.inf
 
 
 def test_stochastic_runs_are_reproducible(cancer):
     X, y = cancer
-    fit = RobustHinge(X, y, UncertaintySet(p=np.inf, radius=0.1).resolve(*X.shape))
-    a = stochastic_proximal(fit, 1e-3, seed=5, max_epochs=30)
-    b = stochastic_proximal(fit, 1e-3, seed=5, max_epochs=30)
+    fit = RobustHinge(UncertaintySet(p=np.inf, radius=0.1).resolve(*X.shape))
+    a = stochastic_proximal(X, y, fit, L2Squared(1e-3), seed=5, max_epochs=30)
+    b = stochastic_proximal(X, y, fit, L2Squared(1e-3), seed=5, max_epochs=30)
     np.testing.assert_array_equal(a.w, b.w)
     assert a.gap == b.gap and [h[:4] for h in a.gap_history] == [h[:4] for h in b.gap_history]
 
@@ -248,14 +233,14 @@ def test_one_calibrator_for_both_losses(cancer):
     y = y[:200]
     rng = np.random.default_rng(0)
     ang = rng.uniform(0, 2 * np.pi, (200, 3))
-    fit = fd.RotatedRobustHinge(X, y, np.cos(ang), np.sin(ang), 0.3 * np.ones(200), 1.0)
+    fit = fd.RotatedRobustHinge(np.cos(ang), np.sin(ang), 0.3 * np.ones(200), 1.0)
     assert isinstance(fit.restrict(np.arange(10)), fd.RotatedRobustHinge)
     lam = 1e-2
-    res = stochastic_proximal(fit, lam, seed=3, max_epochs=2)
-    assert res.eta0 == calibrate_eta0(fit, lam, True, 64, np.random.default_rng(3))
+    res = stochastic_proximal(X, y, fit, L2Squared(lam), seed=3, max_epochs=2)
+    assert res.eta0 == calibrate_eta0(X, y, fit, L2Squared(lam), True, 64, np.random.default_rng(3))
     # RobustHinge.restrict keeps each sample's group and gamma
     unc = UncertaintySet(Sigma=np.ones((3, 6)), groups=np.arange(200) % 3, radius=0.5,
                          sample_scale=np.linspace(0.5, 1.5, 200)).resolve(200, 6)
-    sub = RobustHinge(X, y, unc).restrict(np.arange(50, 60))
+    sub = RobustHinge(unc).restrict(np.arange(50, 60))
     np.testing.assert_array_equal(sub.unc.group_index, np.arange(50, 60) % 3)
     np.testing.assert_allclose(sub.unc.gamma, unc.gamma[50:60])

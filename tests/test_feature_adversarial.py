@@ -8,7 +8,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.feature import RobustFeatureSVC
-from rsvm_conic.solvers.attacks import rbf_svc_functions, worst_margins
+from rsvm_conic.evaluation import rbf_svc_functions, worst_margins
 from rsvm_conic.uncertainty.feature_bounds import rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet
 

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
+from rsvm_conic import evaluation as ev
 from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from rsvm_conic.uncertainty import feature_bounds as fb
 from rsvm_conic.uncertainty.sets import UncertaintySet
@@ -26,7 +27,7 @@ def test_rff_corrected_bound_holds_under_adversarial_search(p, pbar):
         unc = UncertaintySet(factor=A3, p=p, radius=gamma)
         G = fb.rff_feature_bound(rff, X, unc, pbar)
         for i in (0, 1):
-            worst = fb.rff_worst_case(rff, X[i], A3, gamma, p, pbar, n_samples=1500, n_local=4, random_state=i)
+            worst = ev.rff_worst_case(rff, X[i], A3, gamma, p, pbar, n_samples=1500, n_local=4, random_state=i)
             assert worst <= G[i] * (1 + 1e-9) + 1e-12, (gamma, i, worst, G[i])
             ratios.append(G[i] / worst)
             if pbar != 2:  # the printed bound is valid for pbar = 1, inf: record its looseness too
@@ -48,7 +49,7 @@ def test_rff_printed_pbar2_bound_is_invalid_notes_counterexample():
     X = np.zeros((1, 1))
     rff = RandomFourierFeatures(2, 1.0, random_state=0).fit(X)
     rff.omega_ = np.array([[1.0]])
-    worst = fb.rff_worst_case(rff, X[0], np.eye(1), 0.1, 2, 2, n_samples=200, n_local=2)
+    worst = ev.rff_worst_case(rff, X[0], np.eye(1), 0.1, 2, 2, n_samples=200, n_local=2)
     assert worst == pytest.approx(2 * np.sin(0.05), rel=1e-6)
     assert worst > 10 * printed
     assert fb.rff_gamma_from_angles(t, 2)[0] >= worst - 1e-12
@@ -58,12 +59,12 @@ def test_rff_printed_pbar2_fails_adversarial_search_but_printed_1_and_inf_hold()
     X, rff = _rff()
     gamma = 0.1
     unc = UncertaintySet(factor=A3, p=2, radius=gamma)
-    worst2 = fb.rff_worst_case(rff, X[0], A3, gamma, 2, 2, n_samples=1500, n_local=4)
+    worst2 = ev.rff_worst_case(rff, X[0], A3, gamma, 2, 2, n_samples=1500, n_local=4)
     assert worst2 > fb.rff_feature_bound(rff, X, unc, 2, "printed")[0] * 1.5
     for pbar in (1, np.inf):
         for g in (0.1, 1.0):
             unc = UncertaintySet(factor=A3, p=2, radius=g)
-            w = fb.rff_worst_case(rff, X[0], A3, g, 2, pbar, n_samples=1500, n_local=4)
+            w = ev.rff_worst_case(rff, X[0], A3, g, 2, pbar, n_samples=1500, n_local=4)
             assert w <= fb.rff_feature_bound(rff, X, unc, pbar, "printed")[0] + 1e-12
             assert fb.rff_feature_bound(rff, X, unc, pbar)[0] <= fb.rff_feature_bound(rff, X, unc, pbar, "printed")[0]
 
@@ -74,7 +75,7 @@ def test_rff_joint_pbar2_bound_is_nearly_tight_in_high_dimension():
     unc = UncertaintySet(p=2, radius=gamma)
     G = fb.rff_feature_bound(rff, X, unc, 2)
     per_block = fb.rff_gamma_from_angles(fb.frequency_supports(unc.resolve(4, 20), rff.omega_), 2)
-    worst = fb.rff_worst_case(rff, X[0], np.eye(20), gamma, 2, 2, n_samples=2000, n_local=4)
+    worst = ev.rff_worst_case(rff, X[0], np.eye(20), gamma, 2, 2, n_samples=2000, n_local=4)
     assert worst <= G[0] * (1 + 1e-9)
     LOOSENESS[("rff-n20-joint", 2, 2)] = (G[0] / worst, G[0] / worst)
     LOOSENESS[("rff-n20-per-block", 2, 2)] = (per_block[0] / worst, per_block[0] / worst)
@@ -92,7 +93,7 @@ def test_nystroem_bounds_hold_and_printed_is_looser(p):
         Gc = fb.nystroem_feature_bound(nys, X, unc)
         Gp = fb.nystroem_feature_bound(nys, X, unc, "printed")
         for i in (0, 1):
-            worst = fb.nystroem_worst_case(nys, X[i], A3, gamma, p, n_samples=1500, n_local=4, random_state=i)
+            worst = ev.nystroem_worst_case(nys, X[i], A3, gamma, p, n_samples=1500, n_local=4, random_state=i)
             assert worst <= Gc[i] * (1 + 1e-9) and worst <= Gp[i] * (1 + 1e-9)
             assert Gc[i] <= Gp[i]
             rc.append(Gc[i] / worst)
@@ -139,7 +140,7 @@ def test_bounds_bad_inputs():
     with pytest.raises(ValueError):
         fb.min_sigma_for_angle(0.3, 1.0, [1.0], prob=1.5)
     with pytest.raises(ValueError):
-        fb.adversarial_search(lambda d: d[:, 0], np.eye(2), -1.0)
+        ev.adversarial_search(lambda d: d[:, 0], np.eye(2), -1.0)
 
 
 def teardown_module(module):

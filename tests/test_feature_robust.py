@@ -4,6 +4,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from rsvm_conic import evaluation as ev
 from rsvm_conic.estimators.feature import RobustFeatureSVC
 from rsvm_conic.formulations.feature_robust import FeatureRobustSVM, rotation_operator
 from rsvm_conic.formulations.nominal import NominalSVM
@@ -115,11 +116,11 @@ def test_robust_loss_upper_bounds_hinge_under_input_attacks():
         sol = form.solve("clarabel")
         zeta, b = sol["w"], sol["b"]
         assert np.linalg.norm(zeta) > 0.1  # not the trivial zeta = 0 solution
-        robust = form.datafit().losses(zeta, b)
+        robust = form.datafit().losses(y, zeta, form.X @ zeta + b)
         nominal = np.maximum(0, 1 - y * (form.X @ zeta + b))
         increased = 0
         for i in np.argsort(-robust)[:6]:  # the samples with the largest robust loss (on or inside the margin)
-            worst_hinge, _ = fb.adversarial_search(
+            worst_hinge, _ = ev.adversarial_search(
                 lambda D: np.maximum(0, 1 - y[i] * (rff.transform(X[i] + D) @ zeta + b)), np.eye(X.shape[1]), gamma,
                 2, n_samples=400, n_local=2, random_state=i)
             assert worst_hinge <= robust[i] + 1e-7

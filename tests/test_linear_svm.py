@@ -84,7 +84,7 @@ def test_robust_loss_is_the_worst_case_hinge(uncertain_data, p):
     sol = f.solve("clarabel")
     w, b = sol["w"], sol["b"]
     r = f.current_uncertainty()
-    robust = f.datafit().losses(w, b)
+    robust = f.datafit().losses(y, w, X @ w + b)
     # closed form: the worst-case perturbation attains the robust loss
     dx = r.worst_case(w, y)
     hinge_at_worst = np.maximum(0, 1 - y * ((X + dx) @ w + b))

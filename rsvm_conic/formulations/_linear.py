@@ -39,6 +39,8 @@ from .._validation import check_positive, check_X, check_binary_labels
 from ..solvers.conic import SolverError, solve_cvxpy
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.datafits import RobustHinge
+from ..solvers.penalties import L2Squared
+from ..solvers.projections import project_pball
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
 from .base import Formulation, Solution
@@ -154,12 +156,13 @@ class LinearSVMFormulation(Formulation):
                                    float(self._values[self.gamma_param]), u.scale)
 
     def datafit(self) -> RobustHinge:
-        return RobustHinge(self.X, self.y, self.current_uncertainty())
+        """The robust hinge at the current parameter values (its data are ``self.X``, ``self.y``)."""
+        return RobustHinge(self.current_uncertainty())
 
     def objective_wb(self, w, b) -> float:
         """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy)."""
         w = np.asarray(w, dtype=float)
-        return 0.5 * float(w @ w) + self.C * self.datafit().value(w, b)
+        return 0.5 * float(w @ w) + self.C * self.datafit().value(self.y, w, self.X @ w + b)
 
     def objective(self, solution: Solution) -> float:
         return self.objective_wb(solution["w"], solution["b"])
@@ -303,9 +306,8 @@ class LinearSVMFormulation(Formulation):
     def _stochastic(self, method, name, **options) -> Solution:
         L = self.X.shape[0]
         lam = 1.0 / (self.C * L)
-        fit = self.datafit()
         t0 = time.perf_counter()
-        res = method(fit, lam, **options)
+        res = method(self.X, self.y, self.datafit(), L2Squared(lam), **options)
         res.info.floor = 1e-9 * self.C * L  # the same relative-gap convention as the exact routes
         sol = Solution(backend=name, status=res.info.status, objective=res.primal,
                        time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
@@ -373,8 +375,6 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     ``apply_rows(U)`` returns the rows ``A_g u_g``, ``adjoint(r)`` the rows ``A_g' r``; ``norms``
     bound ``||A_g||_2``, so ``1 / sum_g (s_g norms_g)^2`` is a safe step.
     """
-    from ..solvers.attacks import _project as project_ball
-
     lip = float(np.sum((s * norms) ** 2))
     if lip == 0.0:
         return U0
@@ -386,7 +386,7 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     r = resid(U)
     f_old = 0.5 * float(r @ r)
     for it in range(max_iter):
-        U_new = project_ball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
+        U_new = project_pball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
         if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart (O'Donoghue & Candes 2015):
             t, Z_next = 1.0, U_new                    # momentum points uphill -> linear convergence kept
         else:

@@ -183,8 +183,8 @@ class FeatureRobustSVM(LinearSVMFormulation):
     def datafit(self):
         r = float(self._values["radius"])
         if self.rotations is not None:
-            return RotatedRobustHinge(self.X, self.y, *self.rotations, r * self.Gamma, self.qbar)
-        return RobustHinge(self.X, self.y, self.current_uncertainty())
+            return RotatedRobustHinge(*self.rotations, r * self.Gamma, self.qbar)
+        return RobustHinge(self.current_uncertainty())
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
     """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`."""

@@ -68,6 +68,7 @@ import numpy as np
 from .._validation import check_positive
 from ..kernels.rbf import reference_point, squared_distances
 from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
+from ..solvers.projections import project_simplex
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -445,7 +446,7 @@ class HyperbolicMachine(Formulation):
                     gmu, gR = self._majorizer_subgradient(dist, cur_R, cur_mu, AA, AP, lin_mu, eR)
                     step = scale / np.sqrt(it + 1.0)
                     nrm = np.sqrt(sum(np.sum(g * g) for g in gmu) + np.sum(gR * gR)) + 1e-12
-                    cand_mu = [_project_simplex(cur_mu[k] - step * gmu[k] / nrm) for k in range(C)]
+                    cand_mu = [project_simplex(cur_mu[k] - step * gmu[k] / nrm) for k in range(C)]
                     cand_R = np.maximum(cur_R - step * gR / nrm, 0.0)
                     m, dist = M(cand_mu, cand_R)
                     cur_mu, cur_R = cand_mu, cand_R
@@ -483,13 +484,3 @@ class HyperbolicMachine(Formulation):
             gmu.append((g - lin_mu[k]) / self.gamma)
         gR = 2.0 * self.lam * R + (cR.sum(axis=0) - eR) / self.gamma
         return gmu, gR
-
-
-def _project_simplex(v):
-    """Euclidean projection onto the probability simplex (sort-based)."""
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    ind = np.arange(1, v.size + 1)
-    rho = np.nonzero(u - css / ind > 0)[0][-1]
-    theta = css[rho] / (rho + 1.0)
-    return np.maximum(v - theta, 0.0)

@@ -62,9 +62,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from .projections import project_pball
 from .rsvm_socp_fast import project_S
 
-__all__ = ["DualCertificate", "FactorOps", "dual_bound", "project_pball", "project_box_hyperplane"]
+__all__ = ["DualCertificate", "FactorOps", "dual_bound", "project_box_hyperplane"]
 
 #: margin / kink tolerances tried by :func:`dual_bound` (the best bound over them is kept)
 DEFAULT_TAUS = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
@@ -202,31 +203,6 @@ def project_box_hyperplane(v: np.ndarray, y: np.ndarray, C: float, max_iter: int
             return a
         lam = new
     return project_S(v, y, C)
-
-
-def project_pball(Z: np.ndarray, radius: np.ndarray, p: float) -> np.ndarray:
-    """Euclidean projection of each row of Z onto ``{z : ||z||_p <= radius_row}`` (p in {1, 2, inf})."""
-    radius = np.maximum(np.asarray(radius, dtype=float), 0.0)
-    if p == np.inf:
-        return np.clip(Z, -radius[:, None], radius[:, None])
-    if p == 2.0:
-        nrm = np.sqrt(np.sum(Z * Z, axis=1))
-        f = np.divide(radius, nrm, out=np.ones_like(nrm), where=nrm > radius)
-        return Z * f[:, None]
-    # p = 1: soft-threshold each row by the theta that puts its l1 norm on the radius (one sort per row)
-    A = np.abs(Z)
-    out = Z.copy()
-    over = np.sum(A, axis=1) > radius
-    if not np.any(over):
-        return out
-    Ao, r = A[over], radius[over]
-    srt = -np.sort(-Ao, axis=1)
-    css = np.cumsum(srt, axis=1) - r[:, None]
-    ks = np.arange(1, Ao.shape[1] + 1)
-    rho = np.maximum(np.sum(srt * ks > css, axis=1), 1)  # 0 only for radius 0: theta = max |z|, z -> 0
-    theta = css[np.arange(Ao.shape[0]), rho - 1] / rho
-    out[over] = np.sign(Z[over]) * np.maximum(Ao - theta[:, None], 0.0)
-    return out
 
 
 def _natural_direction(V, sup, q, tau, gmax=None):

@@ -1,4 +1,4 @@
-"""Data-fit terms (skglm style: the loss is separate from the penalty and the solver).
+"""Data-fit terms (skglm style: the loss is separate from the penalty and the solver, and holds no data).
 
 ``RobustHinge`` is the robust loss of Couellan & Jan 2020, eq. (6):
 
@@ -6,6 +6,12 @@
 
 which is the nominal hinge at radius 0.  It is the worst case of the hinge loss
 over the uncertainty set U_i (see :mod:`rsvm_conic.uncertainty.sets`).
+
+A data fit holds its *parameters* (here the resolved uncertainty set: factors, the group and gamma_i of
+each sample) but not the data: ``initialize(X, y)`` checks that the parameters fit the data, and every
+method takes the labels ``y`` and the scores ``Xw = X w + b`` of the samples ``idx`` (row indices of the data
+given to ``initialize``; None: all of them), and ``w`` itself for the robust term.  The solvers that use a
+data fit declare the methods they call and check them (:mod:`.stochastic`).
 """
 
 from __future__ import annotations
@@ -17,68 +23,74 @@ from .certificates import DualCertificate, FactorOps, dual_bound
 
 
 class RobustHinge:
-    """Robust hinge over data (X, y) in {-1, +1} and a resolved uncertainty set (or None)."""
+    """Robust hinge of a resolved uncertainty set (None: the nominal hinge); labels in {-1, +1}."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, uncertainty: ResolvedUncertainty | None = None):
-        self.X = X
-        self.y = y
+    def __init__(self, uncertainty: ResolvedUncertainty | None = None):
         self.unc = uncertainty
 
-    @property
-    def n_samples(self) -> int:
-        return self.X.shape[0]
+    def initialize(self, X: np.ndarray, y: np.ndarray) -> "RobustHinge":
+        """Check that the parameters fit the data (one group per sample, factors of n = X.shape[1]).
+
+        Nothing is precomputed: every method evaluates the robust term from the parameters.
+        """
+        if self.unc is not None and (self.unc.group_index.shape[0] != X.shape[0]
+                                     or self.unc.factors.shape[-1] != X.shape[1]):
+            raise ValueError(f"the uncertainty set was resolved for {self.unc.group_index.shape[0]} samples of "
+                             f"{self.unc.factors.shape[-1]} features; the data have shape {X.shape}.")
+        return self
 
     def restrict(self, idx) -> "RobustHinge":
         """The same loss on the samples ``idx`` (each keeps its group and gamma)."""
-        return RobustHinge(self.X[idx], self.y[idx], _restrict(self.unc, idx))
+        return RobustHinge(_restrict(self.unc, idx))
 
     def factor_ops(self) -> FactorOps | None:
         """The robust term as a :class:`~.certificates.FactorOps` (None: nominal hinge)."""
         return FactorOps.from_uncertainty(self.unc)
 
-    def dual_bound(self, w: np.ndarray, b: float, C: float, **options) -> DualCertificate:
-        """P(w, b) = 1/2 ||w||^2 + C * value(w, b) and a feasible dual point of the robust SVM built from
+    def dual_bound(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, C: float,
+                   **options) -> DualCertificate:
+        """P(w, b) = 1/2 ||w||^2 + C * value on (X, y) and a feasible dual point of the robust SVM built from
         (w, b), whose objective D <= min P (see :func:`~.certificates.dual_bound` for ``options``)."""
-        return dual_bound(self.X, self.y, C, w, b, self.factor_ops(), **options)
+        return dual_bound(X, y, C, w, b, self.factor_ops(), **options)
 
-    def _penalty(self, w, idx=None):
+    def _robust_term(self, w, idx=None):
+        """``gamma_i ||A_{g(i)}^T w||_q`` for the samples ``idx`` (0.0 without a robust term)."""
         if self.unc is None or self.unc.radius == 0:
             return 0.0
-        gamma = self.unc.gamma if idx is None else self.unc.gamma[idx]
-        gi = self.unc.group_index if idx is None else self.unc.group_index[idx]
-        if self.unc.n_groups <= 64 or idx is None:
+        if idx is None:
+            return self.unc.robust_penalty(w)
+        gamma, gi = self.unc.gamma[idx], self.unc.group_index[idx]
+        if self.unc.n_groups <= 64:
             s = self.unc.support(w)[gi]
         else:
             ug, inv = np.unique(gi, return_inverse=True)
             s = self.unc.support(w, ug)[inv]
         return gamma * s
 
-    def losses(self, w: np.ndarray, b: float, idx=None) -> np.ndarray:
-        X = self.X if idx is None else self.X[idx]
-        y = self.y if idx is None else self.y[idx]
-        return np.maximum(0.0, 1.0 - y * (X @ w + b) + self._penalty(w, idx))
+    def losses(self, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx=None) -> np.ndarray:
+        """The robust hinge loss of each of the samples ``idx``, whose labels are ``y`` and scores ``Xw``."""
+        return np.maximum(0.0, 1.0 - y * Xw + self._robust_term(w, idx))
 
-    def value(self, w: np.ndarray, b: float) -> float:
-        """Sum of the robust hinge losses over all samples."""
-        return float(np.sum(self.losses(w, b)))
+    def value(self, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx=None) -> float:
+        """Sum of the robust hinge losses of the samples ``idx`` (all by default)."""
+        return float(np.sum(self.losses(y, w, Xw, idx)))
 
-    def subgradient(self, w: np.ndarray, b: float, idx: np.ndarray, return_active: bool = False):
-        """Mean subgradient over the samples ``idx`` w.r.t. (w, b): the nominal hinge part over the
-        active samples plus :meth:`_robust_subgradient` (the gradient of the robust term).  With
-        ``return_active`` also the mask of the samples whose loss is positive (the solvers average it
-        into a dual estimate)."""
-        X, y = self.X[idx], self.y[idx]
-        active = self.losses(w, b, idx) > 0
+    def subgradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx: np.ndarray):
+        """Mean subgradient w.r.t. (w, b) over the samples ``idx`` (rows ``X``, labels ``y``, scores ``Xw``): the
+        nominal hinge part over the active samples plus :meth:`_robust_subgradient` (the gradient of the
+        robust term).  Returns ``(gw, gb, active)``, ``active`` the mask of the samples whose loss is positive
+        (the stochastic solvers average it into a dual estimate)."""
+        active = self.losses(y, w, Xw, idx) > 0
         m = idx.shape[0]
         if not np.any(active):
-            return (np.zeros_like(w), 0.0, active) if return_active else (np.zeros_like(w), 0.0)
+            return np.zeros_like(w), 0.0, active
         ya = y[active]
         gw = -(ya @ X[active])
         gb = -float(np.sum(ya))
         robust = self._robust_subgradient(w, idx[active])
         if robust is not None:
             gw = gw + robust
-        return (gw / m, gb / m, active) if return_active else (gw / m, gb / m)
+        return gw / m, gb / m, active
 
     def _robust_subgradient(self, w: np.ndarray, ia: np.ndarray):
         """``sum_{i in ia} gamma_i d||A_{g(i)}^T w||_q / dw`` (None when there is no robust term)."""

@@ -18,9 +18,10 @@ of Couellan & Jan 2020 prints ``||R_i' zeta||``; in general the term is ``||R_i^
 two readings differ for qbar != 2 -- see tests/test_feature_robust.py.)
 
 ``R_i zeta`` costs O(D) per sample from the (cos, sin) of the angles, so the data fit never
-forms the L x D x D factors.  It exposes the interface the stochastic solvers use
-(``n_samples``, ``X``, ``y``, ``value``, ``subgradient``, ``restrict(idx)``, ``dual_bound``), so
-``eta0="auto"`` calibrates on this loss itself.
+forms the L x D x D factors.  Its parameters are the per-sample angles' (cos, sin), Gamma_i and qbar; like
+:class:`~.datafits.RobustHinge` it holds no data and has the methods the stochastic solvers use
+(``initialize``, ``value``, ``subgradient``, ``restrict(idx)``, ``dual_bound``), so ``eta0="auto"``
+calibrates on this loss itself.
 """
 
 from __future__ import annotations
@@ -58,19 +59,26 @@ class RotatedRobustHinge(RobustHinge):
     None; the robust term is in ``cos``, ``sin``, ``gamma``, ``q``).
     """
 
-    def __init__(self, X, y, cos, sin, gamma, q):
-        super().__init__(X, y, None)
+    def __init__(self, cos, sin, gamma, q):
+        super().__init__(None)
         self.cos, self.sin = cos, sin
         self.gamma = np.asarray(gamma, dtype=float)
         self.q = float(q)
 
+    def initialize(self, X, y) -> "RotatedRobustHinge":
+        """Check that the rotations fit the data (one row per sample, D = X.shape[1] = 2 * angles)."""
+        if self.cos.shape[0] != X.shape[0] or 2 * self.cos.shape[1] != X.shape[1]:
+            raise ValueError(f"the rotations hold {self.cos.shape[0]} samples of {self.cos.shape[1]} angles; "
+                             f"the features have shape {X.shape} (D = 2 * angles).")
+        return self
+
     def restrict(self, idx) -> "RotatedRobustHinge":
-        return RotatedRobustHinge(self.X[idx], self.y[idx], self.cos[idx], self.sin[idx], self.gamma[idx], self.q)
+        return RotatedRobustHinge(self.cos[idx], self.sin[idx], self.gamma[idx], self.q)
 
     def factor_ops(self) -> "RotationOps | None":
         return RotationOps(self.cos, self.sin, self.gamma, self.q) if np.any(self.gamma) else None
 
-    def _penalty(self, w, idx=None):
+    def _robust_term(self, w, idx=None):
         if not np.any(self.gamma):
             return 0.0
         C = self.cos if idx is None else self.cos[idx]

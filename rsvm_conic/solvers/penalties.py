@@ -1,4 +1,4 @@
-"""Penalty terms with their proximal operators."""
+"""Penalty terms with their proximal operators, passed to the solvers (skglm style: not built inside them)."""
 
 from __future__ import annotations
 

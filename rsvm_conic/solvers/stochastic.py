@@ -14,9 +14,15 @@ which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l
   the robust hinge g, then the backward (proximal) step on h = lam/2 ||w||^2,
   ``w <- (w - eta g_B) / (1 + eta lam)``; same steps and averaging.
 
+skglm's separation: both take the data ``(X, y)``, a data fit that holds only its parameters
+(:mod:`.datafits`, :mod:`.feature_datafits`) and the penalty ``h`` (:class:`~.penalties.L2Squared`; its
+``lam`` sets the step schedule and the scale ``C = 1 / (lam L)`` of the certificate, which is a bound for
+this penalty).  Each declares the methods it calls (:data:`DATAFIT_REQUIRED`, :data:`PENALTY_REQUIRED`) and
+checks them before it starts, with an error that names what is missing.
+
 Pure numpy, vectorised over the minibatch, seeded.  ``eta_0="auto"`` picks the
 initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
-``datafit.restrict(idx)``, so any data fit with that method calibrates on its own loss).
+``datafit.restrict(idx)`` and the subsample's rows, so any data fit calibrates on its own loss).
 
 Stopping rule: a certified gap.  Every ``eval_every`` epochs the averaged iterate (w, b) gets the
 primal ``P(w, b) = 1/2 ||w||^2 + C sum_i l_i`` (one pass); every ``certify_every`` evaluations (and at
@@ -50,6 +56,12 @@ from tqdm.auto import tqdm
 from .contract import SolveInfo, certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
+
+#: the data-fit methods the stochastic solvers call; ``restrict`` too when ``eta0="auto"``, and ``dual_bound``
+#: when present (a data fit without it is never certified)
+DATAFIT_REQUIRED = ("initialize", "value", "subgradient")
+#: the penalty methods each route calls (and both read ``lam``)
+PENALTY_REQUIRED = {"sgd": ("value", "gradient"), "prox": ("value", "prox")}
 
 
 @dataclass
@@ -89,8 +101,20 @@ class StochasticResult:
         return self.info.status == "optimal"
 
 
-def _objective(datafit: RobustHinge, penalty: L2Squared, w, b) -> float:
-    return penalty.value(w) + datafit.value(w, b) / datafit.n_samples
+def _check_interface(datafit, penalty, route: str, eta0) -> None:
+    """Raise a TypeError naming each method the solver needs that ``datafit`` or ``penalty`` lacks."""
+    need = DATAFIT_REQUIRED + (("restrict",) if eta0 == "auto" else ())
+    missing = [f"data fit {type(datafit).__name__}.{m}()" for m in need if not callable(getattr(datafit, m, None))]
+    missing += [f"penalty {type(penalty).__name__}.{m}()" for m in PENALTY_REQUIRED[route]
+                if not callable(getattr(penalty, m, None))]
+    if not hasattr(penalty, "lam"):
+        missing.append(f"penalty {type(penalty).__name__}.lam")
+    if missing:
+        raise TypeError(f"the stochastic solver ({route}) needs " + ", ".join(missing) + "; they are missing.")
+
+
+def _objective(X, y, datafit: RobustHinge, penalty: L2Squared, w, b) -> float:
+    return penalty.value(w) + datafit.value(y, w, X @ w + b) / X.shape[0]
 
 
 class _Activity:
@@ -122,16 +146,15 @@ class _Activity:
         return np.divide(self.hits, self.visits, out=np.zeros_like(self.hits), where=self.visits > 0)
 
 
-def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
+def _pass(X, y, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
     """One epoch over ``order``; returns (w, b, t, avg)."""
     lam = penalty.lam
     for start in range(0, order.shape[0], batch_size):
         idx = order[start:start + batch_size]
         eta = eta0 / (1.0 + eta0 * lam * t)
-        if activity is None:
-            gw, gb = datafit.subgradient(w, b, idx)
-        else:
-            gw, gb, active = datafit.subgradient(w, b, idx, return_active=True)
+        Xb = X[idx]
+        gw, gb, active = datafit.subgradient(Xb, y[idx], w, Xb @ w + b, idx)
+        if activity is not None:
             activity.add(idx, active)
         if prox:
             w = penalty.prox(w - eta * gw, eta)
@@ -147,19 +170,18 @@ def _pass(datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, ac
     return w, b, t, avg
 
 
-def calibrate_eta0(datafit, lam, prox, batch_size, rng, n_sub=2000) -> float:
-    """Pick eta_0 in 10^-3..10^3 by one pass on a subsample ``datafit.restrict(sub)`` (Bottou's heuristic):
-    the step with the lowest objective after the pass."""
-    L = datafit.n_samples
+def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) -> float:
+    """Pick eta_0 in 10^-3..10^3 by one pass on a subsample -- its rows of (X, y) and ``datafit.restrict(sub)``,
+    the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass."""
+    L, n = X.shape
     sub = rng.choice(L, size=min(n_sub, L), replace=False)
-    sub_fit = datafit.restrict(sub)
-    penalty = L2Squared(lam)
+    Xs, ys = X[sub], y[sub]
+    sub_fit = datafit.restrict(sub).initialize(Xs, ys)
     best, best_eta = np.inf, 1.0
-    n = datafit.X.shape[1]
     for eta0 in 10.0 ** np.arange(-3, 4):
-        w, b, _, _ = _pass(sub_fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]),
+        w, b, _, _ = _pass(Xs, ys, sub_fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]),
                            batch_size)
-        val = _objective(sub_fit, penalty, w, b)
+        val = _objective(Xs, ys, sub_fit, penalty, w, b)
         if np.isfinite(val) and val < best:
             best, best_eta = val, eta0
     return float(best_eta)
@@ -173,11 +195,11 @@ MAX_REFINE = 100
 FINAL_REFINE = 10
 
 
-def _rounds_per_epoch(datafit, batch_size) -> float:
+def _rounds_per_epoch(X, datafit, batch_size) -> float:
     """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model measured on
     the 2-core reference machine: a minibatch step ~50 us of Python/numpy overhead plus its flops, a
     round ~150 us plus two passes over the data and four applications of the factors."""
-    L, n = datafit.X.shape
+    L, n = X.shape
     ops = datafit.factor_ops() if hasattr(datafit, "factor_ops") else None
     fac = 0 if ops is None else ops.entries
     k = 1 if ops is None else max(ops.n_groups, 1)
@@ -196,7 +218,7 @@ def _next_taus(tau):
     return tuple(t for t in (10.0 * tau, tau, 0.1 * tau) if 1e-9 <= t <= 0.1 + 1e-12) or (1e-1,)
 
 
-def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-3,
+def _solve(X, y, datafit: RobustHinge, penalty: L2Squared, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-3,
            eval_every=1, certify_every="auto", patience=None, eta0="auto", average_from=1, seed=0, w0=None,
            b0=0.0, progress=False, time_limit=None, certificate_options=None) -> StochasticResult:
     if batch_size < 1 or max_epochs < 1 or eval_every < 1:
@@ -204,9 +226,11 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
     if not tol >= 0:
         raise ValueError("tol must be a nonnegative relative gap.")
     route = "prox" if prox else "sgd"
+    _check_interface(datafit, penalty, route, eta0)
+    datafit.initialize(X, y)
     rng = np.random.default_rng(seed)
-    penalty = L2Squared(lam)
-    L, n = datafit.X.shape
+    lam = penalty.lam
+    L, n = X.shape
     C = 1.0 / (lam * L)
     if certify_every == "auto":  # at most one certificate per 64 minibatch steps (see the module docstring)
         certify_every = max(1, math.ceil(64 / (math.ceil(L / batch_size) * eval_every)))
@@ -217,11 +241,11 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
     options = dict(certificate_options or {})
     adaptive_taus = "taus" not in options
     fixed_refine = options.pop("refine", None)
-    per_epoch = max(MIN_REFINE, _rounds_per_epoch(datafit, batch_size)) if bound is not None else 0
+    per_epoch = max(MIN_REFINE, _rounds_per_epoch(X, datafit, batch_size)) if bound is not None else 0
     last_cert_epoch = 0
     t0 = time.perf_counter()
     if eta0 == "auto":
-        eta0 = calibrate_eta0(datafit, lam, prox, batch_size, rng)
+        eta0 = calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng)
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
     b = float(b0)
     t = 0
@@ -239,7 +263,7 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
     for epoch in range(1, max_epochs + 1):
         if avg is None and epoch > average_from:
             avg = [w.copy(), b, 0]
-        w, b, t, avg = _pass(datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg,
+        w, b, t, avg = _pass(X, y, datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg,
                              activity)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
@@ -257,14 +281,15 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
                 if last:
                     rounds *= FINAL_REFINE
                 last_cert_epoch = epoch
-                cert = bound(wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds), **options)
+                cert = bound(X, y, wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds),
+                             **options)
                 cert_time += time.perf_counter() - tc
                 n_cert += 1
                 P, tau = cert.primal, cert.tau
                 if cert.dual > dual:  # any feasible dual value bounds min P: keep the best
                     dual, warm = cert.dual, (cert.alpha, cert.Z)
             else:
-                P = 0.5 * float(wc @ wc) + C * datafit.value(wc, bc)
+                P = 0.5 * float(wc @ wc) + C * datafit.value(y, wc, X @ wc + bc)
             if P < best[0]:
                 best = (P, wc.copy(), float(bc))
             gap = relative_gap(best[0], dual)
@@ -292,11 +317,12 @@ def _solve(datafit: RobustHinge, lam: float, prox: bool, *, batch_size=64, max_e
                             time=elapsed, info=info, history=history, gap_history=gap_history)
 
 
-def stochastic_subgradient(datafit: RobustHinge, lam: float, **kwargs) -> StochasticResult:
-    """Minibatch stochastic subgradient method with iterate averaging; see module docstring."""
-    return _solve(datafit, lam, prox=False, **kwargs)
+def stochastic_subgradient(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
+    """Minibatch stochastic subgradient method with iterate averaging on ``penalty(w) + mean datafit loss``
+    over ``(X, y)`` (labels in {-1, +1}, trusted arrays); see module docstring."""
+    return _solve(X, y, datafit, penalty, prox=False, **kwargs)
 
 
-def stochastic_proximal(datafit: RobustHinge, lam: float, **kwargs) -> StochasticResult:
-    """Stochastic proximal gradient (forward on the robust hinge, prox on the L2 term)."""
-    return _solve(datafit, lam, prox=True, **kwargs)
+def stochastic_proximal(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
+    """Stochastic proximal gradient (forward on the data fit, prox on the L2 penalty); see module docstring."""
+    return _solve(X, y, datafit, penalty, prox=True, **kwargs)

@@ -31,7 +31,7 @@ and by Hoelder ``|th_j| <= t_ij := gamma_i ||A_i' w_j||_q`` (eq. 12).
   (``2|sin(th/2)| <= |th|`` summed over all frequencies with one shared dx), see
   :func:`rff_feature_bound`.
   The remaining looseness comes from maximising every block separately although all angles
-  ``th_j = w_j'dx`` share one dx (measured by :func:`adversarial_search`, see the tests).
+  ``th_j = w_j'dx`` share one dx (measured by :func:`rsvm_conic.evaluation.adversarial_search`, see the tests).
 
 Nystroem (Prop. 4.2)
 --------------------
@@ -60,8 +60,6 @@ for all D/2 frequencies jointly (probability about 0.9973^{D/2}); the tests chec
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
-
 from .._validation import check_finite_array, check_norm, check_positive, dual_norm
 from .sets import ResolvedUncertainty, UncertaintySet, dual_norm_values
 
@@ -205,100 +203,6 @@ def nystroem_rotated_perturbation(nys, x, dX) -> np.ndarray:
     x = np.asarray(x, dtype=float).reshape(1, -1)
     dk = nys.kernel_rows(x + np.asarray(dX, dtype=float)) - nys.kernel_rows(x)
     return dk @ nys.eigenvectors_
-
-
-# --------------------------------------------------------------------------- adversarial search
-def _sample_ball(n, size, p, rng, boundary):
-    if p == 2.0:
-        u = rng.standard_normal((size, n))
-        u /= np.linalg.norm(u, axis=1, keepdims=True)
-    elif p == np.inf:
-        u = rng.uniform(-1, 1, (size, n))
-        j = rng.integers(0, n, size)
-        u[np.arange(size), j] = rng.choice([-1.0, 1.0], size)
-        if boundary:  # also hit the vertices, where many maxima of smooth functions sit
-            k = size // 4
-            u[:k] = rng.choice([-1.0, 1.0], (k, n))
-    else:
-        u = rng.exponential(size=(size, n)) * rng.choice([-1.0, 1.0], size=(size, n))
-        u /= np.sum(np.abs(u), axis=1, keepdims=True)
-        if boundary:  # the vertices +-e_k
-            k = min(size // 4, 2 * n)
-            idx = np.arange(k)
-            u[:k] = 0.0
-            u[idx, idx % n] = np.where(idx < n, 1.0, -1.0)
-    if not boundary:
-        u *= rng.uniform(0, 1, (size, 1)) ** (1.0 / n)
-    return u
-
-
-def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state=0):
-    """Maximise ``f(dx)`` over ``{A u : ||u||_p <= gamma}`` by sampling plus local ascent.
-
-    ``f`` maps a batch of perturbations (m, n) to values (m,).  Half of the samples lie on the
-    boundary of the ball (and its vertices for p = 1, inf), half inside; the best ``n_local``
-    start SLSQP runs (u parametrised directly; the norm constraint as an inequality: smooth for
-    p = 2, split into positive/negative parts for p = 1, bounds for p = inf).
-    Returns ``(best_value, best_dx)`` -- a lower bound on the true maximum.
-    """
-    A = np.atleast_2d(np.asarray(A, dtype=float))
-    p = check_norm(p)
-    gamma = check_positive(gamma, "gamma", strict=False)
-    n = A.shape[1]
-    rng = np.random.default_rng(random_state)
-    half = max(1, n_samples // 2)
-    U = gamma * np.vstack([_sample_ball(n, half, p, rng, True), _sample_ball(n, half, p, rng, False)])
-    vals = np.asarray(f(U @ A.T), dtype=float)
-    order = np.argsort(vals)[::-1][:n_local]
-    best_val, best_u = float(vals[order[0]]), U[order[0]].copy()
-    if gamma == 0:
-        return best_val, best_u @ A.T
-
-    def neg(u):
-        return -float(f((u @ A.T)[None])[0])
-
-    for k in order:
-        u0 = U[k]
-        if p == 2.0:
-            res = optimize.minimize(neg, u0, method="SLSQP",
-                                    constraints=[{"type": "ineq", "fun": lambda u: gamma**2 - u @ u,
-                                                  "jac": lambda u: -2 * u}],
-                                    options={"maxiter": 200, "ftol": 1e-12})
-            u = res.x * min(1.0, gamma / max(np.linalg.norm(res.x), 1e-300))
-        elif p == np.inf:
-            res = optimize.minimize(neg, u0, method="L-BFGS-B", bounds=[(-gamma, gamma)] * n,
-                                    options={"maxiter": 200})
-            u = np.clip(res.x, -gamma, gamma)
-        else:
-            z0 = np.concatenate([np.maximum(u0, 0), np.maximum(-u0, 0)])
-            res = optimize.minimize(lambda z: neg(z[:n] - z[n:]), z0, method="SLSQP", bounds=[(0, None)] * (2 * n),
-                                    constraints=[{"type": "ineq", "fun": lambda z: gamma - z.sum(),
-                                                  "jac": lambda z: -np.ones(2 * n)}],
-                                    options={"maxiter": 200, "ftol": 1e-12})
-            u = res.x[:n] - res.x[n:]
-            nrm = np.abs(u).sum()
-            if nrm > gamma:
-                u *= gamma / nrm
-        val = -neg(u)
-        if val > best_val:
-            best_val, best_u = val, u
-    return best_val, best_u @ A.T
-
-
-def rff_worst_case(rff, x, A, gamma, p=2, pbar=2, **kwargs) -> float:
-    """Largest ``||R dphi||_pbar`` found by :func:`adversarial_search` for one point."""
-    q = check_norm(pbar)
-    return adversarial_search(lambda dX: _pnorm(rff_rotated_perturbation(rff, x, dX), q), A, gamma, p, **kwargs)[0]
-
-
-def nystroem_worst_case(nys, x, A, gamma, p=2, **kwargs) -> float:
-    """Largest ``||Lambda^{1/2} dphi||_2`` found by :func:`adversarial_search` for one point."""
-    return adversarial_search(lambda dX: np.linalg.norm(nystroem_rotated_perturbation(nys, x, dX), axis=1),
-                              A, gamma, p, **kwargs)[0]
-
-
-def _pnorm(V, p):
-    return dual_norm_values(V, p)  # dual_norm_values computes ||.||_p for p in {1, 2, inf}
 
 
 # --------------------------------------------------------------------------- Prop. 5.1

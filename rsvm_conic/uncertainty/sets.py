@@ -244,20 +244,42 @@ class ResolvedUncertainty:
         return -(y * self.gamma)[:, None] * D[self.group_index]
 
     def sample_ball(self, i: int, size: int, rng: np.random.Generator, boundary: bool = True) -> np.ndarray:
-        """Random perturbations in U_i (on its boundary if ``boundary``): shape (size, n)."""
-        n = self.factors.shape[-1]
-        if self.p == 2.0:
-            u = rng.standard_normal((size, n))
-            u /= np.linalg.norm(u, axis=1, keepdims=True)
-        elif self.p == np.inf:
-            u = rng.uniform(-1, 1, (size, n))
-            j = rng.integers(0, n, size)
-            u[np.arange(size), j] = np.sign(u[np.arange(size), j]) + (u[np.arange(size), j] == 0)
-        else:
-            u = rng.exponential(size=(size, n)) * rng.choice([-1.0, 1.0], size=(size, n))
-            u /= np.sum(np.abs(u), axis=1, keepdims=True)
-        if not boundary:
-            u *= rng.uniform(0, 1, (size, 1)) ** (1.0 / n)
-        u *= self.gamma[i]
+        """Random perturbations in U_i (on its boundary if ``boundary``; see :func:`sample_pball`): shape (size, n)."""
+        u = sample_pball(size, self.factors.shape[-1], self.p, rng, self.gamma[i], boundary)
         F = self.factors[self.group_index[i]]
         return u * F if self.diagonal else u @ F.T
+
+
+def sample_pball(size: int, n: int, p: float, rng: np.random.Generator, radius: float = 1.0,
+                 boundary: bool = False) -> np.ndarray:
+    """``size`` random points of the p-ball ``{u in R^n : ||u||_p <= radius}`` (p in {1, 2, inf}): shape (size, n).
+
+    ``boundary=False``: uniform in the ball -- a uniform direction on the sphere (a normalised Gaussian for
+    p = 2, a normalised Laplace vector for p = 1) times ``U^(1/n)``, U uniform on [0, 1]; the cube for p = inf.
+    ``boundary=True``: on the sphere ``||u||_p = radius`` (p = inf: a random face, ``u_j = +-1`` for a random
+    j), where the first quarter of the rows for p = inf, and up to ``2 n`` of them for p = 1, are the vertices
+    (``+-1`` vectors; ``+-e_k``): many maxima of smooth functions over the ball sit there.
+    """
+    if p == np.inf and not boundary:
+        return rng.uniform(-radius, radius, (size, n))
+    if p == 2.0:
+        u = rng.standard_normal((size, n))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+    elif p == np.inf:
+        u = rng.uniform(-1, 1, (size, n))
+        j = rng.integers(0, n, size)
+        rows = np.arange(size)
+        u[rows, j] = np.sign(u[rows, j]) + (u[rows, j] == 0)
+        k = size // 4
+        u[:k] = rng.choice([-1.0, 1.0], (k, n))
+    else:
+        u = rng.exponential(size=(size, n)) * rng.choice([-1.0, 1.0], size=(size, n))
+        u /= np.sum(np.abs(u), axis=1, keepdims=True)
+        if boundary:
+            k = min(size // 4, 2 * n)
+            idx = np.arange(k)
+            u[:k] = 0.0
+            u[idx, idx % n] = np.where(idx < n, 1.0, -1.0)
+    if boundary:
+        return radius * u
+    return radius * u * rng.uniform(0, 1, (size, 1)) ** (1.0 / n)

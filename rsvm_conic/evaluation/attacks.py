@@ -11,54 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_norm, check_positive
+from .._validation import check_norm, check_positive, dual_norm
 from ..kernels.rbf import squared_distances
-
-
-def _project(D, gamma, p):
-    if p == 2.0:
-        n = np.linalg.norm(D, axis=1, keepdims=True)
-        return D * np.minimum(1.0, gamma / np.maximum(n, 1e-300))
-    if p == np.inf:
-        return np.clip(D, -gamma, gamma)
-    # l1 ball projection (Duchi et al.), row by row, vectorised
-    A = np.abs(D)
-    inside = A.sum(axis=1) <= gamma
-    U = -np.sort(-A, axis=1)
-    css = np.cumsum(U, axis=1) - gamma
-    k = np.arange(1, D.shape[1] + 1)
-    cond = U - css / k > 0
-    rho = D.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)
-    theta = css[np.arange(D.shape[0]), rho] / (rho + 1)
-    P = np.sign(D) * np.maximum(A - theta[:, None], 0.0)
-    return np.where(inside[:, None], D, P)
-
-
-def _direction(G, p):
-    if p == 2.0:
-        return G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
-    if p == np.inf:
-        return np.sign(G)
-    out = np.zeros_like(G)
-    j = np.argmax(np.abs(G), axis=1)
-    out[np.arange(G.shape[0]), j] = np.sign(G[np.arange(G.shape[0]), j])
-    return out
-
-
-def _random_ball(m, n, gamma, p, rng):
-    if p == np.inf:
-        return rng.uniform(-gamma, gamma, (m, n))
-    if p == 2.0:
-        u = rng.standard_normal((m, n))
-        u /= np.linalg.norm(u, axis=1, keepdims=True)
-        return gamma * u * rng.uniform(0, 1, (m, 1)) ** (1.0 / n)
-    u = rng.exponential(size=(m, n)) * rng.choice([-1.0, 1.0], (m, n))
-    return gamma * u / u.__abs__().sum(axis=1, keepdims=True) * rng.uniform(0, 1, (m, 1))
+from ..solvers.projections import project_pball
+from ..uncertainty.sets import dual_norm_subgradient, sample_pball
 
 
 def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, random_state=0):
     """Smallest ``y f(x + dx)`` found per point over the ball (decision/gradient: callables on (m, n))."""
     p = check_norm(p)
+    q = dual_norm(p)
     gamma = check_positive(gamma, "gamma", strict=False)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -68,11 +30,11 @@ def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, ra
     rng = np.random.default_rng(random_state)
     m, n = X.shape
     for r in range(restarts + 1):
-        D = np.zeros((m, n)) if r == 0 else _random_ball(m, n, gamma, p, rng)
+        D = np.zeros((m, n)) if r == 0 else sample_pball(m, n, p, rng, gamma)
         for k in range(steps):
             eta = 2.5 * gamma / steps if r else gamma * (0.5 if k < steps // 2 else 0.1)
             G = y[:, None] * gradient(X + D)  # gradient of the margin
-            D = _project(D - eta * _direction(G, p), gamma, p)
+            D = project_pball(D - eta * dual_norm_subgradient(G, q), gamma, p)  # steepest step in the p-norm
             best = np.minimum(best, y * decision(X + D))
     return best
 
