@@ -58,8 +58,7 @@ from rsvm_conic.uncertainty import (UncertaintySet, angle_probability, min_sigma
 # lies in its disc.
 
 # %%
-rc = problems.get("REPRODUCTIONS", "couellan2020-fig1")(quick=True, out=".")
-assert rc == 0
+assert problems.get("REPRODUCTIONS", "couellan2020-fig1").run(".", quick=True, progress=False).ok
 
 # %% [markdown]
 # ## Bound vs adversarial worst case

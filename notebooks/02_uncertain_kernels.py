@@ -115,8 +115,7 @@ for name in ["rsvm-qp-small", "rsvm-socp-small"]:
 
 # %%
 out = Path("bhadra2010-table1")
-rc = problems.get("REPRODUCTIONS", "bhadra2010-table1")(quick=True, out=out, progress=False)
-assert rc == 0
+assert problems.get("REPRODUCTIONS", "bhadra2010-table1").run(out, quick=True, progress=False).ok
 
 # %%
 rows = list(csv.DictReader(open(out / "table1.csv")))

@@ -1,6 +1,9 @@
 """Bhadra et al. 2010, Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
 
-``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (the CLI default is one process)
+``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (``EXPERIMENT``, a
+:class:`rsvm_conic.runner.GridExperiment`): the table and figure cells in ``OUT/results.jsonl`` (resumable),
+``table1.md`` / ``table1.csv``, ``fig1.png`` - ``fig3.png`` and ``summary.json`` beside it;
+:func:`partial_table` tabulates an interrupted run.
 
 Protocol (Sec. 5.1.1): for each noise law (uniform, Gaussian, centred Beta(0.5, 0.5)),
 20 datasets of 2 x 100 points, 100 noisy kernels each, 5-fold stratified CV, grid
@@ -33,7 +36,6 @@ from __future__ import annotations
 import csv
 import functools
 import json
-import os
 import time
 import warnings
 from pathlib import Path
@@ -43,11 +45,10 @@ import numpy as np
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010, sample_kernels
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
-from rsvm_conic.runner import ProblemInstance, ResultsStore, run_grid, seed_from_cell
+from rsvm_conic.runner import GridExperiment, ProblemInstance, seed_from_cell
 from rsvm_conic.uncertainty.chance import kappa
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
-VERSION = "bhadra2010-table1-v1"
 LAWS = ("uniform", "gaussian", "beta")
 LAW_TITLES = {"uniform": "Uniform Distribution", "gaussian": "Gaussian Distribution", "beta": "beta(0.5, 0.5)"}
 METHODS = ("qp_g", "socp_g", "qn_g", "qp", "socp", "qn", "svm")
@@ -230,11 +231,11 @@ def aggregate(cells: list[dict], results: list[dict], cfg: dict) -> dict:
 def partial_table(out: Path, quick: bool = False) -> str | None:
     """Table from the cells stored so far (datasets whose cells are complete for every law and fold).
 
-    For an interrupted or still-running full run; writes ``table1-partial.md/.csv``-style files
-    named ``table1-partial-*`` and returns the markdown (None if no dataset is complete).
+    For an interrupted or still-running run (``quick`` as that run): reads ``out/results.jsonl``, writes
+    ``out/partial/table1.md`` / ``table1.csv`` and returns the markdown (None if no dataset is complete).
     """
     cfg = QUICK if quick else FULL
-    store = ResultsStore(Path(out) / ("cells-quick.jsonl" if quick else "cells.jsonl"), version=VERSION)
+    store = EXPERIMENT.store(out)
     cells = table_cells(cfg)
     done_ds = [ds for ds in range(cfg["n_datasets"])
                if all(c in store for c in cells if c["dataset"] == ds)]
@@ -385,31 +386,28 @@ def plot_figures(cells, results, out: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------
-# entry points
+# the experiment: table cells, then figure cells; the report writes the table and the figures
 # ----------------------------------------------------------------------------------------
-def reproduce(quick: bool = False, out: Path = Path("results/bhadra2010-table1"), n_jobs: int | None = None,
-              backend: str = "loky", scheduler=None, progress: bool = True, figures: bool = True) -> int:
-    """Table 1 (+ Figures 1-3) of Bhadra et al. 2010; resumable (``cells.jsonl`` in ``out``).
-
-    ``n_jobs`` (CLI ``--n-jobs``): worker processes; ``None`` means 1 for ``quick`` and
-    ``min(2, cpu_count)`` otherwise.  ``backend``/``scheduler`` are passed to ``run_grid``.
-    """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def cells(quick: bool) -> list[dict]:
     cfg = QUICK if quick else FULL
-    if n_jobs is None:
-        n_jobs = 1 if quick else min(2, os.cpu_count() or 1)
-    t0 = time.perf_counter()
-    store = ResultsStore(out / ("cells-quick.jsonl" if quick else "cells.jsonl"), version=VERSION)
-    cells = table_cells(cfg)
-    grid_opts = {"n_jobs": n_jobs, "backend": backend, "scheduler": scheduler} if backend != "loky" else {
-        "n_jobs": n_jobs}
-    results = run_grid(cells, table_cell, store, progress=progress, desc="table1 cells", **grid_opts)
-    table = aggregate(cells, results, cfg)
+    return table_cells(cfg) + figure_cells(cfg)
+
+
+def run_cell(cell: dict) -> dict:
+    """A figure cell (it has a ``kind``) or a table cell."""
+    return figure_cell(cell) if "kind" in cell else table_cell(cell)
+
+
+def report(run) -> tuple[str, bool]:
+    """``table1.md`` / ``table1.csv``, ``fig1.png`` - ``fig3.png`` (when figure cells ran) and ``summary.json``."""
+    cfg = QUICK if run.quick else FULL
+    table = [(c, r) for c, r in zip(run.cells, run.results) if "kind" not in c]
+    figs = [(c, r) for c, r in zip(run.cells, run.results) if "kind" in c]
+    tcells, results = [c for c, _ in table], [r for _, r in table]
     title = "Bhadra et al. 2010, Table 1 reproduction" + (
         f" (--quick: {cfg['n_datasets']} datasets of {2 * cfg['n_per_class']} points, C in {list(cfg['C_grid'])}, "
-        f"epsilon in {list(cfg['eps_grid'])})" if quick else "")
-    md = write_table(table, out, title)
+        f"epsilon in {list(cfg['eps_grid'])})" if run.quick else "")
+    md = write_table(aggregate(tcells, results, cfg), run.out, title)
     times = {m: float(sum(r["times"][m] for r in results)) for m in METHODS}
     fallbacks = int(sum(r["info"]["fallbacks"] for r in results))
     n_warn = sum(len(r.get("warnings", [])) for r in results)
@@ -420,12 +418,9 @@ def reproduce(quick: bool = False, out: Path = Path("results/bhadra2010-table1")
                "mean_socp_ipm_iterations": float(np.mean([r["info"]["socp_iterations"] for r in results])),
                "mean_qn_iterations": float(np.mean([r["info"]["qn_iterations"] for r in results])),
                "min_beta_hat_entry_relative": float(min(min(r["info"]["beta_hat_min"].values()) for r in results))}
-    print(md)
-    if figures:
-        fstore = ResultsStore(out / ("figures-quick.jsonl" if quick else "figures.jsonl"), version=VERSION)
-        fcells = figure_cells(cfg)
-        fres = run_grid(fcells, figure_cell, fstore, progress=progress, desc="figure cells", **grid_opts)
-        summary["figures"] = plot_figures(fcells, fres, out)
+    if figs:
+        fcells, fres = [c for c, _ in figs], [r for _, r in figs]
+        summary["figures"] = plot_figures(fcells, fres, run.out)
         fig3 = {}
         for law in ("gaussian", "uniform", "beta", "beta55"):
             idx = [k for k, c in enumerate(fcells) if c["kind"] == "fig3" and c["law"] == law]
@@ -433,10 +428,13 @@ def reproduce(quick: bool = False, out: Path = Path("results/bhadra2010-table1")
                 fig3[f"{law}/{m}"] = dict(zip(map(str, fcells[idx[0]]["eps_grid"]),
                                               np.mean([fres[k][m] for k in idx], axis=0).round(4).tolist()))
         summary["epsilon_effective"] = fig3
-    summary["wall_seconds_this_run"] = time.perf_counter() - t0
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2, default=str))
-    return 0
+    summary["wall_seconds_this_run"] = run.elapsed()
+    (run.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    return md + "\n" + json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2, default=str), True
+
+
+EXPERIMENT = GridExperiment("bhadra2010-table1", "Bhadra et al. 2010, Sec. 5.1: Table 1 and Figures 1-3 on the "
+                            "synthetic data", cells, run_cell, report, version="1")
 
 
 def benchmark(quick: bool = False) -> int:
@@ -531,5 +529,5 @@ INSTANCES = {
         "rsvm-socp-small", "RSVM_SOCP (Bhadra 2010 eq. 16), n=48: interior point vs Clarabel vs SCS",
         _instance("socp"), backends=("ipm", "clarabel", "scs"), rtol=1e-5),
 }
-REPRODUCTIONS = {"bhadra2010-table1": reproduce}
+REPRODUCTIONS = {"bhadra2010-table1": EXPERIMENT}
 BENCHMARKS = {"bhadra2010-table1": benchmark}

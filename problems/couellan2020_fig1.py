@@ -10,16 +10,18 @@ hard-margin-like linear SVM, C = 1e4, reaches 100% training accuracy with geomet
 nominal point we also draw the corrected Prop. 4.1 bound (pbar = 2): the feature-space disc of
 radius Gamma_i (R_i is a rotation, so the set {||R_i dphi||_2 <= Gamma_i} is a disc), which
 contains all the mapped observations of that point.
+
+``EXPERIMENT`` (``rsvm-conic reproduce couellan2020-fig1``): one cell (the draw), stored in
+``OUT/results.jsonl``; the figure ``couellan2020_fig1.png`` beside it.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 from sklearn.svm import SVC
 
 from rsvm_conic.kernels.feature_maps import RandomFourierFeatures
+from rsvm_conic.runner import GridExperiment
 from rsvm_conic.uncertainty.feature_bounds import rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
@@ -44,20 +46,40 @@ def find_separating_draw(X, y, sigma=0.3, max_seed=500, min_margin=0.15):
     raise RuntimeError("no separating draw found; increase max_seed or change sigma.")
 
 
-def run(quick=False, out=Path("results"), noise=0.15, sigma=0.3):
-    """Figure 1 of Couellan & Jan 2020: four noisy XOR points mapped onto the circle by RFF with D = 2 (PNG)."""
+def _scene(noise, sigma, seed):
+    """The toy data, the RFF draw ``seed`` and its linear SVM, the mapped points and centres, the bound
+    discs, and whether every mapped observation lies in its centre's disc (Prop. 4.1, corrected)."""
+    X, y, owner = make_toy(noise=noise)
+    rff = RandomFourierFeatures(2, sigma, random_state=seed).fit(X)
+    svc = SVC(kernel="linear", C=1e4).fit(rff.transform(X), y)
+    P = rff.transform(X)
+    Pc = rff.transform(CENTERS)
+    Gamma = rff_feature_bound(rff, CENTERS, UncertaintySet(p=2, radius=noise), pbar=2)
+    inside = bool(np.all(np.linalg.norm(P - Pc[owner], axis=1) <= Gamma[owner] + 1e-12))
+    return X, y, svc, P, Pc, Gamma, inside
+
+
+def figure_cell(cell: dict) -> dict:
+    """The one cell: the first separating draw and whether the bound discs contain the observations."""
+    X, y, _ = make_toy(noise=cell["noise"])
+    seed, _, _ = find_separating_draw(X, y, cell["sigma"])
+    return {"seed": seed, "inside": _scene(cell["noise"], cell["sigma"], seed)[-1]}
+
+
+def cells(quick: bool) -> list[dict]:
+    return [{"noise": 0.15, "sigma": 0.3}]  # one figure; --quick changes nothing
+
+
+def report(run) -> tuple[str, bool]:
+    """``couellan2020_fig1.png`` from the cell's draw; ok when every mapped observation lies in its disc."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    X, y, owner = make_toy(noise=noise)
-    seed, rff, svc = find_separating_draw(X, y, sigma)
-    P = rff.transform(X)
-    Pc = rff.transform(CENTERS)
-    Gamma = rff_feature_bound(rff, CENTERS, UncertaintySet(p=2, radius=noise), pbar=2)
-    # every mapped observation lies in its centre's disc (Prop. 4.1, corrected)
-    inside = np.all(np.linalg.norm(P - Pc[owner], axis=1) <= Gamma[owner] + 1e-12)
+    (cell,), (res,) = run.cells, run.results
+    noise, sigma, seed, inside = cell["noise"], cell["sigma"], res["seed"], res["inside"]
+    X, y, svc, P, Pc, Gamma, _ = _scene(noise, sigma, seed)
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.2))
     colors = np.where(y > 0, "tab:red", "tab:blue")
@@ -83,12 +105,12 @@ def run(quick=False, out=Path("results"), noise=0.15, sigma=0.3):
     b.set_title(f"RFF, D = 2 (sigma={sigma}, seed={seed}): linear separation;\n"
                 f"dashed: feature-space bound Gamma_i (Prop. 4.1, corrected)", fontsize=8)
     fig.tight_layout()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out / "couellan2020_fig1.png", dpi=120)
+    fig.savefig(run.out / "couellan2020_fig1.png", dpi=120)
     plt.close(fig)
-    print(f"wrote {out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: {inside}")
-    return 0 if inside else 1
+    return (f"wrote {run.out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: "
+            f"{inside}"), inside
 
 
-REPRODUCTIONS = {"couellan2020-fig1": run}
+EXPERIMENT = GridExperiment("couellan2020-fig1", "Figure 1 of Couellan & Jan 2020: four noisy XOR points mapped "
+                            "onto the circle by RFF with D = 2", cells, figure_cell, report, version="1")
+REPRODUCTIONS = {"couellan2020-fig1": EXPERIMENT}

@@ -34,23 +34,21 @@ Protocol (what the thesis states, and what we had to choose):
   (2 subclasses per class), evaluated on a 300 x 300 grid of [-3, 13]^2 (the thesis used 10^6
   points; the extended square shows the translation invariance outside the training square).
 
-Outputs in ``out``: ``cells[-quick].jsonl`` (resumable), ``table4_2[-quick].md`` / ``.json``,
-``fig4_2_xor[-quick].png``.  ``--quick``: Wine and Liver + XOR.
+``EXPERIMENT`` (a :class:`rsvm_conic.runner.GridExperiment`): outputs in ``OUT``: ``results.jsonl`` (the cells,
+resumable), ``table4_2.md`` / ``.json``, ``fig4_2_xor.png``.  ``--quick``: Wine and Liver + XOR.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 
-from rsvm_conic.runner import ProblemInstance, ResultsStore, run_grid, seed_from_cell
+from rsvm_conic.runner import GridExperiment, ProblemInstance, seed_from_cell
 
-VERSION = "dakdouki2019-table4-2-v2"
 C_WW = 10.0
 SIGMA_FACTORS = (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0)
 QUICK_FACTORS = (0.25, 0.5, 1.0)
@@ -301,36 +299,28 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
     return stats
 
 
-def reproduce(quick: bool = False, out: Path = Path("results/dakdouki2019-table4-2"), n_jobs: int | None = None,
-              backend: str = "loky", scheduler=None, progress: bool = True) -> int:
-    """Table 4.2 / 4.3 and Fig. 4.2, cell by cell into ``out/cells[-quick].jsonl`` (resumable).
+def cells(quick: bool) -> list[dict]:
+    """The grid's cells, longest first (largest data sets, CV before the thesis sigma), so that parallel
+    workers do not idle at the end waiting on one Letter cell; the table is keyed, so order does not matter."""
+    return sorted(make_cells(quick), key=_cost_rank)
 
-    ``backend="loky"`` runs ``n_jobs`` local processes; ``backend="dask"`` sends the cells to the
-    Dask cluster at ``scheduler``.  Every cell seeds itself from its specification, so all backends
-    give the same numbers."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    sfx = "-quick" if quick else ""
-    n_jobs = n_jobs if n_jobs is not None else (1 if quick else min(2, os.cpu_count() or 1))
-    cells = make_cells(quick)
-    store = ResultsStore(out / f"cells{sfx}.jsonl", version=VERSION)
-    t0 = time.perf_counter()
-    # longest cells first (largest data sets, CV before the thesis sigma), so that parallel workers
-    # do not idle at the end waiting on one Letter cell; the table is keyed, so order does not matter
-    cells = sorted(cells, key=_cost_rank)
-    results = run_grid(cells, run_cell, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                       progress=progress, desc="table 4.2 cells")
-    md, summary = build_table(cells, results)
-    xor = xor_figure(out / f"fig4_2_xor{sfx}.png")
+
+def report(run) -> tuple[str, bool]:
+    """Table 4.2 / 4.3 (``table4_2.md`` / ``.json``) from the cells, and Fig. 4.2 (``fig4_2_xor.png``)."""
+    md, summary = build_table(run.cells, run.results)
+    xor = xor_figure(run.out / "fig4_2_xor.png")
     md += ("\nFig. 4.2 (XOR): grid accuracy against the XOR pattern inside [1,9]^2 and its periodic "
            "(checkerboard, period 8) extension outside -- "
            + ", ".join(f"{k}: inside {100 * v['grid_acc_inside']:.1f}%, outside {100 * v['grid_acc_outside']:.1f}%"
                        for k, v in xor.items()) + "\n")
-    md += f"\nWall time of this invocation: {time.perf_counter() - t0:.1f} s (n_jobs = {n_jobs}).\n"
-    (out / f"table4_2{sfx}.md").write_text(md)
-    (out / f"table4_2{sfx}.json").write_text(json.dumps({"summary": summary, "xor": xor}, indent=1, default=str))
-    print(md)
-    return 0
+    md += f"\nWall time of this invocation: {run.elapsed():.1f} s (n_jobs = {run.n_jobs}).\n"
+    (run.out / "table4_2.md").write_text(md)
+    (run.out / "table4_2.json").write_text(json.dumps({"summary": summary, "xor": xor}, indent=1, default=str))
+    return md, True
+
+
+EXPERIMENT = GridExperiment("dakdouki2019-table4-2", "Thesis (El Dakdouki 2019) Table 4.2 / 4.3 and Fig. 4.2: "
+                            "WW-M-SVM with the Gaussian kernel vs kappa^m", cells, run_cell, report, version="2")
 
 
 def benchmark(quick: bool = False) -> int:
@@ -339,14 +329,11 @@ def benchmark(quick: bool = False) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        reproduce(quick=quick, out=Path(tmp), progress=False)
+        run = EXPERIMENT.run(tmp, quick=quick, progress=False)
         total = time.perf_counter() - t0
-        recs = ResultsStore(Path(tmp) / f"cells{'-quick' if quick else ''}.jsonl", version=VERSION).records()
     print(f"{'dataset':<10} {'model':<11} {'kernel':<14} {'sigma':<7} {'cell time [s]':>13}")
-    for r in recs:
-        c = r["cell"]
-        print(f"{c['dataset']:<10} {c['model']:<11} {c['kernel']:<14} {c['sigma']:<7} "
-              f"{r['result']['cell_time']:>13.1f}")
+    for c, r in zip(run.cells, run.results):
+        print(f"{c['dataset']:<10} {c['model']:<11} {c['kernel']:<14} {c['sigma']:<7} {r['cell_time']:>13.1f}")
     print(f"total wall time: {total:.1f} s ({'quick' if quick else 'full'})")
     return 0
 
@@ -373,5 +360,5 @@ def _ww_instance():
 
 
 INSTANCES = {"ww-wine-rff-dual-vs-primal": _ww_instance()}
-REPRODUCTIONS = {"dakdouki2019-table4-2": reproduce}
+REPRODUCTIONS = {"dakdouki2019-table4-2": EXPERIMENT}
 BENCHMARKS = {"dakdouki2019-table4-2": benchmark}

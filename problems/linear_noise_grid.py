@@ -8,7 +8,8 @@ model (nominal, robust p=2, Gaussian chance-constrained) on one fold with one
 hyper-parameter value and reports clean and noisy test accuracy.  Cells are seeded from
 their specification, so a run is reproducible to the last digit.
 
-``rsvm-conic run linear-noise-grid [--quick] [--n-jobs 2 | --backend dask --scheduler ADDR]``
+``rsvm-conic run linear-noise-grid [--quick] [--n-jobs 2 | --backend dask --scheduler ADDR]``: cells in
+``OUT/results.jsonl``, the table in ``summary.md`` / ``summary.csv``.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ def cells(quick: bool) -> list[dict]:
     return out
 
 
-def summarize(records: list[dict], out) -> str:
+def report(run) -> tuple[str, bool]:
+    """``summary.csv`` / ``summary.md`` in ``run.out``: accuracies per (method, param, C), averaged over folds."""
+    records, out = run.records, run.out
     keys = sorted({(r["method"], r["param"], r["C"]) for r in records})
     rows = []
     for method, param, C in keys:
@@ -114,11 +117,11 @@ def summarize(records: list[dict], out) -> str:
               f"{r['noisy_acc']:.4f} | {r['fit_time']:.3f} |" for r in rows]
     text = "\n".join(lines)
     (out / "summary.md").write_text(text + "\n")
-    return text
+    return text, True
 
 
 GRIDS = {
     "linear-noise-grid": GridExperiment(
         "linear-noise-grid", "nominal vs robust vs chance-constrained SVM under injected noise, breast cancer, k-fold",
-        cells, run_cell, summarize, version="2"),
+        cells, run_cell, report, version="2"),
 }

@@ -16,24 +16,21 @@ term as 4 r sigma_p / eps while the proof ends with its square (Markov on L^2); 
 (the unsquared one via E L <= sqrt(E L^2)), the squared one is smaller when it matters (< 1).
 The letter D denotes both dim(X) and the number of frequencies; here d = dim(X).
 
-Grid: one cell per (D, seed) (``rff_cell``), run through :func:`rsvm_conic.runner.run_grid` and
-stored in ``out/rff_error_cells[-quick].jsonl`` (resumable); ``n_jobs`` / ``backend="dask"`` +
-``scheduler`` (CLI ``--n-jobs``, ``--backend dask --scheduler ADDR``) run the cells in parallel,
-with identical numbers (the seed is part of the cell; one BLAS thread per cell).
+Grid: one cell per (D, seed) (``rff_cell``); ``EXPERIMENT`` (a :class:`rsvm_conic.runner.GridExperiment`,
+``rsvm-conic reproduce rff-error``) stores them in ``OUT/results.jsonl`` (resumable; ``--n-jobs``,
+``--backend dask --scheduler ADDR`` run them in parallel with identical numbers: the seed is part of
+the cell, one BLAS thread per cell) and writes ``rff_error.png`` / ``rff_error.json`` beside it.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 from scipy import optimize
 
-from rsvm_conic.runner import ResultsStore, run_grid
+from rsvm_conic.runner import GridExperiment
 from rsvm_conic.uncertainty.sets import sample_pball
-
-VERSION = "rff-error-v1"
 
 DEFAULT_DS = (10, 30, 100, 300, 1000, 3000)
 
@@ -92,26 +89,21 @@ def make_cells(quick: bool, d=2, R=1.0, sigma=1.0) -> list[dict]:
              "n_samples": 5000 if quick else 20000} for D in Ds for s in range(3 if quick else 10)]
 
 
-def run(quick=False, out=Path("results"), d=2, R=1.0, sigma=1.0, n_jobs: int = 1, backend: str = "loky",
-        scheduler=None, progress: bool = True):
-    """RFF sup-error vs D beside the Rahimi & Recht 2007 bound (PNG + JSON); cells resumable."""
+def report(run) -> tuple[str, bool]:
+    """Median / max sup error per D beside the bound (``rff_error.json``, ``rff_error.png``); ok when the
+    measured error is below the bound at every D."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cells = make_cells(quick, d, R, sigma)
-    store = ResultsStore(out / ("rff_error_cells-quick.jsonl" if quick else "rff_error_cells.jsonl"), version=VERSION)
-    results = run_grid(cells, rff_cell, store, n_jobs=n_jobs or 1, backend=backend, scheduler=scheduler,
-                       progress=progress, desc="rff-error cells")
+    cells, results, out = run.cells, run.results, run.out
+    d, R, sigma = cells[0]["d"], cells[0]["R"], cells[0]["sigma"]
     rows = []
     for D in dict.fromkeys(c["D"] for c in cells):
         errs = [r["sup_error"] for c, r in zip(cells, results) if c["D"] == D]
         rows.append({"D": D, "median": float(np.median(errs)), "max": float(np.max(errs)),
                      "bound_delta_0.05": float(lecture_bound(D, d, R, sigma))})
-        print(json.dumps(rows[-1]), flush=True)
     fig, ax = plt.subplots(figsize=(5.5, 4))
     Dv = np.array([r["D"] for r in rows])
     ax.loglog(Dv, [r["median"] for r in rows], "o-", label="measured sup error (median over seeds)")
@@ -127,8 +119,10 @@ def run(quick=False, out=Path("results"), d=2, R=1.0, sigma=1.0, n_jobs: int = 1
     (out / "rff_error.json").write_text(json.dumps(rows, indent=1))
     plt.close(fig)
     ok = all(r["max"] <= r["bound_delta_0.05"] for r in rows)
-    print(f"wrote {out / 'rff_error.png'}; measured below bound at every D: {ok}")
-    return 0 if ok else 1
+    lines = [json.dumps(r) for r in rows] + [f"wrote {out / 'rff_error.png'}; measured below bound at every D: {ok}"]
+    return "\n".join(lines), ok
 
 
-REPRODUCTIONS = {"rff-error": run}
+EXPERIMENT = GridExperiment("rff-error", "RFF uniform approximation error against D, beside the bound of Rahimi & "
+                            "Recht 2007", make_cells, rff_cell, report, version="1")
+REPRODUCTIONS = {"rff-error": EXPERIMENT}

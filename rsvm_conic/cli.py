@@ -74,8 +74,9 @@ def _cmd_check(args) -> int:
 
 
 def _out_dir(args) -> Path:
-    """``--out`` (default results/NAME), created; UserError unless it is a directory we can write in."""
-    out = Path(args.out or Path("results") / args.name)
+    """``--out`` (default results/NAME, results/NAME-quick with --quick), created; UserError unless it is a
+    directory we can write in."""
+    out = Path(args.out or Path("results") / (args.name + "-quick" * args.quick))
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is an existing file, not a directory; give a directory")
     try:
@@ -87,9 +88,9 @@ def _out_dir(args) -> Path:
     return out
 
 
-def _grid_options(args, accepted=None) -> dict:
-    """Options for run_grid (only those ``accepted`` by a reproduction, if given), validated; for
-    ``--backend dask`` the scheduler is contacted once (5 s) so that a wrong address fails fast."""
+def _grid_options(args) -> dict:
+    """Options for GridExperiment.run, validated; for ``--backend dask`` the scheduler is contacted once
+    (5 s) so that a wrong address fails fast."""
     if args.n_jobs is not None and args.n_jobs < 1 and args.n_jobs != -1:
         raise UserError(f"--n-jobs must be a positive number of worker processes, or -1 for one per CPU core; "
                         f"got {args.n_jobs}")
@@ -97,15 +98,6 @@ def _grid_options(args, accepted=None) -> dict:
         raise UserError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     if args.scheduler and args.backend != "dask":
         raise UserError("--scheduler is only used with --backend dask; add --backend dask or drop --scheduler")
-    opts = {"backend": args.backend, "scheduler": args.scheduler}
-    if args.n_jobs is not None:  # otherwise each grid / reproduction keeps its own default
-        opts["n_jobs"] = args.n_jobs
-    if accepted is not None:  # a reproduction: only the options its function takes
-        given = ["n_jobs"] * (args.n_jobs is not None) + ["backend"] * (args.backend != "loky")
-        missing = [k for k in given if k not in accepted]
-        if missing:
-            raise UserError(f"{args.name} does not support --{missing[0].replace('_', '-')}")
-        opts = {k: v for k, v in opts.items() if k in accepted}
     if args.backend == "dask":
         from .runner.grid import connect_scheduler
 
@@ -113,26 +105,18 @@ def _grid_options(args, accepted=None) -> dict:
             connect_scheduler(args.scheduler, timeout=5).close()
         except ImportError as exc:
             raise UserError(str(exc)) from None
-    return opts
+    return {"n_jobs": args.n_jobs, "backend": args.backend, "scheduler": args.scheduler}
 
 
-def _cmd_run(args) -> int:
-    grid = _lookup("GRIDS", args.name)
+def _cmd_grid(args) -> int:
+    """``run NAME`` (a grid of GRIDS) and ``reproduce NAME`` (a GridExperiment of REPRODUCTIONS): one path."""
+    experiment = _lookup("GRIDS" if args.command == "run" else "REPRODUCTIONS", args.name)
     opts = _grid_options(args)
     out = _out_dir(args)
-    _, summary = grid.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
-    print(summary)
+    run = experiment.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
+    print(run.summary)
     print(f"results: {out / 'results.jsonl'}")
-    return 0
-
-
-def _cmd_reproduce(args) -> int:
-    import inspect
-
-    fn = _lookup("REPRODUCTIONS", args.name)
-    opts = _grid_options(args, accepted=inspect.signature(fn).parameters)
-    out = _out_dir(args)
-    return int(fn(quick=args.quick, out=out, **opts) or 0)
+    return 0 if run.ok else 1
 
 
 def _cmd_bench(args) -> int:
@@ -141,12 +125,21 @@ def _cmd_bench(args) -> int:
 
 
 def _add_grid_args(p):
+    p.add_argument("name")
+    p.add_argument("--quick", action="store_true", help="reduced grid for a fast check")
+    p.add_argument("--out", help="output directory (default results/NAME, results/NAME-quick with --quick); "
+                                 "results.jsonl and the tables/figures live there")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over (old results are renamed, not deleted); without it, results are resumed: "
+                        "cells already in results.jsonl are not recomputed")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--backend", choices=("loky", "dask"), default="loky",
                    help="where cells run: local processes (loky) or an existing Dask cluster")
     p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
     p.add_argument("--n-jobs", type=int, default=None, metavar="N",
-                   help="local worker processes (loky), a positive number or -1 for one per CPU core; default: the "
-                        "grid's own choice (min(2, cores) for the full Bhadra and Dakdouki reproductions, else 1)")
+                   help="local worker processes (loky), a positive number or -1 for one per CPU core; default: 1 "
+                        "with --quick, else min(2, cores)")
+    p.set_defaults(fn=_cmd_grid)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,21 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", help="comma-separated subset of backends")
     p.set_defaults(fn=_cmd_check)
     p = sub.add_parser("run", help="run a named grid (resumable; parallel via loky or Dask)")
-    p.add_argument("name")
-    p.add_argument("--quick", action="store_true", help="reduced grid")
-    p.add_argument("--out", help="output directory (default results/NAME); results.jsonl lives there")
-    p.add_argument("--fresh", action="store_true",
-                   help="start over (old results are renamed, not deleted); without it, results are resumed: "
-                        "cells already in results.jsonl are not recomputed")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_grid_args(p)
-    p.set_defaults(fn=_cmd_run)
-    p = sub.add_parser("reproduce", help="reproduce a paper table/figure")
-    p.add_argument("name")
-    p.add_argument("--quick", action="store_true", help="reduced grid for a fast check")
-    p.add_argument("--out", help="output directory (default results/NAME)")
+    p = sub.add_parser("reproduce", help="reproduce a paper table/figure (a grid: resumable; parallel via loky or "
+                                         "Dask)")
     _add_grid_args(p)
-    p.set_defaults(fn=_cmd_reproduce)
     p = sub.add_parser("bench", help="run a benchmark and print measured ratios")
     p.add_argument("name")
     p.add_argument("--quick", action="store_true", help="smaller sizes")

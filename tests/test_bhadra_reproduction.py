@@ -63,8 +63,8 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     import problems
     from problems.bhadra2010_table1 import METHODS, PAPER_TABLE1
 
-    fn = problems.get("REPRODUCTIONS", "bhadra2010-table1")
-    assert fn(quick=True, out=tmp_path, progress=False) == 0
+    experiment = problems.get("REPRODUCTIONS", "bhadra2010-table1")
+    assert experiment.run(tmp_path, quick=True, progress=False).ok
     md = (tmp_path / "table1.md").read_text()
     assert "SOCP(g)" in md and "Uniform Distribution" in md
     with open(tmp_path / "table1.csv") as fh:
@@ -83,9 +83,9 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     eff = summary["epsilon_effective"]["gaussian/socp_g"]
     assert all(v <= float(e) + 0.1 for e, v in eff.items())
     # resume: every cell is already stored, so a second run recomputes nothing and gives the same table
-    n_lines = len((tmp_path / "cells-quick.jsonl").read_text().splitlines())
-    assert fn(quick=True, out=tmp_path, progress=False) == 0
-    assert len((tmp_path / "cells-quick.jsonl").read_text().splitlines()) == n_lines
+    n_lines = len((tmp_path / "results.jsonl").read_text().splitlines())
+    assert experiment.run(tmp_path, quick=True, progress=False).ok
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == n_lines
     assert (tmp_path / "table1.md").read_text() == md
     from problems.bhadra2010_table1 import partial_table
 

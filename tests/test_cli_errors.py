@@ -50,7 +50,7 @@ def a_file(tmp_path):
     (["run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "foo"],
      ["'foo' is not a Dask scheduler address", "SCHEME://HOST:PORT"]),
     (["run", "linear-noise-grid", "--quick", "--scheduler", "tcp://127.0.0.1:8786"], ["--scheduler is only used"]),
-    (["reproduce", "couellan2020-fig1", "--quick", "--n-jobs", "2"], ["does not support --n-jobs"]),
+    (["reproduce", "couellan2020-fig1", "--quick", "--n-jobs", "0"], ["--n-jobs must be a positive", "got 0"]),
     (["run", "linear-noise-grid", "--resume"], ["unrecognized arguments: --resume"]),
 ])
 def test_option_errors(args, fragments):

@@ -1,6 +1,6 @@
 import numpy as np
 
-from problems.couellan2020_fig1 import run as run_fig1
+from problems.couellan2020_fig1 import EXPERIMENT as FIG1
 from problems.rff_error import lecture_bound, rff_sup_error
 
 
@@ -21,5 +21,5 @@ def test_lecture_bound_monotone_and_vacuous_for_tiny_D():
 
 
 def test_figure1_reproduction_writes_png_and_bound_discs_contain_observations(tmp_path):
-    assert run_fig1(True, tmp_path) == 0
+    assert FIG1.run(tmp_path, quick=True).ok
     assert (tmp_path / "couellan2020_fig1.png").stat().st_size > 10_000

@@ -26,18 +26,18 @@ def _values(records):
 
 @pytest.fixture(scope="module")
 def sequential(tmp_path_factory):
-    records, summary = GRID.run(tmp_path_factory.mktemp("seq"), quick=True, progress=False)
-    assert "| robust |" in summary
-    return records
+    run = GRID.run(tmp_path_factory.mktemp("seq"), quick=True, progress=False)
+    assert "| robust |" in run.summary and run.ok
+    return run.records
 
 
 def test_same_command_twice_gives_identical_numbers(sequential, tmp_path):
-    again, _ = GRID.run(tmp_path, quick=True, progress=False)
+    again = GRID.run(tmp_path, quick=True, progress=False).records
     assert _values(again) == _values(sequential)
 
 
 def test_loky_workers_match_sequential(sequential, tmp_path):
-    records, _ = GRID.run(tmp_path, quick=True, n_jobs=2, progress=False)
+    records = GRID.run(tmp_path, quick=True, n_jobs=2, progress=False).records
     assert _values(records) == _values(sequential)
 
 
@@ -45,8 +45,8 @@ def test_dask_local_cluster_matches_sequential(sequential, tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        records, _ = GRID.run(tmp_path, quick=True, backend="dask", scheduler=cluster.scheduler_address,
-                              progress=False)
+        records = GRID.run(tmp_path, quick=True, backend="dask", scheduler=cluster.scheduler_address,
+                           progress=False).records
     assert _values(records) == _values(sequential)
 
 

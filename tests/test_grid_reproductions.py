@@ -66,21 +66,24 @@ def cluster():
         yield c
 
 
-def _quiet(fn, **kw):
+def _quiet(experiment, out, **kw):
     with contextlib.redirect_stdout(io.StringIO()):
-        assert fn(**kw) == 0
+        assert experiment.run(out, quick=True, progress=False, **kw).ok
 
 
 @pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
-    from problems.bhadra2010_table1 import reproduce
+    from problems.bhadra2010_table1 import EXPERIMENT
+
+    def select(cell):  # the table cells, and with figures the figure cells too
+        return figures or "kind" not in cell
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
-    _quiet(reproduce, quick=True, out=loky, progress=False, figures=figures)
-    _quiet(reproduce, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False,
-           figures=figures)
-    for name in ("cells-quick.jsonl", "figures-quick.jsonl")[: 1 + figures]:
-        _assert_identical(_records(loky / name), _records(dask / name))
+    _quiet(EXPERIMENT, loky, select=select)
+    _quiet(EXPERIMENT, dask, backend="dask", scheduler=cluster.scheduler_address, select=select)
+    a = _records(loky / "results.jsonl")
+    assert any("kind" in cell for cell, _ in a.values()) == figures
+    _assert_identical(a, _records(dask / "results.jsonl"))
     tables = sorted(p.name for p in loky.glob("*.md"))
     assert tables and tables == sorted(p.name for p in dask.glob("*.md"))
     for name in tables:
@@ -106,29 +109,29 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
 
 @pytest.mark.slow
 def test_dakdouki_table4_2_quick_dask_matches_loky(cluster, tmp_path):
-    from problems.dakdouki2019_table4_2 import reproduce
+    from problems.dakdouki2019_table4_2 import EXPERIMENT
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
-    _quiet(reproduce, quick=True, out=loky, progress=False)
-    _quiet(reproduce, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False)
+    _quiet(EXPERIMENT, loky)
+    _quiet(EXPERIMENT, dask, backend="dask", scheduler=cluster.scheduler_address)
     # (its markdown table also lists fit times, so only the stored cells are compared)
-    _assert_identical(_records(loky / "cells-quick.jsonl"), _records(dask / "cells-quick.jsonl"))
+    _assert_identical(_records(loky / "results.jsonl"), _records(dask / "results.jsonl"))
 
 
 def test_rff_error_cells_dask_match_loky_and_resume(cluster, tmp_path):
     """rff-error is a (D, seed) grid: loky vs Dask identical; a second run reuses every stored cell."""
     import json
 
-    from problems.rff_error import make_cells, run
+    from problems.rff_error import EXPERIMENT, make_cells
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
-    _quiet(run, quick=True, out=loky, progress=False)
-    _quiet(run, quick=True, out=dask, backend="dask", scheduler=cluster.scheduler_address, progress=False)
-    name = "rff_error_cells-quick.jsonl"
+    _quiet(EXPERIMENT, loky)
+    _quiet(EXPERIMENT, dask, backend="dask", scheduler=cluster.scheduler_address)
+    name = "results.jsonl"
     a = _records(loky / name)
     assert len(a) == len(make_cells(True))
     _assert_identical(a, _records(dask / name))
     assert json.loads((loky / "rff_error.json").read_text()) == json.loads((dask / "rff_error.json").read_text())
     before = (loky / name).read_text()
-    _quiet(run, quick=True, out=loky, progress=False)  # resume: nothing recomputed, nothing appended
+    _quiet(EXPERIMENT, loky)  # resume: nothing recomputed, nothing appended
     assert (loky / name).read_text() == before

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from problems.dakdouki2019_table4_2 import (THESIS_TABLE42, THESIS_TABLE43, make_cells, reproduce,
+from problems.dakdouki2019_table4_2 import (EXPERIMENT, THESIS_TABLE42, THESIS_TABLE43, make_cells,
                                             two_proportion_test)
 from rsvm_conic.datasets.keel import TABLE41_SIZES
 
@@ -26,13 +26,12 @@ def test_two_proportion_degenerate():
 
 
 def test_quick_reproduction(tmp_path):
-    rc = reproduce(quick=True, out=tmp_path, progress=False)
-    assert rc == 0
-    assert (tmp_path / "fig4_2_xor-quick.png").stat().st_size > 10_000
-    md = (tmp_path / "table4_2-quick.md").read_text()
+    assert EXPERIMENT.run(tmp_path, quick=True, progress=False).ok
+    assert (tmp_path / "fig4_2_xor.png").stat().st_size > 10_000
+    md = (tmp_path / "table4_2.md").read_text()
     assert "Wine" in md and "Liver" in md
-    data = json.loads((tmp_path / "table4_2-quick.json").read_text())
-    lines = (tmp_path / "cells-quick.jsonl").read_text().strip().splitlines()
+    data = json.loads((tmp_path / "table4_2.json").read_text())
+    lines = (tmp_path / "results.jsonl").read_text().strip().splitlines()
     assert len(lines) == len(make_cells(True))
     for line in lines:
         rec = json.loads(line)
@@ -47,5 +46,5 @@ def test_quick_reproduction(tmp_path):
     # XOR: both kernels fit the training square
     assert data["xor"]["consolidation"]["grid_acc_inside"] > 0.9
     # resumable: a second call recomputes nothing and rewrites the same table
-    rc = reproduce(quick=True, out=tmp_path, progress=False)
-    assert len((tmp_path / "cells-quick.jsonl").read_text().strip().splitlines()) == len(lines)
+    assert EXPERIMENT.run(tmp_path, quick=True, progress=False).ok
+    assert len((tmp_path / "results.jsonl").read_text().strip().splitlines()) == len(lines)

@@ -205,7 +205,7 @@ def test_primal_lbfgs_stops_on_a_certified_gap():
 
 
 def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
-    from rsvm_conic.estimators import multiclass as mc
+    from rsvm_conic.formulations import multiclass_ww as mc
     from rsvm_conic.solvers.conic import SolverError, SolverWarning
 
     X, y = _blobs(60, 3, seed=7)
@@ -222,7 +222,7 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     assert est.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=1e-6)
     # beyond the dual QP's size, a primal run that cannot certify raises, naming the route
     monkeypatch.setattr(mc, "DUAL_FALLBACK_MAX", 0)
-    with pytest.raises(SolverError, match="primal: gap"):
+    with pytest.raises(SolverError, match="primal: certified relative gap"):
         WestonWatkinsSVC(C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5,
                          primal_tol=1e-9).fit(X, y)
     with pytest.raises(ValueError, match="primal_tol"):

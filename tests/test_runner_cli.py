@@ -79,3 +79,15 @@ def test_readme_test_command_is_what_ci_runs():
     cmds = [line for line in readme[:8] if line.startswith("pip install")]
     assert len(cmds) == 2 and cmds[1].startswith('pip install -e ".[test]"')
     assert "grep -m1 -E '^pip install -e \"\\.\\[test\\]\"' README.md" in ci
+
+
+def test_every_reproduction_and_grid_is_one_grid_experiment():
+    import os
+
+    from rsvm_conic.runner import GridExperiment, default_n_jobs
+
+    entries = {**problems.registry("REPRODUCTIONS"), **problems.registry("GRIDS")}
+    assert {"bhadra2010-table1", "dakdouki2019-table4-2", "couellan2020-fig1", "rff-error",
+            "linear-noise-grid"} <= set(entries)
+    assert all(isinstance(e, GridExperiment) and e.report is not None for e in entries.values())
+    assert default_n_jobs(True) == 1 and default_n_jobs(False) == min(2, os.cpu_count() or 1)

@@ -124,3 +124,32 @@ def test_no_cvxpy_model_is_built_for_the_interior_point():
     sol = f.solve("auto")
     assert sol.backend == "ipm" and f._problem is None
     assert f.solve("clarabel").objective == pytest.approx(sol.objective, rel=1e-6) and f._problem is not None
+
+
+def test_first_certified_is_the_one_fallback_chain():
+    """Routes in order; a warning naming both routes at every fallback; the first certified result (or one
+    without a certificate) is returned with the failures before it; none certified: SolverError naming all."""
+    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.solvers.contract import certify, first_certified
+
+    loose = certify("b", 1.0, 0.5, 1e-6, failed_status="max_iter")
+    outcomes = {"a": SolverError("injected"), "b": loose, "c": certify("c", 1.0, 1.0, 1e-6), "d": None}
+
+    def attempt(route):
+        if isinstance(outcomes[route], Exception):
+            raise outcomes[route]
+        return route.upper(), outcomes[route]
+
+    with pytest.warns(SolverWarning) as rec:
+        result, failures = first_certified(["a", "b", "c", "d"], attempt, what="thing")
+    assert result == "C" and [r for r, _ in failures] == ["a", "b"] and failures[0][1] == "injected"
+    msgs = [str(w.message) for w in rec]
+    assert msgs[0] == "thing: route 'a' failed (injected); falling back to 'b'."
+    assert msgs[1].startswith("thing: route 'b' failed (certified relative gap 5.00e-01 > 1e-06, status 'max_iter')")
+    assert first_certified(["d"], attempt, what="thing") == ("D", [])  # no certificate: accepted as it is
+    assert first_certified(["c"], lambda r: (1, outcomes[r].as_dict()), what="thing") == (1, [])  # as_dict() too
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverWarning)
+        with pytest.raises(SolverError, match=r"thing: no route returned a certified solution \(a: injected; b: "
+                                              r"certified relative gap .*\)\. try harder"):
+            first_certified(["a", "b"], attempt, what="thing", hint="try harder")

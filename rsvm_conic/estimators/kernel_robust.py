@@ -28,8 +28,6 @@ The estimator is *pairwise* (scikit-learn tag ``input_tags.pairwise = True``, li
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -37,7 +35,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.contract import first_certified
 from ..uncertainty.chance import kappa as kappa_of
 from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel
 from ._base import BinaryClassifierTags
@@ -180,10 +178,21 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             f = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
         else:
             f = RSVMQN(unc.K_bar, y_pm, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
-        chain = [(f, r) for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver):]]
+        chain = [f"{f.name}/{r}" for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver):]]
         if self.method == "qn":  # the conservative convex surrogate (PSD part of beta), certified
-            chain += [(None, r) for r in _SOLVERS["socp"]]
-        f, sol = _solve_certified(chain, lambda: RSVMSOCP(unc.K_bar, y_pm, beta, **common))
+            chain += [f"{RSVMSOCP.name}/{r}" for r in _SOLVERS["socp"]]
+        formulations = {f.name: f}
+
+        def attempt(label):
+            name, route = label.split("/")
+            if name not in formulations:  # the surrogate, built on first use
+                formulations[name] = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
+            sol = formulations[name].solve(route)
+            return (formulations[name], sol), sol.info["certificate"]
+
+        (f, sol), failures = first_certified(chain, attempt, what="KernelRobustSVC")
+        if failures:
+            sol.info["certificate"]["fallbacks"] = [f"{label}: {why}" for label, why in failures]
         self.classes_ = classes
         self.n_features_in_ = n
         self.noise_free_ = noise_free
@@ -239,38 +248,3 @@ def _is_samples(X) -> bool:
         except (ValueError, TypeError):  # ragged nested lists: not samples; validation says what is wrong
             return False
     return ndim == 3
-
-
-def _solve_certified(chain, make_fallback):
-    """Run ``(formulation, route)`` pairs in order until one returns a certified solution.
-
-    A route that raises :class:`SolverError` or returns ``status != "optimal"`` is followed by a
-    :class:`SolverWarning` naming it and the next route; the certificate of the returned solution
-    lists them under ``fallbacks``.  No certified route: :class:`SolverError`.  ``formulation``
-    None means ``make_fallback()`` (built on first use).
-    """
-    tried = []
-    fallback_f = None
-    for k, (f, route) in enumerate(chain):
-        if f is None:
-            fallback_f = fallback_f or make_fallback()
-            f = fallback_f
-        name = f"{f.name}/{route}"
-        try:
-            sol = f.solve(route)
-        except SolverError as exc:
-            reason = f"failed ({exc})"
-        else:
-            cert = sol.info["certificate"]
-            if cert["status"] == "optimal":
-                if tried:
-                    cert["fallbacks"] = tried
-                return f, sol
-            reason = f"not certified (relative gap {cert['gap_rel']:.3g} > {cert['tol']:g})"
-        tried.append(f"{name}: {reason}")
-        if k + 1 < len(chain):
-            nf, nr = chain[k + 1]
-            nxt = f"{nf.name if nf is not None else RSVMSOCP.name}/{nr}"
-            warnings.warn(f"KernelRobustSVC: {name} {reason}; falling back from {name} to {nxt}.", SolverWarning,
-                          stacklevel=3)
-    raise SolverError("KernelRobustSVC: no route returned a certified solution: " + "; ".join(tried) + ".")

@@ -4,7 +4,8 @@
 kernel, exact (Gram matrix) or through random features.
 ``HyperbolicSVC`` -- the hyperbolic kernel machine (chapter 3, Problem 1) trained by CCP.
 
-Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``):
+Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``; the route table and the choice are
+:class:`~rsvm_conic.formulations.multiclass_ww.WWMachine`'s ``BACKENDS`` / ``auto_routes``):
 
 * exact kernel, two classes -> ``libsvm`` (WW binary = 2 x SVC(C), exact; the fastest path),
 * exact kernel, ``n C <= 1500`` -> ``dual``: the kernel-dual QP in CVXPY + Clarabel,
@@ -23,28 +24,19 @@ here: use a ``Pipeline`` with ``StandardScaler`` (the reproduction does).
 from __future__ import annotations
 
 import numbers
-import time
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
-from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, margins, decision_rule
-from ..formulations.multiclass_ww import (WWKernelDual, encode_labels, psd_factor, ww_binary_libsvm, ww_certificate,
-                                          ww_primal_lbfgs)
-from ..solvers.conic import SolverError, SolverWarning
-from ..solvers.contract import certify
+from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
+from ..formulations.multiclass_ww import WWMachine, encode_labels, psd_factor
+from ..solvers.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 
 KERNELS = ("rbf", "consolidation", "linear")
-#: solver="auto" on an exact kernel: the dual QP up to n * classes = DUAL_MAX, else the primal L-BFGS; a primal
-#: run (auto or asked for) that cannot certify falls back with a SolverWarning to the dual QP while
-#: n * classes <= DUAL_FALLBACK_MAX, else raises SolverError
-DUAL_MAX = 1500
-DUAL_FALLBACK_MAX = 6000
 
 
 class _KernelMixin:
@@ -163,79 +155,26 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         primal_kw = dict(mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter),
                          tol=primal_tol)
         if self.rff_ is not None:
-            Phi = self._features(X)
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
-            routes = ["primal"] if self.solver == "auto" else [self.solver]
-            apply_K = _feature_apply(Phi)
+            machine = WWMachine(codes, nC, zeta, Phi=self._features(X), primal_options=primal_kw)
         else:
             if self.solver == "libsvm" and nC != 2:
                 raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
-            K = self._gram(X, X)
-            apply_K = _kernel_apply(K)
-            if self.solver == "auto":
-                routes = ["libsvm", "dual"] if nC == 2 else (["dual"] if X.shape[0] * nC <= DUAL_MAX else ["primal"])
-            else:
-                routes = [self.solver]
-
-        factors = []  # psd_factor(K), computed once: the primal route and its dual fallback share it
-
-        def kernel_factor():
-            if not factors:
-                factors.append(psd_factor(K))
-            return factors[0]
+            machine = WWMachine(codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw)
+        routes = machine.auto_routes() if self.solver == "auto" else machine.chain(self.solver)
 
         def attempt(route):
-            if route == "primal":
-                if self.rff_ is not None:
-                    W, b, info = ww_primal_lbfgs(Phi, codes, nC, zeta, **primal_kw)
-                    return W, b, info["certificate"]
-                _, U, lam = kernel_factor()
-                W, b, info = ww_primal_lbfgs(U * np.sqrt(lam), codes, nC, zeta, **primal_kw)
-                return U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"]
-            t0 = time.perf_counter()
-            if route == "libsvm":
-                beta, b = ww_binary_libsvm(K, codes, zeta)
-                cert = ww_certificate(route, beta, b, codes, zeta, apply_K, tol=1e-6)
-            else:
-                exact = self.rff_ is None  # inputs validated in fit: the builder does not check them again
-                Kd = K if exact else Phi @ Phi.T
-                # an 'optimal_inaccurate' Clarabel status is kept when the recomputed certificate meets tol
-                # (recorded in the certificate).  Badly scaled instances (huge kernel entries, tiny C) are
-                # retried on the normalised problem K / s, C s (same minimiser: beta = beta' / s, same b),
-                # then with tolerances scaled to its objective; the best certificate is kept
-                s_K = max(float(np.max(np.abs(Kd))), 1e-300)
-                best = None
-                for s_, tight in ((1.0, False), (s_K, False), (s_K, True)):
-                    opts = {}
-                    if tight and best is not None:
-                        opts = dict(tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12,
-                                    tol_feas=1e-12)
-                    try:
-                        dual = (WWKernelDual(Kd, codes, nC, zeta, check_input=False,
-                                             factor=kernel_factor()[0] if exact else None) if s_ == 1.0 else
-                                WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False))
-                        sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
-                    except SolverError:
-                        continue
-                    c = ww_certificate(route, sol["beta"] / s_, sol["b"], codes, zeta, apply_K, tol=1e-6)
-                    if best is None or c.gap_rel < best[3].gap_rel:
-                        best = (sol["beta"] / s_, sol["b"], sol.status, c)
-                    if c.certified:
-                        break
-                if best is None:
-                    return None, None, certify(route, np.inf, -np.inf, 1e-6, failed_status="failed",
-                                               time=time.perf_counter() - t0)
-                beta, b, status, cert = best
-                cert.detail["solver_status"] = status
-            cert.time = time.perf_counter() - t0
-            return (Phi.T @ beta if self.rff_ is not None else beta), b, cert
+            sol = machine.solve(route)
+            return sol, sol.certificate
 
-        # an uncertified primal run falls back (SolverWarning) to the dual QP while that is of moderate size; the
-        # smoothed multipliers cannot certify optima whose multipliers are tiny (e.g. kernel entries ~1e6)
-        fallback = "dual" if routes == ["primal"] and X.shape[0] * nC <= DUAL_FALLBACK_MAX else None
-        coef, b, cert = _first_certified(routes, attempt, "WestonWatkinsSVC", fallback=fallback)
-        self.solver_ = cert.route if cert.route != "lbfgs" else "primal"
+        sol, failures = first_certified(routes, attempt, what="WestonWatkinsSVC",
+                                        hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
+                                             "small problem use solver='dual'.")
+        cert = sol.certificate
+        cert.detail["fallbacks"] = [route for route, _ in failures]
+        coef, b = sol["coef"], sol["b"]
+        self.solver_ = sol.backend
         self.solver_info_ = self.solver_stats_ = cert.as_dict()
         if self.rff_ is not None:
             self.coef_, self.intercept_ = coef, b
@@ -270,13 +209,14 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     ----------
     lam : weight of ``||R||^2`` (lambda of Problem 1).
     gamma : margin parameter of the truncated hinge in (0, 1], or ``"auto"``: the median of
-        ``|rho|`` at the initial point (class means, equal radii), clipped to [1e-3, 1].
+        ``|rho|`` at the initial point (class means, equal radii), clipped to [1e-3, 1]
+        (:func:`~rsvm_conic.formulations.hyperbolic.auto_gamma`).
     kernel, sigma, m, n_subclasses, sigma_dir, n_components : as in :class:`WestonWatkinsSVC`.
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
     solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (large-scale numpy), ``"auto"``
-        (``ccp`` for ``n <= 1000``).
+        (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations, anchors per class (``anchors``).
 
     ``predict`` returns the dummy category ``"*"`` (object array) for points with tied top scores
@@ -327,27 +267,13 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self._setup_kernel(X, codes)
         Phi = self._train_features(X)
-        if isinstance(self.gamma, str):
-            if self.gamma != "auto":
-                raise ValueError(f"gamma must be in (0, 1] or 'auto'; got {self.gamma!r}.")
-            Y = np.zeros((X.shape[0], classes.size))
-            Y[np.arange(X.shape[0]), codes] = 1.0
-            O0 = (Y / Y.sum(axis=0)).T @ Phi
-            rho = margins(-centre_distances(O0, Phi), codes)
-            gamma = float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
-        else:
-            gamma = float(self.gamma)
-        self.gamma_ = gamma
+        gamma = self.gamma if isinstance(self.gamma, str) else float(self.gamma)  # "auto": resolved by the machine
         machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam)
-        solver = self.solver
-        if solver == "auto":
-            solver = "ccp" if X.shape[0] <= 1000 else "anchors"
-        if solver == "ccp":
-            sol = machine.solve("ccp", n_starts=self.n_starts, max_iter=self.max_iter,
-                                random_state=self.random_state)
-        else:
-            sol = machine.solve("anchors", n_starts=self.n_starts, max_iter=self.max_iter,
-                                n_anchors=self.n_anchors, random_state=self.random_state)
+        self.gamma_ = machine.gamma
+        common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
+        options = {"ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
+        sol = machine.solve(solver, **options[solver])
         self.solver_ = solver
         self.centres_ = sol["O"]
         self.radii_ = sol["R"]
@@ -376,34 +302,3 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         out = self.classes_[np.maximum(codes, 0)].astype(object)
         out[codes == DUMMY] = "*"
         return out
-
-
-def _kernel_apply(K):
-    return lambda B: K @ B
-
-
-def _feature_apply(Phi):
-    return lambda B: Phi @ (Phi.T @ B)
-
-
-def _first_certified(routes, attempt, who, fallback=None):
-    """Try ``routes`` in order (then ``fallback``); return the first ``(coef, b, SolveInfo)`` that is certified.
-
-    An uncertified route is followed by a :class:`SolverWarning` naming it and the next route; none
-    certified raises :class:`SolverError` naming every route and its gap (never a silent model).
-    """
-    chain = list(routes) + ([fallback] if fallback and fallback not in routes else [])
-    tried = []
-    for k, route in enumerate(chain):
-        coef, b, cert = attempt(route)
-        if cert.status == "optimal":
-            cert.detail["fallbacks"] = [r for r, _ in tried]
-            return coef, b, cert
-        tried.append((route, cert))
-        if k + 1 < len(chain):
-            warnings.warn(f"{who}: route {route!r} ended with certified relative gap {cert.gap_rel:.2e} > "
-                          f"{cert.tol:g} (status {cert.status!r}); falling back to {chain[k + 1]!r}.",
-                          SolverWarning, stacklevel=3)
-    detail = "; ".join(f"{r}: gap {c.gap_rel:.2e} > {c.tol:g} ({c.status})" for r, c in tried)
-    raise SolverError(f"{who}: no route certified the solution ({detail}). For the primal route lower primal_mu "
-                      "or raise primal_max_iter; for a small problem use solver='dual'.")

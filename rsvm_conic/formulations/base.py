@@ -21,14 +21,13 @@ The shared runner (:mod:`rsvm_conic.runner`) relies on nothing else.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
-from ..solvers.contract import SolveInfo
+from ..solvers.conic import solve_cvxpy
+from ..solvers.contract import SolveInfo, first_certified
 
 
 @dataclass
@@ -113,36 +112,25 @@ class Formulation:
         return method(**options)
 
     def _solve_auto(self, **options) -> Solution:
-        """Each of :meth:`auto_routes` in turn until one returns a certified result; every fallback
-        is announced by a SolverWarning naming the route that failed, why, and the next route."""
+        """Each of :meth:`auto_routes` in turn until one returns a certified result
+        (:func:`~rsvm_conic.solvers.contract.first_certified`: every fallback is announced by a
+        SolverWarning naming the route that failed, why, and the next route); the routes tried
+        before are recorded as ``info["fallback_from"]`` (and in the certificate's detail)."""
         routes = self.auto_routes()
         if not routes:
             raise ValueError(f"{self.name} has no automatic route; choose one of {self.backends}.")
-        errors = []
-        for i, route in enumerate(routes):
-            try:
-                sol = self.solve(route, **options.get(route, {})) if _per_route(options) else \
-                    self.solve(route, **options)
-            except SolverError as exc:
-                failure = str(exc)
-            else:
-                cert = sol.certificate
-                if cert is None or cert.status == "optimal":
-                    failure = None
-                else:  # e.g. a stochastic run that ended before certifying its gap
-                    failure = f"status {cert.status!r}, certified relative gap {cert.gap_rel:.2e} > {cert.tol:g}"
-            if failure is not None:
-                errors.append(f"{route}: {failure}")
-                if i + 1 < len(routes):
-                    warnings.warn(f"{self.name}: route {route!r} failed ({failure}); falling back to "
-                                  f"{routes[i + 1]!r}.", SolverWarning, stacklevel=3)
-                continue
-            if errors:
-                sol.info["fallback_from"] = errors
-                if sol.certificate is not None:
-                    sol.certificate.detail["fallback_from"] = errors
-            return sol
-        raise SolverError(f"{self.name}: every automatic route failed: " + " | ".join(errors))
+
+        def attempt(route):
+            sol = self.solve(route, **options.get(route, {})) if _per_route(options) else self.solve(route, **options)
+            return sol, sol.certificate
+
+        sol, failures = first_certified(routes, attempt, what=self.name)
+        if failures:
+            errors = [f"{route}: {why}" for route, why in failures]
+            sol.info["fallback_from"] = errors
+            if sol.certificate is not None:
+                sol.certificate.detail["fallback_from"] = errors
+        return sol
 
     def _solve_conic(self, backend, **options) -> Solution:
         t0 = time.perf_counter()

@@ -179,17 +179,37 @@ def _tangent_coefficients(dist, R, codes, shift: float = 0.0):
     return c, e, np.maximum(a, b)
 
 
+def auto_gamma(Phi, codes, n_classes: int) -> float:
+    """``gamma="auto"``: the median of ``|rho|`` at the initial point (class means, equal radii), clipped to
+    [1e-3, 1]."""
+    n = Phi.shape[0]
+    Y = np.zeros((n, n_classes))
+    Y[np.arange(n), codes] = 1.0
+    O0 = (Y / Y.sum(axis=0)).T @ Phi
+    rho = margins(-centre_distances(O0, Phi), codes)
+    return float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
+
+
+#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors' numpy version beyond
+CCP_MAX = 1000
+
+
 class HyperbolicMachine(Formulation):
     """Problem 1 on explicit features ``Phi`` (rows ``phi(x_i)``; for a kernel, a factor of K).
 
-    Backends: ``ccp`` (sequence of SOCPs, Clarabel by default) and ``anchors`` (large-scale numpy).
-    Solutions hold ``O`` (C, D), ``R`` (C,), and ``lam`` (simplex weights, n) or ``mu`` (anchors).
+    Backends (:attr:`BACKENDS`): ``ccp`` (sequence of SOCPs, Clarabel by default) and ``anchors``
+    (large-scale numpy); :meth:`auto_routes` picks by size.  ``gamma`` is a number in (0, 1] or
+    ``"auto"`` (:func:`auto_gamma`).  Solutions hold ``O`` (C, D), ``R`` (C,), and ``lam`` (simplex
+    weights, n) or ``mu`` (anchors); they carry no certificate (a local optimum of a non-convex problem).
     """
 
     name = "hyperbolic-msvm"
     conic_backends = ()
+    BACKENDS = {"ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the "
+                       "objective",
+                "anchors": "CCP over anchor hulls, projected-subgradient steps in numpy (large n)"}
 
-    def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float = 0.1, lam: float = 1e-2):
+    def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float | str = 0.1, lam: float = 1e-2):
         c = np.asarray(codes)
         integral = c.dtype.kind in "iub" or (c.dtype.kind == "f" and np.all(np.isfinite(c))
                                              and np.all(c == np.round(c)))
@@ -199,6 +219,10 @@ class HyperbolicMachine(Formulation):
         self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         if np.any(np.bincount(self.codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
+        if isinstance(gamma, str):
+            if gamma != "auto":
+                raise ValueError(f"gamma must be in (0, 1] or 'auto'; got {gamma!r}.")
+            gamma = auto_gamma(self.Phi, self.codes, self.n_classes)
         self.gamma = check_positive(gamma, "gamma")
         if self.gamma > 1.0:
             raise ValueError(f"gamma must lie in (0, 1] (Def. 3.4); got {self.gamma}.")
@@ -209,6 +233,10 @@ class HyperbolicMachine(Formulation):
         self.parameters = {}
         self.variables = {}
         self._socp = None
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """``ccp`` up to ``CCP_MAX`` samples, else ``anchors`` (one route: there is no certificate to fall back on)."""
+        return ("ccp",) if self.Phi.shape[0] <= CCP_MAX else ("anchors",)
 
     # -- objective & scores -------------------------------------------------------------------
     def scores(self, O, R, Phi=None) -> np.ndarray:

@@ -50,6 +50,7 @@ import numpy as np
 
 from .._validation import check_positive, check_symmetric, check_two_classes, check_X
 from .._validation import psd_factor as _psd_factor
+from ..solvers.conic import SolverError
 from ..solvers.contract import certify, relative_gap
 from .base import Formulation, Solution
 
@@ -342,6 +343,139 @@ class WWFeatures(Formulation):
 
     def predict(self, solution: Solution, Phi_test) -> np.ndarray:
         return np.argmax(self.decision_function(solution, Phi_test), axis=1)
+
+
+# ----------------------------------------------------------------------------- the estimator's routes
+#: ``auto_routes`` on an exact kernel: the dual QP up to n * classes = DUAL_MAX, else the primal L-BFGS; a primal
+#: run that cannot certify falls back to the dual QP while n * classes <= DUAL_FALLBACK_MAX
+DUAL_MAX = 1500
+DUAL_FALLBACK_MAX = 6000
+
+
+class WWMachine(Formulation):
+    """The WW machine of one training set as :class:`~rsvm_conic.estimators.WestonWatkinsSVC` solves it:
+    an exact Gram matrix ``K`` or explicit features ``Phi`` (random features), with the certified routes of
+    :attr:`BACKENDS`.  Inputs come validated from the estimator (trusted, not checked again).
+
+    Solutions hold ``coef`` (``beta`` (n, C) against the training points for ``K``, ``W`` (D, C) for
+    ``Phi``) and ``b`` (C,); ``certificate`` is the route's
+    :class:`~rsvm_conic.solvers.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
+    """
+
+    name = "ww-msvm"
+    conic_backends = ()
+    #: the routes; :meth:`auto_routes` picks among them by structure and size
+    BACKENDS = {"libsvm": "exact kernel, two classes: WW = 2 x SVC(C) by libsvm, polished in double precision; "
+                          "certificate: dual bound of its multipliers (1e-6)",
+                "dual": "kernel-dual QP in CVXPY + Clarabel (rescaled retries for badly scaled instances); "
+                        "certificate: dual bound of its multipliers (1e-6)",
+                "primal": "numpy L-BFGS on the smoothed primal (features, or the kernel's PSD factor); "
+                          "certificate: dual bound of the smoothed multipliers (primal tol)"}
+
+    def __init__(self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None):
+        if (K is None) == (Phi is None):
+            raise ValueError("give exactly one of K (exact kernel) and Phi (explicit features).")
+        self.codes, self.n_classes, self.zeta = codes, int(n_classes), float(zeta)
+        self.K, self.Phi = K, Phi
+        self.n = (K if K is not None else Phi).shape[0]
+        self.primal_options = dict(primal_options or {})
+        self.parameters, self.variables = {}, {}
+        self._factor = None  # psd_factor(K), computed once: the primal route and its dual fallback share it
+
+    def _available(self, backend: str) -> bool:
+        return backend != "libsvm" or (self.K is not None and self.n_classes == 2)
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """libsvm (then the dual QP) for two classes on an exact kernel; the dual QP up to ``n C = DUAL_MAX``;
+        otherwise, and always on explicit features, the primal L-BFGS (with its fallback, :meth:`chain`)."""
+        if self.K is not None and self.n_classes == 2:
+            return ("libsvm", "dual")
+        if self.K is not None and self.n * self.n_classes <= DUAL_MAX:
+            return ("dual",)
+        return self.chain("primal")
+
+    def chain(self, route: str) -> tuple[str, ...]:
+        """``route`` and its fallback: an uncertified primal run falls back to the dual QP while that is of
+        moderate size (``n C <= DUAL_FALLBACK_MAX``); the smoothed multipliers cannot certify optima whose
+        multipliers are tiny (e.g. kernel entries ~1e6)."""
+        if route == "primal" and self.n * self.n_classes <= DUAL_FALLBACK_MAX:
+            return ("primal", "dual")
+        return (route,)
+
+    def kernel_factor(self):
+        if self._factor is None:
+            self._factor = psd_factor(self.K)
+        return self._factor
+
+    def _apply_K(self, B):
+        return self.K @ B if self.K is not None else self.Phi @ (self.Phi.T @ B)
+
+    def _solution(self, route, coef, b, cert) -> Solution:
+        sol = Solution(route, cert.status, cert.primal, cert.time, {"coef": coef, "b": b})
+        sol.certificate = cert
+        return sol
+
+    def _solve_primal(self) -> Solution:
+        codes, nC, zeta = self.codes, self.n_classes, self.zeta
+        if self.Phi is not None:
+            W, b, info = ww_primal_lbfgs(self.Phi, codes, nC, zeta, **self.primal_options)
+            return self._solution("primal", W, b, info["certificate"])
+        _, U, lam = self.kernel_factor()
+        W, b, info = ww_primal_lbfgs(U * np.sqrt(lam), codes, nC, zeta, **self.primal_options)
+        return self._solution("primal", U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"])
+
+    def _solve_libsvm(self) -> Solution:
+        t0 = time.perf_counter()
+        beta, b = ww_binary_libsvm(self.K, self.codes, self.zeta)
+        cert = ww_certificate("libsvm", beta, b, self.codes, self.zeta, self._apply_K, tol=1e-6)
+        cert.time = time.perf_counter() - t0
+        return self._solution("libsvm", beta, b, cert)
+
+    def _solve_dual(self) -> Solution:
+        """The kernel-dual QP.  An 'optimal_inaccurate' Clarabel status is kept when the recomputed
+        certificate meets tol (recorded in the certificate).  Badly scaled instances (huge kernel entries,
+        tiny C) are retried on the normalised problem K / s, C s (same minimiser: beta = beta' / s, same b),
+        then with tolerances scaled to its objective; the best certificate is kept."""
+        t0 = time.perf_counter()
+        codes, nC, zeta = self.codes, self.n_classes, self.zeta
+        exact = self.K is not None
+        Kd = self.K if exact else self.Phi @ self.Phi.T
+        s_K = max(float(np.max(np.abs(Kd))), 1e-300)
+        best = None
+        for s_, tight in ((1.0, False), (s_K, False), (s_K, True)):
+            opts = {}
+            if tight and best is not None:
+                opts = dict(tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12,
+                            tol_feas=1e-12)
+            try:
+                dual = (WWKernelDual(Kd, codes, nC, zeta, check_input=False,
+                                     factor=self.kernel_factor()[0] if exact else None) if s_ == 1.0 else
+                        WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False))
+                sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
+            except SolverError:
+                continue
+            c = ww_certificate("dual", sol["beta"] / s_, sol["b"], codes, zeta, self._apply_K, tol=1e-6)
+            if best is None or c.gap_rel < best[3].gap_rel:
+                best = (sol["beta"] / s_, sol["b"], sol.status, c)
+            if c.certified:
+                break
+        if best is None:
+            return self._solution("dual", None, None, certify("dual", np.inf, -np.inf, 1e-6, failed_status="failed",
+                                                              time=time.perf_counter() - t0))
+        beta, b, status, cert = best
+        cert.detail["solver_status"] = status
+        cert.time = time.perf_counter() - t0
+        return self._solution("dual", beta if exact else self.Phi.T @ beta, b, cert)
+
+    def objective(self, solution: Solution) -> float:
+        return solution.certificate.primal
+
+    def decision_function(self, solution: Solution, data) -> np.ndarray:
+        """Class scores from kernel rows against the training points (``K``) or feature rows (``Phi``)."""
+        return np.asarray(data) @ solution["coef"] + solution["b"]
+
+    def predict(self, solution: Solution, data) -> np.ndarray:
+        return np.argmax(self.decision_function(solution, data), axis=1)
 
 
 def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 1e-6, mu_factor: float = 0.1,

@@ -28,6 +28,7 @@ import time
 import warnings
 from collections import defaultdict
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -442,33 +443,87 @@ def _run_dask(cells, todo, fn, scheduler, record):
             client.close()
 
 
-class GridExperiment:
-    """A named grid: ``cells(quick)`` lists the cells, ``fn(cell)`` computes one (a module-level
-    function, seeded from the cell), ``summarize(records, out)`` writes tables/figures and
-    returns a printable summary.  ``version`` enters every cell's key: bump it when the
-    computation changes so that old results are not re-used."""
+def default_n_jobs(quick: bool) -> int:
+    """The one ``n_jobs`` default of every grid and reproduction: 1 for a ``quick`` run (small, and
+    in this process), ``min(2, cores)`` for a full one.  Cells pin their own BLAS threads and seed
+    themselves, so the numbers do not depend on it."""
+    return 1 if quick else min(2, os.cpu_count() or 1)
 
-    def __init__(self, name, description, cells, fn, summarize=None, version="1"):
+
+@dataclass
+class GridRun:
+    """One run of a :class:`GridExperiment`: where and how it ran, its cells and their results (in
+    cell order), and what its report returned.  ``records`` merges each cell with its result."""
+
+    name: str
+    out: Path
+    quick: bool
+    n_jobs: int
+    backend: str
+    cells: list[dict]
+    results: list[dict]
+    started: float = field(default_factory=time.perf_counter)  # perf_counter() when the run began
+    summary: str = ""
+    ok: bool = True
+
+    @property
+    def records(self) -> list[dict]:
+        return [{**c, **r} for c, r in zip(self.cells, self.results)]
+
+    def elapsed(self) -> float:
+        """Wall seconds since the run began."""
+        return time.perf_counter() - self.started
+
+
+class GridExperiment:
+    """A named grid: the one contract of every grid and paper reproduction (``rsvm-conic run NAME``,
+    ``rsvm-conic reproduce NAME``).
+
+    * ``cells(quick) -> list[dict]`` lists the cells (``quick``: the reduced grid);
+    * ``fn(cell) -> dict`` computes one, seeded from the cell (a module-level function, picklable
+      for the parallel backends);
+    * ``report(run: GridRun) -> (summary, ok)`` writes the tables/figures into ``run.out`` from the
+      cells and their results and returns a printable summary and whether the experiment's own checks
+      passed (the command's exit code is 1 otherwise);
+    * ``version`` enters every cell's key: bump it when the computation changes so that old results
+      are not re-used.
+
+    Output layout: ``OUT/results.jsonl`` (one record per finished cell, see :class:`ResultsStore`;
+    ``.lock`` and ``.damaged`` beside it) and the report's files beside it.
+    """
+
+    def __init__(self, name, description, cells, fn, report=None, version="1"):
         self.name = name
         self.description = description
         self.cells = cells
         self.fn = fn
-        self.summarize = summarize
+        self.report = report
         self.version = version
 
-    def run(self, out: str | os.PathLike, *, quick=False, n_jobs=1, backend="loky", scheduler=None,
-            progress=True, fresh=False, wait=0.0) -> tuple[list[dict], str]:
+    def store(self, out: str | os.PathLike) -> ResultsStore:
+        """The results store of this experiment in ``out`` (``out/results.jsonl``)."""
         from .. import __version__
 
+        return ResultsStore(Path(out) / "results.jsonl", version=f"{self.name}:{self.version}:{__version__}")
+
+    def run(self, out: str | os.PathLike, *, quick=False, n_jobs: int | None = None, backend="loky", scheduler=None,
+            progress=True, fresh=False, wait=0.0, select: Callable[[dict], bool] | None = None) -> GridRun:
+        """Run the cells not yet in ``out/results.jsonl`` (:func:`run_grid`), then the report.
+
+        ``n_jobs=None``: :func:`default_n_jobs`.  ``fresh``: the old results file is renamed first
+        (never deleted).  ``select``: run and report only the cells it accepts (a part of the grid)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        store = ResultsStore(out / "results.jsonl", version=f"{self.name}:{self.version}:{__version__}")
-        cells = self.cells(quick)
+        n_jobs = default_n_jobs(quick) if n_jobs is None else n_jobs
+        started = time.perf_counter()
+        store = self.store(out)
+        cells = [c for c in self.cells(quick) if select is None or select(c)]
         with store.locked(wait):
             if fresh:  # keep the old results, never delete them
                 store.set_aside()
             results = run_grid(cells, self.fn, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
                                progress=progress, desc=self.name)
-        records = [{**c, **r} for c, r in zip(cells, results)]
-        summary = self.summarize(records, out) if self.summarize else ""
-        return records, summary
+        run = GridRun(self.name, out, quick, n_jobs, backend, cells, results, started)
+        if self.report is not None:
+            run.summary, run.ok = self.report(run)
+        return run

@@ -6,13 +6,21 @@ bound** -- the primal objective minus the objective of a *feasible* dual point, 
 relative.  ``status == "optimal"`` means exactly ``gap_rel <= tol``; any other status names why the
 bound was not met (``"uncertified"``, ``"max_iter"``, ``"inaccurate"``, ...).  Solvers never import
 formulations.
+
+:func:`first_certified` is the one fallback chain: routes in order until one certifies, a
+:class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes at every fallback, a
+:class:`~rsvm_conic.solvers.conic.SolverError` naming every route tried when none does.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
+
+from .conic import SolverError, SolverWarning
 
 #: statuses a SolveInfo may carry; only "optimal" certifies the result
 STATUSES = ("optimal", "uncertified", "max_iter", "inaccurate", "failed")
@@ -69,3 +77,44 @@ def certify(route: str, primal: float, dual: float, tol: float, *, failed_status
     if not info.certified:
         info.status = failed_status
     return info
+
+
+def first_certified(routes: Iterable[str], attempt: Callable[[str], tuple[Any, Any]], *, what: str,
+                    hint: str = "") -> tuple[Any, list[tuple[str, str]]]:
+    """Try ``routes`` in order; return ``(result, failures)`` for the first route that certifies.
+
+    ``attempt(route)`` returns ``(result, certificate)``, the certificate being a :class:`SolveInfo`,
+    its :meth:`~SolveInfo.as_dict`, or None for a route that gives no bound (accepted as it is); a
+    route fails when it raises :class:`SolverError` or its status is not ``"optimal"``.  Every
+    fallback is announced by a :class:`SolverWarning` naming the failed route, why, and the next
+    route; ``failures`` lists ``(route, why)`` for the routes tried before the returned one (callers
+    record them).  When no route certifies, :class:`SolverError` names every route tried and why,
+    followed by ``hint``.  ``what`` (a formulation or estimator name) prefixes every message.
+    """
+    routes = list(routes)
+    failures: list[tuple[str, str]] = []
+    for k, route in enumerate(routes):
+        try:
+            result, cert = attempt(route)
+        except SolverError as exc:
+            why = str(exc)
+        else:
+            why = _uncertified(cert)
+            if why is None:
+                return result, failures
+        failures.append((route, why))
+        if k + 1 < len(routes):
+            warnings.warn(f"{what}: route {route!r} failed ({why}); falling back to {routes[k + 1]!r}.",
+                          SolverWarning, stacklevel=3)
+    tried = "; ".join(f"{route}: {why}" for route, why in failures)
+    raise SolverError(f"{what}: no route returned a certified solution ({tried}).{' ' + hint if hint else ''}")
+
+
+def _uncertified(cert) -> str | None:
+    """Why a certificate does not certify (None when it does, or when there is none)."""
+    if cert is None:
+        return None
+    get = cert.get if isinstance(cert, Mapping) else lambda key: getattr(cert, key)
+    if get("status") == "optimal":
+        return None
+    return f"certified relative gap {get('gap_rel'):.2e} > {get('tol'):g}, status {get('status')!r}"
