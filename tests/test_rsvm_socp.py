@@ -220,6 +220,23 @@ def test_objective_gradient_hessian_and_multipliers(low_rank):
     assert F.robust_term(a) == pytest.approx(np.sqrt((a * a) @ beta_hat @ (a * a)), rel=1e-12)
 
 
+def test_formulation_newton_route_warm_starts_and_is_the_auto_route():
+    from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+
+    K, y, beta = _data(40, 11)
+    f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.2)
+    assert f.auto_routes()[0] == "newton"
+    auto = f.solve("auto")
+    assert auto.certificate.route == "rsvm-socp/newton" and auto.status == "optimal"
+    prev = auto["alpha"]
+    for C, kp, svm_start in [(1.0, 1.4, False), (10.0, 1.4, True)]:
+        f.set_params(C=C, kappa=kp)
+        warm = f.solve("newton", warm_start=prev, svm_start=svm_start)
+        cold = f.solve("newton")
+        assert warm.status == "optimal" and warm.objective == pytest.approx(cold.objective, rel=1e-7)
+        prev = warm["alpha"]
+
+
 def test_libsvm_dual_gives_the_dense_box_alpha():
     from sklearn.svm import SVC
 

@@ -250,11 +250,17 @@ class _KernelRobust(Formulation):
         return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
-        """Record the certificate: ``info["certificate"]`` (``SolveInfo.as_dict()``), ``sol.status``."""
+        """Record the certificate: ``sol.certificate``, ``info["certificate"]`` (``SolveInfo.as_dict()``),
+        ``sol.status``."""
         cert.time = sol.time
+        sol.certificate = cert
         sol.info["certificate"] = cert.as_dict()
         sol.status = cert.status
         return sol
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """``solve("auto")``: the routes of ``BACKENDS``, fastest certified first."""
+        return tuple(self.BACKENDS)
 
     def _uncertified(self, route: str, msg: str, fallback) -> Solution:
         """An uncertified ``route``: :class:`SolverError` with ``msg``, or with ``fallback`` a
@@ -516,19 +522,20 @@ class RSVMSOCP(_KernelRobust):
         return res.alpha
 
     # -- projected Newton (the default route) -------------------------------------------
-    def _solve_newton(self, tol=None, max_iter=60, fallback=None) -> Solution:
+    def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
         """:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`: projected Newton on ``F`` from a libsvm
-        start, with the exact cone IPM of (16') as its own fallback; certified by :meth:`certificate`
-        (and, after the cone IPM, by the IPM's dual value).  Measured 10-100x faster than the cone IPM at
-        n = 100-400 (same objective to 1e-9).  A failed
+        start (or from ``warm_start``, e.g. the previous grid point's ``alpha``; ``svm_start=True`` uses
+        only its multipliers, better after a change of C), with the exact cone IPM of (16') as its own
+        fallback; certified by :meth:`certificate` (and, after the cone IPM, by the IPM's dual value).
+        Measured 10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed
         solve raises :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified
         solve warns and re-solves with that route."""
         t0 = time.perf_counter()
         route = f"{self.name}/newton"
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
-            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter,
-                                  objective=self.dual_objective())
+            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, warm_start, tol=tol, max_iter=max_iter,
+                                  svm_start=svm_start, objective=self.dual_objective())
         except (SolverError, np.linalg.LinAlgError) as exc:
             return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
         values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)
