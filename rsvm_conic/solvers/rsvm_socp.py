@@ -65,7 +65,7 @@ from .contract import SolveInfo, certify, relative_gap
 from .svm_dual import frank_wolfe_gap, libsvm_dual
 
 __all__ = ["RSVMSOCPResult", "RobustKernelObjective", "solve_rsvm_socp", "rsvm_socp_grid", "rsvm_socp_ipm",
-           "prepare_beta"]
+           "ipm_certificate", "prepare_beta"]
 
 
 # ------------------------------------------------------------------------------------ helpers
