@@ -15,7 +15,7 @@ Both sides are checked to reach the same objective (relative difference printed)
 Part 2 -- RSVM_SOCP (Bhadra et al. 2010, eq. 16) re-solved over the paper's grid C in {0.1, 1, 5, 10, 50,
 100} x epsilon in {0.05, ..., 0.5} (60 points, kappa = sqrt(2 log(1/epsilon))) at n = 160 (Sec. 5.1
 synthetic data: two Gaussian classes of 80 points, linear kernel, beta = (0.25 K_bar)^2): the warm-started
-route :func:`rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_grid` against the CVXPY DPP re-solve loop
+route :func:`rsvm_conic.solvers.rsvm_socp.rsvm_socp_grid` against the CVXPY DPP re-solve loop
 (``RSVMSOCP`` of :mod:`rsvm_conic.formulations.kernel_robust`, compiled once, ``set_params`` per point,
 Clarabel), and against the same route without warm starts and the exact cone IPM alone (why the
 projected Newton route was chosen).
@@ -131,7 +131,7 @@ REPEATS = 3  # the grid timings (CVXPY loop and warm-started route) are the best
 
 
 def part2(n=160):
-    from rsvm_conic.solvers.rsvm_socp_fast import rsvm_socp_fast, rsvm_socp_grid, rsvm_socp_ipm
+    from rsvm_conic.solvers.rsvm_socp import rsvm_socp_grid, rsvm_socp_ipm, solve_rsvm_socp
     from rsvm_conic.uncertainty.chance import kappa
     from rsvm_conic.uncertainty.kernel_matrix import psd_part
 
@@ -174,7 +174,7 @@ def part2(n=160):
         t_fast, c_fast = min(t_fast, time.perf_counter() - t0), min(c_fast, time.process_time() - c0)
 
     t0, c0 = time.perf_counter(), time.process_time()
-    cold = {(C, kp): rsvm_socp_fast(K, B, y, C, kp, factor=True) for C, kp in points}
+    cold = {(C, kp): solve_rsvm_socp(K, B, y, C, kp, factor=True) for C, kp in points}
     t_cold, c_cold = time.perf_counter() - t0, time.process_time() - c0
 
     Q = y[:, None] * K * y[None, :]

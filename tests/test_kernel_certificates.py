@@ -14,9 +14,10 @@ import pytest
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
-from rsvm_conic.formulations.kernel_robust import (RSVMQN, RSVMQP, RSVMSOCP, hinge_min,
-                                                   lagrangian_lower_bound, project_box_hyperplane)
+from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.solvers.certificates import hinge_min, project_box_hyperplane_sorted
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.solvers.svm_dual import lagrangian_lower_bound
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 PINS = np.load(Path(__file__).parent / "data" / "kernel_fuzz_pins.npz")
@@ -29,7 +30,7 @@ def noisy():
 
 
 def _random_feasible(y, C, rng, k=200):
-    return [project_box_hyperplane(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
+    return [project_box_hyperplane_sorted(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
 
 
 def test_hinge_min_is_exact_against_a_grid():
@@ -82,7 +83,7 @@ def test_certificate_rejects_a_perturbed_point(noisy):
     data, U = noisy
     f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
     a = f.solve("newton")["alpha"]
-    bad = project_box_hyperplane(a * 0.97, f.y, f.C)
+    bad = project_box_hyperplane_sorted(a * 0.97, f.y, f.C)
     cert = f.certificate(bad, "perturbed")
     assert cert.status != "optimal" and cert.gap_rel > 1e-4
 

@@ -8,10 +8,11 @@ from sklearn.svm import SVC
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
-from rsvm_conic.formulations.kernel_robust import (
-    RSVMQN, RSVMQP, RSVMSOCP, fw_gap_lmo, paper_bias, project_box_hyperplane)
+from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
+from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
 from rsvm_conic.solvers.quasi_newton import PenaltyProblem
+from rsvm_conic.solvers.svm_dual import min_linear_box_hyperplane
 from rsvm_conic.uncertainty.chance import kappa
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
@@ -142,14 +143,14 @@ def test_projection_and_lmo_against_brute_force():
         y[:2] = [1.0, -1.0]
         v = 3 * rng.standard_normal(n)
         C = 1.5
-        p = project_box_hyperplane(v, y, C)
+        p = project_box_hyperplane_sorted(v, y, C)
         x = cp.Variable(n)
         cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [x >= 0, x <= C, y @ x == 0]).solve(solver="CLARABEL")
         np.testing.assert_allclose(p, x.value, atol=1e-6)
         assert abs(y @ p) <= 1e-10 and p.min() >= 0 and p.max() <= C
         g = rng.standard_normal(n)
         lp = linprog(g, A_eq=y[None, :], b_eq=[0.0], bounds=[(0, C)] * n, method="highs")
-        assert fw_gap_lmo(g, y, C) == pytest.approx(lp.fun, abs=1e-9)
+        assert min_linear_box_hyperplane(g, y, C) == pytest.approx(lp.fun, abs=1e-9)
 
 
 def test_uncertified_solves_raise_or_fall_back_visibly(noisy):

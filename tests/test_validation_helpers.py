@@ -29,7 +29,7 @@ def test_check_two_classes():
                                                                                               y.size),
     lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
         np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0),
-    lambda y: __import__("rsvm_conic.solvers.rsvm_socp_fast", fromlist=["x"]).rsvm_socp_fast(
+    lambda y: __import__("rsvm_conic.solvers.rsvm_socp", fromlist=["x"]).solve_rsvm_socp(
         np.eye(y.size), np.zeros((y.size, y.size)), y, 1.0, 1.0),
 ])
 def test_every_single_class_check_says_the_same(call):

@@ -24,10 +24,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive, validate_estimator_input
 from ._base import BinaryClassifierTags
-from ..formulations.kernel_robust import certified_svm_dual
 from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
 from ..kernels.rbf import gaussian_kernel
 from ..solvers.conic import SolverError
+from ..solvers.svm_dual import certified_svm_dual, libsvm_alpha
 
 METHODS = ("exact", "random_features")
 
@@ -124,8 +124,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             svc = SVC(kernel="linear", C=C, tol=LIBSVM_TOL).fit(Phi, y_pm)
             columns = lambda idx: Phi @ Phi[idx].T
             route = "libsvm-features"
-        alpha = np.zeros(X.shape[0])
-        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        alpha = libsvm_alpha(svc, X.shape[0])
         alpha, b, info = certified_svm_dual(columns, y_pm, C, alpha, tol, route=route,
                                             full_kernel=(lambda: columns(np.arange(X.shape[0])))
                                             if X.shape[0] <= FULL_POLISH_MAX else None)

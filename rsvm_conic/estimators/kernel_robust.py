@@ -73,7 +73,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     C : box constraint.
     solver : first route; "auto" (default) starts from the fastest: "libsvm" (qp), "newton" (socp:
         projected Newton warm-started by libsvm, with the cone IPM as its own fallback, see
-        :func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`; 20-100x faster than "ipm"),
+        :func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`; 10-100x faster than "ipm"),
         "dfp" (qn).  Every result is certified (``solver_info_``); an uncertified or failed route
         falls back to the next one -- qp: libsvm, clarabel, scs; socp: newton, ipm, clarabel, scs;
         qn: dfp, then the socp routes on the PSD part of ``beta`` (RSVM_QN solves a non-convex

@@ -13,18 +13,21 @@ e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec.
   the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (scikit-learn
   ``SVC(kernel="precomputed")``, the fast path) and ``"clarabel"``/``"scs"`` (CVXPY model).
 * :class:`RSVMSOCP` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
-  ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"ipm"``: a
-  structure-exploiting primal-dual interior-point method on ``F`` over ``S_n`` (one dense
-  n x n Cholesky per iteration, ~12 iterations; 4-6x faster than CVXPY + Clarabel at n = 160),
-  certified by a Frank-Wolfe duality gap ``max_{s in S_n} grad F(alpha)'(alpha - s) <= gap_tol *
-  max(1, |F|)`` at the solution projected onto ``S_n`` (exact ``O(n log n)`` projection).  When
+  ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"newton"`` (the
+  default): projected Newton on ``F`` over ``S_n`` warm-started by libsvm
+  (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`), certified by the Frank-Wolfe duality gap
+  ``max_{s in S_n} grad F(alpha)'(alpha - s) <= tol * max(1, |F|)`` with the multipliers
+  ``lambda >= 0`` of ``alpha_i^2 <= nu_i``, and ``"ipm"``: the exact cone interior-point method on
+  (16) in ``(alpha, nu)`` (:func:`~rsvm_conic.solvers.rsvm_socp.rsvm_socp_ipm`, also Newton's own
+  fallback).  ``F``, its gradient, Hessian and multipliers are
+  :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` (:meth:`RSVMSOCP.dual_objective`).  When
   ``beta_hat`` is elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and
-  (16) has ``nu = alpha^2`` at the optimum, so ``"ipm"`` and Clarabel solve the same problem.  If
-  ``beta_hat`` has negative entries (the PSD part of a nonnegative matrix can), Thm 6's
-  relaxation ``alpha_i^2 <= nu_i`` may be slack; ``info["beta_hat_min"]`` reports it (on the
-  Sec. 5.1 data the two backends still agree to ~1e-8 relative, measured).  An uncertified
-  ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns and
-  re-solves with Clarabel, recording ``info["fallback"]``).
+  (16) has ``nu = alpha^2`` at the optimum.  If ``beta_hat`` has negative entries (the PSD part of a
+  nonnegative matrix can), Thm 6's relaxation ``alpha_i^2 <= nu_i`` may be slack;
+  ``info["beta_hat_min"]`` reports it (on the Sec. 5.1 data the routes still agree to ~1e-8 relative,
+  measured) and the cone IPM, exact for (16) in any case, certifies it.  An uncertified ``"newton"`` or
+  ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns and re-solves with
+  Clarabel, recording ``info["fallback"]``).
 * :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
   When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
@@ -49,16 +52,15 @@ import cvxpy as cp
 import numpy as np
 
 from .._validation import check_choice, check_finite_array, check_positive, check_two_classes, psd_factor
+from ..solvers.certificates import project_box_hyperplane_sorted
 from ..solvers.conic import SolverError, SolverWarning
-from ..solvers.certificates import hinge_min
 from ..solvers.contract import SolveInfo, certify
-from ..solvers.rsvm_socp_fast import lmo_value, project_S
+from ..solvers.rsvm_socp import RobustKernelObjective, ipm_certificate, rsvm_socp_ipm, solve_rsvm_socp
+from ..solvers.svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, polish_svm_dual
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
-__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "paper_bias", "project_box_hyperplane", "fw_gap_lmo",
-           "robust_objective", "validate_kernel_problem", "ipm_kernel_robust", "lagrangian_lower_bound",
-           "hinge_min", "CERT_TOL"]
+__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "paper_bias", "validate_kernel_problem", "CERT_TOL"]
 
 #: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
 CERT_TOL = 1e-6
@@ -86,18 +88,6 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     C = check_positive(C, "C")
     kappa = check_positive(kappa, "kappa", strict=False)
     return K_bar, y, beta, C, kappa
-
-
-def robust_objective(alpha, Q, kappa, beta=None, rho=None):
-    """``F(alpha) = 1/2 t(alpha) - e'alpha`` with ``t`` the left side of (15) (``rho``: rank-one case)."""
-    a = np.asarray(alpha, dtype=float)
-    nu = a * a
-    if rho is not None:
-        r = float(rho @ nu)
-    else:
-        r = float(np.sqrt(max(float(nu @ (beta @ nu)), 0.0)))
-    t = float(a @ (Q @ a)) + kappa * r
-    return 0.5 * t - float(a.sum()), t
 
 
 def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper"):
@@ -134,129 +124,6 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
     return 0.5 * (lo + hi)
 
 
-# Projection onto {0 <= a <= C, y'a = 0} and the LP min_{s in S} g's: one implementation, shared
-# with the warm-started RSVM_SOCP route (exact sorted-breakpoint projection, greedy class pairing).
-project_box_hyperplane = project_S
-fw_gap_lmo = lmo_value
-
-
-def lagrangian_lower_bound(F, g, alpha, y, C):
-    """A lower bound on ``min_{a in S} q(a)`` for a convex QP ``q(a) = 1/2 a'(Q + 2 diag(lam))a - e'a``
-    (``Q = Y K Y`` PSD, ``lam >= 0``) from a feasible ``alpha`` with ``q(alpha) = F``, ``grad q(alpha) = g``.
-
-    The larger of two weak-duality bounds, both exact at the optimum:
-
-    * Frank-Wolfe: ``q(alpha) - (g'alpha - min_{s in S} g's)`` (convexity of ``q``);
-    * SVM duality: ``q`` is the dual of the SVM with kernel ``K + 2 diag(lam)``; its primal at
-      ``w = sum_i alpha_i y_i phi_i`` and the best bias is ``P = 1/2 a'(g + e) + C min_b sum_i
-      max(0, -g_i - y_i b)`` (margins ``y_i f_i = g_i + 1``) and ``min q >= -P``.
-    """
-    a = alpha
-    fw = F - (float(g @ a) - lmo_value(g, y, C))
-    hinge, _ = hinge_min(-g, y)
-    svm = -(0.5 * (float(a @ g) + float(a.sum())) + C * hinge)
-    return max(fw, svm)
-
-
-def ipm_kernel_robust(Q, beta_hat, y, C, kappa, *, tol: float = 1e-9, max_iter: int = 100):
-    """Primal-dual interior-point method (Mehrotra predictor-corrector) for
-    ``min F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu' beta_hat nu) - e'alpha`` over
-    ``{0 <= alpha <= C, y'alpha = 0}``, ``nu = alpha^2``.
-
-    Newton steps on the perturbed KKT system with the exact Hessian
-    ``Q + kappa/2 [ (2/s) diag(beta_hat nu) + (4/s) (alpha alpha') o beta_hat - grad s grad s' / s ]``;
-    each iteration is one dense Cholesky of an n x n matrix plus two solves (the equality
-    constraint is eliminated by a Schur complement).  Returns ``(alpha, info)``; ``info["converged"]``
-    is True when the scaled dual residual, ``|y'alpha|`` and the duality measure are all below ``tol``.
-    Meant for convex ``F`` (``beta_hat`` PSD and elementwise nonnegative).
-    """
-    from scipy.linalg import solve_triangular
-
-    def chol(M):
-        return np.linalg.cholesky(M)  # numpy: scipy's cho_factor is pathologically slow on some of these
-
-    def cho_solve(L, b):
-        return solve_triangular(L, solve_triangular(L, b, lower=True, check_finite=False), lower=True, trans="T",
-                                check_finite=False)
-
-    n = y.size
-    a = np.full(n, 0.5 * C)
-    npos, nneg = np.count_nonzero(y > 0), np.count_nonzero(y < 0)
-    a[y > 0] *= min(1.0, nneg / max(npos, 1))
-    a[y < 0] *= min(1.0, npos / max(nneg, 1))
-    zl = np.ones(n)
-    zu = np.ones(n)
-    mu_eq = 0.0
-    qscale = 1.0 + float(np.max(np.abs(np.diag(Q))))
-    converged = False
-    it = 0
-    reg = 1e-13 * qscale
-    for it in range(1, max_iter + 1):
-        nu = a * a
-        bn = beta_hat @ nu
-        s = np.sqrt(max(float(nu @ bn), 0.0))
-        Qa = Q @ a
-        g = Qa - 1.0
-        H = Q.copy()
-        if kappa > 0 and s > 0:
-            ds = 2.0 * a * bn / s
-            g = g + 0.5 * kappa * ds
-            H += (0.5 * kappa) * ((2.0 / s) * np.diag(bn) + (4.0 / s) * (np.outer(a, a) * beta_hat)
-                                  - np.outer(ds, ds) / s)
-        ua = C - a
-        r_d = g - zl + zu + mu_eq * y
-        r_p = float(y @ a)
-        m = (float(a @ zl) + float(ua @ zu)) / (2 * n)
-        gscale = 1.0 + float(np.max(np.abs(g)))
-        if (float(np.max(np.abs(r_d))) <= tol * gscale and abs(r_p) <= tol * max(1.0, C)
-                and m <= tol * max(1.0, C) * gscale / n):
-            converged = True
-            break
-        D = zl / a + zu / ua
-        M = H + np.diag(D + reg)
-        try:
-            fac = chol(M)
-        except np.linalg.LinAlgError:
-            M = H + np.diag(D + 1e-8 * qscale)
-            fac = chol(M)
-        u2 = cho_solve(fac, y)
-        yu2 = float(y @ u2)
-
-        def direction(cl, cu):
-            rhs = -r_d + cl / a - cu / ua
-            u1 = cho_solve(fac, rhs)
-            dmu = (float(y @ u1) + r_p) / yu2
-            da = u1 - dmu * u2
-            dzl = (cl - zl * da) / a
-            dzu = (cu + zu * da) / ua
-            return da, dzl, dzu, dmu
-
-        def max_step(da, dzl, dzu):
-            t = 1.0
-            for v, dv in ((a, da), (ua, -da), (zl, dzl), (zu, dzu)):
-                neg = dv < 0
-                if np.any(neg):
-                    t = min(t, float(np.min(-v[neg] / dv[neg])))
-            return t
-
-        # predictor
-        da, dzl, dzu, dmu = direction(-a * zl, -ua * zu)
-        t_aff = max_step(da, dzl, dzu)
-        m_aff = (float((a + t_aff * da) @ (zl + t_aff * dzl)) + float((ua - t_aff * da) @ (zu + t_aff * dzu))) / (2 * n)
-        sigma = min(1.0, (m_aff / m) ** 3) if m > 0 else 0.0
-        # corrector
-        da2, dzl2, dzu2, dmu2 = direction(sigma * m - a * zl - da * dzl, sigma * m - ua * zu + da * dzu)
-        t = min(1.0, 0.99 * max_step(da2, dzl2, dzu2))
-        a = a + t * da2
-        zl = zl + t * dzl2
-        zu = zu + t * dzu2
-        mu_eq = mu_eq + t * dmu2
-        a = np.clip(a, 1e-300, None)
-    info = {"iterations": it, "converged": converged, "dual_residual": float(np.max(np.abs(r_d))),
-            "primal_residual": abs(r_p), "duality_measure": m}
-    return a, info
-
-
 # ----------------------------------------------------------------------------------------
 # common base
 # ----------------------------------------------------------------------------------------
@@ -273,6 +140,7 @@ class _KernelRobust(Formulation):
         self.cert_tol = check_positive(cert_tol, "cert_tol")
         self.n = self.K_bar.shape[0]
         self._Q = None
+        self._F = None
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self.parameters = {"C": cp.Parameter(nonneg=True, name="C", value=C),
@@ -296,6 +164,19 @@ class _KernelRobust(Formulation):
         if self._Q is None:
             self._Q = (self.y[:, None] * self.K_bar) * self.y[None, :]
         return self._Q
+
+    def dual_objective(self) -> RobustKernelObjective:
+        """``F(alpha) = 1/2 t(alpha) - e'alpha`` (the objective of (15) with ``t`` eliminated) at the current
+        ``kappa``: :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` with this route's matrix
+        (RSVM_SOCP: ``beta_hat``; RSVM_QN: the original ``beta``)."""
+        if self._F is None:
+            M, B = self._robust_matrix()
+            self._F = RobustKernelObjective(self.Q, M, 0.0, B)
+        return self._F.at_kappa(self.kappa)
+
+    def _robust_matrix(self):  # pragma: no cover - overridden
+        """``(M, B)``: the matrix of the robust term ``sqrt(nu'M nu)`` and a factor ``B'B = M`` (or None)."""
+        raise NotImplementedError
 
     def _Qa(self, a) -> np.ndarray:
         """``Q @ a`` through the nonzero columns only when ``a`` is sparse (support vectors)."""
@@ -351,14 +232,10 @@ class _KernelRobust(Formulation):
 
     def _nominal_alpha(self, polish: bool = False):
         """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
-        from sklearn.svm import SVC
-
-        clf = SVC(C=self.C, kernel="precomputed", tol=1e-7).fit(self.K_bar, self.y)
-        a = np.zeros(self.n)
-        a[clf.support_] = np.abs(clf.dual_coef_[0])
+        a, _ = libsvm_dual(self.K_bar, self.y, self.C)
         if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
-            p = _polish_svm(self.K_bar, self.y, self.C, project_box_hyperplane(a, self.y, self.C), self.cert_tol,
-                            check_input=False)
+            p = polish_svm_dual(self.K_bar, self.y, self.C, project_box_hyperplane_sorted(a, self.y, self.C),
+                                self.cert_tol, check_input=False)
             if p is not None:
                 a = p[0]
         return a
@@ -373,10 +250,27 @@ class _KernelRobust(Formulation):
         return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
-        """Record the certificate: ``info["certificate"]`` (``SolveInfo.as_dict()``), ``sol.status``."""
+        """Record the certificate: ``sol.certificate``, ``info["certificate"]`` (``SolveInfo.as_dict()``),
+        ``sol.status``."""
         cert.time = sol.time
+        sol.certificate = cert
         sol.info["certificate"] = cert.as_dict()
         sol.status = cert.status
+        return sol
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """``solve("auto")``: the routes of ``BACKENDS``, fastest certified first."""
+        return tuple(self.BACKENDS)
+
+    def _uncertified(self, route: str, msg: str, fallback) -> Solution:
+        """An uncertified ``route``: :class:`SolverError` with ``msg``, or with ``fallback`` a
+        :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
+        if not fallback:
+            raise SolverError(msg + ".")
+        warnings.warn(msg + f"; re-solving with {fallback} (falling back from {self.name}/{route} to "
+                      f"{self.name}/{fallback}).", SolverWarning, stacklevel=3)
+        sol = self.solve(fallback)
+        sol.info["fallback"] = f"{route} -> {fallback}: {msg}"
         return sol
 
     def _solve_conic(self, backend, **options) -> Solution:
@@ -385,22 +279,29 @@ class _KernelRobust(Formulation):
         polished by projected Newton steps warm-started from it (:meth:`_polish`)."""
         sol = super()._solve_conic(backend, **options)
         route = f"{self.name}/{backend}"
-        cert = self.certificate(sol["alpha"], route, iterations=sol.info.get("iterations"),
-                                nu=sol.values.get("nu"), solver_status=sol.info.get("status"))
-        if cert.status != "optimal":
-            t0 = time.perf_counter()
-            polished = self._polish(sol["alpha"])
-            if polished is not None:
-                values = self._finish(polished)
-                cert_p = self.certificate(values["alpha"], route, iterations=sol.info.get("iterations"),
-                                          solver_status=sol.info.get("status"),
-                                          polished={"solver_gap_rel": cert.gap_rel, "by": "projected Newton"})
-                if cert_p.gap_rel < cert.gap_rel:
-                    sol.values.update(values)
-                    sol.time += time.perf_counter() - t0
-                    sol.objective = float(self.objective(sol))
-                    cert = cert_p
+        detail = {"iterations": sol.info.get("iterations"), "solver_status": sol.info.get("status")}
+        cert = self.certificate(sol["alpha"], route, nu=sol.values.get("nu"), **detail)
+        t0 = time.perf_counter()
+        values, cert_p = self._polished(sol.values, cert, route, **detail)
+        if cert_p is not cert:
+            sol.values.update(values)
+            sol.time += time.perf_counter() - t0
+            sol.objective = float(self.objective(sol))
+            cert = cert_p
         return self._attach(sol, cert)
+
+    def _polished(self, values, cert, route, **detail):
+        """``(values, cert)``, or, if ``cert`` misses ``cert_tol`` and projected Newton steps warm-started
+        from ``values["alpha"]`` (:meth:`_polish`) certify a smaller gap, the polished point's."""
+        if cert.status == "optimal":
+            return values, cert
+        polished = self._polish(values["alpha"])
+        if polished is None:
+            return values, cert
+        values_p = self._finish(polished)
+        cert_p = self.certificate(values_p["alpha"], route, polished={"solver_gap_rel": cert.gap_rel,
+                                                                      "by": "projected Newton"}, **detail)
+        return (values_p, cert_p) if cert_p.gap_rel < cert.gap_rel else (values, cert)
 
     def _polish(self, alpha):  # pragma: no cover - overridden
         return None
@@ -408,7 +309,7 @@ class _KernelRobust(Formulation):
     def _finish(self, alpha, extra=None) -> dict:
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
         if abs(float(self.y @ a)) > 1e-12 * self.C * self.n:  # e.g. an interior-point solution: make it feasible
-            a = project_box_hyperplane(a, self.y, self.C)
+            a = project_box_hyperplane_sorted(a, self.y, self.C)
         vals = {"alpha": a, "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
                 "t": self.t_value(a)}
         if extra:
@@ -494,8 +395,8 @@ class RSVMQP(_KernelRobust):
         return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
 
     def _polish(self, alpha):
-        p = _polish_svm(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol,
-                        check_input=False)
+        p = polish_svm_dual(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol,
+                            check_input=False)
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
@@ -503,22 +404,17 @@ class RSVMQP(_KernelRobust):
         gap.  libsvm caches kernel values in single precision, so its KKT conditions hold to ~1e-7
         relative only (the gap grows with C: 5e-4 at C = 1000 on the Sec. 5.1 data, whatever its
         ``tol``); an uncertified run is polished in double precision by projected Newton steps on the
-        same QP, warm-started from libsvm's alpha (usually one step: :func:`_polish_svm`)."""
-        from sklearn.svm import SVC
-
+        same QP, warm-started from libsvm's alpha (usually one step:
+        :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
         t0 = time.perf_counter()
-        tol = options.get("tol", self.libsvm_tol)
         Kmod = self.modified_kernel()
-        clf = SVC(C=self.C, kernel="precomputed", tol=tol, cache_size=options.get("cache_size", 200),
-                  shrinking=options.get("shrinking", True))
-        clf.fit(Kmod, self.y)
-        alpha = np.zeros(self.n)
-        alpha[clf.support_] = np.abs(clf.dual_coef_[0])
+        alpha, clf = libsvm_dual(Kmod, self.y, self.C, tol=options.get("tol", self.libsvm_tol),
+                                 cache_size=options.get("cache_size", 200), shrinking=options.get("shrinking", True))
         values = self._finish(alpha)
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
         cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
         if cert.status != "optimal":
-            polished = _polish_svm(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
+            polished = polish_svm_dual(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
             if polished is not None:
                 values_p = self._finish(polished[0])
                 cert_p = self.certificate(values_p["alpha"], f"{self.name}/libsvm", iterations=n_iter,
@@ -530,123 +426,6 @@ class RSVMQP(_KernelRobust):
         sol.time = time.perf_counter() - t0
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
-
-
-def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
-    """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, b, SolveInfo)``.
-
-    ``columns(idx)`` returns ``K[:, idx]`` in double precision; ``alpha`` is a solver's dual
-    (e.g. libsvm's ``|dual_coef_|``).  The certificate is that of :func:`lagrangian_lower_bound`
-    on ``q(a) = 1/2 a'Y K Y a - e'a`` (primal ``q(alpha)``, dual a certified lower bound on
-    ``min q``) and ``b`` the exact best bias (:func:`hinge_min`); only the columns of the support
-    are formed (``O(n m)``).  If it misses ``tol``, :func:`_polish_svm` (an exact Newton step on the
-    active set, then projected Newton) runs on the problem restricted to the support (``m x m``;
-    exact when no other point should enter it), then, given ``full_kernel()`` (the whole Gram
-    matrix), on all of it; the best certificate is returned (``status`` says whether it met ``tol``).
-    """
-
-    y = np.asarray(y, dtype=float)
-    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    if abs(float(y @ alpha)) > 1e-12 * max(float(alpha.sum()), 1e-300):  # a solver's point is feasible to
-        alpha = project_box_hyperplane(alpha, y, C)  # round-off; projecting it would spread the support
-
-    def evaluate(a, Kc, nz):
-        g = y * (Kc @ (y[nz] * a[nz])) - 1.0
-        F = 0.5 * float(a[nz] @ (g[nz] - 1.0))
-        return F, lagrangian_lower_bound(F, g, a, y, C), hinge_min(-g, y)[1]
-
-    sv = np.flatnonzero(alpha)
-    Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
-    F, lower, b = evaluate(alpha, Kc, sv)
-    best = (alpha, b, F, lower, 0)
-    floor = 1e-9 * C * y.size
-
-    def gap(F, lower):
-        return certify(route, F, lower, tol, floor=floor).gap_rel
-
-    if gap(*best[2:4]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
-        Ks = Kc[sv]
-        polished = _polish_svm(0.5 * (Ks + Ks.T), y[sv], C, best[0][sv], tol, check_input=False)
-        if polished is not None:
-            a = np.zeros_like(alpha)
-            a[sv] = polished[0]
-            F2, lower2, b2 = evaluate(a, Kc, sv)
-            if gap(F2, lower2) < gap(*best[2:4]):
-                best = (a, b2, F2, lower2, 1 + polished[1])
-    if gap(*best[2:4]) > tol and full_kernel is not None:
-        K = full_kernel()
-        K = 0.5 * (K + K.T)
-        polished = _polish_svm(K, y, C, best[0], tol, check_input=False)
-        if polished is not None:
-            a = polished[0]
-            nz = np.flatnonzero(a)
-            F2, lower2, b2 = evaluate(a, K[:, nz], nz)
-            if gap(F2, lower2) < gap(*best[2:4]):
-                best = (a, b2, F2, lower2, 1 + polished[1])
-    a, b, F, lower, steps = best
-    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps,
-                         detail={"polish_steps": steps})
-
-
-def _solve_or_lstsq(A, rhs):
-    """``A x = rhs`` by LU when ``A`` is well conditioned enough for a small residual, else least squares
-    (an SVD, about 10x the cost); None if both fail."""
-    try:
-        x = np.linalg.solve(A, rhs)
-        if np.all(np.isfinite(x)) and np.linalg.norm(A @ x - rhs) <= 1e-10 * (
-                np.linalg.norm(rhs) + np.linalg.norm(A, 1) * np.linalg.norm(x)):
-            return x
-    except np.linalg.LinAlgError:
-        pass
-    try:
-        return np.linalg.lstsq(A, rhs, rcond=None)[0]
-    except np.linalg.LinAlgError:
-        return None
-
-
-def _polish_svm(K, y, C, alpha, tol, check_input=True):
-    """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
-
-    First one exact Newton step on libsvm's active set: with ``F`` the free and ``U`` the at-C
-    coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
-    ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
-    projected Newton (:func:`rsvm_socp_fast` with ``kappa = 0``) warm-started from ``alpha``.
-    ``check_input=False``: ``K`` (symmetric) and ``y`` come validated from a formulation.
-    """
-    from ..solvers.rsvm_socp_fast import rsvm_socp_fast
-
-    from ..solvers.contract import relative_gap
-
-    alpha = project_box_hyperplane(np.asarray(alpha, dtype=float), y, C)
-    eps = 1e-9 * C
-    free = np.flatnonzero((alpha > eps) & (alpha < C - eps))
-    up = np.flatnonzero(alpha >= C - eps)
-    if free.size:
-        yF = y[free]
-        A = np.empty((free.size + 1, free.size + 1))
-        A[:-1, :-1] = (yF[:, None] * K[np.ix_(free, free)]) * yF[None, :]
-        A[:-1, -1] = yF
-        A[-1, :-1] = yF
-        A[-1, -1] = 0.0
-        rhs = np.empty(free.size + 1)
-        rhs[:-1] = 1.0 - (yF * (K[np.ix_(free, up)] @ (y[up] * C)) if up.size else 0.0)
-        rhs[-1] = -C * float(np.sum(y[up]))
-        sol = _solve_or_lstsq(A, rhs)  # K may be singular (non-unique alpha)
-        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
-            a = np.zeros_like(alpha)
-            a[up] = C
-            a[free] = sol[:-1]
-            nz = np.flatnonzero(a)
-            g = y * (K[:, nz] @ (y[nz] * a[nz])) - 1.0
-            F = 0.5 * float(a @ (g - 1.0))
-            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
-                return a, 1
-    try:
-        res = rsvm_socp_fast(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
-                             tol=0.01 * tol, max_iter=20, fallback=False, check_input=check_input)
-    except (SolverError, np.linalg.LinAlgError):
-        return None
-    return res.alpha, res.iterations
 
 
 # ----------------------------------------------------------------------------------------
@@ -663,7 +442,8 @@ class RSVMSOCP(_KernelRobust):
     #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
     BACKENDS = {"newton": "projected Newton warm-started by libsvm (cone IPM as its own fallback); "
                           "certificate: Frank-Wolfe gap",
-                "ipm": "primal-dual interior point on the n x n KKT system; certificate: its duality gap",
+                "ipm": "exact cone interior point on (16) in (alpha, nu), dense (2n+1) KKT system; certificate: "
+                       "Lagrangian bound (after projected Newton polishing), else its dual value",
                 "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
                 "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective"}
 
@@ -673,9 +453,11 @@ class RSVMSOCP(_KernelRobust):
         scale = max(float(np.max(np.abs(self.beta_hat))), 1e-300)
         self.beta_hat_min = float(np.min(self.beta_hat)) / scale  # < 0: relaxation of Thm 6 may be slack
 
+    def _robust_matrix(self):
+        return self.beta_hat, self.B
+
     def robust_term(self, alpha) -> float:
-        nu = np.asarray(alpha, dtype=float) ** 2
-        return float(np.sqrt(max(float(nu @ (self.beta_hat @ nu)), 0.0)))
+        return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def _build(self):
         a, quad, cons = self._cvx_common()
@@ -689,19 +471,6 @@ class RSVMSOCP(_KernelRobust):
         nu = self.variables["nu"].value
         return self._finish(a, {"nu": nu, "relaxation_slack": float(np.max(nu - a**2))})
 
-    def _fg(self, a):
-        """``F(alpha)`` of (15) with ``beta_hat`` and its gradient."""
-        Qa = self._Qa(a)
-        nu = a * a
-        bn = self.beta_hat @ nu
-        s = np.sqrt(max(float(nu @ bn), 0.0))
-        k = self.kappa
-        F = 0.5 * float(a @ Qa) + 0.5 * k * s - float(a.sum())
-        g = Qa - 1.0
-        if s > 0 and k > 0:
-            g = g + k * a * bn / s
-        return F, g
-
     # -- certificate ---------------------------------------------------------------------
     def certificate(self, alpha, route: str, nu=None, **detail) -> SolveInfo:
         """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``).
@@ -711,20 +480,17 @@ class RSVMSOCP(_KernelRobust):
         (``nu = alpha**2`` or the solver's ``nu >= alpha**2``), if ``lam >= 0`` the Lagrangian of
         ``alpha_i^2 <= nu_i`` gives ``OPT(16') >= min_{a in S} 1/2 a'(Q + 2 diag(lam))a - e'a``
         (the minimum over ``nu`` of ``kappa/2 ||B nu|| - lam'nu`` is 0), a convex QP bounded by
-        :func:`lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has clearly negative entries
-        (``beta_hat`` with negative entries) that candidate gives no bound.
+        :func:`~rsvm_conic.solvers.svm_dual.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
+        clearly negative entries (``beta_hat`` with negative entries) that candidate gives no bound.
         """
         a = np.asarray(alpha, dtype=float)
-        F, _ = self._fg(a)
-        Qa = self._Qa(a)
-        k = self.kappa
+        Fobj = self.dual_objective()
+        F, Qa, _, _ = Fobj.evaluate(a)
         lower = -np.inf
         cands = [a * a] if nu is None else [a * a, np.maximum(np.asarray(nu, dtype=float), a * a)]
         lam_mins = []
         for nu_c in cands:
-            u = self.beta_hat @ nu_c
-            s = float(np.sqrt(max(float(nu_c @ u), 0.0)))
-            lam = 0.5 * k * u / s if (k > 0 and s > 0) else np.zeros(self.n)
+            lam = Fobj.multipliers(nu_c)
             lam_min = float(lam.min())
             lam_mins.append(lam_min)
             if lam_min < -1e-12 * max(float(np.abs(lam).max()), 1e-300):
@@ -736,79 +502,86 @@ class RSVMSOCP(_KernelRobust):
         detail["lambda_min"] = min(lam_mins)
         return self._certify(route, F, lower, detail)
 
-    def _polish(self, alpha):
-        from ..solvers.rsvm_socp_fast import rsvm_socp_fast
+    def _with_ipm_dual(self, cert, route, ipm_info, detail) -> SolveInfo:
+        """``cert``, or where it misses ``cert_tol`` and the cone IPM converged, the bound from the IPM's
+        dual value (a bound on OPT(16'), its dual point feasible to 1e-8), if larger."""
+        if cert.status == "optimal" or ipm_info["status"] != "optimal":
+            return cert
+        d = ipm_certificate(route, ipm_info, self.cert_tol).dual
+        if d <= cert.dual:
+            return cert
+        return self._certify(route, cert.primal, d, dict(detail, dual_from="cone IPM"))
 
-        a0 = project_box_hyperplane(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
+    def _polish(self, alpha):
+        a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
         try:
-            res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, warm_start=a0, factor=True,
-                                 tol=0.01 * self.cert_tol, max_iter=30, fallback=False, check_input=False)
+            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, a0, tol=0.01 * self.cert_tol, max_iter=30,
+                                  fallback=False, objective=self.dual_objective())
         except (SolverError, np.linalg.LinAlgError):
             return None
         return res.alpha
 
     # -- projected Newton (the default route) -------------------------------------------
-    def _solve_newton(self, tol=None, max_iter=60) -> Solution:
-        """:func:`~rsvm_conic.solvers.rsvm_socp_fast.rsvm_socp_fast`: projected Newton on ``F`` from a
-        libsvm start, with the exact cone IPM of (16') as its own fallback; certified by
-        :meth:`certificate` (and, after the cone IPM, by the IPM's dual value).  Measured 20-100x
-        faster than ``"ipm"`` at n = 160-1200 (same objective to 1e-9)."""
-        from ..solvers.rsvm_socp_fast import rsvm_socp_fast
-
+    def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
+        """:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`: projected Newton on ``F`` from a libsvm
+        start (or from ``warm_start``, e.g. the previous grid point's ``alpha``; ``svm_start=True`` uses
+        only its multipliers, better after a change of C), with the exact cone IPM of (16') as its own
+        fallback; certified by :meth:`certificate` (and, after the cone IPM, by the IPM's dual value).
+        Measured 10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed
+        solve raises :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified
+        solve warns and re-solves with that route."""
         t0 = time.perf_counter()
+        route = f"{self.name}/newton"
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
-            res = rsvm_socp_fast(self.K_bar, self.B, self.y, self.C, self.kappa, factor=True, tol=tol,
-                                 max_iter=max_iter, fallback=True, check_input=False)
-        except np.linalg.LinAlgError as exc:
-            raise SolverError(f"RSVM_SOCP projected Newton / cone IPM failed: {exc}.") from exc
+            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, warm_start, tol=tol, max_iter=max_iter,
+                                  svm_start=svm_start, objective=self.dual_objective())
+        except (SolverError, np.linalg.LinAlgError) as exc:
+            return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
         values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)
         info = {k: v for k, v in res.info.items() if k != "trace"}
         info.update({"route": res.route, "iterations": res.iterations, "solver_certificate": res.solve_info.as_dict()})
-        cert = self.certificate(values["alpha"], f"{self.name}/newton", nu=values.get("nu"),
-                                iterations=res.iterations, inner_route=res.route)
-        if cert.status != "optimal" and res.route == "cone-ipm":
-            # the cone IPM's dual value bounds OPT(16') (its dual point is feasible to 1e-8)
-            d = res.solve_info.dual
-            if d > cert.dual:
-                cert = self._certify(f"{self.name}/newton", cert.primal, d,
-                                     {"iterations": res.iterations, "inner_route": res.route, "dual_from": "cone IPM"})
+        detail = {"iterations": res.iterations, "inner_route": res.route}
+        cert = self.certificate(values["alpha"], route, nu=values.get("nu"), **detail)
+        if res.route == "cone-ipm":
+            cert = self._with_ipm_dual(cert, route, res.info["ipm"], detail)
+        if cert.status != "optimal" and fallback:
+            return self._uncertified("newton", f"RSVM_SOCP projected Newton: certified relative gap "
+                                               f"{cert.gap_rel:.3g} > {cert.tol:g}", fallback)
         sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
 
     # -- interior point ----------------------------------------------------------------
-    def _solve_ipm(self, tol=1e-10, max_iter=100, fallback=None, gap_tol=None) -> Solution:
-        """Structure-exploiting primal-dual IPM (:func:`ipm_kernel_robust`), certified by
-        :meth:`certificate` (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``) at
-        the point projected onto ``S``.  Uncertified: :class:`SolverError`, or with ``fallback``
-        a :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
+    def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
+        """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.rsvm_socp.rsvm_socp_ipm`; ``ipm_options``
+        go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`), certified by :meth:`certificate` with the
+        IPM's ``nu`` (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``); where a converged
+        IPM's point misses it, after projected Newton polishing, else by the IPM's dual value.
+        Uncertified: :class:`SolverError`, or with ``fallback`` a :class:`SolverWarning` naming both routes
+        and a re-solve with ``fallback``."""
         t0 = time.perf_counter()
+        route = f"{self.name}/ipm"
         try:
-            a, info = ipm_kernel_robust(self.Q, self.beta_hat, self.y, self.C, self.kappa, tol=tol, max_iter=max_iter)
-        except np.linalg.LinAlgError as exc:  # Newton matrix not PD (F not convex): not certified
-            a = np.zeros(self.n)
-            info = {"iterations": 0, "converged": False, "error": f"LinAlgError: {exc}"}
-        x = project_box_hyperplane(a, self.y, self.C)
-        Fx, gx = self._fg(x)
-        gap = float(gx @ x) - fw_gap_lmo(gx, self.y, self.C)
-        info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
-        values = self._finish(x)
-        cert = self.certificate(values["alpha"], f"{self.name}/ipm", iterations=info["iterations"],
-                                converged=info["converged"])
+            a, nu, info = rsvm_socp_ipm(self.Q, self.B, self.y, self.C, self.kappa, max_iter=max_iter, **ipm_options)
+        except np.linalg.LinAlgError as exc:  # KKT matrix not PD: not certified
+            return self._uncertified("ipm", f"RSVM_SOCP interior point failed: LinAlgError: {exc}", fallback)
+        detail = {"iterations": info["iterations"], "ipm_status": info["status"]}
+        values = self._finish(a, {"nu": nu})
+        cert = self.certificate(values["alpha"], route, nu=nu, **detail)
+        if info["status"] == "optimal":  # a converged IPM's point, accurate to its tolerance: polish it
+            values, cert = self._polished(values, cert, route, **detail)
+            cert = self._with_ipm_dual(cert, route, info, detail)
         if gap_tol is not None:
             cert.tol = float(gap_tol)
             cert.status = "optimal" if cert.certified else "uncertified"
+        x = values["alpha"]
+        gap = frank_wolfe_gap(self.dual_objective().gradient(x), x, self.y, self.C)
+        info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
         if cert.status != "optimal":
-            msg = (f"RSVM_SOCP interior point: converged={info['converged']} after {info['iterations']} "
-                   f"iterations, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}")
-            if fallback:
-                warnings.warn(msg + f"; re-solving with {fallback} (falling back from {self.name}/ipm to "
-                              f"{self.name}/{fallback}).", SolverWarning, stacklevel=2)
-                sol = self.solve(fallback)
-                sol.info["fallback"] = f"ipm -> {fallback}: {msg}"
-                return sol
-            raise SolverError(msg + ".")
+            return self._uncertified("ipm", f"RSVM_SOCP interior point: status {info['status']!r} after "
+                                            f"{info['iterations']} iterations, certified relative gap "
+                                            f"{cert.gap_rel:.3g} > {cert.tol:g}", fallback)
         sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -840,9 +613,11 @@ class RSVMQN(_KernelRobust):
     def problem(self):
         return None
 
+    def _robust_matrix(self):
+        return self.beta, None
+
     def robust_term(self, alpha) -> float:
-        nu = np.asarray(alpha, dtype=float) ** 2
-        return float(np.sqrt(max(float(nu @ (self.beta @ nu)), 0.0)))
+        return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:
         """Primal: ``F(alpha)`` of (15) with the original ``beta`` at the feasible ``alpha``.
@@ -857,14 +632,8 @@ class RSVMQN(_KernelRobust):
         local measure only).
         """
         a = np.asarray(alpha, dtype=float)
-        F = 0.5 * self.t_value(a) - float(a.sum())
-        nu = a * a
-        bn = self.beta @ nu
-        s = float(np.sqrt(max(float(nu @ bn), 0.0)))
-        g = self._Qa(a) - 1.0
-        if self.kappa > 0 and s > 0:
-            g = g + self.kappa * a * bn / s
-        detail["stationarity_gap"] = float(g @ a) - lmo_value(g, self.y, self.C)
+        F, g = self.dual_objective().value_and_gradient(a)
+        detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.C)
         if self.kappa == 0.0 or not np.any(self.beta):
             lower = lagrangian_lower_bound(F, g, a, self.y, self.C)
         else:

@@ -261,19 +261,15 @@ class WWKernelDual(Formulation):
 
 def ww_binary_libsvm(K, codes, zeta: float, tol: float = 1e-8):
     """Exact binary WW through libsvm: returns ``(beta (n, 2), b (2,))``."""
-    from sklearn.svm import SVC
-
-    svc = SVC(kernel="precomputed", C=float(zeta), tol=tol, max_iter=-1).fit(K, codes)
-    v = np.zeros(K.shape[0])
-    v[svc.support_] = svc.dual_coef_.ravel()  # y_i alpha_i, y = +1 for class 1
-    # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
-    # step on its active set, as for RSVM_QP), kept only if it certifies
-    from .kernel_robust import _polish_svm, hinge_min
+    from ..solvers.certificates import hinge_min
+    from ..solvers.svm_dual import libsvm_dual, polish_svm_dual
 
     y_pm = np.where(codes == 1, 1.0, -1.0)
-    polished = _polish_svm(K, y_pm, float(zeta), np.abs(v), 1e-9)
-    if polished is not None:
-        v = y_pm * polished[0]
+    alpha, _ = libsvm_dual(K, y_pm, float(zeta), tol=tol, max_iter=-1)
+    # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
+    # step on its active set, as for RSVM_QP), kept only if it certifies
+    polished = polish_svm_dual(K, y_pm, float(zeta), alpha, 1e-9)
+    v = y_pm * (alpha if polished is None else polished[0])  # y_i alpha_i, y = +1 for class 1
     beta = np.stack([-v, v], axis=1)
     # libsvm's intercept is an average over free support vectors (accurate to its tolerance only); the
     # best offset c of the SVM f = K v + c for this v minimises sum_i max(0, 1 - y_i f_i) exactly

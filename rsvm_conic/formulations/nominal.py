@@ -19,6 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from ..solvers.certificates import hinge_min
+from ..solvers.svm_dual import libsvm_alpha
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution
 
@@ -84,8 +85,7 @@ class NominalSVM(LinearSVMFormulation):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # judged by the duality gap below
             svc.fit(self.X, self.y)  # classes_ = [-1, 1], so the decision function is w.x + b
-        alpha = np.zeros(self.X.shape[0])
-        alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
+        alpha = libsvm_alpha(svc, self.X.shape[0])
         w = svc.coef_.ravel().copy()
         b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]))
         sol = Solution(backend="libsvm", status="optimal", objective=float("nan"), time=time.perf_counter() - t0,

@@ -29,12 +29,17 @@ import functools
 
 import numpy as np
 
+from .rsvm_socp import RobustKernelObjective
+
 __all__ = ["PenaltyProblem", "dfp_minimize", "rsvm_qn", "QNResult"]
 
 
 @dataclass
 class PenaltyProblem:
-    """Data of (17): ``Q = Y K_bar Y``, ``beta``, ``y``, ``C``, ``kappa`` and the penalty ``P``."""
+    """Data of (17): ``Q = Y K_bar Y``, ``beta``, ``y``, ``C``, ``kappa`` and the penalty ``P``.
+
+    ``f`` is :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` with ``M = beta`` (value,
+    gradient, Hessian); this class adds the penalty."""
 
     Q: np.ndarray
     beta: np.ndarray
@@ -43,19 +48,14 @@ class PenaltyProblem:
     kappa: float
     P: float = 1e4
 
+    def __post_init__(self):
+        self.F = RobustKernelObjective(self.Q, self.beta, self.kappa)
+
     def f(self, a):
-        nu = a * a
-        s2 = float(nu @ (self.beta @ nu))
-        return 0.5 * float(a @ (self.Q @ a)) + 0.5 * self.kappa * np.sqrt(max(s2, 0.0)) - float(a.sum())
+        return self.F.value(a)
 
     def f_grad(self, a):
-        nu = a * a
-        bn = self.beta @ nu
-        s = np.sqrt(max(float(nu @ bn), 0.0))
-        g = self.Q @ a - 1.0
-        if s > 0:
-            g = g + self.kappa * a * bn / s
-        return g
+        return self.F.gradient(a)
 
     def penalty(self, a):
         r = float(self.y @ a)
@@ -72,18 +72,12 @@ class PenaltyProblem:
 
     def hessian(self, a):
         """Hessian of ``L`` (generalised at the kinks of the penalty: violated bounds count)."""
-        nu = a * a
-        bn = self.beta @ nu
-        s = np.sqrt(max(float(nu @ bn), 0.0))
-        H = self.Q.copy()
-        if s > 0 and self.kappa > 0:
-            ds = 2.0 * a * bn / s
-            H += 0.5 * self.kappa * ((2.0 / s) * np.diag(bn) + (4.0 / s) * (np.outer(a, a) * self.beta)
-                                     - np.outer(ds, ds) / s)
+        parts = self.F.evaluate(a)
+        H = self.F.hessian(a, parts)
         H += self.P * np.outer(self.y, self.y)
         # bounds that are violated, or active with the gradient of f pushing outwards (the
         # penalty will be active after the first step)
-        gf = self.f_grad(a) + self.P * float(self.y @ a) * self.y
+        gf = self.F.gradient(a, parts) + self.P * float(self.y @ a) * self.y
         tol = 1e-12 * max(1.0, self.C)
         act = (a > self.C) | (a < 0) | ((a <= tol) & (gf > 0)) | ((a >= self.C - tol) & (gf < 0))
         H[np.diag_indices_from(H)] += self.P * act

@@ -1,4 +1,4 @@
-"""Warm-started RSVM_SOCP route (rsvm_conic.solvers.rsvm_socp_fast) against CVXPY + Clarabel."""
+"""Warm-started RSVM_SOCP route (rsvm_conic.solvers.rsvm_socp) against CVXPY + Clarabel."""
 
 import cvxpy as cp
 import numpy as np
@@ -6,8 +6,9 @@ import pytest
 from scipy.optimize import linprog
 
 from rsvm_conic.solvers.conic import SolverError
-from rsvm_conic.solvers.rsvm_socp_fast import (fw_gap, prepare_beta, project_S, rsvm_socp_fast, rsvm_socp_grid,
-                                               rsvm_socp_ipm)
+from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
+from rsvm_conic.solvers.rsvm_socp import prepare_beta, rsvm_socp_grid, rsvm_socp_ipm, solve_rsvm_socp
+from rsvm_conic.solvers.svm_dual import frank_wolfe_gap
 
 
 def _data(n, seed, kernel="linear"):
@@ -62,19 +63,19 @@ def test_projection_matches_qp():
         a = cp.Variable(n)
         cp.Problem(cp.Minimize(cp.sum_squares(a - v)), [a >= 0, a <= C, y @ a == 0]).solve(
             solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-        p = project_S(v, y, C)
+        p = project_box_hyperplane_sorted(v, y, C)
         np.testing.assert_allclose(p, a.value, atol=1e-6)
         assert np.sum((p - v) ** 2) <= np.sum((np.clip(a.value, 0, C) - v) ** 2) + 1e-9
         assert abs(y @ p) < 1e-10 and p.min() >= 0 and p.max() <= C
 
 
-def test_fw_gap_is_the_lp_value():
+def test_frank_wolfe_gap_is_the_lp_value():
     rng = np.random.default_rng(1)
     n = 25
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    g, a, C = rng.normal(size=n), project_S(rng.random(n), y, 0.8), 0.8
+    g, a, C = rng.normal(size=n), project_box_hyperplane_sorted(rng.random(n), y, 0.8), 0.8
     lp = linprog(g, A_eq=y[None], b_eq=[0.0], bounds=[(0, C)] * n, method="highs")
-    assert fw_gap(g, a, y, C) == pytest.approx(g @ a - lp.fun, abs=1e-9)
+    assert frank_wolfe_gap(g, a, y, C) == pytest.approx(g @ a - lp.fun, abs=1e-9)
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
@@ -98,10 +99,10 @@ def test_warm_started_grid_equals_clarabel_everywhere(kernel):
 
 def test_grid_results_do_not_depend_on_the_blas_thread_limit(monkeypatch):
     """rsvm_socp_grid limits BLAS to one thread for small n; the unlimited path gives the same grid."""
-    import rsvm_conic.solvers.rsvm_socp_fast  # noqa: F401
+    import rsvm_conic.solvers.rsvm_socp  # noqa: F401
     import sys
 
-    mod = sys.modules["rsvm_conic.solvers.rsvm_socp_fast"]
+    mod = sys.modules["rsvm_conic.solvers.rsvm_socp"]
     K, y, beta = _data(40, 2, "rbf")
     Cs, kappas = [0.1, 10.0], [0.5, 1.5, 2.5]
     limited = rsvm_socp_grid(K, beta, y, Cs, kappas)
@@ -115,9 +116,9 @@ def test_grid_results_do_not_depend_on_the_blas_thread_limit(monkeypatch):
 
 def test_warm_start_reduces_iterations():
     K, y, beta = _data(60, 3)
-    cold = rsvm_socp_fast(K, beta, y, 1.0, 1.5)
-    warm = rsvm_socp_fast(K, beta, y, 1.0, 1.45, warm_start=cold.alpha)
-    cold2 = rsvm_socp_fast(K, beta, y, 1.0, 1.45)
+    cold = solve_rsvm_socp(K, beta, y, 1.0, 1.5)
+    warm = solve_rsvm_socp(K, beta, y, 1.0, 1.45, warm_start=cold.alpha)
+    cold2 = solve_rsvm_socp(K, beta, y, 1.0, 1.45)
     assert warm.objective == pytest.approx(cold2.objective, rel=1e-7)
     assert warm.iterations <= cold2.iterations
 
@@ -133,7 +134,7 @@ def test_beta_with_negative_entries_uses_exact_cone_route():
     assert beta_hat.min() < 0
     ref = Eq16(K, y, beta_hat)
     for C, kp in [(1.0, 2.0), (10.0, 1.0)]:
-        res = rsvm_socp_fast(K, beta_hat, y, C, kp)
+        res = solve_rsvm_socp(K, beta_hat, y, C, kp)
         assert res.objective == pytest.approx(ref.solve(C, kp), rel=1e-6, abs=1e-8)
     # the cone IPM alone, checked directly
     Q = y[:, None] * K * y[None, :]
@@ -145,7 +146,7 @@ def test_kappa_zero_is_the_svm_dual():
     from sklearn.svm import SVC
 
     K, y, beta = _data(50, 5)
-    res = rsvm_socp_fast(K, beta, y, 2.0, 0.0)
+    res = solve_rsvm_socp(K, beta, y, 2.0, 0.0)
     clf = SVC(C=2.0, kernel="precomputed", tol=1e-10).fit(K, y)
     a = np.zeros(50)
     a[clf.support_] = np.abs(clf.dual_coef_[0])
@@ -159,8 +160,8 @@ def test_kappa_zero_is_the_svm_dual():
 def test_factor_input_equals_matrix_input():
     K, y, beta = _data(30, 6)
     bh, B = prepare_beta(beta, 30)
-    r1 = rsvm_socp_fast(K, beta, y, 1.0, 1.2)
-    r2 = rsvm_socp_fast(K, B, y, 1.0, 1.2, factor=True)
+    r1 = solve_rsvm_socp(K, beta, y, 1.0, 1.2)
+    r2 = solve_rsvm_socp(K, B, y, 1.0, 1.2, factor=True)
     assert r1.objective == pytest.approx(r2.objective, rel=1e-9)
 
 
@@ -169,25 +170,82 @@ def test_cross_check_with_kernel_robust_formulation():
     K, y, beta = _data(40, 7)
     f = kr.RSVMSOCP(K, y, beta, C=5.0, kappa=1.5)
     ref = f.solve("clarabel", accept_inaccurate=True)
-    res = rsvm_socp_fast(K, f.beta_hat, y, 5.0, 1.5)
+    res = solve_rsvm_socp(K, f.beta_hat, y, 5.0, 1.5)
     assert res.objective == pytest.approx(ref.objective, rel=1e-6)
 
 
 def test_bad_inputs():
     K, y, beta = _data(20, 8)
     with pytest.raises(ValueError, match="negative eigenvalue"):
-        rsvm_socp_fast(K, beta - 10 * np.eye(20), y, 1.0, 1.0)
+        solve_rsvm_socp(K, beta - 10 * np.eye(20), y, 1.0, 1.0)
     with pytest.raises(ValueError, match="single class"):
-        rsvm_socp_fast(K, beta, np.ones(20), 1.0, 1.0)
+        solve_rsvm_socp(K, beta, np.ones(20), 1.0, 1.0)
     with pytest.raises(ValueError, match="C must"):
-        rsvm_socp_fast(K, beta, y, -1.0, 1.0)
+        solve_rsvm_socp(K, beta, y, -1.0, 1.0)
     Kn = K.copy()
     Kn[0, 1] = np.nan
     with pytest.raises(ValueError, match="finite"):
-        rsvm_socp_fast(Kn, beta, y, 1.0, 1.0)
+        solve_rsvm_socp(Kn, beta, y, 1.0, 1.0)
 
 
 def test_uncertified_without_fallback_raises():
     K, y, beta = _data(40, 9)
     with pytest.raises(SolverError, match="did not certify"):
-        rsvm_socp_fast(K, beta, y, 10.0, 2.0, max_iter=1, fallback=False)
+        solve_rsvm_socp(K, beta, y, 10.0, 2.0, max_iter=1, fallback=False)
+
+
+@pytest.mark.parametrize("low_rank", [True, False])
+def test_objective_gradient_hessian_and_multipliers(low_rank):
+    """RobustKernelObjective (the one F of RSVM_SOCP / RSVM_QN) against finite differences."""
+    from rsvm_conic.solvers.rsvm_socp import RobustKernelObjective
+
+    K, y, beta = _data(12, 10)
+    Q = y[:, None] * K * y[None, :]
+    beta_hat, B = prepare_beta(beta, 12)
+    F = RobustKernelObjective(Q, beta_hat, 0.0, B if low_rank else None).at_kappa(1.7)
+    assert F.low_rank == (low_rank and B.shape[0] * 3 < 12)
+    a = np.random.default_rng(0).uniform(0.1, 1.0, 12)
+    parts = F.evaluate(a)
+    g, H = F.gradient(a, parts), F.hessian(a, parts)
+    h = 1e-6
+    fd_g = np.array([(F.value(a + h * e) - F.value(a - h * e)) / (2 * h) for e in np.eye(12)])
+    fd_H = np.array([(F.gradient(a + h * e) - F.gradient(a - h * e)) / (2 * h) for e in np.eye(12)])
+    np.testing.assert_allclose(g, fd_g, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(H, fd_H, rtol=1e-5, atol=1e-5)  # beta_hat >= 0 here: the exact Hessian
+    idx, d = np.array([1, 4, 7]), np.random.default_rng(1).normal(size=12)
+    np.testing.assert_allclose(F.hessian(a, parts, idx), H[np.ix_(idx, idx)], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(F.hessian_rows_times(a, parts, idx, d), H[idx] @ d, rtol=1e-10, atol=1e-10)
+    # gradient = Q a - e + 2 lam * a with the multipliers of alpha^2 <= nu at nu = alpha^2
+    np.testing.assert_allclose(g, Q @ a - 1.0 + 2.0 * F.multipliers(a * a) * a, rtol=1e-12, atol=1e-12)
+    assert F.robust_term(a) == pytest.approx(np.sqrt((a * a) @ beta_hat @ (a * a)), rel=1e-12)
+
+
+def test_formulation_newton_route_warm_starts_and_is_the_auto_route():
+    from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+
+    K, y, beta = _data(40, 11)
+    f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.2)
+    assert f.auto_routes()[0] == "newton"
+    auto = f.solve("auto")
+    assert auto.certificate.route == "rsvm-socp/newton" and auto.status == "optimal"
+    prev = auto["alpha"]
+    for C, kp, svm_start in [(1.0, 1.4, False), (10.0, 1.4, True)]:
+        f.set_params(C=C, kappa=kp)
+        warm = f.solve("newton", warm_start=prev, svm_start=svm_start)
+        cold = f.solve("newton")
+        assert warm.status == "optimal" and warm.objective == pytest.approx(cold.objective, rel=1e-7)
+        prev = warm["alpha"]
+
+
+def test_libsvm_dual_gives_the_dense_box_alpha():
+    from sklearn.svm import SVC
+
+    from rsvm_conic.solvers.svm_dual import libsvm_alpha, libsvm_dual
+
+    K, y, _ = _data(30, 12)
+    alpha, svc = libsvm_dual(K, y, 2.0)
+    assert alpha.shape == (30,) and alpha.min() >= 0 and alpha.max() <= 2.0 and abs(y @ alpha) < 1e-9
+    np.testing.assert_allclose((y * alpha)[svc.support_], svc.dual_coef_[0])
+    assert np.count_nonzero(alpha) == svc.support_.size
+    lin = SVC(kernel="linear", C=2.0).fit(np.c_[K[:, :2]], y)
+    np.testing.assert_array_equal(libsvm_alpha(lin, 30)[lin.support_], np.abs(lin.dual_coef_[0]))

@@ -1,13 +1,18 @@
-"""Fast, warm-startable solver for RSVM_SOCP (Bhadra et al. 2010, eq. 16) over a (C, epsilon) grid.
+"""RSVM_SOCP (Bhadra et al. 2010, eq. 16): its objective, the projected-Newton route and the cone IPM.
 
 Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating ``t, t'``,
 
     (16')   minimise_{alpha, nu}  Phi(alpha, nu) = 1/2 alpha'Q alpha + kappa/2 ||B nu||_2 - e'alpha
             subject to  0 <= alpha <= C,  y'alpha = 0,  alpha_i^2 <= nu_i.
 
+:class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` (value,
+gradient, Hessian, multipliers), used by every route below, by the certificates of
+:mod:`rsvm_conic.formulations.kernel_robust` and by the penalty function of RSVM_QN
+(:mod:`rsvm_conic.solvers.quasi_newton`, which adds a penalty to the same ``F``).
+
 Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected Newton
-(active-set) method on the reduced function ``F(alpha) = Phi(alpha, alpha**2)``, warm-started
-from the neighbouring grid point, and certified against (16') itself:
+(active-set) method on ``F``, warm-started from the neighbouring grid point, and certified against
+(16') itself (:func:`solve_rsvm_socp`, :func:`rsvm_socp_grid`):
 
 * Certificate.  With ``nu = alpha**2``, ``u = beta_hat nu``, ``s = ||B nu||`` and
   ``lambda = kappa/2 * u / s``: if ``lambda >= 0`` then for every feasible point
@@ -15,16 +20,17 @@ from the neighbouring grid point, and certified against (16') itself:
   ``kappa/2 ||B nu|| - lambda'nu`` is 0 because ``lambda = kappa/2 B'(B nu / s)``), a convex QP whose
   gradient at ``alpha`` equals ``grad F(alpha)`` and whose value there equals ``F(alpha)``.  Its
   Frank-Wolfe linearisation over ``S = {0 <= a <= C, y'a = 0}`` gives the certified bound
-  ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``.  So we stop when
+  ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``
+  (:func:`~rsvm_conic.solvers.svm_dual.frank_wolfe_gap`).  So we stop when
   ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.solvers.contract`)
   and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
   dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat``
   has negative entries, the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
   right function and we fall back, see below.)
 * Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
-  with the exact Hessian ``Q + kappa [diag(u)/s + 2 D_a beta_hat D_a / s - 2 (a*u)(a*u)'/s^3]``,
-  then an Armijo search along the projection arc ``P_S(alpha + t d)`` (exact projection onto S);
-  if no Newton step decreases F a projected-gradient step is taken.
+  with the Hessian of :class:`RobustKernelObjective`, then an Armijo search along the projection arc
+  ``P_S(alpha + t d)`` (exact projection onto S); if no Newton step decreases F a projected-gradient
+  step is taken.
 * Warm starts.  Along a grid the previous point's alpha is the start; after a change of C (and
   for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
   previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
@@ -33,15 +39,17 @@ from the neighbouring grid point, and certified against (16') itself:
   ~20-33 ms per point, the exact cone IPM below ~150-390 ms (dense (2n+1) KKT, ~20 iterations, no
   useful warm start), the projected Newton route ~1-3 ms per warm point (one Cholesky of the free
   block per iteration) and 10-20 ms cold.
-* Fallback.  If the certificate is not reached in ``max_iter`` iterations (or lambda < 0), the
-  exact conic form (16') is solved with the NT interior-point engine of
-  :mod:`rsvm_conic.solvers.cone_ipm` (a dense (2n+1) KKT built from the cone structure: n
-  three-dimensional rotated cones ``alpha_i^2 <= nu_i`` and one ``(tau, B nu)`` cone).  That
-  route is exact for any PSD ``beta_hat`` and is reported in ``info["route"]``.
+* Fallback, and the one interior-point method for RSVM_SOCP (:func:`rsvm_socp_ipm`).  If the
+  certificate is not reached in ``max_iter`` iterations (or lambda < 0), the exact conic form (16')
+  is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.cone_ipm` (a dense (2n+1)
+  KKT built from the cone structure: n three-dimensional rotated cones ``alpha_i^2 <= nu_i`` and one
+  ``(tau, B nu)`` cone).  That route is exact for any PSD ``beta_hat`` (also where the relaxation is
+  slack and no method on ``F`` applies) and is reported in ``info["route"]``.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -50,56 +58,17 @@ import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .._validation import check_two_classes, psd_factor
+from .certificates import project_box_hyperplane_sorted
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
+from .svm_dual import frank_wolfe_gap, libsvm_dual
 
-__all__ = ["RSVMSOCPResult", "rsvm_socp_fast", "rsvm_socp_grid", "rsvm_socp_ipm", "project_S", "fw_gap",
-           "lmo_value", "prepare_beta"]
+__all__ = ["RSVMSOCPResult", "RobustKernelObjective", "solve_rsvm_socp", "rsvm_socp_grid", "rsvm_socp_ipm",
+           "ipm_certificate", "prepare_beta"]
 
 
 # ------------------------------------------------------------------------------------ helpers
-def project_S(v: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
-    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}`` (``y`` in {-1, 1}, both classes present).
-
-    ``a = clip(v - lam y, 0, C)``.  Coordinate i contributes ``y_i a_i``, which decreases with slope
-    -1 for ``lam`` in ``[lo_i, lo_i + C]``, ``lo_i = y_i v_i - C [y_i = 1]``, and is constant outside;
-    so ``y'a = C n_+ - sum_i clip(lam - lo_i, 0, C)`` and the root is found exactly on the sorted
-    breakpoints (one sort, one cumulative sum).
-    """
-    pos = y > 0
-    lo = y * v - C * pos
-    target = C * float(np.count_nonzero(pos))
-    pts = np.concatenate([lo, lo + C])
-    order = np.argsort(pts, kind="stable")
-    pts = pts[order]
-    slope = np.cumsum(np.where(order < lo.size, 1.0, -1.0))  # slope of sum clip(.) right of each point
-    val = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(pts))])  # sum clip(.) at each point
-    k = int(np.searchsorted(val, target, side="left"))
-    if k == 0:
-        lam = pts[0]
-    elif k >= pts.size:
-        lam = pts[-1]
-    else:
-        sl = slope[k - 1]
-        lam = pts[k - 1] + (target - val[k - 1]) / sl if sl > 0 else pts[k]
-    return np.clip(v - lam * y, 0.0, C)
-
-
-def lmo_value(g: np.ndarray, y: np.ndarray, C: float) -> float:
-    """``min_{s in S} g's`` over ``S = {0 <= s <= C, y's = 0}``: pair the smallest ``g`` of each class
-    greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help)."""
-    gp = np.sort(g[y > 0])
-    gn = np.sort(g[y < 0])
-    m = min(gp.size, gn.size)
-    return C * float(np.sum(np.minimum(gp[:m] + gn[:m], 0.0)))
-
-
-def fw_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
-    """Frank-Wolfe gap ``g'alpha - min_{s in S} g's`` (:func:`lmo_value`)."""
-    return float(g @ alpha) - lmo_value(g, y, C)
-
-
 def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
     """``(beta_hat, B)`` from a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` (r x n)."""
     beta = np.asarray(beta, dtype=float)
@@ -131,7 +100,7 @@ class RSVMSOCPResult:
     iterations: int
     time: float
     info: dict = field(default_factory=dict)
-    solve_info: SolveInfo | None = None  # certificate: primal F, feasible dual value (see rsvm_socp_fast)
+    solve_info: SolveInfo | None = None  # certificate: primal F, feasible dual value (see solve_rsvm_socp)
 
 
 # ------------------------------------------------------------------------------------ exact conic route
@@ -232,7 +201,11 @@ class _RSVMSOCPCone:
 
 
 def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
-    """Solve (16') exactly with the cone IPM; returns ``(alpha, nu, info)``."""
+    """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
+    :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
+
+    ``opts`` go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...).
+    """
     n = Q.shape[0]
     if kappa == 0:  # no robust term: drop nu, tau (they would be unbounded above); plain SVM dual
         B = np.zeros((1, n))
@@ -245,51 +218,129 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
                        "pres": res.pres, "dres": res.dres, "pcost": res.pcost, "dcost": res.dcost}
 
 
+# ------------------------------------------------------------------------------------ the objective
+class RobustKernelObjective:
+    """``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu'M nu) - e'alpha``, ``nu = alpha * alpha``: problem (15)
+    with ``t`` eliminated -- its value, gradient, Hessian and multipliers, for every route.
+
+    ``M`` is ``beta_hat`` (PSD: RSVM_SOCP, eq. 16') or the original ``beta`` (RSVM_QN, eq. 17: symmetric,
+    elementwise nonnegative).  With a factor ``B`` (r x n, ``B'B = M``) the products with ``M`` go through
+    ``B`` when r is small (``3 r < n``).  With ``u = M nu`` and ``s = sqrt(max(nu'u, 0))``:
+
+    * gradient ``Q alpha - e + kappa alpha * u / s`` (the robust term is 2-homogeneous; where ``s = 0``,
+      e.g. at ``alpha = 0``, its gradient is taken as 0);
+    * Hessian ``Q + kappa [diag(u)/s + 2 D_a M D_a / s - 2 (a*u)(a*u)'/s^3]`` (``D_a = diag(alpha)``),
+      with ``max(u, 0)`` in the diagonal term: the same where ``M`` is elementwise nonnegative (then
+      ``u >= 0``); elsewhere it keeps the Newton matrix nearer to PSD;
+    * multipliers of ``alpha_i^2 <= nu_i`` in (16') at any ``nu``: ``lam = kappa/2 M nu / sqrt(nu'M nu)``.
+
+    ``kappa`` is fixed per object; :meth:`at_kappa` gives the same data with another ``kappa``.
+    """
+
+    def __init__(self, Q, M, kappa, B=None):
+        self.Q, self.M, self.B = Q, M, B
+        self.kappa = float(kappa)
+        self.low_rank = B is not None and B.shape[0] * 3 < B.shape[1]
+        self._cache = {}  # diag(M), max row sum of |M|: shared by the at_kappa copies
+
+    def at_kappa(self, kappa) -> "RobustKernelObjective":
+        other = copy.copy(self)
+        other.kappa = float(kappa)
+        return other
+
+    @property
+    def M_diag(self) -> np.ndarray:
+        if "diag" not in self._cache:
+            self._cache["diag"] = np.diag(self.M).copy()
+        return self._cache["diag"]
+
+    @property
+    def M_absrow(self) -> float:
+        """``max_i sum_j |M_ij|``."""
+        if "absrow" not in self._cache:
+            self._cache["absrow"] = float(np.abs(self.M).sum(axis=1).max())
+        return self._cache["absrow"]
+
+    def M_times(self, v) -> np.ndarray:
+        return self.B.T @ (self.B @ v) if self.low_rank else self.M @ v
+
+    def _M_rows(self, idx, v) -> np.ndarray:
+        """``M[idx, :] @ v``."""
+        return self.B[:, idx].T @ (self.B @ v) if self.low_rank else self.M[idx] @ v
+
+    def _M_block(self, idx) -> np.ndarray:
+        return self.B[:, idx].T @ self.B[:, idx] if self.low_rank else self.M[np.ix_(idx, idx)]
+
+    def evaluate(self, alpha):
+        """``(F, Q alpha, u, s)`` at ``alpha``; ``Q alpha`` through the support's columns when alpha is sparse."""
+        nz = np.flatnonzero(alpha)
+        Qa = self.Q[:, nz] @ alpha[nz] if nz.size * 4 < alpha.size else self.Q @ alpha
+        nu = alpha * alpha
+        u = self.M_times(nu)
+        s = float(np.sqrt(max(float(nu @ u), 0.0)))
+        F = 0.5 * float(alpha @ Qa) + 0.5 * self.kappa * s - float(alpha.sum())
+        return F, Qa, u, s
+
+    def value(self, alpha) -> float:
+        return self.evaluate(alpha)[0]
+
+    def value_and_gradient(self, alpha):
+        parts = self.evaluate(alpha)
+        return parts[0], self.gradient(alpha, parts)
+
+    def gradient(self, alpha, parts=None) -> np.ndarray:
+        """``grad F(alpha)``; ``parts`` from :meth:`evaluate` at the same ``alpha`` (computed if None)."""
+        _, Qa, u, s = self.evaluate(alpha) if parts is None else parts
+        g = Qa - 1.0
+        if self.kappa > 0 and s > 0:
+            g = g + self.kappa * alpha * u / s
+        return g
+
+    def robust_term(self, alpha) -> float:
+        """``sqrt(nu'M nu)`` at ``nu = alpha**2`` (``t = alpha'Q alpha + kappa robust_term``)."""
+        nu = alpha * alpha
+        return float(np.sqrt(max(float(nu @ self.M_times(nu)), 0.0)))
+
+    def multipliers(self, nu) -> np.ndarray:
+        """``lam = kappa/2 M nu / sqrt(nu'M nu)`` (0 where ``kappa = 0`` or ``nu'M nu = 0``)."""
+        u = self.M_times(nu)
+        s = float(np.sqrt(max(float(nu @ u), 0.0)))
+        return 0.5 * self.kappa * u / s if (self.kappa > 0 and s > 0) else np.zeros_like(nu)
+
+    def hessian(self, alpha, parts, idx=None) -> np.ndarray:
+        """The block ``H[idx, idx]`` of the Hessian (all of it for ``idx=None``); a new array."""
+        _, _, u, s = parts
+        if idx is None:
+            idx = np.arange(alpha.size)
+            H = self.Q.copy()
+        else:
+            H = self.Q[np.ix_(idx, idx)]
+        if self.kappa > 0 and s > 0:
+            m = idx.size
+            af, uf = alpha[idx], u[idx]
+            au = af * uf
+            H += self.kappa * ((2.0 / s) * (af[:, None] * self._M_block(idx) * af[None, :])
+                               - (2.0 / s ** 3) * np.outer(au, au))
+            H.flat[:: m + 1] += self.kappa * np.maximum(uf, 0.0) / s  # the diagonal, in place
+        return H
+
+    def hessian_rows_times(self, alpha, parts, idx, d) -> np.ndarray:
+        """``H[idx, :] @ d``."""
+        _, _, u, s = parts
+        hd = self.Q[idx] @ d
+        if self.kappa > 0 and s > 0:
+            af = alpha[idx]
+            au = af * u[idx]
+            hd += self.kappa * ((2.0 / s) * af * self._M_rows(idx, alpha * d)
+                                - (2.0 / s ** 3) * au * float((alpha * u) @ d)
+                                + np.maximum(u[idx], 0.0) / s * d[idx])
+        return hd
+
+
 # ------------------------------------------------------------------------------------ projected Newton
-class _Beta:
-    """``beta_hat`` as an operator: through its factor ``B`` (r x n) when r is small, else dense."""
-
-    def __init__(self, beta_hat, B):
-        self.M, self.B = beta_hat, B
-        self.low = B.shape[0] * 3 < B.shape[1]
-        self.diag = np.diag(beta_hat).copy()
-        self.absrow = float(np.abs(beta_hat).sum(axis=1).max())
-
-    def __matmul__(self, v):
-        return self.B.T @ (self.B @ v) if self.low else self.M @ v
-
-    def rows(self, i, v):
-        """``beta_hat[i, :] @ v``."""
-        if self.low:
-            return self.B[:, i].T @ (self.B @ v)
-        return self.M[i] @ v
-
-    def sub(self, i, j):
-        if self.low:
-            return self.B[:, i].T @ self.B[:, j]
-        return self.M[np.ix_(i, j)]
-
-
-def _objective_parts(alpha, Q, beta_hat, kappa):
-    nz = np.flatnonzero(alpha)
-    Qa = Q[:, nz] @ alpha[nz] if nz.size * 4 < alpha.size else Q @ alpha  # sparse alpha: support columns only
-    nu = alpha * alpha
-    u = beta_hat @ nu
-    s = float(np.sqrt(max(float(nu @ u), 0.0)))
-    F = 0.5 * float(alpha @ Qa) + 0.5 * kappa * s - float(alpha.sum())
-    return F, Qa, u, s
-
-
-def _grad(alpha, Qa, u, s, kappa):
-    g = Qa - 1.0
-    if kappa > 0 and s > 0:
-        g = g + kappa * alpha * u / s
-    return g
-
-
-def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
-    """Newton step: bound coordinates move to ``target``; free ones solve the Newton system with
-    ``y'(alpha + d) = 0``."""
+def _newton_direction(F, parts, a, g, y, bound, target):
+    """Newton step on ``F`` (``parts = F.evaluate(a)``): bound coordinates move to ``target``; free ones
+    solve the Newton system with ``y'(alpha + d) = 0``."""
     n = a.size
     d = np.zeros(n)
     d[bound] = target[bound] - a[bound]
@@ -297,26 +348,14 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
     m = idx.size
     if not m:
         return d, 0
-    robust = kappa > 0 and s > 0
-    H = Q[np.ix_(idx, idx)]
-    af = a[idx]
-    if robust:
-        uf = u[idx]
-        au = af * uf
-        H += kappa * ((2.0 / s) * (af[:, None] * beta_hat.sub(idx, idx) * af[None, :])
-                      - (2.0 / s ** 3) * np.outer(au, au))
-        H.flat[:: m + 1] += kappa * np.maximum(uf, 0.0) / s  # the diagonal, in place
+    H = F.hessian(a, parts, idx)
     H.flat[:: m + 1] += 1e-10 * (1.0 + float(np.max(np.abs(H.flat[:: m + 1]))))
     yf = y[idx]
     rhs = np.empty((m, 2))
     rhs[:, 0] = -g[idx]
     rhs[:, 1] = yf
     if m < n:  # the bound moves enter through the Hessian's (free, bound) block: H[F, :] @ d (d_F = 0)
-        hd = Q[idx] @ d
-        if robust:
-            hd += kappa * ((2.0 / s) * af * beta_hat.rows(idx, a * d)
-                           - (2.0 / s ** 3) * au * float((a * u) @ d))
-        rhs[:, 0] -= hd
+        rhs[:, 0] -= F.hessian_rows_times(a, parts, idx, d)
     c, info = dpotrf(H, lower=0, clean=0, overwrite_a=1)
     if info != 0:
         return d, m  # not positive definite: no Newton step on the free set (caller falls back)
@@ -330,30 +369,21 @@ def _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target):
 
 
 def _svm_start(Q, y, C, lam):
-    """libsvm on the SVM dual with the fixed-multiplier kernel ``K_bar + 2 diag(lam)``.
+    """libsvm (:func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`) on the SVM dual with the fixed-multiplier
+    kernel ``K_bar + 2 diag(lam)``.
 
     At the optimum of (16') with its multipliers ``lam* = kappa/2 u/s``, the Lagrangian
     ``1/2 a'(Q + 2 diag(lam*))a - e'a`` is minimised over S by the optimum itself, and ``u/s`` is
     invariant to the scale of alpha; so ``lam`` from a neighbouring grid point (or from alpha = 1 for
     a cold start) gives a start close to the new optimum at the cost of one small libsvm solve."""
-    from sklearn.svm import SVC
-
     Kmod = y[:, None] * Q * y[None, :] + np.diag(2.0 * np.maximum(lam, 0.0))
-    clf = SVC(C=C, kernel="precomputed", tol=1e-4).fit(Kmod, y)
-    a = np.zeros(y.size)
-    a[clf.support_] = np.abs(clf.dual_coef_[0])
-    return project_S(np.minimum(a, C), y, C)
+    a, _ = libsvm_dual(Kmod, y, C, tol=1e-4)
+    return project_box_hyperplane_sorted(np.minimum(a, C), y, C)
 
 
-def _lam(alpha, beta_hat, kappa):
-    u = beta_hat @ (alpha * alpha)
-    s = float(np.sqrt(max(float((alpha * alpha) @ u), 0.0)))
-    return 0.5 * kappa * u / s if (kappa > 0 and s > 0) else np.zeros_like(alpha)
-
-
-def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
-                   fallback=True, svm_start=False, check_input=True, _prepared=None) -> RSVMSOCPResult:
-    """Solve RSVM_SOCP (eq. 16) for one (C, kappa); see the module docstring.
+def solve_rsvm_socp(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
+                    fallback=True, svm_start=False, check_input=True, objective=None) -> RSVMSOCPResult:
+    """Solve RSVM_SOCP (eq. 16) for one (C, kappa): projected Newton, the cone IPM as fallback (module docstring).
 
     ``beta`` is a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` with ``B'B = beta_hat``.
     ``warm_start``: an ``alpha`` (e.g. the previous grid point's); it is projected onto the new
@@ -361,30 +391,35 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     kernel ``K_bar + 2 diag(lambda)``, :func:`_svm_start`; better after a large change of C).  Without a
     warm start the same libsvm start is used with the multipliers of ``alpha = 1``.  ``tol``: certified
     relative accuracy of the objective (``F - OPT <= fw_gap <= tol max(|F|, |F - fw_gap|)``), recorded in
-    ``result.solve_info``.  ``check_input=False``: trusted arrays from a caller that validated them
-    (``K_bar`` finite and symmetric, ``y`` in {-1, +1} with both classes, ``B`` finite): not checked again.
+    ``result.solve_info``.  ``fallback=False``: no cone IPM (:class:`SolverError` if Newton does not
+    certify).  ``check_input=False``: trusted arrays from a caller that validated them (``K_bar`` finite
+    and symmetric, ``y`` in {-1, +1} with both classes, ``B`` finite): not checked again.
+    ``objective``: a :class:`RobustKernelObjective` of this problem already built (any ``kappa``; it must
+    carry the factor ``B``) for the validated labels ``y``; ``K_bar``, ``beta``, ``factor`` are then unused.
     Raises :class:`SolverError` if neither route certifies optimality.
     """
     t0 = time.perf_counter()
-    if _prepared is None:
-        Q, y, beta_hat, B = _prepare(K_bar, beta, y, factor, check_input)
-    else:
-        Q, y, beta_hat, B = _prepared
+    if objective is None:
+        y, objective = _prepare(K_bar, beta, y, factor, check_input)
+    B = objective.B
     C = float(C)
     kappa = float(kappa)
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be finite and > 0; got {C}.")
     if not (np.isfinite(kappa) and kappa >= 0):
         raise ValueError(f"kappa must be finite and >= 0; got {kappa}.")
+    Fobj = objective.at_kappa(kappa)
+    Q = Fobj.Q
     n = y.size
     if warm_start is None:  # cold: libsvm with the multipliers of alpha = 1 (see _svm_start)
-        a = _svm_start(Q, y, C, _lam(np.ones(n), beta_hat, kappa))
+        a = _svm_start(Q, y, C, Fobj.multipliers(np.ones(n)))
     elif svm_start:  # e.g. after a change of C: libsvm with the previous point's multipliers
-        a = _svm_start(Q, y, C, _lam(np.asarray(warm_start, dtype=float), beta_hat, kappa))
+        w = np.asarray(warm_start, dtype=float)
+        a = _svm_start(Q, y, C, Fobj.multipliers(w * w))
     else:
         a = np.asarray(warm_start, dtype=float)
         if a.min() < 0 or a.max() > C or abs(float(y @ a)) > 1e-13 * C * n:
-            a = project_S(np.minimum(a, C), y, C)
+            a = project_box_hyperplane_sorted(np.minimum(a, C), y, C)
     eps_b = 1e-12 * C
     it, gap, lam_min, F = 0, np.inf, 0.0, np.nan
     certified = False
@@ -394,13 +429,13 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     c = None
     for it in range(max_iter + 1):
         if abs(float(y @ a)) > 1e-13 * C * n:  # keep iterates exactly feasible (ray steps can drift)
-            a = project_S(a, y, C)
+            a = project_box_hyperplane_sorted(a, y, C)
             parts = None
-        F, Qa, u, s = parts if parts is not None else _objective_parts(a, Q, beta_hat, kappa)
-        parts = None
-        g = _grad(a, Qa, u, s, kappa)
-        gap = fw_gap(g, a, y, C)
-        lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0
+        parts = parts if parts is not None else Fobj.evaluate(a)
+        F, _, u, s = parts
+        g = Fobj.gradient(a, parts)
+        gap = frank_wolfe_gap(g, a, y, C)
+        lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0  # min of the multipliers
         if relative_gap(F, F - gap) <= tol and lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u)))):
             certified = True
             break
@@ -411,20 +446,21 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         # Newton step with the bound coordinates moved onto their bounds.
         Hd = np.diag(Q).copy()
         if kappa > 0 and s > 0:
-            Hd += kappa * (np.maximum(u, 0.0) / s + 2.0 * a * a * beta_hat.diag / s)
+            Hd += kappa * (np.maximum(u, 0.0) / s + 2.0 * a * a * Fobj.M_diag / s)
         if c is None:  # step scale for the working-set test: 1 / typical curvature (fixed per call)
             c = 1.0 / max(float(np.partition(Hd, n // 2)[n // 2]), 1e-12)
-        p = project_S(a - c * g, y, C)
+        p = project_box_hyperplane_sorted(a - c * g, y, C)
         bound = (p <= 0.0) | (p >= C)
         target = p.copy()
         for _inner in range(10):
-            d, m = _newton_direction(a, g, u, s, kappa, Q, beta_hat, y, bound, target)
+            d, m = _newton_direction(Fobj, parts, a, g, y, bound, target)
             # free coordinates sitting on a bound that the step would push outside: fix them there
             blocked = ~bound & (((a <= eps_b) & (d < 0)) | ((a >= C - eps_b) & (d > 0)))
             if not blocked.any():
                 break
             bound = bound | blocked
             target[blocked] = a[blocked]
+        parts = None
         took_newton = float(g @ d) < 0
         t = 1.0
         accepted = False
@@ -435,13 +471,13 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
             t_max = float(np.min(lim))
             if t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
                 a_new = np.clip(a + d, 0.0, C)
-                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 accepted = F_new <= F + 1e-4 * float(g @ d) + slack
             # (i) the projection arc P_S(alpha + t d) for t = 1, 1/2, 1/4 (lets many bounds change at once)
             for _ in range(3 if not accepted else 0):
-                a_new = project_S(a + t * d, y, C)
-                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                a_new = project_box_hyperplane_sorted(a + t * d, y, C)
+                parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 if F_new <= F + 1e-4 * float(g @ (a_new - a)) + slack:
                     accepted = True
@@ -453,7 +489,7 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
                 gd = float(g @ d)
                 for _ in range(40):
                     a_new = np.clip(a + t * d, 0.0, C)
-                    parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                    parts_new = Fobj.evaluate(a_new)
                     F_new = parts_new[0]
                     if F_new <= F + 1e-4 * t * gd + slack:
                         accepted = True
@@ -463,11 +499,10 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
         if accepted:
             n_newton += 1
         else:  # projected gradient with backtracking
-            Lk = float(np.abs(Q).sum(axis=1).max()) + (kappa * beta_hat.absrow * C
-                                                      if kappa > 0 else 0.0) + 1e-12
+            Lk = float(np.abs(Q).sum(axis=1).max()) + (kappa * Fobj.M_absrow * C if kappa > 0 else 0.0) + 1e-12
             for _ in range(50):
-                a_new = project_S(a - g / Lk, y, C)
-                parts_new = _objective_parts(a_new, Q, beta_hat, kappa)
+                a_new = project_box_hyperplane_sorted(a - g / Lk, y, C)
+                parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 dd = a_new - a
                 if F_new <= F + float(g @ dd) + 0.5 * Lk * float(dd @ dd):
@@ -480,7 +515,7 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
     info = {"fw_gap": gap, "lambda_min": lam_min, "newton_steps": n_newton, "pg_steps": n_pg, "trace": trace}
     if certified:
         elapsed = time.perf_counter() - t0
-        cert = certify("rsvm_socp_fast/projected-newton", F, F - gap, tol, iterations=it, time=elapsed,
+        cert = certify("rsvm_socp/projected-newton", F, F - gap, tol, iterations=it, time=elapsed,
                        detail={"lambda_min": lam_min})
         return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, elapsed, info, cert)
     if not fallback:
@@ -493,20 +528,26 @@ def rsvm_socp_fast(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, t
                           f"{ipm_info['status']!r}.")
     obj = 0.5 * float(alpha @ Q @ alpha) + 0.5 * kappa * float(np.linalg.norm(B @ nu)) - float(alpha.sum())
     elapsed = time.perf_counter() - t0
-    # the cone IPM's own certificate: its primal value and the Lagrangian dual value at its dual point
-    # (feasible to tol_feas = 1e-8); its status "optimal" means gap_rel <= 1e-8 (Clarabel's semantics)
-    cert = certify("rsvm_socp_fast/cone-ipm", float(ipm_info["pcost"]), float(ipm_info["dcost"]), max(tol, 1e-8),
-                   iterations=it + ipm_info["iterations"], time=elapsed,
-                   detail={"ipm_gap_rel": ipm_info["gap_rel"], "pres": ipm_info["pres"], "dres": ipm_info["dres"]})
+    cert = ipm_certificate("rsvm_socp/cone-ipm", ipm_info, tol, iterations=it + ipm_info["iterations"], time=elapsed)
     return RSVMSOCPResult(alpha, nu, obj, "optimal", "cone-ipm", it + ipm_info["iterations"], elapsed, info, cert)
 
 
+def ipm_certificate(route, ipm_info, tol, **kwargs) -> SolveInfo:
+    """The cone IPM's own certificate: its primal value ``Phi(alpha, nu)`` and the Lagrangian dual value at
+    its dual point (feasible to ``tol_feas = 1e-8``); its status "optimal" means ``gap_rel <= 1e-8``
+    (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``."""
+    return certify(route, float(ipm_info["pcost"]), float(ipm_info["dcost"]), max(tol, 1e-8),
+                   detail={"ipm_gap_rel": ipm_info["gap_rel"], "pres": ipm_info["pres"], "dres": ipm_info["dres"]},
+                   **kwargs)
+
+
 def _prepare(K_bar, beta, y, factor, check_input=True):
+    """``(y, F)``: the labels and the objective :class:`RobustKernelObjective` (``kappa = 0``, with the factor)."""
     if not check_input:  # validated at the caller's boundary (symmetric K_bar, labels, finite factor)
         y = np.asarray(y, dtype=float)
         beta_hat, B = (beta.T @ beta, beta) if factor else prepare_beta(beta, y.shape[0], factor)
         Q = y[:, None] * K_bar * y[None, :]
-        return Q, y, _Beta(beta_hat, B), B
+        return y, RobustKernelObjective(Q, beta_hat, 0.0, B)
     K_bar = np.asarray(K_bar, dtype=float)
     if K_bar.ndim != 2 or K_bar.shape[0] != K_bar.shape[1] or not np.all(np.isfinite(K_bar)):
         raise ValueError("K_bar must be a finite square matrix.")
@@ -518,7 +559,7 @@ def _prepare(K_bar, beta, y, factor, check_input=True):
     K_bar = 0.5 * (K_bar + K_bar.T)
     beta_hat, B = prepare_beta(beta, n, factor)
     Q = y[:, None] * K_bar * y[None, :]
-    return Q, y, _Beta(beta_hat, B), B
+    return y, RobustKernelObjective(Q, beta_hat, 0.0, B)
 
 
 def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_iter=60, fallback=True):
@@ -542,14 +583,14 @@ SMALL_N = 1000
 
 
 def _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback):
-    prep = _prepare(K_bar, beta, y, factor)
+    y_checked, F = _prepare(K_bar, beta, y, factor)
     out = {}
     prev, prev_C = None, None
     for i, C in enumerate(Cs):
         ks = list(kappas) if i % 2 == 0 else list(kappas)[::-1]
         for kp in ks:
-            res = rsvm_socp_fast(None, None, prep[1], C, kp, prev, tol=tol, max_iter=max_iter, fallback=fallback,
-                                 svm_start=prev is not None and C != prev_C, _prepared=prep)
+            res = solve_rsvm_socp(None, None, y_checked, C, kp, prev, tol=tol, max_iter=max_iter, fallback=fallback,
+                                  svm_start=prev is not None and C != prev_C, objective=F)
             out[(C, kp)] = res
             prev, prev_C = res.alpha, C
     return out

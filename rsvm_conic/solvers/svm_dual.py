@@ -1,0 +1,205 @@
+"""The SVM dual over the box and hyperplane, solved by libsvm, polished and certified.
+
+Every kernel SVM of the package meets the same problem (nominal SVM, RSVM_QP's modified kernel,
+the fixed-multiplier Lagrangian of RSVM_SOCP, PkSVC's expected kernel, the binary WW machine):
+
+.. math::
+
+    \\min_{\\alpha\\in S} q(\\alpha) = \\tfrac12 \\alpha' Y K Y \\alpha - e'\\alpha,\\qquad
+    S = \\{0 \\le \\alpha \\le C,\\ y'\\alpha = 0\\}\\quad (y \\in \\{-1, +1\\}^n,\\ K \\text{ PSD}).
+
+Tools, one home each:
+
+* :func:`libsvm_dual` / :func:`libsvm_alpha`: libsvm (``SVC(kernel="precomputed")``) and the dense
+  ``alpha`` read from a fitted ``SVC`` (``dual_coef_`` holds ``y_i alpha_i`` of the support vectors);
+* :func:`min_linear_box_hyperplane` (``min_{s in S} g's``, exact) and :func:`frank_wolfe_gap`
+  (``g'alpha - min_{s in S} g's``: for a convex function with gradient ``g`` at ``alpha``, an upper
+  bound on its value at ``alpha`` minus its minimum over ``S``);
+* :func:`lagrangian_lower_bound`: a certified lower bound on ``min_S q`` from any feasible ``alpha``;
+* :func:`polish_svm_dual`: libsvm caches kernel values in single precision, so its KKT conditions
+  hold to ~1e-7 relative only; one exact Newton step on its active set (else projected Newton)
+  polishes its ``alpha`` in double precision;
+* :func:`certified_svm_dual`: polish and certify given only kernel columns (the support's).
+
+The projection onto ``S`` is :func:`rsvm_conic.solvers.certificates.project_box_hyperplane_sorted`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .certificates import hinge_min, project_box_hyperplane_sorted
+from .conic import SolverError
+from .contract import certify, relative_gap
+
+__all__ = ["libsvm_dual", "libsvm_alpha", "min_linear_box_hyperplane", "frank_wolfe_gap", "lagrangian_lower_bound",
+           "polish_svm_dual", "certified_svm_dual"]
+
+
+def libsvm_alpha(svc, n: int) -> np.ndarray:
+    """The dense dual ``alpha`` (``n`` entries in ``[0, C]``) of a fitted binary ``sklearn.svm.SVC``."""
+    alpha = np.zeros(n)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha
+
+
+def libsvm_dual(K, y, C: float, *, tol: float = 1e-7, **svc_options):
+    """libsvm on the SVM dual with the precomputed Gram matrix ``K``: ``(alpha, fitted SVC)``.
+
+    ``svc_options`` go to ``sklearn.svm.SVC`` (e.g. ``cache_size``, ``shrinking``, ``max_iter``).
+    ``alpha`` meets libsvm's KKT tolerance only; :func:`polish_svm_dual` / :func:`certified_svm_dual`
+    polish and certify it.
+    """
+    from sklearn.svm import SVC
+
+    svc = SVC(C=C, kernel="precomputed", tol=tol, **svc_options).fit(K, y)
+    return libsvm_alpha(svc, np.shape(y)[0]), svc
+
+
+def min_linear_box_hyperplane(g: np.ndarray, y: np.ndarray, C: float) -> float:
+    """``min_{s in S} g's`` over ``S = {0 <= s <= C, y's = 0}``: pair the smallest ``g`` of each class
+    greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help)."""
+    gp = np.sort(g[y > 0])
+    gn = np.sort(g[y < 0])
+    m = min(gp.size, gn.size)
+    return C * float(np.sum(np.minimum(gp[:m] + gn[:m], 0.0)))
+
+
+def frank_wolfe_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
+    """``g'alpha - min_{s in S} g's`` (:func:`min_linear_box_hyperplane`): for a convex ``F`` with
+    gradient ``g`` at the feasible ``alpha``, ``F(alpha) - min_S F <= frank_wolfe_gap``."""
+    return float(g @ alpha) - min_linear_box_hyperplane(g, y, C)
+
+
+def lagrangian_lower_bound(F, g, alpha, y, C):
+    """A lower bound on ``min_{a in S} q(a)`` for a convex QP ``q(a) = 1/2 a'(Q + 2 diag(lam))a - e'a``
+    (``Q = Y K Y`` PSD, ``lam >= 0``) from a feasible ``alpha`` with ``q(alpha) = F``, ``grad q(alpha) = g``.
+
+    The larger of two weak-duality bounds, both exact at the optimum:
+
+    * Frank-Wolfe: ``q(alpha) - (g'alpha - min_{s in S} g's)`` (convexity of ``q``);
+    * SVM duality: ``q`` is the dual of the SVM with kernel ``K + 2 diag(lam)``; its primal at
+      ``w = sum_i alpha_i y_i phi_i`` and the best bias is ``P = 1/2 a'(g + e) + C min_b sum_i
+      max(0, -g_i - y_i b)`` (margins ``y_i f_i = g_i + 1``) and ``min q >= -P``.
+    """
+    a = alpha
+    fw = F - frank_wolfe_gap(g, a, y, C)
+    hinge, _ = hinge_min(-g, y)
+    svm = -(0.5 * (float(a @ g) + float(a.sum())) + C * hinge)
+    return max(fw, svm)
+
+
+def _solve_or_lstsq(A, rhs):
+    """``A x = rhs`` by LU when ``A`` is well conditioned enough for a small residual, else least squares
+    (an SVD, about 10x the cost); None if both fail."""
+    try:
+        x = np.linalg.solve(A, rhs)
+        if np.all(np.isfinite(x)) and np.linalg.norm(A @ x - rhs) <= 1e-10 * (
+                np.linalg.norm(rhs) + np.linalg.norm(A, 1) * np.linalg.norm(x)):
+            return x
+    except np.linalg.LinAlgError:
+        pass
+    try:
+        return np.linalg.lstsq(A, rhs, rcond=None)[0]
+    except np.linalg.LinAlgError:
+        return None
+
+
+def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
+    """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
+
+    First one exact Newton step on libsvm's active set: with ``F`` the free and ``U`` the at-C
+    coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
+    ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
+    projected Newton (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp` with ``kappa = 0``)
+    warm-started from ``alpha``.  ``check_input=False``: ``K`` (symmetric) and ``y`` come validated.
+    """
+    from .rsvm_socp import solve_rsvm_socp  # the RSVM_SOCP solver builds on this module
+
+    alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
+    eps = 1e-9 * C
+    free = np.flatnonzero((alpha > eps) & (alpha < C - eps))
+    up = np.flatnonzero(alpha >= C - eps)
+    if free.size:
+        yF = y[free]
+        A = np.empty((free.size + 1, free.size + 1))
+        A[:-1, :-1] = (yF[:, None] * K[np.ix_(free, free)]) * yF[None, :]
+        A[:-1, -1] = yF
+        A[-1, :-1] = yF
+        A[-1, -1] = 0.0
+        rhs = np.empty(free.size + 1)
+        rhs[:-1] = 1.0 - (yF * (K[np.ix_(free, up)] @ (y[up] * C)) if up.size else 0.0)
+        rhs[-1] = -C * float(np.sum(y[up]))
+        sol = _solve_or_lstsq(A, rhs)  # K may be singular (non-unique alpha)
+        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
+            a = np.zeros_like(alpha)
+            a[up] = C
+            a[free] = sol[:-1]
+            nz = np.flatnonzero(a)
+            g = y * (K[:, nz] @ (y[nz] * a[nz])) - 1.0
+            F = 0.5 * float(a @ (g - 1.0))
+            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
+                return a, 1
+    try:
+        res = solve_rsvm_socp(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
+                              tol=0.01 * tol, max_iter=20, fallback=False, check_input=check_input)
+    except (SolverError, np.linalg.LinAlgError):
+        return None
+    return res.alpha, res.iterations
+
+
+def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
+    """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, b, SolveInfo)``.
+
+    ``columns(idx)`` returns ``K[:, idx]`` in double precision; ``alpha`` is a solver's dual
+    (e.g. :func:`libsvm_alpha`).  The certificate is that of :func:`lagrangian_lower_bound`
+    on ``q(a) = 1/2 a'Y K Y a - e'a`` (primal ``q(alpha)``, dual a certified lower bound on
+    ``min q``) and ``b`` the exact best bias (:func:`~rsvm_conic.solvers.certificates.hinge_min`); only
+    the columns of the support are formed (``O(n m)``).  If it misses ``tol``, :func:`polish_svm_dual`
+    (an exact Newton step on the active set, then projected Newton) runs on the problem restricted to
+    the support (``m x m``; exact when no other point should enter it), then, given ``full_kernel()``
+    (the whole Gram matrix), on all of it; the best certificate is returned (``status`` says whether it
+    met ``tol``).
+    """
+
+    y = np.asarray(y, dtype=float)
+    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
+    if abs(float(y @ alpha)) > 1e-12 * max(float(alpha.sum()), 1e-300):  # a solver's point is feasible to
+        alpha = project_box_hyperplane_sorted(alpha, y, C)  # round-off; projecting it would spread the support
+
+    def evaluate(a, Kc, nz):
+        g = y * (Kc @ (y[nz] * a[nz])) - 1.0
+        F = 0.5 * float(a[nz] @ (g[nz] - 1.0))
+        return F, lagrangian_lower_bound(F, g, a, y, C), hinge_min(-g, y)[1]
+
+    sv = np.flatnonzero(alpha)
+    Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
+    F, lower, b = evaluate(alpha, Kc, sv)
+    best = (alpha, b, F, lower, 0)
+    floor = 1e-9 * C * y.size
+
+    def gap(F, lower):
+        return certify(route, F, lower, tol, floor=floor).gap_rel
+
+    if gap(*best[2:4]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
+        Ks = Kc[sv]
+        polished = polish_svm_dual(0.5 * (Ks + Ks.T), y[sv], C, best[0][sv], tol, check_input=False)
+        if polished is not None:
+            a = np.zeros_like(alpha)
+            a[sv] = polished[0]
+            F2, lower2, b2 = evaluate(a, Kc, sv)
+            if gap(F2, lower2) < gap(*best[2:4]):
+                best = (a, b2, F2, lower2, 1 + polished[1])
+    if gap(*best[2:4]) > tol and full_kernel is not None:
+        K = full_kernel()
+        K = 0.5 * (K + K.T)
+        polished = polish_svm_dual(K, y, C, best[0], tol, check_input=False)
+        if polished is not None:
+            a = polished[0]
+            nz = np.flatnonzero(a)
+            F2, lower2, b2 = evaluate(a, K[:, nz], nz)
+            if gap(F2, lower2) < gap(*best[2:4]):
+                best = (a, b2, F2, lower2, 1 + polished[1])
+    a, b, F, lower, steps = best
+    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps,
+                         detail={"polish_steps": steps})
