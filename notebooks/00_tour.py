@@ -52,7 +52,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.datasets.synthetic import make_uncertain_classification
 from rsvm_conic.formulations import chance_constrained_svm, nominal_svm, robust_svm
 from rsvm_conic.plotting import plot_decision_boundary, plot_uncertainty_ellipses

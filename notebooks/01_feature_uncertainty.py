@@ -42,7 +42,7 @@ import numpy as np
 from sklearn.datasets import make_moons
 from sklearn.preprocessing import StandardScaler
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.estimators import RobustFeatureSVC
 from rsvm_conic.kernels import NystroemMap, RandomFourierFeatures
 from rsvm_conic.plotting import plot_decision_boundary

@@ -44,7 +44,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors

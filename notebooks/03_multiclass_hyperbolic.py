@@ -41,8 +41,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import make_blobs
 
-import problems
-from problems.dakdouki2019_table4_2 import THESIS_TABLE42, THESIS_TABLE43
+from rsvm_conic import problems
+from rsvm_conic.problems.dakdouki2019_table4_2 import THESIS_TABLE42, THESIS_TABLE43
 from rsvm_conic.datasets.toys import make_xor_thesis
 from rsvm_conic.estimators.multiclass import HyperbolicSVC, WestonWatkinsSVC
 from rsvm_conic.kernels.consolidation import ConsolidationKernel

@@ -29,7 +29,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.estimators import PkSVC
 from rsvm_conic.kernels import GaussianPointRFF, expected_rbf_kernel, expected_rbf_kernel_mc
 from rsvm_conic.plotting import plot_decision_boundary

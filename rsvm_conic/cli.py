@@ -33,7 +33,7 @@ def _summary(entry) -> str:
 
 def _lookup(kind: str, name: str):
     """The registry entry ``name`` of ``kind``; UserError naming the available ones if there is none."""
-    import problems
+    from . import problems
 
     try:
         return problems.get(kind, name)
@@ -42,7 +42,7 @@ def _lookup(kind: str, name: str):
 
 
 def _cmd_list(args) -> int:
-    import problems
+    from . import problems
 
     for kind, title in (("INSTANCES", "check"), ("GRIDS", "run"), ("REPRODUCTIONS", "reproduce"),
                         ("BENCHMARKS", "bench")):

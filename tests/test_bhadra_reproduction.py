@@ -60,8 +60,8 @@ def test_generator_shapes_and_noise_scale():
 
 
 def test_quick_reproduction_runs_and_resumes(tmp_path):
-    import problems
-    from problems.bhadra2010_table1 import METHODS, PAPER_TABLE1
+    from rsvm_conic import problems
+    from rsvm_conic.problems.bhadra2010_table1 import METHODS, PAPER_TABLE1
 
     experiment = problems.get("REPRODUCTIONS", "bhadra2010-table1")
     assert experiment.run(tmp_path, quick=True, progress=False).ok
@@ -87,14 +87,14 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     assert experiment.run(tmp_path, quick=True, progress=False).ok
     assert len((tmp_path / "results.jsonl").read_text().splitlines()) == n_lines
     assert (tmp_path / "table1.md").read_text() == md
-    from problems.bhadra2010_table1 import partial_table
+    from rsvm_conic.problems.bhadra2010_table1 import partial_table
 
     part = partial_table(tmp_path, quick=True)  # complete run: the partial table is the whole table
     assert "PARTIAL: 2 of 2 datasets" in part and part.split("\n", 2)[2].startswith(md.split("\n", 2)[2][:200])
 
 
 def test_runner_instances_agree():
-    import problems
+    from rsvm_conic import problems
     from rsvm_conic.runner import check_instance
 
     for name in ("rsvm-qp-small", "rsvm-socp-small"):

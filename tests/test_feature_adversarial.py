@@ -58,7 +58,7 @@ def test_attack_errors_never_hit_certified_points():
                    "same validation protocol, robust (10) on RFF is not more robust than the nominal RBF SVM "
                    "(benchmark feature-robust-adversarial; numbers in the issue-4 report)")
 def test_robust_feature_svc_beats_nominal_rbf_under_attack_at_equal_accuracy():
-    from problems.feature_robust import compare_robust_nominal
+    from rsvm_conic.problems.feature_robust import compare_robust_nominal
 
     r = compare_robust_nominal("breast_cancer", 1.0, 0, quick=True)["clean"]
     a, b = r["nominal_rbf_svc"], r["robust_rff"]

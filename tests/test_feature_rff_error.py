@@ -1,7 +1,7 @@
 import numpy as np
 
-from problems.couellan2020_fig1 import EXPERIMENT as FIG1
-from problems.rff_error import lecture_bound, rff_sup_error
+from rsvm_conic.problems.couellan2020_fig1 import EXPERIMENT as FIG1
+from rsvm_conic.problems.rff_error import lecture_bound, rff_sup_error
 
 
 def test_measured_sup_error_below_lecture_bound_and_decays_like_inverse_sqrt_D():

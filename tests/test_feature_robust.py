@@ -87,7 +87,7 @@ def test_radius_zero_equals_nominal_linear_svm_on_features(pbar):
 
 
 def test_conic_and_stochastic_backends_agree_shared_instance():
-    from problems.feature_robust import INSTANCES
+    from rsvm_conic.problems.feature_robust import INSTANCES
 
     reports, ok = check_instance(INSTANCES["feature-robust-rff"])
     assert ok, [(r.backend, r.gap, r.error) for r in reports]

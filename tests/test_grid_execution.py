@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.runner import ResultsStore, run_grid
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -73,7 +73,7 @@ def _quiet(experiment, out, **kw):
 
 @pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
-    from problems.bhadra2010_table1 import EXPERIMENT
+    from rsvm_conic.problems.bhadra2010_table1 import EXPERIMENT
 
     def select(cell):  # the table cells, and with figures the figure cells too
         return figures or "kind" not in cell
@@ -92,7 +92,7 @@ def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
 
 def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
     """One cell per (model, kernel) of the quick grid, thesis bandwidth: loky n_jobs=1 vs Dask."""
-    from problems.dakdouki2019_table4_2 import make_cells, run_cell
+    from rsvm_conic.problems.dakdouki2019_table4_2 import make_cells, run_cell
 
     cells, seen = [], set()
     for c in make_cells(True):
@@ -109,7 +109,7 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
 
 @pytest.mark.slow
 def test_dakdouki_table4_2_quick_dask_matches_loky(cluster, tmp_path):
-    from problems.dakdouki2019_table4_2 import EXPERIMENT
+    from rsvm_conic.problems.dakdouki2019_table4_2 import EXPERIMENT
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
     _quiet(EXPERIMENT, loky)
@@ -122,7 +122,7 @@ def test_rff_error_cells_dask_match_loky_and_resume(cluster, tmp_path):
     """rff-error is a (D, seed) grid: loky vs Dask identical; a second run reuses every stored cell."""
     import json
 
-    from problems.rff_error import EXPERIMENT, make_cells
+    from rsvm_conic.problems.rff_error import EXPERIMENT, make_cells
 
     loky, dask = tmp_path / "loky", tmp_path / "dask"
     _quiet(EXPERIMENT, loky)

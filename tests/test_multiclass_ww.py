@@ -16,7 +16,7 @@ def _blobs(n=60, C=3, seed=0, std=2.0):
 
 
 def test_runner_instance_dual_vs_primal_agree():
-    from problems.dakdouki2019_table4_2 import INSTANCES
+    from rsvm_conic.problems.dakdouki2019_table4_2 import INSTANCES
 
     reports, ok = check_instance(INSTANCES["ww-wine-rff-dual-vs-primal"])
     assert ok, reports

@@ -1,9 +1,9 @@
 """Execute every research notebook (jupytext percent .py files) top to bottom.
 
 Each notebook runs as a plain Python script in a fresh process (Agg backend, temporary
-working directory so its figures land there), with the repository root on the path so
-``import problems`` works as in the notebooks.  A notebook that raises, or that runs past
-its time limit, fails the test.  The notebooks contain their own brute-force assertions
+working directory so its figures land there), importing the installed package as a user does
+(``from rsvm_conic import problems``; the repository root is not put on the path).  A notebook that
+raises, or that runs past its time limit, fails the test.  The notebooks contain their own brute-force assertions
 (closed forms vs sampling, Monte Carlo), so running them is a test of what they claim.
 """
 
@@ -29,8 +29,7 @@ def test_notebooks_are_found():
 def test_notebook_runs_top_to_bottom(path, tmp_path):
     text = path.read_text()
     assert "# %%" in text, f"{path.name} is not in jupytext percent format"
-    env = {**os.environ, "MPLBACKEND": "Agg",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {**os.environ, "MPLBACKEND": "Agg"}
     try:
         proc = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT_S)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.cli import main
 from rsvm_conic.runner import ResultsStore, check_instance, run_grid, seed_from_cell
 from rsvm_conic.runner.grid import StoreWarning

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import problems
+from rsvm_conic import problems
 from rsvm_conic.runner import compare_backends
 from rsvm_conic.solvers.datafits import RobustHinge
 from rsvm_conic.uncertainty import UncertaintySet
