@@ -91,6 +91,21 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    alpha_ : ndarray of shape (n_train,)
+        Dual multipliers of the robust SVM; ``support_`` and ``dual_coef_`` (``y_i alpha_i`` on the support) as in
+        scikit-learn's ``SVC``.
+    intercept_ : float
+        Bias (rule ``bias``).
+    t_ : float
+        ``t = alpha'Q alpha + kappa r(alpha)``, the left side of the deterministic constraint (15).
+    kappa_ : float
+        The chance-constraint factor used (:func:`~rsvm_conic.uncertainty.chance.kappa`).
+    uncertainty_ : KernelUncertainty
+        The fitted kernel-matrix uncertainty model; ``noise_free_`` is True when ``beta = 0``.
+    formulation_, solution_ : Formulation, Solution
+        The builder and its certified solution.
     solver_info_ : dict -- the certificate of the returned solution, ``SolveInfo.as_dict()`` of
         :mod:`rsvm_conic.solvers.contract`: ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
         (``"optimal"``), ``primal`` (objective of the route's problem at ``alpha_``), ``dual`` (a

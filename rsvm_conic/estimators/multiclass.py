@@ -124,8 +124,26 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         gap is not met, ``auto`` falls back to the dual QP with a ``SolverWarning`` (moderate
         sizes) or raises ``SolverError``.  The exact routes (``libsvm`` with a double-precision
         polish, ``dual``) certify a 1e-6 relative gap.
-    solver_stats_ : dict (fitted) -- route, status, primal and dual objective, certified gap, fallbacks.
     random_state : seed for k-means and random features.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    solver_ : str
+        The route that returned the model (``"libsvm"``, ``"dual"`` or ``"primal"``).
+    solver_stats_ : dict
+        Route, status, primal and dual objective, certified gap, fallbacks (``solver_info_`` is the same dict).
+    dual_coef_ : ndarray of shape (n_train, n_classes)
+        Kernel expansion coefficients (exact kernel); ``X_fit_`` holds the training inputs.
+    coef_ : ndarray of shape (n_features_map, n_classes)
+        Weights on the random features (``n_components`` given).
+    intercept_ : ndarray of shape (n_classes,)
+        Class offsets.
+    sigma_ : float
+        The length scale used (``"thesis"`` resolved).
+    kernel_obj_, rff_ : ConsolidationKernel or None, feature map or None
+        The fitted consolidation kernel and random-feature map, when used.
     """
 
     def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
@@ -218,6 +236,30 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (large-scale numpy), ``"auto"``
         (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations, anchors per class (``anchors``).
+    random_state : seed for k-means, random features and the CCP starts.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    centres_ : ndarray of shape (n_classes, n_feature_dims)
+        Centres O_k in the feature space.
+    radii_ : ndarray of shape (n_classes,)
+        Radii R_k.
+    gamma_ : float
+        The margin parameter used (``"auto"`` resolved).
+    objective_ : float
+        Objective of Problem 1 at the returned machine (the CCP is a local method: no optimality certificate).
+    histories_ : list of lists
+        Objective per CCP iteration, one list per start; ``n_iter_`` is the longest.
+    solver_ : str
+        The route used (``"ccp"`` or ``"anchors"``).
+    sigma_ : float
+        The length scale used.
+    nystrom_ : ndarray or None
+        Nystrom extension of the top eigen-features (exact kernel).
+    kernel_obj_, rff_ : ConsolidationKernel or None, feature map or None
+        The fitted consolidation kernel and random-feature map, when used.
 
     ``predict`` returns the dummy category ``"*"`` (object array) for points with tied top scores
     (Def. 3.2); ``decision_rule_codes`` gives the codes with ``-1`` for the dummy.

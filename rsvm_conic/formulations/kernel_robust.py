@@ -340,7 +340,28 @@ class _KernelRobust(Formulation):
 # ----------------------------------------------------------------------------------------
 class RSVMQP(_KernelRobust):
     """RSVM_QP (Thm 4): SVM with kernel ``K_bar + kappa diag(rho)``, ``rho rho'`` the rank-one
-    approximation of ``beta`` from Sec. 5.1 (``rho`` may be passed directly)."""
+    approximation of ``beta`` from Sec. 5.1 (``rho`` may be passed directly).
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Mean kernel matrix (symmetric PSD).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    beta : ndarray of shape (n, n)
+        Second-moment matrix of the kernel noise (eq. 9 / Lemma 1; symmetrised on input).
+    C : float, default=1.0
+        Box constraint ``0 <= alpha <= C``.
+    kappa : float, default=0.0
+        Chance-constraint factor (:func:`~rsvm_conic.uncertainty.chance.kappa`); 0 gives the nominal SVM.
+    rho : ndarray of shape (n,) or None, default=None
+        The rank-one factor; None: the leading eigenvector approximation of ``beta``.
+    libsvm_tol : float, default=1e-7
+        libsvm's own stopping tolerance (the certificate, not this, decides optimality).
+    **kw
+        ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
+        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
+    """
 
     name = "rsvm-qp"
     #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
@@ -433,6 +454,22 @@ class RSVMQP(_KernelRobust):
 # ----------------------------------------------------------------------------------------
 class RSVMSOCP(_KernelRobust):
     """RSVM_SOCP (Thm 6, eq. 16) with ``beta_hat`` = PSD part of ``beta`` (Sec. 5.1).
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Mean kernel matrix (symmetric PSD).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    beta : ndarray of shape (n, n)
+        Second-moment matrix of the kernel noise (eq. 9 / Lemma 1; symmetrised on input).
+    C : float, default=1.0
+        Box constraint ``0 <= alpha <= C``.
+    kappa : float, default=0.0
+        Chance-constraint factor (:func:`~rsvm_conic.uncertainty.chance.kappa`); 0 gives the nominal SVM.
+    **kw
+        ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
+        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
 
     Attributes for other solvers: ``K_bar``, ``Q``, ``y``, ``beta`` (original, symmetrised),
     ``beta_hat``, ``B`` (``B'B = beta_hat``), ``C``, ``kappa``.
@@ -595,6 +632,36 @@ class RSVMQN(_KernelRobust):
 
     Starts: the previous solution (warm start, if any), the nominal SVM solution from libsvm,
     ``n_random`` random points, and any ``starts`` passed to ``solve``.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Mean kernel matrix (symmetric PSD).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    beta : ndarray of shape (n, n)
+        Second-moment matrix of the kernel noise (eq. 9 / Lemma 1; symmetrised on input).
+    C : float, default=1.0
+        Box constraint ``0 <= alpha <= C``.
+    kappa : float, default=0.0
+        Chance-constraint factor (:func:`~rsvm_conic.uncertainty.chance.kappa`); 0 gives the nominal SVM.
+    n_random : int, default=1
+        Random starts in ``[0, C]^n``.
+    P_levels : int, default=2
+        Penalty levels ``P = P0 * P_factor^k`` of the penalty function (17).
+    P_factor : float, default=1000.0
+        Growth of the penalty between levels.
+    gtol : float, default=1e-9
+        Gradient tolerance of each DFP minimisation.
+    max_iter : int, default=1000
+        DFP iterations per level.
+    seed : int, default=0
+        Seed of the random starts.
+    nominal_start : bool, default=True
+        Start from the nominal SVM solution (libsvm).
+    **kw
+        ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
+        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
     """
 
     name = "rsvm-qn"
