@@ -19,7 +19,7 @@
 # with the uncertainty ellipsoids in 2-D, turns the robust model into a chance-constrained one,
 # and checks with the shared runner that the stochastic solvers reach the conic solver's optimum.
 #
-# ## 1. The nominal SVM (Couellan & Jan 2020, eq. 1)
+# ## 1. The nominal SVM [CJ20, eq. 1]
 #
 # $$\min_{w,b,\xi}\ \tfrac12\|w\|_2^2 + C\sum_{i=1}^L \xi_i
 # \quad\text{s.t.}\quad y_i(\langle w, x_i\rangle + b) \ge 1 - \xi_i,\ \ \xi_i \ge 0 .$$

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Feature uncertainty bounds and large robust nonlinear SVMs (Couellan & Jan 2020, Sec. 4-5)
+# # Feature uncertainty bounds and large robust nonlinear SVMs [CJ20, Sec. 4-5]
 #
 # Couellan & Jan robustify a **nonlinear** SVM by working on an explicit feature map $\phi$ (random
 # Fourier features or Nystrom). An input perturbation $\Delta x_i\in U_i=\{A u:\|u\|_p\le\gamma\}$ moves

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Multi-class SVMs: Weston-Watkins, the hyperbolic machine, the consolidation kernel (El Dakdouki 2019)
+# # Multi-class SVMs: Weston-Watkins, the hyperbolic machine, the consolidation kernel [ElD19]
 #
 # **Weston-Watkins M-SVM (thesis eq. 1.9).** One function $h_k(x)=\langle w_k,\phi(x)\rangle+b_k$ per class;
 # every wrong class must trail the right one by a margin:
@@ -102,7 +102,7 @@ for name, x1 in [("same class, one diagonal step", [[7.0, 7.0]]), ("other class,
 # `dakdouki2019-table4-2` with `quick=True`: Wine and Liver (bupa) from the vendored KEEL files with the
 # thesis's train/test sizes (our seeded split: the thesis does not publish its own), WW with the Gaussian
 # kernel and with $\kappa^m$, and the hyperbolic machine; $\sigma=\sqrt{5d}$ (thesis) and cross-validated.
-# The rows "thesis (paper)" are typed from El Dakdouki 2019; every "ours" row is computed now.
+# The rows "thesis (paper)" are typed from [ElD19]; every "ours" row is computed now.
 
 # %%
 out = Path("dakdouki2019-table4-2")

@@ -12,9 +12,9 @@
 # ---
 
 # %% [markdown]
-# # Gaussian points and random Fourier features (Chen, Georgiou & Tannenbaum 2019; Rahimi & Recht 2007)
+# # Gaussian points and random Fourier features ([CGT19]; [RR07])
 #
-# **Probabilistic kernel SVM (Chen, Georgiou & Tannenbaum 2019).** Each datum is a Gaussian point
+# **Probabilistic kernel SVM [CGT19].** Each datum is a Gaussian point
 # $(x_i,\Sigma_i)$: the true sample is $\xi_i\sim N(x_i,\Sigma_i)$. The SVM uses the expected Gaussian kernel
 # $E\,k(\xi_i,\xi_j)$ over independent draws. With $d=x_i-x_j$, $S=\Sigma_i+\Sigma_j$ and
 # $\xi_i-\xi_j\sim N(d,S)$, a Gaussian integral gives
@@ -116,12 +116,12 @@ plot_decision_boundary(ax, plain.decision_function, Xtr, levels=(0.0,), color="t
 big = np.trace(Str, axis1=1, axis2=2) > 0.5
 ax.scatter(Xtr[big, 0], Xtr[big, 1], s=80, facecolors="none", edgecolors="0.4", label="very uncertain points")
 ax.legend(loc="lower left", fontsize=8)
-ax.set_title("SVM on Gaussian points (Chen, Georgiou & Tannenbaum 2019, corrected kernel)")
+ax.set_title("SVM on Gaussian points [CGT19, corrected kernel]")
 fig.savefig("04_pksvc.png", dpi=110, bbox_inches="tight")
 plt.show()
 
 # %% [markdown]
-# ## Random Fourier features: uniform error vs D (Rahimi & Recht 2007)
+# ## Random Fourier features: uniform error vs D [RR07]
 #
 # For $D$ frequencies, the lecture's lemma (Rahimi-Recht) bounds
 # $\sup_{x,x'\in B(0,R)}|\langle\psi(x),\psi(x')\rangle-k(x,x')|$ with probability $1-\delta$. The

@@ -79,7 +79,7 @@ def _cases(quick):
         _linear_case("ChanceConstrainedSVC(gaussian, 0.2)",
                      lambda **kw: ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2, **kw), Xc, yc, {}, 1.0),
     ]
-    # uncertain kernel matrices (Bhadra et al. 2010, Sec. 5.1 data), fitted from symmetric samples
+    # uncertain kernel matrices [BBBB10, Sec. 5.1 data], fitted from symmetric samples
     data = make_bhadra2010(3, "gaussian", n_per_class=100 if quick else 300, n_samples=50, symmetric=True)
     Kbar = data.K_samples.mean(axis=0)
     svc_pre = {"SVC": lambda: SVC(kernel="precomputed", C=1.0).fit(Kbar, data.y)}
@@ -89,7 +89,7 @@ def _cases(quick):
         dict(name="KernelRobustSVC(method='qp'), samples", make=lambda **kw: KernelRobustSVC(method="qp", **kw),
              X=data.K_samples, y=data.y, fit_kw={}, routes=["libsvm", "clarabel"], peers=svc_pre),
     ]
-    # multi-class (El Dakdouki 2019): digits, 10 classes; n C above the dual QP's size, so auto -> primal
+    # multi-class [ElD19]: digits, 10 classes; n C above the dual QP's size, so auto -> primal
     Xd, yd = load_digits(return_X_y=True)
     nd = 300 if quick else 600
     Xd = StandardScaler().fit_transform(Xd[:nd])

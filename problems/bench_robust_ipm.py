@@ -1,6 +1,6 @@
 """Benchmark: structure-exploiting solvers against CVXPY + Clarabel (prints measured ratios; not a test).
 
-Part 1 -- robust linear SVM SOCP (Couellan & Jan 2020, eq. 4, p = 2): the ``ipm`` backend
+Part 1 -- robust linear SVM SOCP [CJ20, eq. 4, p = 2]: the ``ipm`` backend
 (:mod:`rsvm_conic.solvers.robust_ipm`, Schur complement of size n + 1 built with BLAS) against
 the vectorised CVXPY model ``RobustSVM(...).solve("clarabel")`` (the project's builder; time
 includes building the model, as a user pays it; Clarabel's own solve time is printed too).
@@ -12,7 +12,7 @@ and n = 200 more than 5 minutes, L = 20000, n = 50 grouped 24 s; the skipped cel
 L * n > 4e6 (see IPM_MAX_LN_SAMPLE).
 Both sides are checked to reach the same objective (relative difference printed).
 
-Part 2 -- RSVM_SOCP (Bhadra et al. 2010, eq. 16) re-solved over the paper's grid C in {0.1, 1, 5, 10, 50,
+Part 2 -- RSVM_SOCP [BBBB10, eq. 16] re-solved over the paper's grid C in {0.1, 1, 5, 10, 50,
 100} x epsilon in {0.05, ..., 0.5} (60 points, kappa = sqrt(2 log(1/epsilon))) at n = 160 (Sec. 5.1
 synthetic data: two Gaussian classes of 80 points, linear kernel, beta = (0.25 K_bar)^2): the warm-started
 route :func:`rsvm_conic.solvers.rsvm_socp.rsvm_socp_grid` against the CVXPY DPP re-solve loop

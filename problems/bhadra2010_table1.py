@@ -1,4 +1,4 @@
-"""Bhadra et al. 2010, Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
+"""[BBBB10], Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data.
 
 ``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (``EXPERIMENT``, a
 :class:`rsvm_conic.runner.GridExperiment`): the table and figure cells in ``OUT/results.jsonl`` (resumable),
@@ -247,7 +247,7 @@ def partial_table(out: Path, quick: bool = False) -> str | None:
     part = Path(out) / "partial"
     part.mkdir(exist_ok=True)
     cpu = {m: round(float(sum(r["times"][m] for r in res)), 1) for m in METHODS}
-    md = write_table(table, part, f"Bhadra et al. 2010, Table 1 -- PARTIAL: {len(done_ds)} of {cfg['n_datasets']} "
+    md = write_table(table, part, f"[BBBB10], Table 1 -- PARTIAL: {len(done_ds)} of {cfg['n_datasets']} "
                                   f"datasets complete ({len(sub)} cells)")
     md += f"\nCPU seconds per method over these cells: {cpu}\n"
     (part / "table1.md").write_text(md)
@@ -406,7 +406,7 @@ def report(run) -> tuple[str, bool]:
     table = [(c, r) for c, r in zip(run.cells, run.results) if "kind" not in c]
     figs = [(c, r) for c, r in zip(run.cells, run.results) if "kind" in c]
     tcells, results = [c for c, _ in table], [r for _, r in table]
-    title = "Bhadra et al. 2010, Table 1 reproduction" + (
+    title = "[BBBB10], Table 1 reproduction" + (
         f" (--quick: {cfg['n_datasets']} datasets of {2 * cfg['n_per_class']} points, C in {list(cfg['C_grid'])}, "
         f"epsilon in {list(cfg['eps_grid'])})" if run.quick else "")
     md = write_table(aggregate(tcells, results, cfg), run.out, title)
@@ -435,7 +435,7 @@ def report(run) -> tuple[str, bool]:
     return md + "\n" + json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2, default=str), True
 
 
-EXPERIMENT = GridExperiment("bhadra2010-table1", "Bhadra et al. 2010, Sec. 5.1: Table 1 and Figures 1-3 on the "
+EXPERIMENT = GridExperiment("bhadra2010-table1", "[BBBB10], Sec. 5.1: Table 1 and Figures 1-3 on the "
                             "synthetic data", cells, run_cell, report, version="1")
 
 
@@ -527,10 +527,10 @@ def _instance(kind: str):
 
 INSTANCES = {
     "rsvm-qp-small": ProblemInstance(
-        "rsvm-qp-small", "RSVM_QP (Bhadra 2010 Thm 4), n=48: libsvm vs Clarabel vs SCS", _instance("qp"),
+        "rsvm-qp-small", "RSVM_QP ([BBBB10] Thm 4), n=48: libsvm vs Clarabel vs SCS", _instance("qp"),
         backends=("libsvm", "clarabel", "scs"), rtol=1e-5),
     "rsvm-socp-small": ProblemInstance(
-        "rsvm-socp-small", "RSVM_SOCP (Bhadra 2010 eq. 16), n=48: projected Newton vs cone interior point vs "
+        "rsvm-socp-small", "RSVM_SOCP ([BBBB10] eq. 16), n=48: projected Newton vs cone interior point vs "
         "Clarabel vs SCS", _instance("socp"), backends=("newton", "ipm", "clarabel", "scs"), rtol=1e-5),
 }
 REPRODUCTIONS = {"bhadra2010-table1": EXPERIMENT}

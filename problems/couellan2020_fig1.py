@@ -1,4 +1,4 @@
-"""Figure 1 of Couellan & Jan 2020: four noisy points (XOR), random Fourier features with D = 2, the circle.
+"""Figure 1 of [CJ20]: four noisy points (XOR), random Fourier features with D = 2, the circle.
 
 Left: the four nominal points (XOR labels, not linearly separable) and their noisy observations
 (uniform in a disc of radius ``noise``).  Right: the RFF map with D = 2, phi(x) = (cos w'x, sin w'x)
@@ -111,6 +111,6 @@ def report(run) -> tuple[str, bool]:
             f"{inside}"), inside
 
 
-EXPERIMENT = GridExperiment("couellan2020-fig1", "Figure 1 of Couellan & Jan 2020: four noisy XOR points mapped "
+EXPERIMENT = GridExperiment("couellan2020-fig1", "Figure 1 of [CJ20]: four noisy XOR points mapped "
                             "onto the circle by RFF with D = 2", cells, figure_cell, report, version="1")
 REPRODUCTIONS = {"couellan2020-fig1": EXPERIMENT}

@@ -1,4 +1,4 @@
-"""Thesis (El Dakdouki 2019) Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m.
+"""Thesis [ElD19] Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m.
 
 ``rsvm-conic reproduce dakdouki2019-table4-2 [--quick] [--out DIR]``
 
@@ -60,7 +60,7 @@ DATASETS_QUICK = ("wine", "bupa")
 TITLES = {"banana": "Banana", "bupa": "Liver", "wine": "Wine", "segment": "Segmentation", "magic": "Magic",
           "letter": "Letter Recognition"}
 
-#: Thesis Table 4.2 (typed from El Dakdouki 2019): (gauss train err, gauss recog, km train err, km recog) in %.
+#: Thesis Table 4.2 (typed from [ElD19]): (gauss train err, gauss recog, km train err, km recog) in %.
 THESIS_TABLE42 = {
     "banana": (22.2406, 77.64, 8.0660, 89.91),
     "bupa": (23.9130, 69.57, 23.9130, 75.36),
@@ -228,7 +228,7 @@ def build_table(cells, results) -> tuple[str, dict]:
     present = {c["dataset"] for c in cells}
     names = [d for d in DATASETS_FULL if d in present]
     lines = ["# Thesis Table 4.2 (WW-M-SVM, Gaussian vs kappa^m) reproduced, + hyperbolic machine", "",
-             "Train err / recognition rate in %. `thesis` = numbers typed from El Dakdouki 2019; "
+             "Train err / recognition rate in %. `thesis` = numbers typed from [ElD19]; "
              "`ours(sigma)` = this run.",
              "", "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog "
              "| hyperbolic train err | hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
@@ -319,7 +319,7 @@ def report(run) -> tuple[str, bool]:
     return md, True
 
 
-EXPERIMENT = GridExperiment("dakdouki2019-table4-2", "Thesis (El Dakdouki 2019) Table 4.2 / 4.3 and Fig. 4.2: "
+EXPERIMENT = GridExperiment("dakdouki2019-table4-2", "Thesis [ElD19] Table 4.2 / 4.3 and Fig. 4.2: "
                             "WW-M-SVM with the Gaussian kernel vs kappa^m", cells, run_cell, report, version="2")
 
 

@@ -1,4 +1,4 @@
-"""Formulation (10) of Couellan & Jan 2020: backend agreement instance and the robust-vs-nominal benchmark.
+"""Formulation (10) of [CJ20]: backend agreement instance and the robust-vs-nominal benchmark.
 
 * ``INSTANCES["feature-robust-rff"]`` -- RFF features of 120 breast-cancer samples, D = 16,
   input l2 ball, pbar = inf (so qbar = 1 and the per-sample rotations matter): Clarabel, SCS and
@@ -13,7 +13,7 @@
   :mod:`rsvm_conic.evaluation.attacks`; a lower bound on the true worst-case error).  Two selection
   protocols, applied identically to both families:
   ``clean`` -- best clean validation accuracy (robust radius fixed at the noise bound gamma, as
-  Couellan & Jan 2020 prescribe); ``robust_aware`` -- lowest validation adversarial error among settings
+  [CJ20] prescribe); ``robust_aware`` -- lowest validation adversarial error among settings
   within 2 points of the family's best validation accuracy.
 """
 
@@ -105,7 +105,7 @@ def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=Fal
     """Fit both grids, score every model on validation and test, apply both selection protocols.
 
     Protocol "clean": each family tuned for clean validation accuracy; the robust model uses the
-    known noise bound (radius = gamma), as Couellan & Jan 2020 prescribe.  Protocol "robust_aware": each
+    known noise bound (radius = gamma), as [CJ20] prescribe.  Protocol "robust_aware": each
     family tuned for validation adversarial error within 2 points of its best validation
     accuracy, robust radius multiplier included in the grid.
     """

@@ -1,4 +1,4 @@
-"""Runner instances for the linear SVM family (Couellan & Jan 2020, eq. 1, 4, 5)."""
+"""Runner instances for the linear SVM family [CJ20, eq. 1, 4, 5]."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""RFF uniform approximation error against D, beside the bound of Rahimi & Recht 2007 (lecture-notes form).
+"""RFF uniform approximation error against D, beside the bound of [RR07] (lecture-notes form).
 
 Measured: for D frequencies (2D features ``(1/sqrt(D)) (cos, sin)(w_i'x)``, w_i ~ N(0, I/sigma^2)),
 ``sup_{x, x' in B(0, R)} |<psi(x), psi(x')> - k(x, x')| = sup_{||z|| <= 2R} |(1/D) sum_i cos(w_i'z) - k(z)|``
 (shift invariance), estimated by dense sampling of the 2R-ball plus L-BFGS-B refinement from the
 best samples; several seeds per D.
 
-Bound (Rahimi & Recht 2007): ``P(sup >= eps) <= 2 N(2R, r) exp(-D eps^2 / 8) + (4 r sigma_p / eps)^2`` with
+Bound [RR07]: ``P(sup >= eps) <= 2 N(2R, r) exp(-D eps^2 / 8) + (4 r sigma_p / eps)^2`` with
 ``sigma_p^2 = E||w||^2 = d / sigma^2`` and the volumetric covering number
 ``N(2R, r) <= (1 + 4R/r)^d``.  For confidence delta we plot the smallest eps for which
 ``min_r`` of the right-hand side is <= delta.

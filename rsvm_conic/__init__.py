@@ -12,6 +12,20 @@ Sub-packages, one concern each:
 * :mod:`rsvm_conic.datasets` -- synthetic generators and vendored public data,
 * :mod:`rsvm_conic.runner` -- multi-backend comparison and resumable grids,
 * :mod:`rsvm_conic.cli` -- the ``rsvm-conic`` command.
+
+Papers are cited by key, e.g. ``[CJ20, eq. 4]``:
+
+* [CJ20] N. Couellan, S. Jan, "Feature uncertainty bounds for explicit feature maps and large robust
+  nonlinear SVM classifiers", Annals of Mathematics and Artificial Intelligence 88 (2020).
+* [BBBB10] S. Bhadra, S. Bhattacharya, C. Bhattacharyya, A. Ben-Tal, "Robust Formulations for Handling
+  Uncertainty in Kernel Matrices", ICML 2010.
+* [RR07] A. Rahimi, B. Recht, "Random Features for Large-Scale Kernel Machines", NIPS 2007.
+* [ElD19] A. El Dakdouki, "Machine a vecteurs de support hyperbolique et ingenierie du noyau", PhD thesis,
+  Universite de Lille, 2019.
+* [CGT19] Y. Chen, T. T. Georgiou, A. R. Tannenbaum, "Probabilistic Kernel Support Vector Machines",
+  arXiv:1904.06762, 2019.
+
+The README's References section lists these and the secondary references (CW16, CW17, KS98, OC15, SZ13, Van10).
 """
 
 __version__ = "0.1.0"  # the one version string (pyproject.toml reads it)

@@ -1,6 +1,6 @@
 """Error measures (flat module of plain functions).
 
-Bhadra et al. 2010, Sec. 4 and 5.1.3.  A classifier is scored on ``n_s``
+[BBBB10], Sec. 4 and 5.1.3.  A classifier is scored on ``n_s``
 sampled kernel rows per test point: ``F[s, t] = sum_j alpha_j y_j K^s_tj + b``.  The sign
 convention is the package's: ``F >= 0`` predicts ``+1``.
 

@@ -1,4 +1,4 @@
-"""Bhadra et al. 2010 Table 1 reproduction (--quick), metrics of Sec. 4 and the data generator."""
+"""[BBBB10] Table 1 reproduction (--quick), metrics of Sec. 4 and the data generator."""
 
 import csv
 import json

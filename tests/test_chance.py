@@ -116,7 +116,7 @@ def test_chebyshev_chance_constraint_holds_for_gaussian_and_worst_law(eps):
 
 
 def test_printed_chebyshev_factor_of_couellan_jan_2020_is_wrong():
-    """Couellan & Jan 2020 prints gamma = sqrt(eps/(1-eps)); with it the worst-case law violates far more than eps."""
+    """[CJ20] prints gamma = sqrt(eps/(1-eps)); with it the worst-case law violates far more than eps."""
     eps = 0.1
     printed = np.sqrt(eps / (1 - eps))
     assert 1.0 / (1.0 + printed ** 2) == pytest.approx(0.9)  # Cantelli: violation up to 0.9, not 0.1

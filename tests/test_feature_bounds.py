@@ -42,7 +42,7 @@ def test_rff_corrected_bound_holds_under_adversarial_search(p, pbar):
 
 def test_rff_printed_pbar2_bound_is_invalid_notes_counterexample():
     # D = 2 (one frequency), angle t = 0.1: printed 0.0071, actual 0.0999
-    # (counterexample to Couellan & Jan 2020, Prop. 4.1 with pbar = 2)
+    # (counterexample to [CJ20], Prop. 4.1 with pbar = 2)
     t = np.array([[0.1]])
     printed = fb.rff_gamma_from_angles(t, 2, "printed")[0]
     assert printed == pytest.approx(np.sqrt(4 / 2) * 0.1**2 / 2)

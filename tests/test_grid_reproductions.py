@@ -1,6 +1,6 @@
 """The paper reproductions give identical cell results on a real Dask LocalCluster and on loky.
 
-Bhadra et al. 2010 Table 1 (+ Figures 1-3), ``--quick``: the whole reproduction (about 10 s on one
+[BBBB10] Table 1 (+ Figures 1-3), ``--quick``: the whole reproduction (about 10 s on one
 core) runs once with ``backend="loky"`` and once with ``backend="dask"``; every stored cell result
 must be identical except wall-clock timings, and so must the written tables.
 

@@ -1,4 +1,4 @@
-"""Certificates of the kernel-robust routes (Bhadra et al. 2010, problems (15) / (16)).
+"""Certificates of the kernel-robust routes ([BBBB10], problems (15) / (16)).
 
 Every RSVM_QP / RSVM_SOCP route returns ``info["certificate"]``: the route's objective at a
 feasible ``alpha`` and a lower bound on its optimum.  Checked here against brute force: the bound is

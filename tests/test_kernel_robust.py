@@ -1,4 +1,4 @@
-"""Formulation (15) of Bhadra et al. 2010: RSVM_QP / RSVM_SOCP / RSVM_QN, backends and estimator."""
+"""Formulation (15) of [BBBB10]: RSVM_QP / RSVM_SOCP / RSVM_QN, backends and estimator."""
 
 
 import numpy as np

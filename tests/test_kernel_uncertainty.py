@@ -1,4 +1,4 @@
-"""Uncertainty model of a kernel matrix (Bhadra et al. 2010, Sec. 2): eq. 9, kappa, estimation,
+"""Uncertainty model of a kernel matrix [BBBB10, Sec. 2]: eq. 9, kappa, estimation,
 and the chance-constraint guarantees of Theorems 1 and 3 checked by Monte Carlo."""
 
 import numpy as np

@@ -1,7 +1,7 @@
 """User-facing text cites the papers by reference (authors, year, section), never internal file numbers.
 
 Users do not have the project's internal folder of source papers, so the package, README, problem
-scripts and notebooks must say e.g. "Couellan & Jan 2020, eq. 4", not an internal file number or
+scripts and notebooks must say e.g. "[CJ20, eq. 4]" (keys of the README's References), not an internal file number or
 path.  The tests directory itself is not scanned (this file holds the pattern).
 """
 
@@ -36,3 +36,25 @@ def test_no_internal_file_references():
                 offending.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert not offending, ("cite papers by reference (authors, year, section), not internal files:\n"
                            + "\n".join(offending))
+
+
+KEY = re.compile(r"\[([A-Z][A-Za-z]*[0-9]{2})[\],]")
+
+
+def test_every_cited_key_is_in_the_references():
+    """Every ``[KEY]`` / ``[KEY, eq. n]`` cited anywhere is defined in the README's References section."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    refs = readme[readme.index("## References"):]
+    defined = set(re.findall(r"\*\*\[([A-Za-z]+[0-9]{2})\]\*\*", refs))
+    assert {"CJ20", "BBBB10", "RR07", "ElD19", "CGT19"} <= defined
+    cited = {}
+    for path in _files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for key in KEY.findall(text):
+            cited.setdefault(key, str(path.relative_to(ROOT)))
+    undefined = {k: v for k, v in cited.items() if k not in defined}
+    assert not undefined, f"cited but not in the README's References: {undefined}"
+    assert {"CJ20", "BBBB10", "ElD19"} <= set(cited)

@@ -66,7 +66,7 @@ def _mean_volume(v, seeds=range(6)):
     return float(np.mean(vols))
 
 
-@pytest.mark.xfail(strict=True, reason="Couellan & Jan 2020, Sec. 3 / Couellan & Wang 2017 claim the learned "
+@pytest.mark.xfail(strict=True, reason="[CJ20], Sec. 3 / [CW17] claim the learned "
                    "ellipsoid grows "
                    "with the noise variance; with eq. (7) as printed (validation hinge, train and validation "
                    "noise N(0, v I)) we measure the opposite (mean volume 0.51, 0.33, 0.12, 0.018 for "

@@ -1,4 +1,4 @@
-"""Synthetic noisy-kernel data of Bhadra et al. 2010, Sec. 5.1.
+"""Synthetic noisy-kernel data of [BBBB10], Sec. 5.1.
 
 Two classes of ``n_per_class`` points from a Gaussian mixture, a linear kernel
 ``K_bar = X X'``, and ``n_samples`` noisy kernels ``K^s = K_bar + l * Z^s`` with

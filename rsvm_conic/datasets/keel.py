@@ -37,7 +37,7 @@ VENDORED = {
 #: Thesis names -> vendored names.
 ALIASES = {"liver": "bupa", "segmentation": "segment", "letter recognition": "letter"}
 
-#: Train / test sizes of thesis Table 4.1 (El Dakdouki 2019).
+#: Train / test sizes of thesis Table 4.1 [ElD19].
 TABLE41_SIZES = {
     "banana": (4240, 1060),
     "bupa": (276, 69),

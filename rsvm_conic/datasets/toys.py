@@ -1,6 +1,6 @@
 """Toy data sets from the papers.
 
-``make_xor_thesis`` -- the XOR problem of El Dakdouki 2019, Sec. 4.4.2: two classes, each made of
+``make_xor_thesis`` -- the XOR problem of [ElD19], Sec. 4.4.2: two classes, each made of
 two subclasses, in the square [1, 9]^2, 20 points per subclass.  The thesis does not give
 the subclass positions; we use the four quadrant squares of [1, 9]^2 (class 0 on the
 diagonal quadrants [1,5)x[1,5) and [5,9]x[5,9], class 1 on the anti-diagonal ones), with

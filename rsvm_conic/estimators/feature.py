@@ -1,4 +1,4 @@
-"""Nonlinear robust SVMs on explicit feature maps (Couellan & Jan 2020, Sec. 4) and the safe SVM (Sec. 3, eq. 7).
+"""Nonlinear robust SVMs on explicit feature maps [CJ20, Sec. 4] and the safe SVM (Sec. 3, eq. 7).
 
 ``RobustFeatureSVC`` maps the data with random Fourier features or the Nystroem map, bounds the
 image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
@@ -34,7 +34,7 @@ SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
 
 
 class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Robust SVM (eq. 10 of Couellan & Jan 2020) on random Fourier or Nystroem features.
+    """Robust SVM (eq. 10 of [CJ20]) on random Fourier or Nystroem features.
 
     The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
     SVM is solved on the features; see the module docstring.
@@ -163,7 +163,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
 
 class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Safe SVM (Couellan & Jan 2020, eq. 7): learn per-feature ellipsoid semi-axes, then fit the robust SVM.
+    """Safe SVM [CJ20, eq. 7]: learn per-feature ellipsoid semi-axes, then fit the robust SVM.
 
     The semi-axes sigma in ``[sigma_min, sigma_max]`` are learned on a validation split by hypergradient descent
     (:class:`~rsvm_conic.formulations.safe.SafeSVM`); then the exact robust SVM (eq. 4, ``Sigma = diag(sigma)^2``)

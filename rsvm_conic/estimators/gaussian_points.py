@@ -1,4 +1,4 @@
-"""PkSVC: SVM on Gaussian points (x_i, Sigma_i), expected RBF kernel (Chen, Georgiou & Tannenbaum 2019, corrected).
+"""PkSVC: SVM on Gaussian points (x_i, Sigma_i), expected RBF kernel [CGT19, corrected].
 
 ``method="exact"``: libsvm (``SVC(kernel="precomputed")``) on the Gram matrix of
 :func:`~rsvm_conic.kernels.gaussian_points.expected_rbf_kernel`.  With all training Sigma = 0

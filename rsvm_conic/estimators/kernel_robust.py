@@ -1,4 +1,4 @@
-"""scikit-learn style estimator for SVMs robust to noise in the kernel matrix (Bhadra et al. 2010).
+"""scikit-learn style estimator for SVMs robust to noise in the kernel matrix [BBBB10].
 
 ``KernelRobustSVC(method="qp"|"socp"|"qn", noise="gaussian"|"finite", epsilon, C)`` fits
 formulation (15) (see :mod:`rsvm_conic.formulations.kernel_robust`).
@@ -48,7 +48,7 @@ _SOLVERS = {"qp": tuple(RSVMQP.BACKENDS), "socp": tuple(RSVMSOCP.BACKENDS), "qn"
 
 
 class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
-    """Robust SVM for uncertain kernel matrices (RSVM_QP / RSVM_SOCP / RSVM_QN of Bhadra et al. 2010).
+    """Robust SVM for uncertain kernel matrices (RSVM_QP / RSVM_SOCP / RSVM_QN of [BBBB10]).
 
     Parameters
     ----------

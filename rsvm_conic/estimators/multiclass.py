@@ -1,4 +1,4 @@
-"""scikit-learn estimators for the multi-class machines of El Dakdouki 2019 (PhD thesis).
+"""scikit-learn estimators for the multi-class machines of [ElD19] (PhD thesis).
 
 ``WestonWatkinsSVC`` -- the WW-M-SVM (eq. 1.9) with a Gaussian, consolidation (kappa^m), linear
 kernel, exact (Gram matrix) or through random features.
@@ -104,7 +104,7 @@ def _binary_scores(scores):
 
 
 class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
-    """Weston-Watkins multi-class SVM (El Dakdouki 2019, eq. 1.9), margin 2, penalty ``C`` (the thesis's zeta).
+    """Weston-Watkins multi-class SVM [ElD19, eq. 1.9], margin 2, penalty ``C`` (the thesis's zeta).
 
     Parameters
     ----------
@@ -220,7 +220,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
 
 
 class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
-    """The hyperbolic kernel machine (El Dakdouki 2019, chapter 3), trained by the CCP of
+    """The hyperbolic kernel machine [ElD19, chapter 3], trained by the CCP of
     :mod:`rsvm_conic.formulations.hyperbolic`.
 
     Parameters

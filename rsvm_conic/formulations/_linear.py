@@ -387,7 +387,7 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     f_old = 0.5 * float(r @ r)
     for it in range(max_iter):
         U_new = project_pball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
-        if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart (O'Donoghue & Candes 2015):
+        if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart [OC15]:
             t, Z_next = 1.0, U_new                    # momentum points uphill -> linear convergence kept
         else:
             t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))

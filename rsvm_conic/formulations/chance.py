@@ -1,4 +1,4 @@
-"""Chance-constrained linear SVM (Couellan & Jan 2020, Sec. 3 "Chance constrained approach").
+"""Chance-constrained linear SVM [CJ20, Sec. 3 "Chance constrained approach"].
 
 Replace each margin constraint by
 ``P[y_i (<w, x_i + dx_i> + b) + xi_i >= 1] >= 1 - epsilon`` with ``dx_i`` of mean 0

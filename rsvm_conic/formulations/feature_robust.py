@@ -1,4 +1,4 @@
-"""Robust SVM in an explicit feature space (Couellan & Jan 2020, formulation 10).
+"""Robust SVM in an explicit feature space [CJ20, formulation 10].
 
 Given features ``phi_i = phi(x_i)`` (RFF or Nystroem) and feature-space sets
 ``{dphi : ||R_i dphi||_pbar <= Gamma_i}`` (:mod:`rsvm_conic.uncertainty.feature_bounds`),

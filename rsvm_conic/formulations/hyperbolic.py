@@ -1,4 +1,4 @@
-"""The hyperbolic kernel machine of El Dakdouki 2019 (PhD thesis), chapter 3 (Defs. 3.1-3.7, Problem 1 / Problem 2).
+"""The hyperbolic kernel machine of [ElD19] (PhD thesis), chapter 3 (Defs. 3.1-3.7, Problem 1 / Problem 2).
 
 Model (Def. 3.1): one component per class, ``h_k(x) = R_k - ||O_k - phi(x)||`` with ``R_k >= 0``
 and ``O_k`` in the convex hull of the class-k feature vectors (Problem 1's constraint), written

@@ -1,4 +1,4 @@
-"""Formulation (15) of Bhadra et al. 2010: SVMs robust to noise in the kernel matrix.
+"""Formulation (15) of [BBBB10]: SVMs robust to noise in the kernel matrix.
 
 .. math::
 

@@ -1,4 +1,4 @@
-"""Weston-Watkins multi-class SVM (El Dakdouki 2019, Sec. 1.3.3.4, eq. 1.9).
+"""Weston-Watkins multi-class SVM [ElD19, Sec. 1.3.3.4, eq. 1.9].
 
 Primal (eq. 1.9), classes ``k = 0..C-1``, scores ``f_k(x) = <w_k, phi(x)> + b_k``::
 

@@ -1,4 +1,4 @@
-"""Nominal soft-margin linear SVM (Couellan & Jan 2020, eq. 1).
+"""Nominal soft-margin linear SVM [CJ20, eq. 1].
 
     minimise    1/2 ||w||^2 + C sum_i max{0, 1 - y_i (<w, x_i> + b)}
 

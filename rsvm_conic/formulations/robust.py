@@ -1,4 +1,4 @@
-"""Worst-case robust linear SVM (Couellan & Jan 2020, eq. 3-4), an SOCP.
+"""Worst-case robust linear SVM [CJ20, eq. 3-4], an SOCP.
 
 Each sample may move anywhere in ``U_i = {A_g u : ||u||_p <= gamma_i}``
 (:class:`~rsvm_conic.uncertainty.UncertaintySet`).  The worst case of the margin

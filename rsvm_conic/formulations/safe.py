@@ -1,4 +1,4 @@
-"""Safe SVM (Couellan & Jan 2020, eq. 7; Couellan & Wang 2017): learn the uncertainty ellipsoid on validation data.
+"""Safe SVM ([CJ20], eq. 7; [CW17]): learn the uncertainty ellipsoid on validation data.
 
     min_{sigma}   sum_v l(y_v, <w*, x_v> + b*)                       (validation hinge)
     s.t.          sigma_min <= sigma_t <= sigma_max
@@ -7,7 +7,7 @@
 (eq. 7 with lam = 1/C; Sigma_sigma = diag(sigma)^2, p = q = 2, gamma_i = 1 so that sigma holds the
 ellipsoid's semi-axes).
 
-Method (a documented alternative to the stochastic bi-level gradient method of [6]): a
+Method (a documented alternative to the stochastic bi-level gradient method of [CW16]): a
 *hypergradient* method on a smoothed problem.  Both levels replace ``max{0, z}`` by the softplus
 ``tau log(1 + exp(z / tau))`` and the lower level replaces ``||diag(sigma) w||_2`` by
 ``sqrt(||diag(sigma) w||^2 + eps^2)``; the lower level is then smooth and strongly convex in w and
@@ -18,7 +18,7 @@ function theorem gives the exact hypergradient of the smoothed upper objective,
 
 (checked against finite differences in the tests), and projected gradient descent with Armijo
 backtracking on the box gives sigma.  Each iteration costs one Newton solve (O(L n^2 + n^3)), so it
-handles the data sizes of the experiments of Couellan & Jan 2020; ``tau -> 0`` recovers the non-smooth problem
+handles the data sizes of the experiments of [CJ20]; ``tau -> 0`` recovers the non-smooth problem
 (the reported objectives are the true hinge values).
 
 The paper's qualitative claim -- the learned ellipsoid grows with the noise variance -- is NOT

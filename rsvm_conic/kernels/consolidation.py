@@ -1,4 +1,4 @@
-"""The consolidation kernel of El Dakdouki 2019 (PhD thesis, chapter 4): kappa (Def. 4.1) and kappa^m (Def. 4.2).
+"""The consolidation kernel of [ElD19] (PhD thesis, chapter 4): kappa (Def. 4.1) and kappa^m (Def. 4.2).
 
 Construction
 ------------
@@ -166,7 +166,7 @@ def consolidation_directions(centres, owner, exclusion_tol: float = 0.25):
 
 # ----------------------------------------------------------------------------- the kernel
 class ConsolidationKernel:
-    """kappa (``m=None``) or kappa^m (``m`` an integer) of El Dakdouki 2019, Defs. 4.1-4.2.
+    """kappa (``m=None``) or kappa^m (``m`` an integer) of [ElD19], Defs. 4.1-4.2.
 
     Parameters
     ----------

@@ -1,9 +1,9 @@
-"""Seeded explicit feature maps for the Gaussian kernel (Couellan & Jan 2020, Sec. 4.1-4.2; Rahimi & Recht 2007).
+"""Seeded explicit feature maps for the Gaussian kernel ([CJ20], Sec. 4.1-4.2; [RR07]).
 
 Kernel convention (as everywhere in the package): ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``,
 ``sigma`` a length scale.  Its spectral measure is ``N(0, I / sigma^2)``.
 
-* :class:`RandomFourierFeatures` -- cos/sin pairs (Couellan & Jan 2020, Sec. 4.1, the lower-variance variant of
+* :class:`RandomFourierFeatures` -- cos/sin pairs ([CJ20], Sec. 4.1, the lower-variance variant of
   Sutherland & Schneider; the Psi of the random Fourier feature lecture notes)::
 
       phi(x) = sqrt(2 / D) [cos(w_1'x), sin(w_1'x), ..., cos(w_{D/2}'x), sin(w_{D/2}'x)]
@@ -11,7 +11,7 @@ Kernel convention (as everywhere in the package): ``k(x, z) = exp(-||x - z||^2 /
   with the pairs *interleaved*, so that block j of phi (coordinates 2j, 2j+1) is the point
   ``sqrt(2/D) (cos, sin)(w_j'x)`` on a circle.  ``<phi(x), phi(z)> = (2/D) sum_j cos(w_j'(x - z))``,
   an unbiased estimate of k(x, z).  scikit-learn's ``RBFSampler`` draws the same frequencies but
-  uses ``sqrt(2/D) cos(w'x + b)`` with a random phase (the first variant of Couellan & Jan 2020), so it cannot
+  uses ``sqrt(2/D) cos(w'x + b)`` with a random phase (the first variant of [CJ20]), so it cannot
   provide the cos/sin pairs whose rotation structure Prop. 4.1 needs; we reuse only its
   ``check_random_state`` seeding convention.  The frequencies are drawn as
   ``rng.standard_normal((n, D/2)) / sigma`` from ``np.random.default_rng(random_state)``.

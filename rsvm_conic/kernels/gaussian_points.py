@@ -1,4 +1,4 @@
-"""The expected RBF kernel between Gaussian points (Chen, Georgiou & Tannenbaum 2019, eq. 6 and 8), corrected.
+"""The expected RBF kernel between Gaussian points [CGT19, eq. 6 and 8], corrected.
 
 A Gaussian point is a pair (x, Sigma): the datum is xi ~ N(x, Sigma).  For the Gaussian kernel
 ``k(a, b) = exp(-||a - b||^2 / (2 sigma^2))`` and *independent* xi_i ~ N(x_i, Sigma_i),

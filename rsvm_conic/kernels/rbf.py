@@ -2,7 +2,7 @@
 
 ``gaussian_kernel(X, Y, sigma) = exp(-||x - y||^2 / (2 sigma^2))``.
 
-The thesis (El Dakdouki 2019, Def. 4.1) writes the Gaussian factor as ``exp(-sigma^2 ||x - x'||^2 / 2)``
+The thesis [ElD19, Def. 4.1] writes the Gaussian factor as ``exp(-sigma^2 ||x - x'||^2 / 2)``
 (sigma an inverse length) but then sets ``sigma = sqrt(5 dim)`` for its experiments, which is
 only sensible as a length scale (MSVMpack's convention ``exp(-||x - y||^2 / (2 sigma^2))``).
 We therefore use sigma as a length scale everywhere: thesis ``sigma_i`` (Def. 4.1) = ``1 / sigma``.

@@ -11,8 +11,7 @@ stored row-wise as an ``(m, d)`` array, so every cone operation is vectorised). 
 dual is ``max -1/2 x'Px - h'z - b'y  s.t.  P x + q + G'z + A'y = 0, z in K``.
 
 Algorithm: Mehrotra predictor-corrector with Nesterov-Todd scaling (the algorithm of
-CVXOPT's ``coneqp``, Vandenberghe 2010, "The CVXOPT linear and quadratic cone program
-solvers", Sec. 7-9), started from the least-squares point of the identity-scaled KKT
+CVXOPT's ``coneqp``, [Van10, Sec. 7-9]), started from the least-squares point of the identity-scaled KKT
 system shifted into the cone.  The only problem-specific part is the linear solve
 
     P dx + A'dy + G'dz = bx,    A dx = by,    G dx - W'W dz = bz

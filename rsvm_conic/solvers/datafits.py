@@ -1,6 +1,6 @@
 """Data-fit terms (skglm style: the loss is separate from the penalty and the solver, and holds no data).
 
-``RobustHinge`` is the robust loss of Couellan & Jan 2020, eq. (6):
+``RobustHinge`` is the robust loss of [CJ20], eq. (6):
 
     l_i(w, b) = max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_{g(i)}^T w||_q},
 

@@ -13,7 +13,7 @@ This is the per-sample robust hinge of :class:`~.datafits.RobustHinge` with the 
 it stands: for ``alpha in [0, C]^L``, ``y'alpha = 0`` and ``||u_i||_pbar <= 1``,
 ``D = sum alpha_i - 1/2 ||sum_i alpha_i (y_i phi_i - Gamma_i R_i^T u_i)||^2 <= P*``
 (:class:`RotationOps` applies ``R_i`` and ``R_i^T`` in O(D) per sample).  (Eq. (10)
-of Couellan & Jan 2020 prints ``||R_i' zeta||``; in general the term is ``||R_i^{-T} zeta||``, which is
+of [CJ20] prints ``||R_i' zeta||``; in general the term is ``||R_i^{-T} zeta||``, which is
 ``R_i zeta`` for rotations and ``Lambda^{-1/2} zeta`` for the Nystroem ``R = Lambda^{1/2}``; the
 two readings differ for qbar != 2 -- see tests/test_feature_robust.py.)
 

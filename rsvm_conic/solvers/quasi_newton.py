@@ -1,4 +1,4 @@
-"""RSVM_QN: the penalty function (17) of Bhadra et al. 2010 minimised by DFP quasi-Newton.
+"""RSVM_QN: the penalty function (17) of [BBBB10] minimised by DFP quasi-Newton.
 
 .. math::
 

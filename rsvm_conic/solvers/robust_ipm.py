@@ -1,4 +1,4 @@
-"""Structure-exploiting interior-point backend for the robust linear SVM SOCP (Couellan & Jan 2020, eq. 4).
+"""Structure-exploiting interior-point backend for the robust linear SVM SOCP [CJ20, eq. 4].
 
 The model (p = 2, the worst-case robust SVM and the chance-constrained SVM)::
 

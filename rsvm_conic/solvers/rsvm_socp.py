@@ -1,4 +1,4 @@
-"""RSVM_SOCP (Bhadra et al. 2010, eq. 16): its objective, the projected-Newton route and the cone IPM.
+"""RSVM_SOCP [BBBB10, eq. 16]: its objective, the projected-Newton route and the cone IPM.
 
 Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating ``t, t'``,
 

@@ -1,4 +1,4 @@
-"""Stochastic solvers for the large-scale robust SVM (Couellan & Jan 2020, eq. 5-6).
+"""Stochastic solvers for the large-scale robust SVM [CJ20, eq. 5-6].
 
 Both minimise the averaged objective
 
@@ -162,7 +162,7 @@ def _pass(X, y, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=No
             w = w - eta * (gw + penalty.gradient(w))
         b = b - eta * gb
         t += 1
-        if avg is not None:  # polynomial-decay averaging (Shamir & Zhang 2013), eta = 3
+        if avg is not None:  # polynomial-decay averaging [SZ13], eta = 3
             avg[2] += 1
             r = 4.0 / (avg[2] + 3.0)
             avg[0] += r * (w - avg[0])

@@ -12,7 +12,7 @@ For a perturbation ``dx`` with mean 0 and covariance ``Sigma`` the linear constr
   ``kappa = sqrt((1 - epsilon) / epsilon)``.  Tight: a two-point law along the
   direction ``Sigma^{1/2} w`` attains it (see tests).
 
-Correction of Couellan & Jan 2020 (Sec. 3, "Chance constrained approach"): the text states
+Correction of [CJ20] (Sec. 3, "Chance constrained approach"): the text states
 gamma_i = sqrt(epsilon_i / (1 - epsilon_i)); that is the reciprocal of the correct
 factor.  With it, epsilon = 0.1 would give kappa = 0.33 and a violation
 probability up to 1 / (1 + 0.33^2) = 0.9 under Chebyshev's worst case.  The test
@@ -27,7 +27,7 @@ from scipy.stats import norm
 from .._validation import check_choice, check_probability
 
 DISTRIBUTIONS = ("chebyshev", "gaussian")  # the linear chance-constrained SVM's choices
-#: every model kappa(epsilon) knows: the two above and Bhadra et al. 2010's finite-support noise
+#: every model kappa(epsilon) knows: the two above and [BBBB10]'s finite-support noise
 MODELS = ("chebyshev", "gaussian", "finite")
 
 
@@ -35,10 +35,10 @@ def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = Fa
     """The safety factor kappa(epsilon) for ``P[constraint holds] >= 1 - epsilon`` -- the one home of it.
 
     * ``"chebyshev"``: ``sqrt((1 - epsilon) / epsilon)`` (any law with the given mean and covariance);
-    * ``"gaussian"``: ``Phi^{-1}(1 - epsilon)`` (Gaussian perturbations; Bhadra et al. 2010, Thm 1 for
+    * ``"gaussian"``: ``Phi^{-1}(1 - epsilon)`` (Gaussian perturbations; [BBBB10], Thm 1 for
       the kernel matrix).  Negative for ``epsilon > 1/2``, where the constraint is non-convex: that
       raises unless ``allow_negative`` (the Table 1 reproduction clips such values at 0 itself);
-    * ``"finite"``: ``sqrt(2 log(1 / epsilon))`` (finite-support kernel noise, Bhadra et al. 2010, Thm 3).
+    * ``"finite"``: ``sqrt(2 log(1 / epsilon))`` (finite-support kernel noise, [BBBB10], Thm 3).
     """
     check_choice(model, "model", MODELS)
     eps = check_probability(epsilon, "epsilon")

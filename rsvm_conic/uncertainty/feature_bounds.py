@@ -1,6 +1,6 @@
-"""Feature-space uncertainty bounds ``||R_i dphi_i||_pbar <= Gamma_i`` (Couellan & Jan 2020, Sec. 4-5).
+"""Feature-space uncertainty bounds ``||R_i dphi_i||_pbar <= Gamma_i`` [CJ20, Sec. 4-5].
 
-Input uncertainty (Couellan & Jan 2020, Sec. 3): ``dx_i = A_i u``, ``||u||_p <= gamma_i``
+Input uncertainty [CJ20, Sec. 3]: ``dx_i = A_i u``, ``||u||_p <= gamma_i``
 (:class:`~rsvm_conic.uncertainty.sets.UncertaintySet`); ``dphi_i = phi(x_i + dx_i) - phi(x_i)``.
 
 Random Fourier features (Prop. 4.1)

@@ -1,4 +1,4 @@
-"""Uncertainty model of a kernel matrix (Bhadra et al. 2010, Sec. 2 and 5.1).
+"""Uncertainty model of a kernel matrix [BBBB10, Sec. 2 and 5.1].
 
 A noisy kernel is ``K = K_bar + Z`` with independent, centred entries ``Z_ij``.  The robust
 formulation (15) only needs the mean ``K_bar``, a nonnegative weight matrix ``beta`` and a
@@ -16,7 +16,7 @@ factor ``kappa(epsilon)`` (:func:`rsvm_conic.uncertainty.chance.kappa`, models `
 vectorised golden-section search of ``sup_z 2 (log(cosh z + mu sinh z) - mu z) / z^2``).  We
 also checked it against a closed form that the paper does not give: the supremum is
 ``mu / artanh(mu)`` (``1`` at ``mu = 0``), attained at ``z* = -2 artanh(mu)`` -- the optimal
-sub-Gaussian variance proxy of a two-point law (Kearns & Saul 1998).  Tests verify eq. 9 on a
+sub-Gaussian variance proxy of a two-point law [KS98].  Tests verify eq. 9 on a
 dense z-grid and that any smaller gamma violates it.
 
 Conventions and corrections

@@ -1,4 +1,4 @@
-"""Bounded data uncertainty: ``||Sigma_i^{-1/2} dx_i||_p <= gamma_i`` (Couellan & Jan 2020, Sec. 3).
+"""Bounded data uncertainty: ``||Sigma_i^{-1/2} dx_i||_p <= gamma_i`` [CJ20, Sec. 3].
 
 The set of admissible perturbations of sample ``i`` is
 
