@@ -32,8 +32,7 @@ from sklearn.svm import SVC, LinearSVC
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.datasets.synthetic import make_uncertain_classification
-from rsvm_conic.estimators import (ChanceConstrainedSVC, KernelRobustSVC, NominalSVC, PkSVC, RobustSVC,
-                                   WestonWatkinsSVC)
+from rsvm_conic.estimators import ChanceConstrainedSVC, KernelRobustSVC, NominalSVC, PkSVC, RobustSVC, WestonWatkinsSVC
 from rsvm_conic.solvers.conic import SolverError
 
 
@@ -50,8 +49,10 @@ def _best_of(fn, repeat=3):
 
 def _linear_peers(X, y, C):
     C = min(C, 1e3)
-    return {"SVC": lambda: SVC(kernel="linear", C=C, max_iter=10**6).fit(X, y),
-            "LinearSVC": lambda: LinearSVC(C=C, dual="auto", max_iter=10**5).fit(X, y)}
+    return {
+        "SVC": lambda: SVC(kernel="linear", C=C, max_iter=10**6).fit(X, y),
+        "LinearSVC": lambda: LinearSVC(C=C, dual="auto", max_iter=10**5).fit(X, y),
+    }
 
 
 def _linear_case(name, make, X, y, fit_kw, C):
@@ -70,51 +71,98 @@ def _cases(quick):
         _linear_case("NominalSVC()", lambda **kw: NominalSVC(**kw), Xc, yc, {}, 1.0),
         _linear_case("NominalSVC(C=100), overlapping", lambda **kw: NominalSVC(C=100, **kw), Xo, yo, {}, 100.0),
         _linear_case("NominalSVC(C=1e12)", lambda **kw: NominalSVC(C=1e12, **kw), Xc, yc, {}, 1e12),
-        _linear_case("RobustSVC(), 2 ellipsoids", lambda **kw: RobustSVC(**kw), Xs, ys, dict(Sigma=Sig, groups=grp),
-                     1.0),
-        _linear_case("RobustSVC(norm=inf, radius=0.1)", lambda **kw: RobustSVC(norm=np.inf, radius=0.1, **kw), Xc,
-                     yc, {}, 1.0),
-        _linear_case("RobustSVC(radius=0.2), per-sample", lambda **kw: RobustSVC(radius=0.2, **kw), Xs, ys,
-                     dict(Sigma=diag, groups="sample"), 1.0),
-        _linear_case("ChanceConstrainedSVC(gaussian, 0.2)",
-                     lambda **kw: ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2, **kw), Xc, yc, {}, 1.0),
+        _linear_case(
+            "RobustSVC(), 2 ellipsoids", lambda **kw: RobustSVC(**kw), Xs, ys, dict(Sigma=Sig, groups=grp), 1.0
+        ),
+        _linear_case(
+            "RobustSVC(norm=inf, radius=0.1)", lambda **kw: RobustSVC(norm=np.inf, radius=0.1, **kw), Xc, yc, {}, 1.0
+        ),
+        _linear_case(
+            "RobustSVC(radius=0.2), per-sample",
+            lambda **kw: RobustSVC(radius=0.2, **kw),
+            Xs,
+            ys,
+            dict(Sigma=diag, groups="sample"),
+            1.0,
+        ),
+        _linear_case(
+            "ChanceConstrainedSVC(gaussian, 0.2)",
+            lambda **kw: ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2, **kw),
+            Xc,
+            yc,
+            {},
+            1.0,
+        ),
     ]
     # uncertain kernel matrices [BBBB10, Sec. 5.1 data], fitted from symmetric samples
     data = make_bhadra2010(3, "gaussian", n_per_class=100 if quick else 300, n_samples=50, symmetric=True)
     Kbar = data.K_samples.mean(axis=0)
     svc_pre = {"SVC": lambda: SVC(kernel="precomputed", C=1.0).fit(Kbar, data.y)}
     cases += [
-        dict(name="KernelRobustSVC() (socp), samples", make=lambda **kw: KernelRobustSVC(**kw), X=data.K_samples,
-             y=data.y, fit_kw={}, routes=["newton", "ipm", "clarabel"], peers=svc_pre),
-        dict(name="KernelRobustSVC(method='qp'), samples", make=lambda **kw: KernelRobustSVC(method="qp", **kw),
-             X=data.K_samples, y=data.y, fit_kw={}, routes=["libsvm", "clarabel"], peers=svc_pre),
+        dict(
+            name="KernelRobustSVC() (socp), samples",
+            make=lambda **kw: KernelRobustSVC(**kw),
+            X=data.K_samples,
+            y=data.y,
+            fit_kw={},
+            routes=["newton", "ipm", "clarabel"],
+            peers=svc_pre,
+        ),
+        dict(
+            name="KernelRobustSVC(method='qp'), samples",
+            make=lambda **kw: KernelRobustSVC(method="qp", **kw),
+            X=data.K_samples,
+            y=data.y,
+            fit_kw={},
+            routes=["libsvm", "clarabel"],
+            peers=svc_pre,
+        ),
     ]
     # multi-class [ElD19]: digits, 10 classes; n C above the dual QP's size, so auto -> primal
     Xd, yd = load_digits(return_X_y=True)
     nd = 300 if quick else 600
     Xd = StandardScaler().fit_transform(Xd[:nd])
     yd = yd[:nd]
-    cases.append(dict(name=f"WestonWatkinsSVC(), digits {nd}x10", make=lambda **kw: WestonWatkinsSVC(**kw), X=Xd,
-                      y=yd, fit_kw={}, routes=["dual", "primal"],
-                      peers={"SVC": lambda: SVC(kernel="rbf", gamma=1.0 / (2 * 5 * Xd.shape[1])).fit(Xd, yd),
-                             "LinearSVC": lambda: LinearSVC(multi_class="crammer_singer", max_iter=10**5).fit(Xd, yd)}))
+    cases.append(
+        dict(
+            name=f"WestonWatkinsSVC(), digits {nd}x10",
+            make=lambda **kw: WestonWatkinsSVC(**kw),
+            X=Xd,
+            y=yd,
+            fit_kw={},
+            routes=["dual", "primal"],
+            peers={
+                "SVC": lambda: SVC(kernel="rbf", gamma=1.0 / (2 * 5 * Xd.shape[1])).fit(Xd, yd),
+                "LinearSVC": lambda: LinearSVC(multi_class="crammer_singer", max_iter=10**5).fit(Xd, yd),
+            },
+        )
+    )
     # Gaussian points without covariances: PkSVC routes to libsvm's rbf kernel, polished and certified
     Xp, yp = make_classification(2000 if quick else 8000, 20, flip_y=0.1, random_state=0)
     Xp = StandardScaler().fit_transform(Xp)
     sig = float(np.sqrt(Xp.shape[1]))
-    cases.append(dict(name="PkSVC(C=100), no covariances", make=lambda **kw: PkSVC(C=100.0, sigma=sig), X=Xp, y=yp,
-                      fit_kw={}, routes=[],
-                      peers={"SVC": lambda: SVC(kernel="rbf", gamma=1 / (2 * sig**2), C=100.0).fit(Xp, yp)}))
+    cases.append(
+        dict(
+            name="PkSVC(C=100), no covariances",
+            make=lambda **kw: PkSVC(C=100.0, sigma=sig),
+            X=Xp,
+            y=yp,
+            fit_kw={},
+            routes=[],
+            peers={"SVC": lambda: SVC(kernel="rbf", gamma=1 / (2 * sig**2), C=100.0).fit(Xp, yp)},
+        )
+    )
     return cases
 
 
 def run(quick: bool = False) -> int:
     from threadpoolctl import threadpool_limits
 
-    print(f"defaults vs fastest certified route vs scikit-learn; {os.cpu_count()} cores, one BLAS thread, "
-          "best of 3")
-    head = (f"{'case':<38} {'default':>8} {'route':>18} {'gap':>8} {'fastest':>8} {'route':>9} {'ratio':>6} "
-            f"{'SVC':>8} {'LinSVC':>8} {'outside':>8}")
+    print(f"defaults vs fastest certified route vs scikit-learn; {os.cpu_count()} cores, one BLAS thread, best of 3")
+    head = (
+        f"{'case':<38} {'default':>8} {'route':>18} {'gap':>8} {'fastest':>8} {'route':>9} {'ratio':>6} "
+        f"{'SVC':>8} {'LinSVC':>8} {'outside':>8}"
+    )
     print(head)
     print("-" * len(head))
     worst = 0.0
@@ -137,13 +185,17 @@ def run(quick: bool = False) -> int:
                 outside = f"{1 - stats['solve_time'] / t_def:.0%}"
             ratio = t_def / routes[fastest]
             worst = max(worst, ratio)
-            print(f"{case['name']:<38} {t_def:>8.3f} {str(stats['route'])[-18:]:>18} {stats['gap_rel']:>8.1e} "
-                  f"{routes[fastest]:>8.3f} {fastest:>9} {ratio:>6.2f} {peers.get('SVC', np.nan):>8.3f} "
-                  f"{peers.get('LinearSVC', np.nan):>8.3f} {outside:>8}")
-    print(f"\nworst default / fastest certified route: {worst:.2f} (goal <= 1.5).  Peers (not certified, other "
-          "models for the robust rows): linear rows SVC(kernel='linear') and LinearSVC at min(C, 1e3); kernel-matrix "
-          "rows SVC on the mean kernel; WW rows SVC(rbf, one-vs-one) and LinearSVC(crammer_singer); PkSVC: SVC(rbf) "
-          "at scikit-learn's tol = 1e-3")
+            print(
+                f"{case['name']:<38} {t_def:>8.3f} {str(stats['route'])[-18:]:>18} {stats['gap_rel']:>8.1e} "
+                f"{routes[fastest]:>8.3f} {fastest:>9} {ratio:>6.2f} {peers.get('SVC', np.nan):>8.3f} "
+                f"{peers.get('LinearSVC', np.nan):>8.3f} {outside:>8}"
+            )
+    print(
+        f"\nworst default / fastest certified route: {worst:.2f} (goal <= 1.5).  Peers (not certified, other "
+        "models for the robust rows): linear rows SVC(kernel='linear') and LinearSVC at min(C, 1e3); kernel-matrix "
+        "rows SVC on the mean kernel; WW rows SVC(rbf, one-vs-one) and LinearSVC(crammer_singer); PkSVC: SVC(rbf) "
+        "at scikit-learn's tol = 1e-3"
+    )
     return 0
 
 

@@ -56,12 +56,15 @@ def _timed(fn):
 
 def part1(sizes, n=50, C=1.0, radius=1.0, naive_max=2000):
     print("Part 1: grouped robust SOCP, n = %d, k = 2, Clarabel (times include model building)" % n)
-    print(f"{'L':>7} {'rsvm-conic [s]':>15} {'plain CVXPY [s]':>16} {'ratio':>7} {'naive [s]':>10} "
-          f"{'naive/ours':>11} {'max rel. obj. diff':>19}")
+    print(
+        f"{'L':>7} {'rsvm-conic [s]':>15} {'plain CVXPY [s]':>16} {'ratio':>7} {'naive [s]':>10} "
+        f"{'naive/ours':>11} {'max rel. obj. diff':>19}"
+    )
     for L in sizes:
         X, y, Sigma, groups = make_uncertain_classification(L, n, separation=2.0, noise_scale=0.3, random_state=0)
-        ours, t_ours = _timed(lambda: robust_svm(X, y, UncertaintySet(Sigma=Sigma, groups=groups, radius=radius),
-                                                 C=C).solve("clarabel"))
+        ours, t_ours = _timed(
+            lambda: robust_svm(X, y, UncertaintySet(Sigma=Sigma, groups=groups, radius=radius), C=C).solve("clarabel")
+        )
         plain = _plain_model(X, y, Sigma, groups, C, radius)
         _, t_plain = _timed(lambda: plain.solve(solver="CLARABEL", **SOLVER_OPTIONS["CLARABEL"]))
         diffs = [abs(plain.value - ours.objective) / ours.objective]
@@ -115,17 +118,25 @@ def part2(L, n=50, lam=1e-4):
         ep, secs = _first_time_below(hist_p, target)
         per_epoch = hist[-1][2] / hist[-1][0]
         reach = f"{secs:21.2f}" if secs is not None else f"{'not reached':>21}"
-        print(f"{name + ' (this project)':<26} {reach} {str(ep or '-'):>7} {(sol.objective - best) / best:15.2e} "
-              f"{per_epoch / t_xw:12.1f}")
+        print(
+            f"{name + ' (this project)':<26} {reach} {str(ep or '-'):>7} {(sol.objective - best) / best:15.2e} "
+            f"{per_epoch / t_xw:12.1f}"
+        )
         runs[name] = (secs, per_epoch)
-    print(f"{'LinearSVC hinge, dual CD':<26} {t_svc:21.2f} {'-':>7} {(p_svc - best) / best:15.2e} {'-':>12}"
-          "   (liblinear, 200 passes at most; its bias is regularised)")
-    print(f"{'LinearSVC sq. hinge, primal':<26} {t_sq:21.2f} {'-':>7} {'other problem':>15} {'-':>12}"
-          "   (squared hinge: a scale reference only)")
+    print(
+        f"{'LinearSVC hinge, dual CD':<26} {t_svc:21.2f} {'-':>7} {(p_svc - best) / best:15.2e} {'-':>12}"
+        "   (liblinear, 200 passes at most; its bias is regularised)"
+    )
+    print(
+        f"{'LinearSVC sq. hinge, primal':<26} {t_sq:21.2f} {'-':>7} {'other problem':>15} {'-':>12}"
+        "   (squared hinge: a scale reference only)"
+    )
     for name, (secs, _) in runs.items():
         if secs is not None:
-            print(f"ratio LinearSVC(hinge) time / {name} time to 1e-3 gap: {t_svc / secs:.2f}; "
-                  f"LinearSVC(squared hinge, primal) / {name}: {t_sq / secs:.2f}")
+            print(
+                f"ratio LinearSVC(hinge) time / {name} time to 1e-3 gap: {t_svc / secs:.2f}; "
+                f"LinearSVC(squared hinge, primal) / {name}: {t_sq / secs:.2f}"
+            )
 
 
 def run(quick: bool = False) -> int:

@@ -84,8 +84,9 @@ def report(run) -> tuple[str, bool]:
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.2))
     colors = np.where(y > 0, "tab:red", "tab:blue")
     a.scatter(X[:, 0], X[:, 1], s=6, c=colors, alpha=0.5)
-    a.scatter(CENTERS[:, 0], CENTERS[:, 1], s=80, c=np.where(LABELS > 0, "tab:red", "tab:blue"), edgecolor="k",
-              marker="o")
+    a.scatter(
+        CENTERS[:, 0], CENTERS[:, 1], s=80, c=np.where(LABELS > 0, "tab:red", "tab:blue"), edgecolor="k", marker="o"
+    )
     a.set_title("input space: 4 nominal points + noisy observations")
     a.set_aspect("equal")
     t = np.linspace(0, 2 * np.pi, 400)
@@ -102,15 +103,25 @@ def report(run) -> tuple[str, bool]:
     b.set_xlim(-1.5, 1.5)
     b.set_ylim(-1.5, 1.5)
     b.set_aspect("equal")
-    b.set_title(f"RFF, D = 2 (sigma={sigma}, seed={seed}): linear separation;\n"
-                f"dashed: feature-space bound Gamma_i (Prop. 4.1, corrected)", fontsize=8)
+    b.set_title(
+        f"RFF, D = 2 (sigma={sigma}, seed={seed}): linear separation;\n"
+        f"dashed: feature-space bound Gamma_i (Prop. 4.1, corrected)",
+        fontsize=8,
+    )
     fig.tight_layout()
     fig.savefig(run.out / "couellan2020_fig1.png", dpi=120)
     plt.close(fig)
-    return (f"wrote {run.out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: "
-            f"{inside}"), inside
+    return (
+        f"wrote {run.out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: {inside}"
+    ), inside
 
 
-EXPERIMENT = GridExperiment("couellan2020-fig1", "Figure 1 of [CJ20]: four noisy XOR points mapped "
-                            "onto the circle by RFF with D = 2", cells, figure_cell, report, version="1")
+EXPERIMENT = GridExperiment(
+    "couellan2020-fig1",
+    "Figure 1 of [CJ20]: four noisy XOR points mapped onto the circle by RFF with D = 2",
+    cells,
+    figure_cell,
+    report,
+    version="1",
+)
 REPRODUCTIONS = {"couellan2020-fig1": EXPERIMENT}

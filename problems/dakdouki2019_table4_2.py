@@ -57,8 +57,14 @@ RFF_DATASETS = {"magic": 1000, "letter": 1000}
 HYP_RFF = 200
 DATASETS_FULL = ("banana", "bupa", "wine", "segment", "magic", "letter")
 DATASETS_QUICK = ("wine", "bupa")
-TITLES = {"banana": "Banana", "bupa": "Liver", "wine": "Wine", "segment": "Segmentation", "magic": "Magic",
-          "letter": "Letter Recognition"}
+TITLES = {
+    "banana": "Banana",
+    "bupa": "Liver",
+    "wine": "Wine",
+    "segment": "Segmentation",
+    "magic": "Magic",
+    "letter": "Letter Recognition",
+}
 
 #: Thesis Table 4.2 (typed from [ElD19]): (gauss train err, gauss recog, km train err, km recog) in %.
 THESIS_TABLE42 = {
@@ -71,8 +77,12 @@ THESIS_TABLE42 = {
 }
 #: Thesis Table 4.3 (T, p-value).
 THESIS_TABLE43 = {
-    "banana": (7.661837, 1.832917e-14), "bupa": (0.7613449, 0.4464511), "wine": (math.nan, math.nan),
-    "segment": (1.451238, 0.1467137), "magic": (0.9068353, 0.3644939), "letter": (6.695475, 2.149715e-11),
+    "banana": (7.661837, 1.832917e-14),
+    "bupa": (0.7613449, 0.4464511),
+    "wine": (math.nan, math.nan),
+    "segment": (1.451238, 0.1467137),
+    "magic": (0.9068353, 0.3644939),
+    "letter": (6.695475, 2.149715e-11),
 }
 
 
@@ -103,8 +113,7 @@ def _data(name, seed=0):
 def _ww(kernel, sigma, n_components=None, seed=0):
     from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
 
-    return WestonWatkinsSVC(C=C_WW, kernel=kernel, sigma=float(sigma), n_components=n_components,
-                            random_state=seed)
+    return WestonWatkinsSVC(C=C_WW, kernel=kernel, sigma=float(sigma), n_components=n_components, random_state=seed)
 
 
 _CV_CACHE: dict = {}
@@ -165,8 +174,14 @@ def _run_cell(cell: dict) -> dict:
     if smode == "thesis":
         sigma = thesis_sigma(Xtr.shape[1])
     else:
-        sigma, cv_scores = cv_sigma(Xtr, ytr, kernel, seed=seed, factors=tuple(cell.get("factors", SIGMA_FACTORS)),
-                                    n_components=RFF_DATASETS.get(name))
+        sigma, cv_scores = cv_sigma(
+            Xtr,
+            ytr,
+            kernel,
+            seed=seed,
+            factors=tuple(cell.get("factors", SIGMA_FACTORS)),
+            n_components=RFF_DATASETS.get(name),
+        )
     t_fit = time.perf_counter()
     info = {}
     if model == "ww":
@@ -177,21 +192,38 @@ def _run_cell(cell: dict) -> dict:
             info["n_excluded"] = len(est.kernel_obj_.excluded_)
     else:
         small = Xtr.shape[0] <= 1000
-        est = HyperbolicSVC(lam=1e-2, gamma="auto", kernel=kernel, sigma=float(sigma),
-                            n_components=None if small else HYP_RFF, max_rank=20,
-                            solver="ccp" if small else "anchors", n_starts=cell.get("n_starts", 2),
-                            max_iter=cell.get("max_iter", 20), n_anchors=20, random_state=seed).fit(Xtr, ytr)
+        est = HyperbolicSVC(
+            lam=1e-2,
+            gamma="auto",
+            kernel=kernel,
+            sigma=float(sigma),
+            n_components=None if small else HYP_RFF,
+            max_rank=20,
+            solver="ccp" if small else "anchors",
+            n_starts=cell.get("n_starts", 2),
+            max_iter=cell.get("max_iter", 20),
+            n_anchors=20,
+            random_state=seed,
+        ).fit(Xtr, ytr)
         hist = est.histories_
-        info.update(solver=est.solver_, gamma=est.gamma_, objective=est.objective_,
-                    monotone=bool(all(np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0]))) for h in hist)),
-                    ccp_iterations=[len(h) - 1 for h in hist])
+        info.update(
+            solver=est.solver_,
+            gamma=est.gamma_,
+            objective=est.objective_,
+            monotone=bool(all(np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0]))) for h in hist)),
+            ccp_iterations=[len(h) - 1 for h in hist],
+        )
     fit_time = time.perf_counter() - t_fit
     pred_tr, pred_te = est.predict(Xtr), est.predict(Xte)
     return {
         "train_error": float(100.0 * np.mean(pred_tr != ytr)),
         "recognition": float(100.0 * np.mean(pred_te == yte)),
-        "n_test": int(yte.shape[0]), "sigma": float(sigma), "cv_scores": cv_scores,
-        "fit_time": fit_time, "cell_time": time.perf_counter() - t0, **info,
+        "n_test": int(yte.shape[0]),
+        "sigma": float(sigma),
+        "cv_scores": cv_scores,
+        "fit_time": fit_time,
+        "cell_time": time.perf_counter() - t0,
+        **info,
     }
 
 
@@ -205,7 +237,7 @@ def _cost_rank(cell: dict):
 def make_cells(quick: bool) -> list[dict]:
     cells = []
     factors = QUICK_FACTORS if quick else SIGMA_FACTORS
-    for name in (DATASETS_QUICK if quick else DATASETS_FULL):
+    for name in DATASETS_QUICK if quick else DATASETS_FULL:
         for smode in ("thesis", "cv"):
             for kernel in ("rbf", "consolidation"):
                 cell = {"dataset": name, "model": "ww", "kernel": kernel, "sigma": smode}
@@ -214,8 +246,14 @@ def make_cells(quick: bool) -> list[dict]:
                 cells.append(cell)
             if quick and smode == "cv":
                 continue  # --quick: the hyperbolic column with the thesis sigma only
-            cell = {"dataset": name, "model": "hyperbolic", "kernel": "rbf", "sigma": smode,
-                    "n_starts": 1 if quick else 2, "max_iter": 15 if quick else 20}
+            cell = {
+                "dataset": name,
+                "model": "hyperbolic",
+                "kernel": "rbf",
+                "sigma": smode,
+                "n_starts": 1 if quick else 2,
+                "max_iter": 15 if quick else 20,
+            }
             if smode == "cv":
                 cell["factors"] = list(factors)
             cells.append(cell)
@@ -227,18 +265,23 @@ def build_table(cells, results) -> tuple[str, dict]:
     by = {(c["dataset"], c["model"], c["kernel"], c["sigma"]): r for c, r in zip(cells, results)}
     present = {c["dataset"] for c in cells}
     names = [d for d in DATASETS_FULL if d in present]
-    lines = ["# Thesis Table 4.2 (WW-M-SVM, Gaussian vs kappa^m) reproduced, + hyperbolic machine", "",
-             "Train err / recognition rate in %. `thesis` = numbers typed from [ElD19]; "
-             "`ours(sigma)` = this run.",
-             "", "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog "
-             "| hyperbolic train err | hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Thesis Table 4.2 (WW-M-SVM, Gaussian vs kappa^m) reproduced, + hyperbolic machine",
+        "",
+        "Train err / recognition rate in %. `thesis` = numbers typed from [ElD19]; `ours(sigma)` = this run.",
+        "",
+        "| data set | sigma | Gauss train err | Gauss recog | k^m train err | k^m recog "
+        "| hyperbolic train err | hyperbolic recog | T (ours) | p (ours) | T (thesis) | time [s] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     summary = {}
     for name in names:
         th = THESIS_TABLE42[name]
         tt = THESIS_TABLE43[name]
-        lines.append(f"| {TITLES[name]} | thesis (paper) | {th[0]:.2f} | {th[1]:.2f} | {th[2]:.2f} | {th[3]:.2f} "
-                     f"| - | - | {abs(tt[0]):.3f} | {tt[1]:.3g} | | |")
+        lines.append(
+            f"| {TITLES[name]} | thesis (paper) | {th[0]:.2f} | {th[1]:.2f} | {th[2]:.2f} | {th[3]:.2f} "
+            f"| - | - | {abs(tt[0]):.3f} | {tt[1]:.3g} | | |"
+        )
         for smode in ("thesis", "cv"):
             g = by.get((name, "ww", "rbf", smode))
             k = by.get((name, "ww", "consolidation", smode))
@@ -249,12 +292,17 @@ def build_table(cells, results) -> tuple[str, dict]:
             hs = (f"{h['train_error']:.2f} | {h['recognition']:.2f}") if h else "- | -"
             tsum = g["cell_time"] + k["cell_time"] + (h["cell_time"] if h else 0.0)
             sig = f"{'sqrt(5d)' if smode == 'thesis' else 'CV'}: G {g['sigma']:.3g}, k^m {k['sigma']:.3g}"
-            lines.append(f"| {TITLES[name]} | ours, {sig} | {g['train_error']:.2f} | {g['recognition']:.2f} | "
-                         f"{k['train_error']:.2f} | {k['recognition']:.2f} | {hs} | {T:.3f} | {p:.3g} "
-                         f"| {abs(tt[0]):.3f} | {tsum:.1f} |")
+            lines.append(
+                f"| {TITLES[name]} | ours, {sig} | {g['train_error']:.2f} | {g['recognition']:.2f} | "
+                f"{k['train_error']:.2f} | {k['recognition']:.2f} | {hs} | {T:.3f} | {p:.3g} "
+                f"| {abs(tt[0]):.3f} | {tsum:.1f} |"
+            )
             summary[f"{name}/{smode}"] = {"gauss": g, "km": k, "hyperbolic": h, "T": T, "p": p}
-    lines += ["", "T: two-proportion statistic of Table 4.3 (Gaussian vs k^m recognition rates, n = test size); "
-              "the thesis's |T| is shown for comparison."]
+    lines += [
+        "",
+        "T: two-proportion statistic of Table 4.3 (Gaussian vs k^m recognition rates, n = test size); "
+        "the thesis's |T| is shown for comparison.",
+    ]
     return "\n".join(lines) + "\n", summary
 
 
@@ -283,15 +331,19 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
     for ax, (title, kern) in zip(axes[1:], (("consolidation kernel k^m", "consolidation"), ("Gaussian kernel", "rbf"))):
         est = WestonWatkinsSVC(C=C_WW, kernel=kern, sigma=sigma, n_subclasses=2).fit(X, y)
         P = est.predict(G)
-        stats[kern] = {"grid_acc_inside": float(np.mean(P[inside] == truth[inside])),
-                       "grid_acc_outside": float(np.mean(P[~inside] == truth[~inside])),
-                       "train_acc": float(est.score(X, y))}
+        stats[kern] = {
+            "grid_acc_inside": float(np.mean(P[inside] == truth[inside])),
+            "grid_acc_outside": float(np.mean(P[~inside] == truth[~inside])),
+            "train_acc": float(est.score(X, y)),
+        }
         ax.contourf(g, g, P.reshape(grid, grid), levels=[-0.5, 0.5, 1.5], colors=["#cfe2f3", "#f4cccc"])
         ax.scatter(X[y == 0, 0], X[y == 0, 1], marker="o", facecolors="none", edgecolors="k", s=12)
         ax.scatter(X[y == 1, 0], X[y == 1, 1], marker="x", c="r", s=12)
         ax.plot([1, 9, 9, 1, 1], [1, 1, 9, 9, 1], "k--", lw=0.8)
-        ax.set(title=f"{title}\ngrid acc. in [1,9]^2 {100 * stats[kern]['grid_acc_inside']:.1f}%, "
-                     f"outside {100 * stats[kern]['grid_acc_outside']:.1f}%")
+        ax.set(
+            title=f"{title}\ngrid acc. in [1,9]^2 {100 * stats[kern]['grid_acc_inside']:.1f}%, "
+            f"outside {100 * stats[kern]['grid_acc_outside']:.1f}%"
+        )
     fig.suptitle("Fig. 4.2: WW-M-SVM on XOR, sigma = sqrt(10)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -309,18 +361,29 @@ def report(run) -> tuple[str, bool]:
     """Table 4.2 / 4.3 (``table4_2.md`` / ``.json``) from the cells, and Fig. 4.2 (``fig4_2_xor.png``)."""
     md, summary = build_table(run.cells, run.results)
     xor = xor_figure(run.out / "fig4_2_xor.png")
-    md += ("\nFig. 4.2 (XOR): grid accuracy against the XOR pattern inside [1,9]^2 and its periodic "
-           "(checkerboard, period 8) extension outside -- "
-           + ", ".join(f"{k}: inside {100 * v['grid_acc_inside']:.1f}%, outside {100 * v['grid_acc_outside']:.1f}%"
-                       for k, v in xor.items()) + "\n")
+    md += (
+        "\nFig. 4.2 (XOR): grid accuracy against the XOR pattern inside [1,9]^2 and its periodic "
+        "(checkerboard, period 8) extension outside -- "
+        + ", ".join(
+            f"{k}: inside {100 * v['grid_acc_inside']:.1f}%, outside {100 * v['grid_acc_outside']:.1f}%"
+            for k, v in xor.items()
+        )
+        + "\n"
+    )
     md += f"\nWall time of this invocation: {run.elapsed():.1f} s (n_jobs = {run.n_jobs}).\n"
     (run.out / "table4_2.md").write_text(md)
     (run.out / "table4_2.json").write_text(json.dumps({"summary": summary, "xor": xor}, indent=1, default=str))
     return md, True
 
 
-EXPERIMENT = GridExperiment("dakdouki2019-table4-2", "Thesis [ElD19] Table 4.2 / 4.3 and Fig. 4.2: "
-                            "WW-M-SVM with the Gaussian kernel vs kappa^m", cells, run_cell, report, version="2")
+EXPERIMENT = GridExperiment(
+    "dakdouki2019-table4-2",
+    "Thesis [ElD19] Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m",
+    cells,
+    run_cell,
+    report,
+    version="2",
+)
 
 
 def benchmark(quick: bool = False) -> int:
@@ -356,7 +419,10 @@ def _ww_instance():
         "ww-wine-rff-dual-vs-primal",
         "WW-M-SVM (eq. 1.9) on Wine, 60 random Fourier features: primal QP (Clarabel, SCS), kernel dual QP "
         "(Clarabel) and the numpy L-BFGS primal solver on the same features",
-        build, backends=("clarabel", "dual", "lbfgs", "scs"), rtol=1e-4)
+        build,
+        backends=("clarabel", "dual", "lbfgs", "scs"),
+        rtol=1e-4,
+    )
 
 
 INSTANCES = {"ww-wine-rff-dual-vs-primal": _ww_instance()}

@@ -67,13 +67,21 @@ def build_nystroem_instance(L=120, m=16, gamma=0.1, C=1.0, seed=0):
 
 INSTANCES = {
     "feature-robust-rff": ProblemInstance(
-        "feature-robust-rff", "formulation (10), RFF D=16, pbar=inf (per-sample rotations), breast_cancer L=120",
-        build_rff_instance, backends=("clarabel", "scs", "prox", "sgd"),
-        backend_options={"prox": STOCH, "sgd": STOCH}, rtol=1e-3),
+        "feature-robust-rff",
+        "formulation (10), RFF D=16, pbar=inf (per-sample rotations), breast_cancer L=120",
+        build_rff_instance,
+        backends=("clarabel", "scs", "prox", "sgd"),
+        backend_options={"prox": STOCH, "sgd": STOCH},
+        rtol=1e-3,
+    ),
     "feature-robust-nystroem": ProblemInstance(
-        "feature-robust-nystroem", "formulation (10), Nystroem m=16 (Prop. 4.2, corrected), breast_cancer L=120",
-        build_nystroem_instance, backends=("clarabel", "scs", "prox", "sgd"),
-        backend_options={"prox": STOCH, "sgd": STOCH}, rtol=1e-3),
+        "feature-robust-nystroem",
+        "formulation (10), Nystroem m=16 (Prop. 4.2, corrected), breast_cancer L=120",
+        build_nystroem_instance,
+        backends=("clarabel", "scs", "prox", "sgd"),
+        backend_options={"prox": STOCH, "sgd": STOCH},
+        rtol=1e-3,
+    ),
 }
 
 
@@ -100,8 +108,7 @@ def _select_clean(rows):
     return max(rows, key=lambda r: (r["val_acc"], -r["val_adv"]))
 
 
-def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=False, attack=None, D=200,
-                           feature_norm=2):
+def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=False, attack=None, D=200, feature_norm=2):
     """Fit both grids, score every model on validation and test, apply both selection protocols.
 
     Protocol "clean": each family tuned for clean validation accuracy; the robust model uses the
@@ -123,10 +130,12 @@ def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=Fal
     mults = (0.5, 1.0) if quick else (0.25, 0.5, 1.0)
 
     def scores(dec, grad, pred):
-        return {"val_acc": float(np.mean(pred(Xval) == yval)),
-                "val_adv": adversarial_error(dec, grad, Xval, yval, gamma, 2, **attack),
-                "test_acc": float(np.mean(pred(Xte) == yte)),
-                "test_adv": adversarial_error(dec, grad, Xte, yte, gamma, 2, **attack)}
+        return {
+            "val_acc": float(np.mean(pred(Xval) == yval)),
+            "val_adv": adversarial_error(dec, grad, Xval, yval, gamma, 2, **attack),
+            "test_acc": float(np.mean(pred(Xte) == yte)),
+            "test_adv": adversarial_error(dec, grad, Xte, yte, gamma, 2, **attack),
+        }
 
     nominal = []
     for C, s in itertools.product(Cs, sigmas):
@@ -137,14 +146,26 @@ def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=Fal
     for C, s, m in itertools.product(Cs, sigmas, mults):
         est = RobustFeatureSVC("rff", D, float(s), m * gamma, 2, feature_norm, C, random_state=seed)
         est.fit(Xfit_noisy, yfit)
-        robust.append({"C": C, "sigma": float(s), "radius": m * gamma,
-                       **scores(est.decision_function, est.input_gradient, est.predict)})
-    out = {"dataset": dataset, "gamma": gamma, "seed": seed, "n_test": int(Xte.shape[0]),
-           "clean": {"nominal_rbf_svc": _select_clean(nominal),
-                     "robust_rff": _select_clean([r for r in robust if r["radius"] == gamma])},
-           "robust_aware": {"nominal_rbf_svc": _select_robust_aware(nominal),
-                            "robust_rff": _select_robust_aware(robust)},
-           "grid": {"nominal_rbf_svc": nominal, "robust_rff": robust}}
+        robust.append(
+            {
+                "C": C,
+                "sigma": float(s),
+                "radius": m * gamma,
+                **scores(est.decision_function, est.input_gradient, est.predict),
+            }
+        )
+    out = {
+        "dataset": dataset,
+        "gamma": gamma,
+        "seed": seed,
+        "n_test": int(Xte.shape[0]),
+        "clean": {
+            "nominal_rbf_svc": _select_clean(nominal),
+            "robust_rff": _select_clean([r for r in robust if r["radius"] == gamma]),
+        },
+        "robust_aware": {"nominal_rbf_svc": _select_robust_aware(nominal), "robust_rff": _select_robust_aware(robust)},
+        "grid": {"nominal_rbf_svc": nominal, "robust_rff": robust},
+    }
     return out
 
 
@@ -153,16 +174,21 @@ def bench_adversarial(quick: bool = False) -> int:
     datasets = ("breast_cancer",) if quick else ("breast_cancer", "wine")
     gammas = (1.0,) if quick else (0.5, 1.0, 1.5)
     seeds = (0,) if quick else (0, 1, 2)
-    header = (f"{'data':<14}{'gamma':>6}{'seed':>5} {'protocol':<13}| {'nominal acc':>11} {'adv err':>8} | "
-              f"{'robust acc':>10} {'adv err':>8}")
+    header = (
+        f"{'data':<14}{'gamma':>6}{'seed':>5} {'protocol':<13}| {'nominal acc':>11} {'adv err':>8} | "
+        f"{'robust acc':>10} {'adv err':>8}"
+    )
     print(header)
     print("-" * len(header))
     for ds, g, s in itertools.product(datasets, gammas, seeds):
         r = compare_robust_nominal(ds, g, s, quick)
         for proto in ("clean", "robust_aware"):
             a, b = r[proto]["nominal_rbf_svc"], r[proto]["robust_rff"]
-            print(f"{ds:<14}{g:>6.2f}{s:>5} {proto:<13}| {a['test_acc']:>11.3f} {a['test_adv']:>8.3f} | "
-                  f"{b['test_acc']:>10.3f} {b['test_adv']:>8.3f}", flush=True)
+            print(
+                f"{ds:<14}{g:>6.2f}{s:>5} {proto:<13}| {a['test_acc']:>11.3f} {a['test_adv']:>8.3f} | "
+                f"{b['test_acc']:>10.3f} {b['test_adv']:>8.3f}",
+                flush=True,
+            )
         print("   " + json.dumps(r), flush=True)
     return 0
 

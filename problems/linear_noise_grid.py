@@ -68,7 +68,8 @@ def _run_cell(cell: dict) -> dict:
         est = RobustSVC(C=cell["C"], radius=cell["param"]).fit(Xtr, y[tr], Sigma=Sigma, groups=groups)
     else:
         est = ChanceConstrainedSVC(C=cell["C"], epsilon=cell["param"], distribution="gaussian").fit(
-            Xtr, y[tr], Sigma=Sigma, groups=groups)
+            Xtr, y[tr], Sigma=Sigma, groups=groups
+        )
     fit_time = time.perf_counter() - t0
     rng = np.random.default_rng(seed_from_cell(cell))
     gte = np.searchsorted(classes, y[te])
@@ -80,8 +81,12 @@ def _run_cell(cell: dict) -> dict:
         for g in range(len(classes)):  # colour the draws one class at a time (no (L, n, n) array)
             noise[gte == g] = TEST_NOISE * (z[gte == g] @ chol[g].T)
         accs.append(est.score(Xte + noise, y[te]))
-    return {"clean_acc": float(est.score(Xte, y[te])), "noisy_acc": float(np.mean(accs)),
-            "objective": float(est.objective_), "fit_time": fit_time}
+    return {
+        "clean_acc": float(est.score(Xte, y[te])),
+        "noisy_acc": float(np.mean(accs)),
+        "objective": float(est.objective_),
+        "fit_time": fit_time,
+    }
 
 
 def cells(quick: bool) -> list[dict]:
@@ -90,9 +95,9 @@ def cells(quick: bool) -> list[dict]:
     out = []
     for fold, C in itertools.product(range(n_folds), Cs):
         out.append(dict(method="nominal", param=0.0, C=C, fold=fold, n_folds=n_folds))
-        for r in ([0.5, 2.0] if quick else [0.25, 0.5, 1.0, 2.0]):
+        for r in [0.5, 2.0] if quick else [0.25, 0.5, 1.0, 2.0]:
             out.append(dict(method="robust", param=r, C=C, fold=fold, n_folds=n_folds))
-        for eps in ([0.1] if quick else [0.05, 0.1, 0.3]):
+        for eps in [0.1] if quick else [0.05, 0.1, 0.3]:
             out.append(dict(method="chance", param=eps, C=C, fold=fold, n_folds=n_folds))
     return out
 
@@ -104,17 +109,27 @@ def report(run) -> tuple[str, bool]:
     rows = []
     for method, param, C in keys:
         sel = [r for r in records if (r["method"], r["param"], r["C"]) == (method, param, C)]
-        rows.append(dict(method=method, param=param, C=C, folds=len(sel),
-                         clean_acc=np.mean([r["clean_acc"] for r in sel]),
-                         noisy_acc=np.mean([r["noisy_acc"] for r in sel]),
-                         fit_time=np.mean([r["fit_time"] for r in sel])))
+        rows.append(
+            dict(
+                method=method,
+                param=param,
+                C=C,
+                folds=len(sel),
+                clean_acc=np.mean([r["clean_acc"] for r in sel]),
+                noisy_acc=np.mean([r["noisy_acc"] for r in sel]),
+                fit_time=np.mean([r["fit_time"] for r in sel]),
+            )
+        )
     with open(out / "summary.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
     lines = ["| method | param | C | folds | clean acc | noisy acc | fit time [s] |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['method']} | {r['param']:g} | {r['C']:g} | {r['folds']} | {r['clean_acc']:.4f} | "
-              f"{r['noisy_acc']:.4f} | {r['fit_time']:.3f} |" for r in rows]
+    lines += [
+        f"| {r['method']} | {r['param']:g} | {r['C']:g} | {r['folds']} | {r['clean_acc']:.4f} | "
+        f"{r['noisy_acc']:.4f} | {r['fit_time']:.3f} |"
+        for r in rows
+    ]
     text = "\n".join(lines)
     (out / "summary.md").write_text(text + "\n")
     return text, True
@@ -122,6 +137,11 @@ def report(run) -> tuple[str, bool]:
 
 GRIDS = {
     "linear-noise-grid": GridExperiment(
-        "linear-noise-grid", "nominal vs robust vs chance-constrained SVM under injected noise, breast cancer, k-fold",
-        cells, run_cell, report, version="2"),
+        "linear-noise-grid",
+        "nominal vs robust vs chance-constrained SVM under injected noise, breast cancer, k-fold",
+        cells,
+        run_cell,
+        report,
+        version="2",
+    ),
 }

@@ -14,11 +14,11 @@ STOCHASTIC_OPTS = {"max_epochs": 2000, "tol": 1e-7, "batch_size": 32, "patience"
 
 def _robust(L, n, C, radius, p=2, seed=0):
     def build():
-        X, y, Sigma, groups = make_uncertain_classification(L, n, separation=2.0, noise_scale=0.3,
-                                                            random_state=seed)
+        X, y, Sigma, groups = make_uncertain_classification(L, n, separation=2.0, noise_scale=0.3, random_state=seed)
         (Xtr, ytr, gtr), (Xte, yte, _) = train_test_split_arrays([X, y, groups], 0.2, random_state=seed)
         unc = UncertaintySet(Sigma=Sigma, groups=gtr, p=p, radius=radius)
         return robust_svm(Xtr, ytr, unc, C=C), Xte, yte
+
     return build
 
 
@@ -41,23 +41,43 @@ def _chance_small():
 
 INSTANCES = {
     "robust-small": ProblemInstance(
-        "robust-small", "grouped-ellipsoid robust SVM SOCP (eq. 4), L=400 train, n=5, k=2 groups, C=0.25",
-        _robust(500, 5, C=0.25, radius=1.0), ("clarabel", "scs", "sgd", "prox"),
-        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS}, rtol=1e-3),
+        "robust-small",
+        "grouped-ellipsoid robust SVM SOCP (eq. 4), L=400 train, n=5, k=2 groups, C=0.25",
+        _robust(500, 5, C=0.25, radius=1.0),
+        ("clarabel", "scs", "sgd", "prox"),
+        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
+        rtol=1e-3,
+    ),
     "robust-small-inf": ProblemInstance(
-        "robust-small-inf", "box (p = inf) robust SVM, L=400 train, n=5, k=2 groups, C=0.25",
-        _robust(500, 5, C=0.25, radius=0.5, p=np.inf), ("clarabel", "scs", "sgd", "prox"),
-        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS}, rtol=1e-3),
+        "robust-small-inf",
+        "box (p = inf) robust SVM, L=400 train, n=5, k=2 groups, C=0.25",
+        _robust(500, 5, C=0.25, radius=0.5, p=np.inf),
+        ("clarabel", "scs", "sgd", "prox"),
+        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
+        rtol=1e-3,
+    ),
     "robust-large": ProblemInstance(
-        "robust-large", "grouped-ellipsoid robust SVM SOCP, L=20000 train, n=50, k=2 groups, C=0.05 (lam=1e-3)",
-        _robust(25000, 50, C=0.05, radius=1.0), ("clarabel", "scs", "sgd", "prox"),
-        {"sgd": {"tol": 1e-5, "seed": 0}, "prox": {"tol": 1e-5, "seed": 0}}, rtol=1e-3),
+        "robust-large",
+        "grouped-ellipsoid robust SVM SOCP, L=20000 train, n=50, k=2 groups, C=0.05 (lam=1e-3)",
+        _robust(25000, 50, C=0.05, radius=1.0),
+        ("clarabel", "scs", "sgd", "prox"),
+        {"sgd": {"tol": 1e-5, "seed": 0}, "prox": {"tol": 1e-5, "seed": 0}},
+        rtol=1e-3,
+    ),
     "nominal-breast-cancer": ProblemInstance(
-        "nominal-breast-cancer", "nominal linear SVM (eq. 1) on scikit-learn's breast cancer data, C=0.1",
-        _nominal_breast_cancer, ("libsvm", "clarabel", "scs", "sgd", "prox"),
-        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS}, rtol=1e-3),
+        "nominal-breast-cancer",
+        "nominal linear SVM (eq. 1) on scikit-learn's breast cancer data, C=0.1",
+        _nominal_breast_cancer,
+        ("libsvm", "clarabel", "scs", "sgd", "prox"),
+        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
+        rtol=1e-3,
+    ),
     "chance-gaussian-small": ProblemInstance(
-        "chance-gaussian-small", "Gaussian chance-constrained SVM, epsilon=0.1, L=400 train, n=5, k=2",
-        _chance_small, ("clarabel", "scs", "sgd", "prox"),
-        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS}, rtol=1e-3),
+        "chance-gaussian-small",
+        "Gaussian chance-constrained SVM, epsilon=0.1, L=400 train, n=5, k=2",
+        _chance_small,
+        ("clarabel", "scs", "sgd", "prox"),
+        {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
+        rtol=1e-3,
+    ),
 }

@@ -49,8 +49,9 @@ def rff_sup_error(D, d=2, R=1.0, sigma=1.0, seed=0, n_samples=20000, n_local=5):
     vals = err(Z)
     best = float(vals.max())
     for k in np.argsort(vals)[::-1][:n_local]:
-        res = optimize.minimize(lambda z: -err(z)[0], Z[k], method="SLSQP",
-                                constraints=[{"type": "ineq", "fun": lambda z: rho**2 - z @ z}])
+        res = optimize.minimize(
+            lambda z: -err(z)[0], Z[k], method="SLSQP", constraints=[{"type": "ineq", "fun": lambda z: rho**2 - z @ z}]
+        )
         z = res.x * min(1.0, rho / max(np.linalg.norm(res.x), 1e-300))
         best = max(best, float(err(z)[0]))
     return best
@@ -78,15 +79,19 @@ def rff_cell(cell: dict) -> dict:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        err = rff_sup_error(cell["D"], cell["d"], cell["R"], cell["sigma"], seed=cell["seed"],
-                            n_samples=cell["n_samples"])
+        err = rff_sup_error(
+            cell["D"], cell["d"], cell["R"], cell["sigma"], seed=cell["seed"], n_samples=cell["n_samples"]
+        )
     return {"sup_error": float(err)}
 
 
 def make_cells(quick: bool, d=2, R=1.0, sigma=1.0) -> list[dict]:
     Ds = DEFAULT_DS[:4] if quick else DEFAULT_DS
-    return [{"D": int(D), "seed": s, "d": d, "R": float(R), "sigma": float(sigma),
-             "n_samples": 5000 if quick else 20000} for D in Ds for s in range(3 if quick else 10)]
+    return [
+        {"D": int(D), "seed": s, "d": d, "R": float(R), "sigma": float(sigma), "n_samples": 5000 if quick else 20000}
+        for D in Ds
+        for s in range(3 if quick else 10)
+    ]
 
 
 def report(run) -> tuple[str, bool]:
@@ -102,8 +107,14 @@ def report(run) -> tuple[str, bool]:
     rows = []
     for D in dict.fromkeys(c["D"] for c in cells):
         errs = [r["sup_error"] for c, r in zip(cells, results) if c["D"] == D]
-        rows.append({"D": D, "median": float(np.median(errs)), "max": float(np.max(errs)),
-                     "bound_delta_0.05": float(lecture_bound(D, d, R, sigma))})
+        rows.append(
+            {
+                "D": D,
+                "median": float(np.median(errs)),
+                "max": float(np.max(errs)),
+                "bound_delta_0.05": float(lecture_bound(D, d, R, sigma)),
+            }
+        )
     fig, ax = plt.subplots(figsize=(5.5, 4))
     Dv = np.array([r["D"] for r in rows])
     ax.loglog(Dv, [r["median"] for r in rows], "o-", label="measured sup error (median over seeds)")
@@ -123,6 +134,12 @@ def report(run) -> tuple[str, bool]:
     return "\n".join(lines), ok
 
 
-EXPERIMENT = GridExperiment("rff-error", "RFF uniform approximation error against D, beside the bound of Rahimi & "
-                            "Recht 2007", make_cells, rff_cell, report, version="1")
+EXPERIMENT = GridExperiment(
+    "rff-error",
+    "RFF uniform approximation error against D, beside the bound of Rahimi & Recht 2007",
+    make_cells,
+    rff_cell,
+    report,
+    version="1",
+)
 REPRODUCTIONS = {"rff-error": EXPERIMENT}

@@ -42,5 +42,15 @@ from .estimators import (  # noqa: E402  (after __version__, which submodules ma
     WestonWatkinsSVC,
 )
 
-__all__ = ["ChanceConstrainedSVC", "HyperbolicSVC", "KernelRobustSVC", "NominalSVC", "PkSVC", "RobustFeatureSVC",
-           "RobustSVC", "SafeSVC", "WestonWatkinsSVC", "__version__"]
+__all__ = [
+    "ChanceConstrainedSVC",
+    "HyperbolicSVC",
+    "KernelRobustSVC",
+    "NominalSVC",
+    "PkSVC",
+    "RobustFeatureSVC",
+    "RobustSVC",
+    "SafeSVC",
+    "WestonWatkinsSVC",
+    "__version__",
+]

@@ -20,16 +20,12 @@ def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) 
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
-            raise ValueError(
-                f"{name} must have {' or '.join(map(str, allowed))} dimension(s); got shape {arr.shape}."
-            )
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s); got shape {arr.shape}.")
     if arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}); pass at least one entry.")
     if not np.all(np.isfinite(arr)):
         n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(
-            f"{name} contains {n_bad} NaN or infinite value(s); impute or drop them before fitting."
-        )
+        raise ValueError(f"{name} contains {n_bad} NaN or infinite value(s); impute or drop them before fitting.")
     return arr
 
 
@@ -81,8 +77,11 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
 
         from sklearn.exceptions import DataConversionWarning
 
-        warnings.warn(f"A column-vector {name} was passed when a 1d array was expected; it was raveled.",
-                      DataConversionWarning, stacklevel=3)
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it was raveled.",
+            DataConversionWarning,
+            stacklevel=3,
+        )
         y = np.ravel(y)
     if y.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of labels; got shape {y.shape}.")
@@ -115,8 +114,9 @@ def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = F
     return value
 
 
-def check_probability(value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True,
-                      high: float = 1.0) -> float:
+def check_probability(
+    value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True, high: float = 1.0
+) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
         raise ValueError(f"{name} must be a real number in (0, {high}); got {value!r}.")
     value = float(value)
@@ -166,8 +166,10 @@ def check_two_classes(y, name: str = "y", *, reason: str | None = None, classes=
             first = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
             which = f" ({first!r})"
         why = reason or "a classifier needs more than one class to separate"
-        raise ValueError(f"{name} holds a single class{which} (got {classes.shape[0]} class); {why}. "
-                         "Pass samples of at least two classes.")
+        raise ValueError(
+            f"{name} holds a single class{which} (got {classes.shape[0]} class); {why}. "
+            "Pass samples of at least two classes."
+        )
     return classes
 
 
@@ -190,8 +192,10 @@ def check_symmetric(S, name: str = "matrix", *, rtol: float = 1e-8, atol: float 
     if np.any(asym > rtol * scale + atol):
         idx = int(np.argmax(np.atleast_1d(asym)))
         where = f" (block {idx})" if S.ndim == 3 else ""
-        raise ValueError(f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
-                         "pass a symmetric matrix, e.g. (S + S.T) / 2.")
+        raise ValueError(
+            f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
+            "pass a symmetric matrix, e.g. (S + S.T) / 2."
+        )
     return 0.5 * (S + np.swapaxes(S, -1, -2))
 
 
@@ -200,9 +204,12 @@ def _raise_not_psd(name, S, eigmin, threshold, hint):
     threshold = np.broadcast_to(threshold, eigmin.shape)
     idx = int(np.argmax(eigmin < -threshold))
     where = f" (block {idx})" if np.ndim(S) == 3 else ""
-    raise ValueError(f"{name}{where} is not positive semidefinite: smallest eigenvalue {float(eigmin[idx]):.3g}, "
-                     f"a negative eigenvalue beyond the round-off tolerance {float(threshold[idx]):.3g}"
-                     + (f"; {hint}" if hint else "") + ".")
+    raise ValueError(
+        f"{name}{where} is not positive semidefinite: smallest eigenvalue {float(eigmin[idx]):.3g}, "
+        f"a negative eigenvalue beyond the round-off tolerance {float(threshold[idx]):.3g}"
+        + (f"; {hint}" if hint else "")
+        + "."
+    )
 
 
 def check_psd(S, name: str = "matrix", *, neg_tol: float = 1e-8, scale: float | None = None, hint: str = "") -> None:
@@ -240,8 +247,18 @@ def shifted_cholesky_ok(S, shift: float) -> bool:
     return True
 
 
-def psd_eigh(S, name: str = "matrix", *, on_negative: str = "raise", neg_tol: float = 1e-8, neg_atol: float = 0.0,
-             scale: float | None = None, drop_tol: float | None = None, drop_atol: float = 0.0, hint: str = ""):
+def psd_eigh(
+    S,
+    name: str = "matrix",
+    *,
+    on_negative: str = "raise",
+    neg_tol: float = 1e-8,
+    neg_atol: float = 0.0,
+    scale: float | None = None,
+    drop_tol: float | None = None,
+    drop_atol: float = 0.0,
+    hint: str = "",
+):
     """The one eigendecomposition behind every PSD factorisation and projection: ``(vals, vecs)``,
     eigenvalues ascending, of the symmetric matrix (or stack) ``S`` from a single ``np.linalg.eigh``.
 
@@ -275,8 +292,9 @@ def psd_eigh(S, name: str = "matrix", *, on_negative: str = "raise", neg_tol: fl
     return vals, vecs
 
 
-def psd_factor(S, name: str = "matrix", *, form: str = "left", on_negative: str = "raise", return_eig: bool = False,
-               **tolerances):
+def psd_factor(
+    S, name: str = "matrix", *, form: str = "left", on_negative: str = "raise", return_eig: bool = False, **tolerances
+):
     """A factor ``A`` with ``A A' = S`` (after clipping round-off negatives) from one :func:`psd_eigh`.
 
     ``form="sqrt"``: the symmetric square root ``V diag(sqrt(lambda_+)) V'`` (n x n, stacks allowed);

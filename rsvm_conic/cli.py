@@ -44,8 +44,12 @@ def _lookup(kind: str, name: str):
 def _cmd_list(args) -> int:
     from . import problems
 
-    for kind, title in (("INSTANCES", "check"), ("GRIDS", "run"), ("REPRODUCTIONS", "reproduce"),
-                        ("BENCHMARKS", "bench")):
+    for kind, title in (
+        ("INSTANCES", "check"),
+        ("GRIDS", "run"),
+        ("REPRODUCTIONS", "reproduce"),
+        ("BENCHMARKS", "bench"),
+    ):
         reg = problems.registry(kind)
         print(f"{title}:")
         for name in sorted(reg):
@@ -62,14 +66,19 @@ def _cmd_check(args) -> int:
     allowed = instance.backends
     bad = [b for b in backends or () if not b or (allowed and b not in allowed)]
     if bad:
-        raise UserError(f"unknown backend {', '.join(map(repr, bad))} for {instance.name}; --backends takes a "
-                        f"comma-separated subset of: {', '.join(allowed) if allowed else 'its backends'}")
+        raise UserError(
+            f"unknown backend {', '.join(map(repr, bad))} for {instance.name}; --backends takes a "
+            f"comma-separated subset of: {', '.join(allowed) if allowed else 'its backends'}"
+        )
     print(f"{instance.name}: {instance.description}")
     reports, ok = check_instance(instance, backends)
     print(format_reports(reports))
     verdict = "AGREE" if ok else "DISAGREE"
-    print(f"\n{verdict}: every backend within relative objective gap {instance.rtol:g} of the best"
-          if ok else f"\n{verdict}: some backend failed or is more than {instance.rtol:g} from the best")
+    print(
+        f"\n{verdict}: every backend within relative objective gap {instance.rtol:g} of the best"
+        if ok
+        else f"\n{verdict}: some backend failed or is more than {instance.rtol:g} from the best"
+    )
     return 0 if ok else 1
 
 
@@ -83,8 +92,9 @@ def _out_dir(args) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=out).close()
     except OSError as exc:
-        raise UserError(f"cannot write to the output directory {out} ({exc.strerror or exc}); "
-                        f"choose another with --out") from None
+        raise UserError(
+            f"cannot write to the output directory {out} ({exc.strerror or exc}); choose another with --out"
+        ) from None
     return out
 
 
@@ -92,8 +102,9 @@ def _grid_options(args) -> dict:
     """Options for GridExperiment.run, validated; for ``--backend dask`` the scheduler is contacted once
     (5 s) so that a wrong address fails fast."""
     if args.n_jobs is not None and args.n_jobs < 1 and args.n_jobs != -1:
-        raise UserError(f"--n-jobs must be a positive number of worker processes, or -1 for one per CPU core; "
-                        f"got {args.n_jobs}")
+        raise UserError(
+            f"--n-jobs must be a positive number of worker processes, or -1 for one per CPU core; got {args.n_jobs}"
+        )
     if args.backend == "dask" and not args.scheduler:
         raise UserError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     if args.scheduler and args.backend != "dask":
@@ -127,18 +138,33 @@ def _cmd_bench(args) -> int:
 def _add_grid_args(p):
     p.add_argument("name")
     p.add_argument("--quick", action="store_true", help="reduced grid for a fast check")
-    p.add_argument("--out", help="output directory (default results/NAME, results/NAME-quick with --quick); "
-                                 "results.jsonl and the tables/figures live there")
-    p.add_argument("--fresh", action="store_true",
-                   help="start over (old results are renamed, not deleted); without it, results are resumed: "
-                        "cells already in results.jsonl are not recomputed")
+    p.add_argument(
+        "--out",
+        help="output directory (default results/NAME, results/NAME-quick with --quick); "
+        "results.jsonl and the tables/figures live there",
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start over (old results are renamed, not deleted); without it, results are resumed: "
+        "cells already in results.jsonl are not recomputed",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
-                   help="where cells run: local processes (loky) or an existing Dask cluster")
+    p.add_argument(
+        "--backend",
+        choices=("loky", "dask"),
+        default="loky",
+        help="where cells run: local processes (loky) or an existing Dask cluster",
+    )
     p.add_argument("--scheduler", help="Dask scheduler address, with --backend dask")
-    p.add_argument("--n-jobs", type=int, default=None, metavar="N",
-                   help="local worker processes (loky), a positive number or -1 for one per CPU core; default: 1 "
-                        "with --quick, else min(2, cores)")
+    p.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="local worker processes (loky), a positive number or -1 for one per CPU core; default: 1 "
+        "with --quick, else min(2, cores)",
+    )
     p.set_defaults(fn=_cmd_grid)
 
 
@@ -153,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_check)
     p = sub.add_parser("run", help="run a named grid (resumable; parallel via loky or Dask)")
     _add_grid_args(p)
-    p = sub.add_parser("reproduce", help="reproduce a paper table/figure (a grid: resumable; parallel via loky or "
-                                         "Dask)")
+    p = sub.add_parser(
+        "reproduce", help="reproduce a paper table/figure (a grid: resumable; parallel via loky or Dask)"
+    )
     _add_grid_args(p)
     p = sub.add_parser("bench", help="run a benchmark and print measured ratios")
     p.add_argument("name")

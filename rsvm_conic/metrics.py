@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sample_predictions", "nom_err", "maj_err", "robust_err", "kernel_robust_errors",
-           "epsilon_effective", "quadratic_form_samples"]
+__all__ = [
+    "sample_predictions",
+    "nom_err",
+    "maj_err",
+    "robust_err",
+    "kernel_robust_errors",
+    "epsilon_effective",
+    "quadratic_form_samples",
+]
 
 
 def _check_scores(F, y):
@@ -74,7 +81,7 @@ def quadratic_form_samples(alpha, y, K_samples, chunk: int = 256) -> np.ndarray:
         raise ValueError(f"K_samples must have shape (S, {v.size}, {v.size}); got {Ks.shape}.")
     out = np.empty(Ks.shape[0])
     for s in range(0, Ks.shape[0], chunk):
-        out[s:s + chunk] = (Ks[s:s + chunk] @ v) @ v
+        out[s : s + chunk] = (Ks[s : s + chunk] @ v) @ v
     return out
 
 

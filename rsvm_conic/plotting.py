@@ -54,8 +54,10 @@ def plot_uncertainty_ellipses(ax, X, Sigma, groups=None, radius=1.0, colors=None
     elif Sigma.ndim == 3 and Sigma.shape[0] == len(X):
         S = Sigma
     else:
-        raise ValueError("Sigma must be (2, 2), (k, 2, 2) with groups, or (n_samples, 2, 2); "
-                         f"got {Sigma.shape} with groups={'given' if groups is not None else 'None'}.")
+        raise ValueError(
+            "Sigma must be (2, 2), (k, 2, 2) with groups, or (n_samples, 2, 2); "
+            f"got {Sigma.shape} with groups={'given' if groups is not None else 'None'}."
+        )
     line_kw = {"lw": 0.6, "alpha": 0.6, **line_kw}
     for i, (x, s) in enumerate(zip(X, S)):
         P = ellipse_points(x, s, radius)
@@ -66,13 +68,15 @@ def plot_uncertainty_ellipses(ax, X, Sigma, groups=None, radius=1.0, colors=None
 def _grid(X, grid, margin):
     lo, hi = X.min(axis=0), X.max(axis=0)
     pad = margin * (hi - lo + 1e-12)
-    xx, yy = np.meshgrid(np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid),
-                         np.linspace(lo[1] - pad[1], hi[1] + pad[1], grid))
+    xx, yy = np.meshgrid(
+        np.linspace(lo[0] - pad[0], hi[0] + pad[0], grid), np.linspace(lo[1] - pad[1], hi[1] + pad[1], grid)
+    )
     return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
 
 
-def plot_decision_boundary(ax, decision_function, X, y=None, grid=200, margin=0.1, levels=(-1.0, 0.0, 1.0),
-                           color="k", label=None, scatter=True):
+def plot_decision_boundary(
+    ax, decision_function, X, y=None, grid=200, margin=0.1, levels=(-1.0, 0.0, 1.0), color="k", label=None, scatter=True
+):
     """Contour the level sets of a binary decision function ``f: (m, 2) -> (m,)`` over the data's box.
 
     The 0 level is solid, the margins dashed.  If ``y`` is given and ``scatter`` is true, the samples
@@ -82,8 +86,15 @@ def plot_decision_boundary(ax, decision_function, X, y=None, grid=200, margin=0.
     xx, yy, P = _grid(X, grid, margin)
     Z = np.asarray(decision_function(P), dtype=float).reshape(xx.shape)
     styles = ["--" if lv != 0 else "-" for lv in levels]
-    cs = ax.contour(xx, yy, Z, levels=sorted(levels), colors=color,
-                    linestyles=[s for _, s in sorted(zip(levels, styles))], linewidths=1.2)
+    cs = ax.contour(
+        xx,
+        yy,
+        Z,
+        levels=sorted(levels),
+        colors=color,
+        linestyles=[s for _, s in sorted(zip(levels, styles))],
+        linewidths=1.2,
+    )
     if label is not None:
         ax.plot([], [], color=color, label=label)
     if scatter and y is not None:
@@ -96,11 +107,19 @@ def plot_decision_regions(ax, predict, X, y=None, grid=200, margin=0.1, cmap="Pa
     X = _check_2d(X)
     xx, yy, P = _grid(X, grid, margin)
     labels = np.asarray(predict(P))
-    classes, codes = np.unique(labels if y is None else np.concatenate([np.asarray(y), labels]),
-                               return_inverse=True)
-    Z = codes[-len(P):].reshape(xx.shape)
+    classes, codes = np.unique(labels if y is None else np.concatenate([np.asarray(y), labels]), return_inverse=True)
+    Z = codes[-len(P) :].reshape(xx.shape)
     ax.contourf(xx, yy, Z, levels=np.arange(len(classes) + 1) - 0.5, cmap=cmap, alpha=0.8)
     if y is not None:
-        ax.scatter(X[:, 0], X[:, 1], c=codes[:len(X)], cmap=scatter_cmap, s=12, edgecolors="k", linewidths=0.3,
-                   vmin=0, vmax=max(len(classes) - 1, 1))
+        ax.scatter(
+            X[:, 0],
+            X[:, 1],
+            c=codes[: len(X)],
+            cmap=scatter_cmap,
+            s=12,
+            edgecolors="k",
+            linewidths=0.3,
+            vmin=0,
+            vmax=max(len(classes) - 1, 1),
+        )
     return ax

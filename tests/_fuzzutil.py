@@ -31,9 +31,15 @@ def fuzz_settings(max_examples: int):
     Pinned past failures run first (``@example``, phase explicit).  No example database: a
     failure is reported with its inputs (and, when random, a ``@reproduce_failure`` blob).
     """
-    return settings(max_examples=max(1, round(max_examples * SCALE)), deadline=None,
-                    suppress_health_check=list(HealthCheck), derandomize=not RANDOM, database=None,
-                    print_blob=RANDOM, phases=[Phase.explicit, Phase.generate])
+    return settings(
+        max_examples=max(1, round(max_examples * SCALE)),
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=not RANDOM,
+        database=None,
+        print_blob=RANDOM,
+        phases=[Phase.explicit, Phase.generate],
+    )
 
 
 def digest(*objs) -> str:
@@ -81,17 +87,19 @@ class Tally:
         for target in sorted(self.seen):
             seen = list(self.seen[target].values())
             outs = [o for _, o in seen]
-            line = f"  {target}: {len(seen)} distinct inputs -> {({o: outs.count(o) for o in sorted(set(outs))})}"
+            line = f"  {target}: {len(seen)} distinct inputs -> { ({o: outs.count(o) for o in sorted(set(outs))}) }"
             bad = [o for b, o in seen if b]
             if any(b is not None for b, _ in seen):
-                line += f"; {len(bad)} distinct bad inputs -> {({o: bad.count(o) for o in sorted(set(bad))})}"
+                line += f"; {len(bad)} distinct bad inputs -> { ({o: bad.count(o) for o in sorted(set(bad))}) }"
                 n_bad += len(bad)
                 labelled = True
             n_distinct += len(seen)
             n_rejected += outs.count("ValueError")
             lines.append(line)
-        lines.append(f"  total: {n_distinct} distinct inputs, {n_rejected} rejected with ValueError"
-                     + (f", {n_bad} distinct bad inputs" if labelled else ""))
+        lines.append(
+            f"  total: {n_distinct} distinct inputs, {n_rejected} rejected with ValueError"
+            + (f", {n_bad} distinct bad inputs" if labelled else "")
+        )
         return "\n".join(lines)
 
     def check_since(self, before: dict, test: str):
@@ -101,8 +109,9 @@ class Tally:
         assert targets, f"{test} recorded no outcome: the fuzz ran no example"
         for t in targets:
             outs = {o for (tt, o) in new if tt == t}
-            assert any(o.startswith("fit") for o in outs) and "ValueError" in outs, \
+            assert any(o.startswith("fit") for o in outs) and "ValueError" in outs, (
                 f"{test}: target {t} got only {sorted(outs)}: the fuzz no longer covers both fits and rejections"
+            )
 
     def fixtures(self):
         """``(per_test, per_module)`` autouse fixtures: assign both to module-level names."""

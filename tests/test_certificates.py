@@ -97,11 +97,20 @@ def test_radius_zero_is_the_svm_dual():
         assert fit.dual_bound(X, y, w2, 0.0, 1.0).dual <= Pstar + 1e-7 * Pstar
 
 
-@pytest.mark.parametrize("kind,p,diag,C", [("grouped", 2, False, 1.0), ("grouped", 1, False, 10.0),
-                                           ("grouped", np.inf, False, 1.0), ("grouped", np.inf, True, 10.0),
-                                           ("grouped", 1, True, 1.0), ("sample", 2, False, 10.0),
-                                           ("sample", 1, True, 1.0), ("shared", 2, False, 1.0),
-                                           ("shared", 0, True, 1.0)])
+@pytest.mark.parametrize(
+    "kind,p,diag,C",
+    [
+        ("grouped", 2, False, 1.0),
+        ("grouped", 1, False, 10.0),
+        ("grouped", np.inf, False, 1.0),
+        ("grouped", np.inf, True, 10.0),
+        ("grouped", 1, True, 1.0),
+        ("sample", 2, False, 10.0),
+        ("sample", 1, True, 1.0),
+        ("shared", 2, False, 1.0),
+        ("shared", 0, True, 1.0),
+    ],
+)
 def test_bound_is_tight_at_the_optimum(kind, p, diag, C):
     """From (w*, b*) alone the certified relative gap is <= 1e-6 (p = 0 here: the nominal SVM)."""
     radius = 0.0 if p == 0 else 0.3
@@ -161,8 +170,9 @@ def cancer():
     return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
 
 
-@pytest.mark.parametrize("p,radius,C", [(np.inf, 1.0, 1.0), (1, 0.1, 0.1), (1, 1.0, 1.0), (2, 1.0, 0.1),
-                                        (2, 1.0, 10.0)])
+@pytest.mark.parametrize(
+    "p,radius,C", [(np.inf, 1.0, 1.0), (1, 0.1, 0.1), (1, 1.0, 1.0), (2, 1.0, 0.1), (2, 1.0, 10.0)]
+)
 def test_stochastic_optimal_only_within_tol_of_the_exact_optimum(cancer, p, radius, C):
     """Standardised breast cancer (the issue's setting; p = inf radius 1 has w* = 0 and stalls far away)."""
     X, y = cancer
@@ -238,8 +248,9 @@ def test_one_calibrator_for_both_losses(cancer):
     res = stochastic_proximal(X, y, fit, L2Squared(lam), seed=3, max_epochs=2)
     assert res.eta0 == calibrate_eta0(X, y, fit, L2Squared(lam), True, 64, np.random.default_rng(3))
     # RobustHinge.restrict keeps each sample's group and gamma
-    unc = UncertaintySet(Sigma=np.ones((3, 6)), groups=np.arange(200) % 3, radius=0.5,
-                         sample_scale=np.linspace(0.5, 1.5, 200)).resolve(200, 6)
+    unc = UncertaintySet(
+        Sigma=np.ones((3, 6)), groups=np.arange(200) % 3, radius=0.5, sample_scale=np.linspace(0.5, 1.5, 200)
+    ).resolve(200, 6)
     sub = RobustHinge(unc).restrict(np.arange(50, 60))
     np.testing.assert_array_equal(sub.unc.group_index, np.arange(50, 60) % 3)
     np.testing.assert_allclose(sub.unc.gamma, unc.gamma[50:60])

@@ -20,8 +20,17 @@ def test_kappa_values_and_inverse():
             assert epsilon_from_kappa(kappa(eps, dist), dist) == pytest.approx(eps)
 
 
-@pytest.mark.parametrize("eps, dist", [(0.0, "chebyshev"), (1.0, "chebyshev"), (-0.1, "gaussian"),
-                                       (0.7, "gaussian"), (float("nan"), "gaussian"), (0.1, "student")])
+@pytest.mark.parametrize(
+    "eps, dist",
+    [
+        (0.0, "chebyshev"),
+        (1.0, "chebyshev"),
+        (-0.1, "gaussian"),
+        (0.7, "gaussian"),
+        (float("nan"), "gaussian"),
+        (0.1, "student"),
+    ],
+)
 def test_kappa_rejects_bad_epsilon(eps, dist):
     with pytest.raises(ValueError):
         kappa(eps, dist)
@@ -119,7 +128,7 @@ def test_printed_chebyshev_factor_of_couellan_jan_2020_is_wrong():
     """[CJ20] prints gamma = sqrt(eps/(1-eps)); with it the worst-case law violates far more than eps."""
     eps = 0.1
     printed = np.sqrt(eps / (1 - eps))
-    assert 1.0 / (1.0 + printed ** 2) == pytest.approx(0.9)  # Cantelli: violation up to 0.9, not 0.1
+    assert 1.0 / (1.0 + printed**2) == pytest.approx(0.9)  # Cantelli: violation up to 0.9, not 0.1
     X, y, Sigma, groups = make_uncertain_classification(200, 4, separation=3.0, noise_scale=0.3, random_state=5)
     f = chance_constrained_svm(X, y, Sigma, groups, C=1.0, epsilon=eps)
     f.set_params(kappa=printed)

@@ -17,8 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args, timeout=120):
     t0 = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "rsvm_conic.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=timeout)
+    res = subprocess.run(
+        [sys.executable, "-m", "rsvm_conic.cli", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return res, time.monotonic() - t0
 
 
@@ -39,20 +44,25 @@ def a_file(tmp_path):
     return f
 
 
-@pytest.mark.parametrize("args, fragments", [
-    (["check", "robust-small", "--backends", "foo"], ["unknown backend 'foo'", "clarabel, scs, sgd, prox"]),
-    (["check", "robust-small", "--backends", "clarabel,"], ["unknown backend ''"]),
-    (["check", "no-such-instance"], ["no instance named 'no-such-instance'; available:"]),
-    (["run", "linear-noise-grid", "--quick", "--n-jobs", "0"], ["--n-jobs must be a positive", "-1", "got 0"]),
-    (["run", "linear-noise-grid", "--quick", "--n-jobs", "-3"], ["got -3"]),
-    (["run", "linear-noise-grid", "--n-jobs", "two"], ["invalid int value: 'two'"]),
-    (["run", "linear-noise-grid", "--quick", "--backend", "dask"], ["--backend dask needs --scheduler"]),
-    (["run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "foo"],
-     ["'foo' is not a Dask scheduler address", "SCHEME://HOST:PORT"]),
-    (["run", "linear-noise-grid", "--quick", "--scheduler", "tcp://127.0.0.1:8786"], ["--scheduler is only used"]),
-    (["reproduce", "couellan2020-fig1", "--quick", "--n-jobs", "0"], ["--n-jobs must be a positive", "got 0"]),
-    (["run", "linear-noise-grid", "--resume"], ["unrecognized arguments: --resume"]),
-])
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["check", "robust-small", "--backends", "foo"], ["unknown backend 'foo'", "clarabel, scs, sgd, prox"]),
+        (["check", "robust-small", "--backends", "clarabel,"], ["unknown backend ''"]),
+        (["check", "no-such-instance"], ["no instance named 'no-such-instance'; available:"]),
+        (["run", "linear-noise-grid", "--quick", "--n-jobs", "0"], ["--n-jobs must be a positive", "-1", "got 0"]),
+        (["run", "linear-noise-grid", "--quick", "--n-jobs", "-3"], ["got -3"]),
+        (["run", "linear-noise-grid", "--n-jobs", "two"], ["invalid int value: 'two'"]),
+        (["run", "linear-noise-grid", "--quick", "--backend", "dask"], ["--backend dask needs --scheduler"]),
+        (
+            ["run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "foo"],
+            ["'foo' is not a Dask scheduler address", "SCHEME://HOST:PORT"],
+        ),
+        (["run", "linear-noise-grid", "--quick", "--scheduler", "tcp://127.0.0.1:8786"], ["--scheduler is only used"]),
+        (["reproduce", "couellan2020-fig1", "--quick", "--n-jobs", "0"], ["--n-jobs must be a positive", "got 0"]),
+        (["run", "linear-noise-grid", "--resume"], ["unrecognized arguments: --resume"]),
+    ],
+)
 def test_option_errors(args, fragments):
     res, _ = _cli(*args)
     _user_error(res, *fragments)
@@ -80,8 +90,7 @@ def test_out_that_is_not_writable(tmp_path):
 
 def test_unreachable_scheduler_fails_fast():
     pytest.importorskip("distributed")
-    res, elapsed = _cli("run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler",
-                        "tcp://127.0.0.1:1")
+    res, elapsed = _cli("run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1")
     _user_error(res, "cannot connect to the Dask scheduler at tcp://127.0.0.1:1 (no answer within 5 s)")
     assert elapsed < 20
 
@@ -89,8 +98,12 @@ def test_unreachable_scheduler_fails_fast():
 def test_locked_store(tmp_path):
     with ResultsStore(tmp_path / "results.jsonl").locked():
         res, _ = _cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
-    _user_error(res, "results.jsonl is being written by another run", f"(pid {os.getpid()} on ",
-                "wait for it to finish or use another --out")
+    _user_error(
+        res,
+        "results.jsonl is being written by another run",
+        f"(pid {os.getpid()} on ",
+        "wait for it to finish or use another --out",
+    )
     assert not (tmp_path / "results.jsonl").exists()
 
 

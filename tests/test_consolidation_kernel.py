@@ -3,8 +3,13 @@ import pytest
 from scipy import integrate
 
 from rsvm_conic.datasets.toys import make_xor_thesis
-from rsvm_conic.kernels.consolidation import (ConsolidationKernel, consolidation_directions,
-                                              fourier_coefficients, h_periodic, h_periodic_m)
+from rsvm_conic.kernels.consolidation import (
+    ConsolidationKernel,
+    consolidation_directions,
+    fourier_coefficients,
+    h_periodic,
+    h_periodic_m,
+)
 from rsvm_conic.kernels.rbf import gaussian_kernel
 
 
@@ -127,8 +132,9 @@ def test_random_features_converge_to_kappa_m():
     assert errs[-1] < 0.03
     assert errs[-1] < errs[0]
     # unbiasedness: average of many independent small maps
-    avg = np.mean([(lambda Z: Z @ Z.T)(km.random_features(200, random_state=s).transform(X[:5]))
-                   for s in range(400)], axis=0)
+    avg = np.mean(
+        [(lambda Z: Z @ Z.T)(km.random_features(200, random_state=s).transform(X[:5])) for s in range(400)], axis=0
+    )
     assert np.max(np.abs(avg - km(X[:5]))) < 0.02
 
 

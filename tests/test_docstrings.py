@@ -34,18 +34,22 @@ def sections(doc: str) -> dict:
 
 def _documented_params(obj):
     target = obj.__init__ if inspect.isclass(obj) else obj
-    return [p.name for p in inspect.signature(target).parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p.name
+        for p in inspect.signature(target).parameters.values()
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 ESTIMATORS = [getattr(estimators, name) for name in estimators.__all__]
-BUILDERS = [getattr(formulations, name) for name in formulations.__all__
-            if name not in ("Formulation", "Solution")]
+BUILDERS = [getattr(formulations, name) for name in formulations.__all__ if name not in ("Formulation", "Solution")]
 
 
 def test_sections_parser():
-    doc = ("Title.\n\nParameters\n----------\nX, y : array\n    data.\nC : float\n\n"
-           "Attributes\n----------\ncoef_ : array\n")
+    doc = (
+        "Title.\n\nParameters\n----------\nX, y : array\n    data.\nC : float\n\n"
+        "Attributes\n----------\ncoef_ : array\n"
+    )
     assert sections(doc) == {"Parameters": ["X", "y", "C"], "Attributes": ["coef_"]}
 
 
@@ -56,8 +60,9 @@ def _documenting_class(obj):
     returned = inspect.signature(obj).return_annotation
     cls = getattr(formulations, returned, None) if isinstance(returned, str) else returned
     assert inspect.isclass(cls), f"builder {obj.__name__} must annotate the formulation class it returns"
-    assert f":class:`{cls.__name__}`" in (inspect.getdoc(obj) or ""), \
+    assert f":class:`{cls.__name__}`" in (inspect.getdoc(obj) or ""), (
         f"{obj.__name__}'s docstring must point to :class:`{cls.__name__}` for its parameters"
+    )
     return cls
 
 
@@ -71,8 +76,9 @@ def test_parameters_documented(obj):
     assert not missing, f"{obj.__name__}: parameters not documented: {missing}"
     if cls is obj:
         target = obj.__init__ if inspect.isclass(obj) else obj
-        star = [p.name for p in inspect.signature(target).parameters.values() if p.kind in (p.VAR_POSITIONAL,
-                                                                                              p.VAR_KEYWORD)]
+        star = [
+            p.name for p in inspect.signature(target).parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
         extra = [p for p in documented if p not in expected + star]
         assert not extra, f"{obj.__name__}: documented but not in the signature: {extra}"
 
@@ -93,6 +99,7 @@ def test_every_estimator_importable_from_the_package():
 
 def test_one_version_string():
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         installed = version("rsvm-conic")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install

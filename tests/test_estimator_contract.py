@@ -6,17 +6,36 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rsvm_conic.estimators import (ChanceConstrainedSVC, HyperbolicSVC, KernelRobustSVC, NominalSVC, PkSVC,
-                                   RobustFeatureSVC, RobustSVC, SafeSVC, WestonWatkinsSVC)
+from rsvm_conic.estimators import (
+    ChanceConstrainedSVC,
+    HyperbolicSVC,
+    KernelRobustSVC,
+    NominalSVC,
+    PkSVC,
+    RobustFeatureSVC,
+    RobustSVC,
+    SafeSVC,
+    WestonWatkinsSVC,
+)
 
-ESTIMATORS = [NominalSVC(), NominalSVC(solver="clarabel"), RobustSVC(), RobustSVC(norm=np.inf, solver="scs"),
-              RobustSVC(solver="ipm"), ChanceConstrainedSVC(), RobustFeatureSVC(n_components=20, random_state=0),
-              SafeSVC(max_iter=20, random_state=0), PkSVC(), WestonWatkinsSVC(),
-              HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),  # cheaper CCP settings, same code
-              # pairwise (precomputed-kernel) estimator: the checks pass square kernels to fit, which
-              # it treats as noise-free mean kernels (beta = 0, the nominal SVM dual)
-              KernelRobustSVC(method="qp"), KernelRobustSVC(method="socp", noise="finite"),
-              KernelRobustSVC(method="qn", n_random_starts=0)]
+ESTIMATORS = [
+    NominalSVC(),
+    NominalSVC(solver="clarabel"),
+    RobustSVC(),
+    RobustSVC(norm=np.inf, solver="scs"),
+    RobustSVC(solver="ipm"),
+    ChanceConstrainedSVC(),
+    RobustFeatureSVC(n_components=20, random_state=0),
+    SafeSVC(max_iter=20, random_state=0),
+    PkSVC(),
+    WestonWatkinsSVC(),
+    HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),  # cheaper CCP settings, same code
+    # pairwise (precomputed-kernel) estimator: the checks pass square kernels to fit, which
+    # it treats as noise-free mean kernels (beta = 0, the nominal SVM dual)
+    KernelRobustSVC(method="qp"),
+    KernelRobustSVC(method="socp", noise="finite"),
+    KernelRobustSVC(method="qn", n_random_starts=0),
+]
 
 # scikit-learn sets n_components = 1 in these checks; random Fourier features come in cos/sin
 # pairs, so D must be even and >= 2 -- the estimator rejects D = 1 with a ValueError, as it should.
@@ -29,10 +48,10 @@ _RFF_PAIRS = "sklearn sets n_components=1; RFF needs an even number of component
 _KERNEL_PSD = {
     # subtracts the grand mean from the linear kernel X X': K - c 11' has a negative eigenvalue
     "check_positive_only_tag_during_fit": "the check shifts the kernel by -mean(K), which makes it indefinite; "
-                                          "a PSD mean kernel is required (negative entries themselves are fine)",
+    "a PSD mean kernel is required (negative entries themselves are fine)",
     # casts the (float) kernel to int32/int64: truncating the entries makes it indefinite
     "check_estimators_dtypes": "the check truncates the kernel to integers, which makes it indefinite "
-                               "(smallest eigenvalue -2); float32/float64 kernels pass",
+    "(smallest eigenvalue -2); float32/float64 kernels pass",
 }
 
 
@@ -47,9 +66,16 @@ def expected_failed_checks(estimator):
             "check_classifiers_train": "conservative by design at default epsilon with unit noise covariance",
         }
     if isinstance(estimator, RobustFeatureSVC):
-        return {name: _RFF_PAIRS for name in (
-            "check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
-            "check_methods_subset_invariance", "check_fit2d_1feature", "check_fit2d_predict1d")}
+        return {
+            name: _RFF_PAIRS
+            for name in (
+                "check_dont_overwrite_parameters",
+                "check_methods_sample_order_invariance",
+                "check_methods_subset_invariance",
+                "check_fit2d_1feature",
+                "check_fit2d_predict1d",
+            )
+        }
     return {}
 
 

@@ -54,9 +54,12 @@ def test_attack_errors_never_hit_certified_points():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="brief/paper expectation not reproduced: with both families tuned on the "
-                   "same validation protocol, robust (10) on RFF is not more robust than the nominal RBF SVM "
-                   "(benchmark feature-robust-adversarial; numbers in the issue-4 report)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="brief/paper expectation not reproduced: with both families tuned on the "
+    "same validation protocol, robust (10) on RFF is not more robust than the nominal RBF SVM "
+    "(benchmark feature-robust-adversarial; numbers in the issue-4 report)",
+)
 def test_robust_feature_svc_beats_nominal_rbf_under_attack_at_equal_accuracy():
     from rsvm_conic.problems.feature_robust import compare_robust_nominal
 

@@ -118,8 +118,7 @@ def test_prop51_claim_by_monte_carlo():
     p1 = fb.angle_probability(fb.prop51_sigma(theta, gamma, [1.0]), theta, gamma, [1.0], n_mc=400_000)
     assert p1 == pytest.approx(0.9973, abs=4e-4)
     # ... but it holds per frequency only: jointly for D/2 = 50 frequencies it fails (0.9973^50 = 0.87)
-    pj = fb.angle_probability(fb.prop51_sigma(theta, gamma, [1.0]), theta, gamma, [1.0], n_frequencies=50,
-                              n_mc=40_000)
+    pj = fb.angle_probability(fb.prop51_sigma(theta, gamma, [1.0]), theta, gamma, [1.0], n_frequencies=50, n_mc=40_000)
     assert pj < 0.9
     sj = fb.min_sigma_for_angle(theta, gamma, [1.0], n_frequencies=50, n_mc=40_000)
     assert sj > fb.prop51_sigma(theta, gamma, [1.0])

@@ -17,8 +17,9 @@ def test_rff_layout_seed_and_unbiasedness():
     assert np.allclose(P[:, 0::2], np.cos(T) / 2) and np.allclose(P[:, 1::2], np.sin(T) / 2)  # sqrt(2/8) = 1/2
     assert np.allclose(np.sum(P * P, axis=1), 1.0)  # cos^2 + sin^2: every point on the sphere
     K = gaussian_kernel(X, X, 1.5)
-    est = np.array([(lambda Q: Q @ Q.T)(RandomFourierFeatures(200, 1.5, random_state=s).fit_transform(X))
-                    for s in range(60)])
+    est = np.array(
+        [(lambda Q: Q @ Q.T)(RandomFourierFeatures(200, 1.5, random_state=s).fit_transform(X)) for s in range(60)]
+    )
     se = est.std(0, ddof=1) / np.sqrt(60)
     assert np.all(np.abs(est.mean(0) - K) <= 3.5 * se + 1e-12)
 

@@ -121,8 +121,14 @@ def test_robust_loss_upper_bounds_hinge_under_input_attacks():
         increased = 0
         for i in np.argsort(-robust)[:6]:  # the samples with the largest robust loss (on or inside the margin)
             worst_hinge, _ = ev.adversarial_search(
-                lambda D: np.maximum(0, 1 - y[i] * (rff.transform(X[i] + D) @ zeta + b)), np.eye(X.shape[1]), gamma,
-                2, n_samples=400, n_local=2, random_state=i)
+                lambda D: np.maximum(0, 1 - y[i] * (rff.transform(X[i] + D) @ zeta + b)),
+                np.eye(X.shape[1]),
+                gamma,
+                2,
+                n_samples=400,
+                n_local=2,
+                random_state=i,
+            )
             assert worst_hinge <= robust[i] + 1e-7
             increased += worst_hinge > nominal[i] + 1e-6
         assert increased >= 2  # the attack does move the loss: the check is not vacuous
@@ -135,16 +141,33 @@ def test_estimator_rff_and_nystroem_and_labels():
         est = RobustFeatureSVC(fm, 30, 6.0, radius=0.2, C=1.0, random_state=0).fit(X, labels)
         assert set(est.predict(X)) <= set(labels) and est.score(X, labels) > 0.85
         assert est.Gamma_.shape == (80,) and np.all(est.Gamma_ > 0)
-    sgd = RobustFeatureSVC("rff", 30, 6.0, radius=0.2, feature_norm=np.inf, C=1.0, solver="prox", random_state=0,
-                           solver_options={"max_epochs": 300, "tol": 1e-7}).fit(X, labels)
+    sgd = RobustFeatureSVC(
+        "rff",
+        30,
+        6.0,
+        radius=0.2,
+        feature_norm=np.inf,
+        C=1.0,
+        solver="prox",
+        random_state=0,
+        solver_options={"max_epochs": 300, "tol": 1e-7},
+    ).fit(X, labels)
     conic = RobustFeatureSVC("rff", 30, 6.0, radius=0.2, feature_norm=np.inf, C=1.0, random_state=0).fit(X, labels)
     assert abs(sgd.objective_ - conic.objective_) <= 1e-2 * conic.objective_
 
 
 def test_estimator_bad_inputs():
     X, y = _data(20, 4)
-    for kw in ({"feature_map": "poly"}, {"n_components": 7}, {"radius": -1.0}, {"norm": 3},
-               {"feature_map": "nystroem", "feature_norm": 1}, {"solver": "mosek"}, {"bound": "paper"}, {"C": 0}):
+    for kw in (
+        {"feature_map": "poly"},
+        {"n_components": 7},
+        {"radius": -1.0},
+        {"norm": 3},
+        {"feature_map": "nystroem", "feature_norm": 1},
+        {"solver": "mosek"},
+        {"bound": "paper"},
+        {"C": 0},
+    ):
         with pytest.raises(ValueError):
             RobustFeatureSVC(**kw).fit(X, y)
     with pytest.raises(ValueError):
@@ -152,8 +175,9 @@ def test_estimator_bad_inputs():
     with pytest.raises(ValueError):
         FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), [1.0, 2.0])
     with pytest.raises(ValueError):
-        FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), 1.0, pbar=np.inf,
-                         rotations=(np.ones((3, 1)), np.ones((3, 1))))
+        FeatureRobustSVM(
+            np.zeros((3, 4)), np.array([1.0, -1, 1]), 1.0, pbar=np.inf, rotations=(np.ones((3, 1)), np.ones((3, 1)))
+        )
 
 
 def test_estimator_uses_input_uncertainty_shape():
@@ -164,5 +188,6 @@ def test_estimator_uses_input_uncertainty_shape():
     assert np.allclose(big.Gamma_, 2 * small.Gamma_)  # Gamma is linear in the input scale (small angles, pbar=2)
     groups = (y > 0).astype(int)
     est = RobustFeatureSVC("nystroem", 20, 6.0, radius=0.2, random_state=0).fit(
-        X, y, Sigma=np.stack([np.full(n, 0.1), np.full(n, 1.0)]), groups=groups)
+        X, y, Sigma=np.stack([np.full(n, 0.1), np.full(n, 1.0)]), groups=groups
+    )
     assert est.Gamma_[groups == 1].mean() > est.Gamma_[groups == 0].mean()

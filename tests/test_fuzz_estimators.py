@@ -30,8 +30,11 @@ def inputs(draw, max_classes=2):
     X = rng.standard_normal((L, n)) * draw(st.sampled_from([1e-4, 1.0, 1.0, 1e3]))
     y = rng.integers(0, max_classes, L)
     y[: min(L, max_classes)] = np.arange(min(L, max_classes))
-    kind = draw(st.sampled_from(["ok"] * 10 + ["nan", "inf", "constant", "duplicates", "one_class", "many_class",
-                                             "empty", "bad_len"]))
+    kind = draw(
+        st.sampled_from(
+            ["ok"] * 10 + ["nan", "inf", "constant", "duplicates", "one_class", "many_class", "empty", "bad_len"]
+        )
+    )
     if kind == "nan":
         X[0, 0] = np.nan
     elif kind == "inf":
@@ -72,12 +75,17 @@ positive = st.sampled_from([1e-3, 1.0, 1.0, 1.0, 100.0, 1e3, 0.0, -1.0, np.nan])
 
 
 @FUZZ
-@given(data=inputs(), C=positive, radius=positive, fmap=st.sampled_from(["rff", "nystroem", "fourier"]),
-       D=st.sampled_from([2, 8, 8, 3, 0]), fnorm=st.sampled_from([1, 2, np.inf, 2]))
+@given(
+    data=inputs(),
+    C=positive,
+    radius=positive,
+    fmap=st.sampled_from(["rff", "nystroem", "fourier"]),
+    D=st.sampled_from([2, 8, 8, 3, 0]),
+    fnorm=st.sampled_from([1, 2, np.inf, 2]),
+)
 def test_fuzz_robust_feature_svc(data, C, radius, fmap, D, fnorm):
     X, y = data
-    est = RobustFeatureSVC(feature_map=fmap, n_components=D, C=C, radius=radius, feature_norm=fnorm,
-                           random_state=0)
+    est = RobustFeatureSVC(feature_map=fmap, n_components=D, C=C, radius=radius, feature_norm=fnorm, random_state=0)
     _run("RobustFeatureSVC", est, X, y)
 
 
@@ -89,16 +97,29 @@ def test_fuzz_safe_svc(data, C, smin, smax):
 
 
 @FUZZ
-@given(data=inputs(), C=positive, sigma=positive,
-       sig_kind=st.sampled_from(["none", "diag", "none", "diag", "bad", "nonpsd"]))
+@given(
+    data=inputs(),
+    C=positive,
+    sigma=positive,
+    sig_kind=st.sampled_from(["none", "diag", "none", "diag", "bad", "nonpsd"]),
+)
 # found by hypothesis 6.0 (floors leg): two support vectors in 2-D, whose (2, 2) diagonal covariances
 # were read as ambiguous when scoring against the support vectors only
-@example(data=(np.array([[-5.78696565e-05, -1.24149778e-04], [-3.58178211e-05, -3.53245766e-05],
-                         [1.97587010e-05, 7.10178160e-05]]), np.array([0, 1, 0])), C=1.0, sigma=0.001,
-         sig_kind="diag")
+@example(
+    data=(
+        np.array(
+            [[-5.78696565e-05, -1.24149778e-04], [-3.58178211e-05, -3.53245766e-05], [1.97587010e-05, 7.10178160e-05]]
+        ),
+        np.array([0, 1, 0]),
+    ),
+    C=1.0,
+    sigma=0.001,
+    sig_kind="diag",
+)
 def test_fuzz_pksvc(data, C, sigma, sig_kind):
     X, y = data
     L, n = X.shape
-    Sigma = {"none": None, "diag": np.full((L, n), 0.1), "bad": np.ones((L + 1, n)),
-             "nonpsd": -np.ones((L, n, n))}[sig_kind]
+    Sigma = {"none": None, "diag": np.full((L, n), 0.1), "bad": np.ones((L + 1, n)), "nonpsd": -np.ones((L, n, n))}[
+        sig_kind
+    ]
     _run("PkSVC", PkSVC(C=C, sigma=sigma), X, y, Sigma=Sigma)

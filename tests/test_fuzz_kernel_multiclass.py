@@ -36,8 +36,7 @@ from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
-from _fuzzutil import (Tally, consolidation_reference, consolidation_tolerance, digest, fuzz_settings,
-                       psd_tolerance)
+from _fuzzutil import Tally, consolidation_reference, consolidation_tolerance, digest, fuzz_settings, psd_tolerance
 
 fuzz = fuzz_settings
 TALLY = Tally("fuzz (kernel / multi-class)")
@@ -130,9 +129,27 @@ def kernel_problem(draw):
     Ks = K[None] + 0.5 * (Z + Z.transpose(0, 2, 1))
     sigma2 = np.full((n, n), noise**2)
     a, b = -np.full((n, n), 2 * noise), np.full((n, n), 2 * noise)
-    kind = draw(st.sampled_from(["ok"] * 8 + ["nan", "inf", "nonpsd", "nonsym", "wrong_shape", "one_class",
-                                             "three_class", "duplicates", "neg_sigma2", "a_gt_b", "a_pos",
-                                             "sigma2_shape", "one_sample", "y_len"]))
+    kind = draw(
+        st.sampled_from(
+            ["ok"] * 8
+            + [
+                "nan",
+                "inf",
+                "nonpsd",
+                "nonsym",
+                "wrong_shape",
+                "one_class",
+                "three_class",
+                "duplicates",
+                "neg_sigma2",
+                "a_gt_b",
+                "a_pos",
+                "sigma2_shape",
+                "one_sample",
+                "y_len",
+            ]
+        )
+    )
     if kind == "nan":
         Ks[0, 0, 1] = K[0, 1] = np.nan
     elif kind == "inf":
@@ -177,8 +194,11 @@ def test_fuzz_kernel_robust_svc(data, st_):
     noise = draw(st.sampled_from(["gaussian", "finite"]))
     route = draw(st.sampled_from(["samples", "samples_kbar", "params", "noise_free"]))
     C, bad_c = pick(draw, C_GOOD, C_BAD)
-    eps, bad_e = pick(draw, EPS_GOOD + ([0.7, 0.99] if noise == "finite" else []),
-                      EPS_BAD + ([0.7, 0.99] if noise == "gaussian" else []))
+    eps, bad_e = pick(
+        draw,
+        EPS_GOOD + ([0.7, 0.99] if noise == "finite" else []),
+        EPS_BAD + ([0.7, 0.99] if noise == "gaussian" else []),
+    )
     est = KernelRobustSVC(method=method, noise=noise, epsilon=eps, C=C, n_random_starts=0)
     K, Ks, y = data["K"], data["Ks"], data["y"]
     if route == "samples":
@@ -190,9 +210,15 @@ def test_fuzz_kernel_robust_svc(data, st_):
     else:
         args, kw = (K, y), {}
     # corruptions that only matter on other routes are not bad for this one
-    only = {"neg_sigma2": ("params",), "a_gt_b": ("params",), "a_pos": ("params",), "sigma2_shape": ("params",),
-            "one_sample": ("samples", "samples_kbar"), "nonsym": ("samples_kbar", "params", "noise_free"),
-            "nonpsd": ("samples_kbar", "params", "noise_free")}
+    only = {
+        "neg_sigma2": ("params",),
+        "a_gt_b": ("params",),
+        "a_pos": ("params",),
+        "sigma2_shape": ("params",),
+        "one_sample": ("samples", "samples_kbar"),
+        "nonsym": ("samples_kbar", "params", "noise_free"),
+        "nonpsd": ("samples_kbar", "params", "noise_free"),
+    }
     kind_bad = data["bad"] and route in only.get(data["kind"], (route,))
     if data["kind"] in ("neg_sigma2", "sigma2_shape") and noise == "finite":
         kind_bad = data["kind"] == "sigma2_shape" and route == "params"
@@ -267,14 +293,24 @@ def test_fuzz_kernel_builders(data, st_):
             beta = beta[:-1]
         else:  # asymmetric but nonnegative: legal (only nu' beta nu matters, it is symmetrised)
             beta = beta + np.triu(np.ones_like(beta), 1)
-    bad_kind = data["kind"] in ("nan", "inf", "nonpsd", "nonsym", "wrong_shape", "one_class", "three_class",
-                                "y_len", "sigma2_shape")
+    bad_kind = data["kind"] in (
+        "nan",
+        "inf",
+        "nonpsd",
+        "nonsym",
+        "wrong_shape",
+        "one_class",
+        "three_class",
+        "y_len",
+        "sigma2_shape",
+    )
     bad = bad_kind or bad_c or bad_k or beta_kind in ("neg", "nan", "shape")
     if data["kind"] == "sigma2_shape" and beta_kind in ("zero", "neg", "nan", "asym", "sigma2"):
         bad = True
     method = {RSVMQP: "qp", RSVMSOCP: "socp", RSVMQN: "qn"}[cls]
-    routes = {RSVMQP: ("libsvm", "clarabel", "scs"), RSVMSOCP: ("newton", "ipm", "clarabel", "scs"),
-              RSVMQN: ("dfp",)}[cls]
+    routes = {RSVMQP: ("libsvm", "clarabel", "scs"), RSVMSOCP: ("newton", "ipm", "clarabel", "scs"), RSVMQN: ("dfp",)}[
+        cls
+    ]
     key = _digest(cls.__name__, K, y, beta, C, kappa)
 
     def fit():
@@ -313,8 +349,17 @@ def _eq9_problem():
     T = T + T.T - np.diag(np.diag(T))
     X = np.random.default_rng(0).standard_normal((n, 2))
     K = X @ X.T
-    return dict(n=n, K=K, Ks=np.stack([K, K + 0.01 * np.eye(n)]), y=np.array([1, -1] * 3),
-                sigma2=np.full((n, n), 0.01), a=-(1.0 + T), b=1.0 - T, kind="ok", bad=False)
+    return dict(
+        n=n,
+        K=K,
+        Ks=np.stack([K, K + 0.01 * np.eye(n)]),
+        y=np.array([1, -1] * 3),
+        sigma2=np.full((n, n), 0.01),
+        a=-(1.0 + T),
+        b=1.0 - T,
+        kind="ok",
+        bad=False,
+    )
 
 
 @fuzz(250)
@@ -330,10 +375,18 @@ def test_fuzz_kernel_uncertainty(data, route):
         bad = kind in ("nan", "inf", "wrong_shape", "one_sample", "nonpsd", "nonsym")
         fit = lambda: KernelUncertainty.from_samples(Ks, K)  # noqa: E731
     else:
-        kw = {"gaussian": {"sigma2": data["sigma2"]}, "finite": {"a": data["a"], "b": data["b"]},
-              "both": {"sigma2": data["sigma2"], "a": data["a"], "b": data["b"]}, "none": {}}[route]
-        bad = (route == "none" or kind in ("nan", "inf", "wrong_shape", "nonpsd", "nonsym", "sigma2_shape")
-               or (kind == "neg_sigma2" and "sigma2" in kw) or (kind in ("a_gt_b", "a_pos") and "a" in kw))
+        kw = {
+            "gaussian": {"sigma2": data["sigma2"]},
+            "finite": {"a": data["a"], "b": data["b"]},
+            "both": {"sigma2": data["sigma2"], "a": data["a"], "b": data["b"]},
+            "none": {},
+        }[route]
+        bad = (
+            route == "none"
+            or kind in ("nan", "inf", "wrong_shape", "nonpsd", "nonsym", "sigma2_shape")
+            or (kind == "neg_sigma2" and "sigma2" in kw)
+            or (kind in ("a_gt_b", "a_pos") and "a" in kw)
+        )
         fit = lambda: KernelUncertainty.from_parameters(K, **kw)  # noqa: E731
     key = _digest(route, K, Ks, data["sigma2"], data["a"], data["b"])
 
@@ -364,8 +417,12 @@ def multiclass_data(draw, max_n=24):
     nC = draw(st.sampled_from([2, 2, 3, 4]))
     y = rng.integers(0, nC, L)
     y[: min(L, nC)] = np.arange(min(L, nC))
-    kind = draw(st.sampled_from(["ok"] * 6 + ["nan", "inf", "constant", "duplicates", "one_class", "many_class",
-                                             "empty", "bad_len", "str_labels"]))
+    kind = draw(
+        st.sampled_from(
+            ["ok"] * 6
+            + ["nan", "inf", "constant", "duplicates", "one_class", "many_class", "empty", "bad_len", "str_labels"]
+        )
+    )
     if kind == "nan":
         X[0, 0] = np.nan
     elif kind == "inf":
@@ -413,8 +470,9 @@ def test_fuzz_weston_watkins_svc(data, st_):
     solver = draw(st.sampled_from(["auto", "auto", "dual", "primal"]))
     bad_combo = nc is not None and kernel == "linear"
     bad = bad_data or bad_c or bad_s or bad_k or bad_nc or bad_combo
-    est = WestonWatkinsSVC(C=C, kernel=kernel, sigma=sigma, n_components=nc, solver=solver, m=5, n_subclasses=2,
-                           primal_max_iter=50)
+    est = WestonWatkinsSVC(
+        C=C, kernel=kernel, sigma=sigma, n_components=nc, solver=solver, m=5, n_subclasses=2, primal_max_iter=50
+    )
     key = _digest("WW", X, y, C, sigma, kernel, nc, solver)
 
     def check(e):
@@ -448,8 +506,9 @@ def test_fuzz_hyperbolic_svc(data, st_):
     key = _digest("HYP", X, y, lam, gamma, sigma, nc, rank)
 
     def check(e):
-        _multiclass_check(e, X, y, bad, f"{kind}, lam={lam}, gamma={gamma}, sigma={sigma}, n_components={nc}, "
-                                        f"max_rank={rank}")
+        _multiclass_check(
+            e, X, y, bad, f"{kind}, lam={lam}, gamma={gamma}, sigma={sigma}, n_components={nc}, max_rank={rank}"
+        )
         assert np.isfinite(e.objective_)
         for h in e.histories_:  # CCP never increases the objective
             assert np.all(np.diff(h) <= 1e-9 * (1 + np.abs(np.asarray(h[:-1])))), h
@@ -466,8 +525,23 @@ def feature_codes(draw):
     nC = draw(st.sampled_from([2, 3, 4]))
     codes = rng.integers(0, nC, n)
     codes[: min(n, nC)] = np.arange(min(n, nC))
-    kind = draw(st.sampled_from(["ok"] * 6 + ["nan", "inf", "neg_code", "big_code", "float_code", "one_class",
-                                             "short_codes", "empty_class", "duplicates", "constant"]))
+    kind = draw(
+        st.sampled_from(
+            ["ok"] * 6
+            + [
+                "nan",
+                "inf",
+                "neg_code",
+                "big_code",
+                "float_code",
+                "one_class",
+                "short_codes",
+                "empty_class",
+                "duplicates",
+                "constant",
+            ]
+        )
+    )
     n_classes = nC
     if kind == "nan":
         Phi[0, 0] = np.nan
@@ -509,9 +583,12 @@ _OK_CODES = (_PHI4, np.array([0, 1, 0, 1]), 2, "ok", False)
 
 
 @fuzz(250)
-@given(data=feature_codes(), zeta_=picked(C_GOOD, C_BAD),
-       which=st.sampled_from(["kernel_dual", "features_qp", "features_lbfgs"]),
-       Kkind=st.sampled_from(["gram"] * 5 + ["nonpsd", "nonsym", "nonsquare"]))
+@given(
+    data=feature_codes(),
+    zeta_=picked(C_GOOD, C_BAD),
+    which=st.sampled_from(["kernel_dual", "features_qp", "features_lbfgs"]),
+    Kkind=st.sampled_from(["gram"] * 5 + ["nonpsd", "nonsym", "nonsquare"]),
+)
 @example(data=_FLOAT_CODES, zeta_=(1.0, False), which="kernel_dual", Kkind="gram")
 @example(data=_FLOAT_CODES, zeta_=(1.0, False), which="features_qp", Kkind="gram")
 @example(data=_FLOAT_CODES, zeta_=(1.0, False), which="features_lbfgs", Kkind="gram")
@@ -586,8 +663,12 @@ def test_ww_kernel_dual_rejects_nonsym():
 
 
 @fuzz(130)
-@given(data=feature_codes(), gamma_=picked([1e-3, 0.1, 1.0], [0.0, -0.5, 1.5, np.nan]),
-       lam_=picked([1e-4, 1e-2, 10.0], [0.0, -1.0, np.inf]), backend=st.sampled_from(["ccp", "ccp", "anchors"]))
+@given(
+    data=feature_codes(),
+    gamma_=picked([1e-3, 0.1, 1.0], [0.0, -0.5, 1.5, np.nan]),
+    lam_=picked([1e-4, 1e-2, 10.0], [0.0, -1.0, np.inf]),
+    backend=st.sampled_from(["ccp", "ccp", "anchors"]),
+)
 @example(data=_FLOAT_CODES, gamma_=(0.1, False), lam_=(1e-2, False), backend="ccp")
 @example(data=_FLOAT_CODES, gamma_=(0.1, False), lam_=(1e-2, False), backend="anchors")
 def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
@@ -599,8 +680,11 @@ def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
 
     def fit():
         f = HyperbolicMachine(Phi, codes, n_classes, gamma=gamma, lam=lam)
-        opts = dict(n_starts=1, max_iter=3) if backend == "ccp" else dict(n_starts=1, max_iter=3, n_anchors=3,
-                                                                          inner_steps=20)
+        opts = (
+            dict(n_starts=1, max_iter=3)
+            if backend == "ccp"
+            else dict(n_starts=1, max_iter=3, n_anchors=3, inner_steps=20)
+        )
         return f, f.solve(backend, **opts)
 
     def check(res):
@@ -632,23 +716,49 @@ def _offset_data(offset, n=12, p=3, seed=5):
 
 
 @fuzz(200)
-@given(data=multiclass_data(max_n=16), sigma_=picked([0.3, 1.0, 5.0], [0.0, -1.0, np.nan, np.inf]),
-       sigma_dir_=picked([None, 1.0, np.inf], [0.0, -2.0, np.nan]), m_=picked([None, 0, 3, 11], [-1, 2.5, True], 0.1),
-       nsub_=picked([1, 2, 3], [0, -1, 1.5], 0.1), tau0_=picked([None, 0.0, 0.5, 1.0], [-0.1, 1.5, np.nan], 0.1),
-       offset=st.sampled_from([0.0, 0.0, 0.0, 1e3, 1e6]))
-@example(data=(_ISSUE_X, np.array([0]), "ok", True), sigma_=(1.0, False), sigma_dir_=(None, False), m_=(11, False),
-         nsub_=(2, False), tau0_=(0.5, False), offset=0.0)
-@example(data=_offset_data(1e4), sigma_=(1.0, False), sigma_dir_=(None, False), m_=(11, False), nsub_=(3, False),
-         tau0_=(None, False), offset=0.0)
-@example(data=_offset_data(1e6), sigma_=(5.0, False), sigma_dir_=(np.inf, False), m_=(None, False),
-         nsub_=(3, False), tau0_=(0.5, False), offset=0.0)
+@given(
+    data=multiclass_data(max_n=16),
+    sigma_=picked([0.3, 1.0, 5.0], [0.0, -1.0, np.nan, np.inf]),
+    sigma_dir_=picked([None, 1.0, np.inf], [0.0, -2.0, np.nan]),
+    m_=picked([None, 0, 3, 11], [-1, 2.5, True], 0.1),
+    nsub_=picked([1, 2, 3], [0, -1, 1.5], 0.1),
+    tau0_=picked([None, 0.0, 0.5, 1.0], [-0.1, 1.5, np.nan], 0.1),
+    offset=st.sampled_from([0.0, 0.0, 0.0, 1e3, 1e6]),
+)
+@example(
+    data=(_ISSUE_X, np.array([0]), "ok", True),
+    sigma_=(1.0, False),
+    sigma_dir_=(None, False),
+    m_=(11, False),
+    nsub_=(2, False),
+    tau0_=(0.5, False),
+    offset=0.0,
+)
+@example(
+    data=_offset_data(1e4),
+    sigma_=(1.0, False),
+    sigma_dir_=(None, False),
+    m_=(11, False),
+    nsub_=(3, False),
+    tau0_=(None, False),
+    offset=0.0,
+)
+@example(
+    data=_offset_data(1e6),
+    sigma_=(5.0, False),
+    sigma_dir_=(np.inf, False),
+    m_=(None, False),
+    nsub_=(3, False),
+    tau0_=(0.5, False),
+    offset=0.0,
+)
 def test_fuzz_consolidation_kernel(data, sigma_, sigma_dir_, m_, nsub_, tau0_, offset):
     X, y, kind, bad_data = data
     if offset:  # the same data far from the origin: the kernel depends on differences only
-        X = X + offset * np.array([1.0, -0.7, 0.4, 0.2])[:X.shape[1]]
+        X = X + offset * np.array([1.0, -0.7, 0.4, 0.2])[: X.shape[1]]
     (sigma, bad_s), (sigma_dir, bad_sd), (m, bad_m), (nsub, bad_n), (tau0, bad_t) = sigma_, sigma_dir_, m_, nsub_, tau0_
     # the kernel itself only needs X and labels of the right length; one class or many is fine
-    bad = (kind in ("nan", "inf", "empty", "bad_len") or bad_s or bad_sd or bad_m or bad_n or bad_t)
+    bad = kind in ("nan", "inf", "empty", "bad_len") or bad_s or bad_sd or bad_m or bad_n or bad_t
     key = _digest("CK", X, y, sigma, sigma_dir, m, nsub, tau0, offset)
 
     def fit():
@@ -658,8 +768,10 @@ def test_fuzz_consolidation_kernel(data, sigma_, sigma_dir_, m_, nsub_, tau0_, o
 
     def check(res):
         k, G = res
-        assert not bad, f"bad input ({kind}, sigma={sigma}, sigma_dir={sigma_dir}, m={m}, n_subclasses={nsub}, " \
-                        f"tau0={tau0}) was accepted"
+        assert not bad, (
+            f"bad input ({kind}, sigma={sigma}, sigma_dir={sigma_dir}, m={m}, n_subclasses={nsub}, "
+            f"tau0={tau0}) was accepted"
+        )
         assert G.shape == (X.shape[0], X.shape[0]) and np.all(np.isfinite(G))
         # every entry: the definition on direct differences in long double, up to a rounding bound that
         # scales with dimension, spread / direction length and number of terms, not with ||x||

@@ -47,29 +47,86 @@ _ILL_P = {"C": 1e6, "radius": 0.5, "epsilon": 0.1, "norm": 2, "dist": "gaussian"
 # Past failures drawn by hypothesis 6.0 (the declared floor), pinned for every version:
 # tiny features with C = 1e-8: the interior point stopped on its absolute gap test (1e-13 against an
 # objective of 6e-8) -> its retry now scales the gap tolerances by the objective
-_TINY = (np.array([[1.25730221e-07], [-1.32104863e-07], [6.40422650e-07], [1.04900117e-07], [-5.35669373e-07],
-                   [3.61595055e-07], [1.30400005e-06], [9.47080963e-07]]),
-         np.array([0, 1, 1, 1, 0, 1, 1, 0]), None, None)
+_TINY = (
+    np.array(
+        [
+            [1.25730221e-07],
+            [-1.32104863e-07],
+            [6.40422650e-07],
+            [1.04900117e-07],
+            [-5.35669373e-07],
+            [3.61595055e-07],
+            [1.30400005e-06],
+            [9.47080963e-07],
+        ]
+    ),
+    np.array([0, 1, 1, 1, 0, 1, 1, 0]),
+    None,
+    None,
+)
 # the same scale, 18 rows: a full interior-point step put a cone slack on the boundary by rounding
 # (NaN scaling at iteration 1) -> steps are now backed off until s and z are interior as computed
-_TINY18 = (np.array([[1.25730221e-07], [-1.32104863e-07], [6.40422650e-07], [1.04900117e-07], [-5.35669373e-07],
-                     [3.61595055e-07], [1.30400005e-06], [9.47080963e-07], [-7.03735236e-07], [-1.26542147e-06],
-                     [-6.23274463e-07], [4.13259793e-08], [-2.32503077e-06], [-2.18791664e-07], [-1.24591095e-06],
-                     [-7.32267355e-07], [-5.44258983e-07], [-3.16300156e-07]]),
-           np.array([0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1]), None, None)
+_TINY18 = (
+    np.array(
+        [
+            [1.25730221e-07],
+            [-1.32104863e-07],
+            [6.40422650e-07],
+            [1.04900117e-07],
+            [-5.35669373e-07],
+            [3.61595055e-07],
+            [1.30400005e-06],
+            [9.47080963e-07],
+            [-7.03735236e-07],
+            [-1.26542147e-06],
+            [-6.23274463e-07],
+            [4.13259793e-08],
+            [-2.32503077e-06],
+            [-2.18791664e-07],
+            [-1.24591095e-06],
+            [-7.32267355e-07],
+            [-5.44258983e-07],
+            [-3.16300156e-07],
+        ]
+    ),
+    np.array([0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1]),
+    None,
+    None,
+)
 _TINY_P = {"C": 1e-8, "dist": "gaussian", "epsilon": 1e-9, "norm": 1, "radius": 0.0}
 # p = inf with an optimum at w = 0 (the maximiser u is not unique): the certificate's FISTA stalled
 # 2.4 below the optimal dual value (gap 1.3e-4) -> adaptive restart
-_W0_INF = (np.array([[0.07286575, -0.50461614], [-2.38272568, 0.64374007], [-3.54578396, 1.29388647],
-                     [-0.61333091, -0.27742912], [-0.11246491, -0.35086562], [-0.2786071, -1.48005115],
-                     [1.05447302, 0.37276007], [0.8127318, -0.21907485], [0.44623554, 0.25695077],
-                     [0.63597124, 1.36962832], [-2.48530589, -0.38642281], [-1.17907385, -0.6472982],
-                     [1.68786404, 1.2229126], [-1.10308485, -0.25837628], [-0.03414398, 0.61201157],
-                     [-0.49478557, 0.49326798], [0.14391429, -1.88633012], [-0.06737191, 0.63460671],
-                     [0.94411488, 0.44330549], [-0.16373578, -1.28888335], [0.91914462, 0.80354472],
-                     [-1.57156753, -0.99168258]]),
-           np.array([0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1]),
-           np.array([[2.38288031, -0.6893261], [-0.6893261, 0.21553522]]), None)
+_W0_INF = (
+    np.array(
+        [
+            [0.07286575, -0.50461614],
+            [-2.38272568, 0.64374007],
+            [-3.54578396, 1.29388647],
+            [-0.61333091, -0.27742912],
+            [-0.11246491, -0.35086562],
+            [-0.2786071, -1.48005115],
+            [1.05447302, 0.37276007],
+            [0.8127318, -0.21907485],
+            [0.44623554, 0.25695077],
+            [0.63597124, 1.36962832],
+            [-2.48530589, -0.38642281],
+            [-1.17907385, -0.6472982],
+            [1.68786404, 1.2229126],
+            [-1.10308485, -0.25837628],
+            [-0.03414398, 0.61201157],
+            [-0.49478557, 0.49326798],
+            [0.14391429, -1.88633012],
+            [-0.06737191, 0.63460671],
+            [0.94411488, 0.44330549],
+            [-0.16373578, -1.28888335],
+            [0.91914462, 0.80354472],
+            [-1.57156753, -0.99168258],
+        ]
+    ),
+    np.array([0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1]),
+    np.array([[2.38288031, -0.6893261], [-0.6893261, 0.21553522]]),
+    None,
+)
 _W0_INF_P = {"C": 1000.0, "dist": "chebyshev", "epsilon": 0.3, "norm": np.inf, "radius": 0.5}
 
 
@@ -80,8 +137,11 @@ def datasets(draw):
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((L, n)) * draw(st.sampled_from([1e-6, 1.0, 1e3]))
-    kind = draw(st.sampled_from(["ok"] * 6 + ["nan", "inf", "constant", "duplicates", "one_class",
-                                             "three_class", "bad_y_len", "empty"]))
+    kind = draw(
+        st.sampled_from(
+            ["ok"] * 6 + ["nan", "inf", "constant", "duplicates", "one_class", "three_class", "bad_y_len", "empty"]
+        )
+    )
     y = rng.integers(0, 2, L)
     if L >= 2:
         y[:2] = [0, 1]
@@ -121,13 +181,15 @@ def datasets(draw):
     return X, y, Sigma, groups
 
 
-params = st.fixed_dictionaries({
-    "C": st.sampled_from([1e-8, 1e-3, 1.0, 1e3, 1e6] * 2 + [-1.0, 0.0, np.nan, np.inf]),
-    "radius": st.sampled_from([0.0, 1e-6, 0.5, 10.0, 1e4] * 2 + [-0.5, np.nan]),
-    "epsilon": st.sampled_from([1e-9, 0.01, 0.3, 0.5, 0.99] * 2 + [-0.1, 0.0, 1.0, np.nan]),
-    "norm": st.sampled_from([1, 2, np.inf, "inf"] * 2 + [3]),
-    "dist": st.sampled_from(["gaussian", "chebyshev"] * 3 + ["cauchy"]),
-})
+params = st.fixed_dictionaries(
+    {
+        "C": st.sampled_from([1e-8, 1e-3, 1.0, 1e3, 1e6] * 2 + [-1.0, 0.0, np.nan, np.inf]),
+        "radius": st.sampled_from([0.0, 1e-6, 0.5, 10.0, 1e4] * 2 + [-0.5, np.nan]),
+        "epsilon": st.sampled_from([1e-9, 0.01, 0.3, 0.5, 0.99] * 2 + [-0.1, 0.0, 1.0, np.nan]),
+        "norm": st.sampled_from([1, 2, np.inf, "inf"] * 2 + [3]),
+        "dist": st.sampled_from(["gaussian", "chebyshev"] * 3 + ["cauchy"]),
+    }
+)
 
 
 def _check_optimal(est, X, y):
@@ -163,7 +225,8 @@ def test_fuzz_robust_svc(data, p):
         # a second solver: it either agrees or says it could not certify (never a silent disagreement)
         try:
             other = RobustSVC(C=p["C"], radius=p["radius"], norm=p["norm"], solver="scs").fit(
-                X, y, Sigma=Sigma, groups=groups)
+                X, y, Sigma=Sigma, groups=groups
+            )
         except SolverError:
             TALLY.note("second solver declined")
             return
@@ -201,8 +264,12 @@ def test_fuzz_nominal_svc(data, p):
 def test_fuzz_robust_builder(data, p):
     X, y, Sigma, groups = data
     try:
-        f = robust_svm(X, np.where(np.asarray(y) == 1, 1.0, -1.0),
-                       UncertaintySet(Sigma=Sigma, groups=groups, p=p["norm"], radius=p["radius"]), C=p["C"])
+        f = robust_svm(
+            X,
+            np.where(np.asarray(y) == 1, 1.0, -1.0),
+            UncertaintySet(Sigma=Sigma, groups=groups, p=p["norm"], radius=p["radius"]),
+            C=p["C"],
+        )
     except ValueError:
         _distinct("robust_svm builder", "ValueError", X, np.asarray(y), Sigma, groups, repr(p))
         return

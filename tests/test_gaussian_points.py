@@ -3,7 +3,7 @@ import pytest
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.gaussian_points import PkSVC
-from rsvm_conic.kernels.gaussian_points import (GaussianPointRFF, expected_rbf_kernel, expected_rbf_kernel_mc)
+from rsvm_conic.kernels.gaussian_points import GaussianPointRFF, expected_rbf_kernel, expected_rbf_kernel_mc
 from rsvm_conic.kernels.rbf import gaussian_kernel
 
 
@@ -219,8 +219,9 @@ def test_pksvc_is_certified_against_an_exact_qp(method, cov):
     lam, U = np.linalg.eigh(0.5 * (K + K.T))
     L = U * np.sqrt(np.clip(lam, 0, None))
     a = cp.Variable(70)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ cp.multiply(y, a)) - cp.sum(a)),
-                      [a >= 0, a <= C, y @ a == 0])
+    prob = cp.Problem(
+        cp.Minimize(0.5 * cp.sum_squares(L.T @ cp.multiply(y, a)) - cp.sum(a)), [a >= 0, a <= C, y @ a == 0]
+    )
     prob.solve(solver="CLARABEL")
     opt = prob.value
     scale = max(abs(opt), 1.0)

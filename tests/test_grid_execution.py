@@ -20,8 +20,9 @@ DETERMINISTIC = ("clean_acc", "noisy_acc", "objective")
 
 
 def _values(records):
-    return sorted((r["method"], r["param"], r["C"], r["fold"], *(round(r[k], 12) for k in DETERMINISTIC))
-                  for r in records)
+    return sorted(
+        (r["method"], r["param"], r["C"], r["fold"], *(round(r[k], 12) for k in DETERMINISTIC)) for r in records
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,19 +44,27 @@ def test_loky_workers_match_sequential(sequential, tmp_path):
 
 def test_dask_local_cluster_matches_sequential(sequential, tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        records = GRID.run(tmp_path, quick=True, backend="dask", scheduler=cluster.scheduler_address,
-                           progress=False).records
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        records = GRID.run(
+            tmp_path, quick=True, backend="dask", scheduler=cluster.scheduler_address, progress=False
+        ).records
     assert _values(records) == _values(sequential)
 
 
 def test_sigkill_mid_grid_then_resume_loses_nothing(sequential, tmp_path):
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "rsvm_conic.cli", "run", "linear-noise-grid", "--quick", "--out", str(out),
-           "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "rsvm_conic.cli",
+        "run",
+        "linear-noise-grid",
+        "--quick",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     results = out / "results.jsonl"
     deadline = time.time() + 240
     while time.time() < deadline:

@@ -61,8 +61,7 @@ def _nan_equal(x, y):
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
         yield c
 
 
@@ -101,8 +100,14 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
             cells.append(c)
     assert {m for m, _ in seen} == {"ww", "hyperbolic"} and len(cells) >= 3
     a = run_grid(cells, run_cell, ResultsStore(tmp_path / "loky.jsonl"), n_jobs=1, progress=False)
-    b = run_grid(cells, run_cell, ResultsStore(tmp_path / "dask.jsonl"), backend="dask",
-                 scheduler=cluster.scheduler_address, progress=False)
+    b = run_grid(
+        cells,
+        run_cell,
+        ResultsStore(tmp_path / "dask.jsonl"),
+        backend="dask",
+        scheduler=cluster.scheduler_address,
+        progress=False,
+    )
     assert [_strip(r) for r in a] == [_strip(r) for r in b]
     _assert_identical(_records(tmp_path / "loky.jsonl"), _records(tmp_path / "dask.jsonl"))
 

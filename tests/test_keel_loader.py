@@ -3,8 +3,14 @@ import gzip
 import numpy as np
 import pytest
 
-from rsvm_conic.datasets.keel import (TABLE41_SIZES, VENDORED, load_dataset, load_keel, parse_keel,
-                                      train_test_split_table41)
+from rsvm_conic.datasets.keel import (
+    TABLE41_SIZES,
+    VENDORED,
+    load_dataset,
+    load_keel,
+    parse_keel,
+    train_test_split_table41,
+)
 from rsvm_conic.datasets.toys import make_xor_thesis
 
 
@@ -28,8 +34,10 @@ def test_aliases_and_split():
 
 
 def test_header_form_and_gzip(tmp_path):
-    text = ("@relation toy\n@attribute a real [0, 1]\n@attribute cls {p, q}\n@attribute b real\n"
-            "@inputs a, b\n@outputs cls\n@data\n0.5, p, 1\n0.25, q, 2\n")
+    text = (
+        "@relation toy\n@attribute a real [0, 1]\n@attribute cls {p, q}\n@attribute b real\n"
+        "@inputs a, b\n@outputs cls\n@data\n0.5, p, 1\n0.25, q, 2\n"
+    )
     X, y = parse_keel(text)
     assert X.tolist() == [[0.5, 1.0], [0.25, 2.0]] and y.tolist() == ["p", "q"]
     p = tmp_path / "t.dat.gz"

@@ -66,8 +66,9 @@ def test_lagrangian_bound_is_below_every_feasible_point(C):
     assert opt["status"] == "optimal" and opt["gap_rel"] <= 1e-6
 
 
-@pytest.mark.parametrize("cls,routes", [(RSVMQP, ("libsvm", "clarabel", "scs")),
-                                        (RSVMSOCP, ("newton", "ipm", "clarabel", "scs"))])
+@pytest.mark.parametrize(
+    "cls,routes", [(RSVMQP, ("libsvm", "clarabel", "scs")), (RSVMSOCP, ("newton", "ipm", "clarabel", "scs"))]
+)
 def test_every_route_is_certified_and_bounds_the_others(noisy, cls, routes):
     data, U = noisy
     f = cls(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)

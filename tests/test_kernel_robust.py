@@ -1,6 +1,5 @@
 """Formulation (15) of [BBBB10]: RSVM_QP / RSVM_SOCP / RSVM_QN, backends and estimator."""
 
-
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -254,7 +253,8 @@ def test_estimator_methods_and_contract(noisy):
             assert 0.0 <= clf.score(rows.mean(axis=0), np.where(data.y[te] > 0, "pos", "neg")) <= 1.0
     # mean kernel + parameters
     clf = KernelRobustSVC(method="socp", noise="gaussian", epsilon=0.1).fit(
-        data.K_bar[np.ix_(tr, tr)], data.y[tr], sigma2=U.beta_gaussian[np.ix_(tr, tr)])
+        data.K_bar[np.ix_(tr, tr)], data.y[tr], sigma2=U.beta_gaussian[np.ix_(tr, tr)]
+    )
     assert clf.alpha_.shape == (40,)
     from sklearn.base import clone
 
@@ -317,11 +317,12 @@ def test_noise_free_mean_kernel_is_libsvm(noisy, method, noise):
         ref = SVC(C=C, kernel="precomputed", tol=1e-10).fit(K, y)
         y_pm = np.where(y == "b", 1.0, -1.0)
         ref_dual = libsvm_dual(K, y_pm, C)
-        clf = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free",
-                              n_random_starts=0).fit(K, y)
+        clf = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free", n_random_starts=0).fit(K, y)
         paper = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, n_random_starts=0).fit(K, y)
-        assert paper.noise_free_ and rel(0.5 * paper.alpha_ @ Q_of(K, y_pm) @ paper.alpha_ - paper.alpha_.sum(),
-                                         ref_dual) <= 1e-6
+        assert (
+            paper.noise_free_
+            and rel(0.5 * paper.alpha_ @ Q_of(K, y_pm) @ paper.alpha_ - paper.alpha_.sum(), ref_dual) <= 1e-6
+        )
         assert clf.noise_free_ and not np.any(clf.formulation_.beta)
         Q = (y_pm[:, None] * K) * y_pm[None, :]
         dual = 0.5 * clf.alpha_ @ Q @ clf.alpha_ - clf.alpha_.sum()
@@ -333,8 +334,9 @@ def test_noise_free_mean_kernel_is_libsvm(noisy, method, noise):
     # and with explicit zero noise parameters, the same
     zero = np.zeros_like(K)
     kw = {"sigma2": zero} if noise == "gaussian" else {"a": zero, "b": zero}
-    clf0 = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free",
-                           n_random_starts=0).fit(K, y, **kw)
+    clf0 = KernelRobustSVC(method=method, noise=noise, epsilon=0.05, C=C, bias="free", n_random_starts=0).fit(
+        K, y, **kw
+    )
     assert not clf0.noise_free_
     np.testing.assert_allclose(clf0.decision_function(rows), clf.decision_function(rows), atol=1e-5 * scale)
 

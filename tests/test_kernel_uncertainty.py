@@ -10,8 +10,15 @@ from rsvm_conic.formulations.kernel_robust import RSVMSOCP
 from rsvm_conic.metrics import epsilon_effective
 from rsvm_conic.uncertainty.chance import epsilon_from_kappa, kappa
 from rsvm_conic.uncertainty.kernel_matrix import (
-    KernelUncertainty, eq9_residual, finite_support_beta, gamma_closed_form, gamma_finite_support, psd_part,
-    rank_one_approx, symmetric_noise_beta)
+    KernelUncertainty,
+    eq9_residual,
+    finite_support_beta,
+    gamma_closed_form,
+    gamma_finite_support,
+    psd_part,
+    rank_one_approx,
+    symmetric_noise_beta,
+)
 
 MUS = np.array([-0.99, -0.9, -0.6, -0.3, -0.05, 0.0, 1e-4, 0.05, 0.2, 0.5, 0.8, 0.97])
 ZGRID = np.concatenate([-np.logspace(-6, 2, 4000)[::-1], np.logspace(-6, 2, 4000)])

@@ -1,6 +1,5 @@
 """Bad input raises ValueError saying what to fix; solver failures are never silent."""
 
-
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -16,26 +15,29 @@ X = rng.standard_normal((40, 3))
 y = np.where(X[:, 0] > 0, 1, 0)
 
 
-@pytest.mark.parametrize("est, X_, y_, kw, match", [
-    (RobustSVC(), np.where(X > 1.5, np.nan, X), y, {}, "NaN"),
-    (RobustSVC(), np.where(X > 1.5, np.inf, X), y, {}, "NaN or infinite"),
-    (RobustSVC(), X, np.zeros(40), {}, "single class"),
-    (RobustSVC(), X, np.arange(40) % 3, {}, "Only binary classification"),
-    (RobustSVC(), X, y[:30], {}, "inconsistent numbers of samples"),
-    (RobustSVC(), X[:, 0], y, {}, "Expected 2D array"),
-    (RobustSVC(), X, y, {"Sigma": -np.eye(3)}, "positive semidefinite"),
-    (RobustSVC(), X, y, {"Sigma": np.eye(4)}, "3x3"),
-    (RobustSVC(radius=-0.1), X, y, {}, "radius"),
-    (RobustSVC(C=0), X, y, {}, "C must be > 0"),
-    (RobustSVC(norm=3), X, y, {}, "norm"),
-    (RobustSVC(solver="mosek"), X, y, {}, "solver"),
-    (ChanceConstrainedSVC(epsilon=0.0), X, y, {}, "epsilon"),
-    (ChanceConstrainedSVC(epsilon=1.0), X, y, {}, "epsilon"),
-    (ChanceConstrainedSVC(epsilon=1.5), X, y, {}, "epsilon"),
-    (ChanceConstrainedSVC(epsilon=0.7, distribution="gaussian"), X, y, {}, "non-convex"),
-    (ChanceConstrainedSVC(distribution="laplace"), X, y, {}, "distribution"),
-    (NominalSVC(), X, y, {"Sigma": np.eye(3)}, "ignores uncertainty"),
-])
+@pytest.mark.parametrize(
+    "est, X_, y_, kw, match",
+    [
+        (RobustSVC(), np.where(X > 1.5, np.nan, X), y, {}, "NaN"),
+        (RobustSVC(), np.where(X > 1.5, np.inf, X), y, {}, "NaN or infinite"),
+        (RobustSVC(), X, np.zeros(40), {}, "single class"),
+        (RobustSVC(), X, np.arange(40) % 3, {}, "Only binary classification"),
+        (RobustSVC(), X, y[:30], {}, "inconsistent numbers of samples"),
+        (RobustSVC(), X[:, 0], y, {}, "Expected 2D array"),
+        (RobustSVC(), X, y, {"Sigma": -np.eye(3)}, "positive semidefinite"),
+        (RobustSVC(), X, y, {"Sigma": np.eye(4)}, "3x3"),
+        (RobustSVC(radius=-0.1), X, y, {}, "radius"),
+        (RobustSVC(C=0), X, y, {}, "C must be > 0"),
+        (RobustSVC(norm=3), X, y, {}, "norm"),
+        (RobustSVC(solver="mosek"), X, y, {}, "solver"),
+        (ChanceConstrainedSVC(epsilon=0.0), X, y, {}, "epsilon"),
+        (ChanceConstrainedSVC(epsilon=1.0), X, y, {}, "epsilon"),
+        (ChanceConstrainedSVC(epsilon=1.5), X, y, {}, "epsilon"),
+        (ChanceConstrainedSVC(epsilon=0.7, distribution="gaussian"), X, y, {}, "non-convex"),
+        (ChanceConstrainedSVC(distribution="laplace"), X, y, {}, "distribution"),
+        (NominalSVC(), X, y, {"Sigma": np.eye(3)}, "ignores uncertainty"),
+    ],
+)
 def test_bad_input_raises_value_error(est, X_, y_, kw, match):
     with pytest.raises(ValueError, match=match):
         est.fit(X_, y_, **kw)
@@ -46,6 +48,7 @@ def test_predict_checks_features_and_fit():
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :2])
     from sklearn.exceptions import NotFittedError
+
     with pytest.raises(NotFittedError):
         RobustSVC().predict(X)
 

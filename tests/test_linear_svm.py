@@ -24,11 +24,14 @@ def primal_objective(w, b, X, y_pm, C):
 
 
 @pytest.mark.parametrize("C", [0.1, 1.0])
-@pytest.mark.parametrize("make", [
-    lambda C: RobustSVC(C=C, radius=0.0),
-    lambda C: RobustSVC(C=C, radius=0.0, norm=np.inf, solver="scs"),
-    lambda C: ChanceConstrainedSVC(C=C, epsilon=0.5, distribution="gaussian"),  # kappa = 0
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda C: RobustSVC(C=C, radius=0.0),
+        lambda C: RobustSVC(C=C, radius=0.0, norm=np.inf, solver="scs"),
+        lambda C: ChanceConstrainedSVC(C=C, epsilon=0.5, distribution="gaussian"),  # kappa = 0
+    ],
+)
 def test_radius_zero_reproduces_sklearn_svc(cancer, make, C):
     X, y = cancer
     y_pm = np.where(y == 1, 1.0, -1.0)
@@ -36,8 +39,7 @@ def test_radius_zero_reproduces_sklearn_svc(cancer, make, C):
     ref = primal_objective(svc.coef_.ravel(), svc.intercept_[0], X, y_pm, C)
     est = make(C).fit(X, y, Sigma=np.ones(X.shape[1]))
     assert abs(est.objective_ - ref) / ref < 1e-5
-    assert primal_objective(est.coef_.ravel(), est.intercept_[0], X, y_pm, C) == pytest.approx(est.objective_,
-                                                                                                rel=1e-9)
+    assert primal_objective(est.coef_.ravel(), est.intercept_[0], X, y_pm, C) == pytest.approx(est.objective_, rel=1e-9)
     np.testing.assert_array_equal(est.predict(X), svc.predict(X))
 
 
@@ -101,8 +103,13 @@ def test_robust_loss_is_the_worst_case_hinge(uncertain_data, p):
         if p == np.inf:  # a box: local search with bounds
             res = minimize(margin, u_best, method="L-BFGS-B", bounds=[(-gamma, gamma)] * len(w))
         else:
-            res = minimize(margin, u_best, method="SLSQP", options={"ftol": 1e-12, "maxiter": 300},
-                           constraints=[{"type": "ineq", "fun": lambda u: gamma - np.linalg.norm(u, ord=p)}])
+            res = minimize(
+                margin,
+                u_best,
+                method="SLSQP",
+                options={"ftol": 1e-12, "maxiter": 300},
+                constraints=[{"type": "ineq", "fun": lambda u: gamma - np.linalg.norm(u, ord=p)}],
+            )
         u = res.x * min(1.0, gamma / np.linalg.norm(res.x, ord=p))
         best = max(best, max(0.0, 1 - y[i] * ((X[i] + A @ u) @ w + b)))
         assert best <= robust[i] + 1e-9  # nothing beats the closed form ...

@@ -3,9 +3,17 @@ import pytest
 from sklearn.datasets import make_blobs
 
 from rsvm_conic.estimators.multiclass import HyperbolicSVC, WestonWatkinsSVC
-from rsvm_conic.formulations.hyperbolic import (DUMMY, HyperbolicMachine, centre_distances,
-                                                decision_rule, hyperbolic_scores, margins, problem1_objective,
-                                                squash, truncated_hinge)
+from rsvm_conic.formulations.hyperbolic import (
+    DUMMY,
+    HyperbolicMachine,
+    centre_distances,
+    decision_rule,
+    hyperbolic_scores,
+    margins,
+    problem1_objective,
+    squash,
+    truncated_hinge,
+)
 
 
 def _machine(n=36, C=3, D=4, gamma=0.2, seed=0):
@@ -133,6 +141,7 @@ def test_unequal_radii_boundary_is_hyperbola_branch_with_stated_foci_and_eccentr
     # every boundary point found by root-finding along random rays lies on the canonical hyperbola
     rng = np.random.default_rng(1)
     from scipy.optimize import brentq
+
     for _ in range(30):
         d = rng.normal(size=2)
         d /= np.linalg.norm(d)

@@ -5,8 +5,13 @@ import math
 
 import pytest
 
-from rsvm_conic.problems.dakdouki2019_table4_2 import (EXPERIMENT, THESIS_TABLE42, THESIS_TABLE43, make_cells,
-                                            two_proportion_test)
+from rsvm_conic.problems.dakdouki2019_table4_2 import (
+    EXPERIMENT,
+    THESIS_TABLE42,
+    THESIS_TABLE43,
+    make_cells,
+    two_proportion_test,
+)
 from rsvm_conic.datasets.keel import TABLE41_SIZES
 
 

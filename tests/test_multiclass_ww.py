@@ -4,8 +4,7 @@ from sklearn.datasets import make_blobs
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
-from rsvm_conic.formulations.multiclass_ww import (WWFeatures, WWKernelDual, encode_labels, ww_losses,
-                                                   ww_primal_lbfgs)
+from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, encode_labels, ww_losses, ww_primal_lbfgs
 from rsvm_conic.kernels.rbf import gaussian_kernel
 from rsvm_conic.runner import check_instance
 
@@ -223,8 +222,7 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     # beyond the dual QP's size, a primal run that cannot certify raises, naming the route
     monkeypatch.setattr(mc, "DUAL_FALLBACK_MAX", 0)
     with pytest.raises(SolverError, match="primal: certified relative gap"):
-        WestonWatkinsSVC(C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5,
-                         primal_tol=1e-9).fit(X, y)
+        WestonWatkinsSVC(C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9).fit(X, y)
     with pytest.raises(ValueError, match="primal_tol"):
         WestonWatkinsSVC(primal_tol=0.0).fit(X, y)
 

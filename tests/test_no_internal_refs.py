@@ -20,8 +20,11 @@ def _files():
         if path.is_file():
             yield path
         elif path.is_dir():
-            yield from (p for p in sorted(path.rglob("*"))
-                        if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts)
+            yield from (
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts
+            )
 
 
 def test_no_internal_file_references():
@@ -34,8 +37,9 @@ def test_no_internal_file_references():
         for lineno, line in enumerate(text.splitlines(), 1):
             if PATTERN.search(line):
                 offending.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
-    assert not offending, ("cite papers by reference (authors, year, section), not internal files:\n"
-                           + "\n".join(offending))
+    assert not offending, "cite papers by reference (authors, year, section), not internal files:\n" + "\n".join(
+        offending
+    )
 
 
 KEY = re.compile(r"\[([A-Z][A-Za-z]*[0-9]{2})[\],]")
@@ -44,7 +48,7 @@ KEY = re.compile(r"\[([A-Z][A-Za-z]*[0-9]{2})[\],]")
 def test_every_cited_key_is_in_the_references():
     """Every ``[KEY]`` / ``[KEY, eq. n]`` cited anywhere is defined in the README's References section."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    refs = readme[readme.index("## References"):]
+    refs = readme[readme.index("## References") :]
     defined = set(re.findall(r"\*\*\[([A-Za-z]+[0-9]{2})\]\*\*", refs))
     assert {"CJ20", "BBBB10", "RR07", "ElD19", "CGT19"} <= defined
     cited = {}

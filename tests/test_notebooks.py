@@ -31,8 +31,9 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     assert "# %%" in text, f"{path.name} is not in jupytext percent format"
     env = {**os.environ, "MPLBACKEND": "Agg"}
     try:
-        proc = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=TIMEOUT_S)
+        proc = subprocess.run(
+            [sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{path.name} did not finish within {TIMEOUT_S} s")
     assert proc.returncode == 0, f"{path.name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"

@@ -23,8 +23,11 @@ def _declared_packages():
 
 def test_declared_packages_are_every_package_directory():
     packages, package_dir = _declared_packages()
-    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "rsvm_conic").rglob("__init__.py")
-               if "__pycache__" not in p.parts}
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "rsvm_conic").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
     assert package_dir == {"rsvm_conic.problems": "problems"}
     assert set(packages) == on_disk | {"rsvm_conic.problems"}, "update [tool.setuptools] packages in pyproject.toml"
     assert not any(p == "problems" or p.startswith("problems.") for p in packages)
@@ -32,6 +35,7 @@ def test_declared_packages_are_every_package_directory():
 
 def test_problems_is_a_subpackage():
     from rsvm_conic import problems
+
     assert problems.__name__ == "rsvm_conic.problems"
     assert Path(problems.__file__).resolve().parent == ROOT / "problems"
     assert "bhadra2010-table1" in problems.registry("REPRODUCTIONS")
@@ -43,7 +47,13 @@ def test_a_folder_called_problems_on_the_path_does_not_shadow_it(tmp_path):
     decoy.mkdir()
     (decoy / "__init__.py").write_text("raise ImportError('this is not rsvm-conic')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "rsvm_conic.cli", "list"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rsvm_conic.cli", "list"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "bhadra2010-table1" in proc.stdout

@@ -73,7 +73,7 @@ def test_engine_matches_clarabel_on_random_cone_qps():
         off = 4
         for m, d in cones.soc:
             for _ in range(m):
-                blk = h[off:off + d] - G[off:off + d] @ x
+                blk = h[off : off + d] - G[off : off + d] @ x
                 cons.append(cp.SOC(blk[0], blk[1:]))
                 off += d
         prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(P)) + q @ x), cons)
@@ -125,8 +125,7 @@ def _instance(rng, kind, L, n, radius, separable):
         unc = UncertaintySet(Sigma=B @ B.T, radius=radius)
     elif kind == "class":
         S = np.stack([np.diag(rng.uniform(0.1, 1.0, n)), 0.3 * np.eye(n)])
-        unc = UncertaintySet(Sigma=S, groups=(y > 0).astype(int), radius=radius,
-                             sample_scale=rng.uniform(0.5, 1.5, L))
+        unc = UncertaintySet(Sigma=S, groups=(y > 0).astype(int), radius=radius, sample_scale=rng.uniform(0.5, 1.5, L))
     elif kind == "sample":
         unc = UncertaintySet(Sigma=rng.uniform(0.0, 0.6, (L, n)), groups="sample", radius=radius)
     else:  # per-sample full matrices

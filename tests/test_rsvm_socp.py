@@ -40,8 +40,11 @@ class Eq16:
         self.a, self.nu = cp.Variable(n), cp.Variable(n)
         Lk = _factor(K)
         B = _factor(beta_hat).T
-        obj = (0.5 * cp.sum_squares(Lk.T @ cp.multiply(y, self.a)) + 0.5 * self.kappa * cp.norm(B @ self.nu, 2)
-               - cp.sum(self.a))
+        obj = (
+            0.5 * cp.sum_squares(Lk.T @ cp.multiply(y, self.a))
+            + 0.5 * self.kappa * cp.norm(B @ self.nu, 2)
+            - cp.sum(self.a)
+        )
         cons = [self.a >= 0, self.a <= self.C, y @ self.a == 0, cp.square(self.a) <= self.nu]
         self.prob = cp.Problem(cp.Minimize(obj), cons)
 
@@ -62,7 +65,8 @@ def test_projection_matches_qp():
         C = float(rng.uniform(0.1, 2))
         a = cp.Variable(n)
         cp.Problem(cp.Minimize(cp.sum_squares(a - v)), [a >= 0, a <= C, y @ a == 0]).solve(
-            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
+        )
         p = project_box_hyperplane_sorted(v, y, C)
         np.testing.assert_allclose(p, a.value, atol=1e-6)
         assert np.sum((p - v) ** 2) <= np.sum((np.clip(a.value, 0, C) - v) ** 2) + 1e-9
@@ -139,7 +143,7 @@ def test_beta_with_negative_entries_uses_exact_cone_route():
     # the cone IPM alone, checked directly
     Q = y[:, None] * K * y[None, :]
     alpha, nu, info = rsvm_socp_ipm(Q, _factor(beta_hat).T, y, 1.0, 2.0)
-    assert info["status"] == "optimal" and np.all(nu >= alpha ** 2 - 1e-7)
+    assert info["status"] == "optimal" and np.all(nu >= alpha**2 - 1e-7)
 
 
 def test_kappa_zero_is_the_svm_dual():

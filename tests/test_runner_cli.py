@@ -15,8 +15,7 @@ from rsvm_conic.runner.grid import StoreWarning
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["robust-small", "robust-small-inf", "nominal-breast-cancer",
-                                  "chance-gaussian-small"])
+@pytest.mark.parametrize("name", ["robust-small", "robust-small-inf", "nominal-breast-cancer", "chance-gaussian-small"])
 def test_small_instances_agree_across_backends(name):
     inst = problems.get("INSTANCES", name)
     reports, ok = check_instance(inst)
@@ -42,8 +41,9 @@ def test_cli_check_and_list(capsys):
 
 
 def test_console_script_entry_point():
-    res = subprocess.run([sys.executable, "-m", "rsvm_conic.cli", "list"], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "rsvm_conic.cli", "list"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert res.returncode == 0 and "check:" in res.stdout
 
 
@@ -87,7 +87,8 @@ def test_every_reproduction_and_grid_is_one_grid_experiment():
     from rsvm_conic.runner import GridExperiment, default_n_jobs
 
     entries = {**problems.registry("REPRODUCTIONS"), **problems.registry("GRIDS")}
-    assert {"bhadra2010-table1", "dakdouki2019-table4-2", "couellan2020-fig1", "rff-error",
-            "linear-noise-grid"} <= set(entries)
+    assert {"bhadra2010-table1", "dakdouki2019-table4-2", "couellan2020-fig1", "rff-error", "linear-noise-grid"} <= set(
+        entries
+    )
     assert all(isinstance(e, GridExperiment) and e.report is not None for e in entries.values())
     assert default_n_jobs(True) == 1 and default_n_jobs(False) == min(2, os.cpu_count() or 1)

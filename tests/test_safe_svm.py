@@ -66,11 +66,14 @@ def _mean_volume(v, seeds=range(6)):
     return float(np.mean(vols))
 
 
-@pytest.mark.xfail(strict=True, reason="[CJ20], Sec. 3 / [CW17] claim the learned "
-                   "ellipsoid grows "
-                   "with the noise variance; with eq. (7) as printed (validation hinge, train and validation "
-                   "noise N(0, v I)) we measure the opposite (mean volume 0.51, 0.33, 0.12, 0.018 for "
-                   "v = 0, 0.1, 0.3, 1).")
+@pytest.mark.xfail(
+    strict=True,
+    reason="[CJ20], Sec. 3 / [CW17] claim the learned "
+    "ellipsoid grows "
+    "with the noise variance; with eq. (7) as printed (validation hinge, train and validation "
+    "noise N(0, v I)) we measure the opposite (mean volume 0.51, 0.33, 0.12, 0.018 for "
+    "v = 0, 0.1, 0.3, 1).",
+)
 def test_paper_claim_learned_ellipsoid_grows_with_noise_variance():
     assert _mean_volume(1.0) > _mean_volume(0.0)
 

@@ -90,8 +90,14 @@ def test_projection_onto_the_dual_set_is_exact_for_huge_C():
 @pytest.mark.parametrize("data", sorted(DATA))
 def test_defaults_are_certified_or_say_why(data):
     X, y = DATA[data]
-    for est in (NominalSVC(), NominalSVC(C=100), NominalSVC(C=1e12), RobustSVC(), ChanceConstrainedSVC(),
-                ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2)):
+    for est in (
+        NominalSVC(),
+        NominalSVC(C=100),
+        NominalSVC(C=1e12),
+        RobustSVC(),
+        ChanceConstrainedSVC(),
+        ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2),
+    ):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est.fit(X, y)
@@ -105,8 +111,12 @@ def test_constant_classifier_warning_gives_the_threshold():
     X, y = DATA["breast_cancer"]
     with pytest.warns(ConstantClassifierWarning, match=r"radius < ([0-9.]+)") as rec:
         RobustSVC(radius=5.0).fit(X, y)
-    r_star = float(next(w for w in rec if w.category is ConstantClassifierWarning).message.args[0]
-                   .split("radius < ")[1].split(" ")[0])
+    r_star = float(
+        next(w for w in rec if w.category is ConstantClassifierWarning)
+        .message.args[0]
+        .split("radius < ")[1]
+        .split(" ")[0]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConstantClassifierWarning)
         below = RobustSVC(radius=0.98 * r_star).fit(X, y)  # informative just below the threshold
@@ -119,8 +129,9 @@ def test_constant_classifier_warning_gives_the_threshold():
 
 def test_no_cvxpy_model_is_built_for_the_interior_point():
     X, y = DATA["wine"]
-    f = robust_svm(X, np.where(y == 1, 1.0, -1.0), UncertaintySet(Sigma=np.ones(X.shape[1]), groups="sample",
-                                                                   radius=0.2), C=1.0)
+    f = robust_svm(
+        X, np.where(y == 1, 1.0, -1.0), UncertaintySet(Sigma=np.ones(X.shape[1]), groups="sample", radius=0.2), C=1.0
+    )
     sol = f.solve("auto")
     assert sol.backend == "ipm" and f._problem is None
     assert f.solve("clarabel").objective == pytest.approx(sol.objective, rel=1e-6) and f._problem is not None
@@ -150,6 +161,9 @@ def test_first_certified_is_the_one_fallback_chain():
     assert first_certified(["c"], lambda r: (1, outcomes[r].as_dict()), what="thing") == (1, [])  # as_dict() too
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverWarning)
-        with pytest.raises(SolverError, match=r"thing: no route returned a certified solution \(a: injected; b: "
-                                              r"certified relative gap .*\)\. try harder"):
+        with pytest.raises(
+            SolverError,
+            match=r"thing: no route returned a certified solution \(a: injected; b: "
+            r"certified relative gap .*\)\. try harder",
+        ):
             first_certified(["a", "b"], attempt, what="thing", hint="try harder")

@@ -9,8 +9,9 @@ from rsvm_conic.solvers.datafits import RobustHinge
 from rsvm_conic.uncertainty import UncertaintySet
 
 
-@pytest.mark.parametrize("name,shape", [("robust-small", (400, 5)),
-                                        pytest.param("robust-large", (20000, 50), marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name,shape", [("robust-small", (400, 5)), pytest.param("robust-large", (20000, 50), marks=pytest.mark.slow)]
+)
 def test_both_stochastic_solvers_reach_1e3(name, shape):
     """The grouped-ellipsoid instance (two full-factor groups) at L = 400 in the default run, L = 20000 (~40 s) slow."""
     formulation, Xte, yte = problems.get("INSTANCES", name).build()
@@ -38,8 +39,16 @@ def test_subgradient_matches_finite_differences_where_smooth():
         idx = np.arange(L)
         gw, gb, _ = fit.subgradient(X, y, w, X @ w + b, idx)
         h = 1e-7
-        fd = np.array([(fit.value(y, w + h * e, X @ (w + h * e) + b) - fit.value(y, w - h * e, X @ (w - h * e) + b))
-                       / (2 * h) for e in np.eye(n)]) / L
+        fd = (
+            np.array(
+                [
+                    (fit.value(y, w + h * e, X @ (w + h * e) + b) - fit.value(y, w - h * e, X @ (w - h * e) + b))
+                    / (2 * h)
+                    for e in np.eye(n)
+                ]
+            )
+            / L
+        )
         np.testing.assert_allclose(gw, fd, rtol=1e-5, atol=1e-6)
         fb = (fit.value(y, w, X @ w + (b + h)) - fit.value(y, w, X @ w + (b - h))) / (2 * h) / L
         assert gb == pytest.approx(fb, rel=1e-5)

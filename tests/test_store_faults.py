@@ -66,8 +66,11 @@ def test_a_damaged_line_is_set_aside_and_its_cell_recomputed(done, kind):
     path, lines = done
     bad = DAMAGE[kind](lines[1])
     path.write_bytes(b"\n".join([lines[0], bad, lines[2], lines[3]]) + b"\n")
-    with pytest.warns(StoreWarning, match=r"res\.jsonl: 1 damaged line moved to res\.jsonl\.damaged; their cells "
-                                          r"will be recomputed"):
+    with pytest.warns(
+        StoreWarning,
+        match=r"res\.jsonl: 1 damaged line moved to res\.jsonl\.damaged; their cells "
+        r"will be recomputed",
+    ):
         calls = _run(path)
     assert calls == [1]
     assert Path(f"{path}.damaged").read_bytes() == bad + b"\n"
@@ -122,8 +125,11 @@ def test_a_second_run_on_a_locked_store_refuses_naming_the_owner(tmp_path):
     def nested(cell):  # a second run on the same store while the first holds it
         return run_grid(CELLS, dict, ResultsStore(path), progress=False)
 
-    with pytest.raises(StoreLockedError, match=rf"res\.jsonl is being written by another run \(pid {os.getpid()} "
-                                               r"on .*, started .*\); wait for it to finish or use another --out"):
+    with pytest.raises(
+        StoreLockedError,
+        match=rf"res\.jsonl is being written by another run \(pid {os.getpid()} "
+        r"on .*, started .*\); wait for it to finish or use another --out",
+    ):
         run_grid([{"x": 0}], nested, ResultsStore(path), progress=False)
     assert not Path(f"{path}.lock").exists()  # released after the exception
     assert _run(path) == [0, 1, 2, 3]
@@ -182,8 +188,16 @@ def test_records_note_versions_and_other_versions_are_reported(done):
     path, lines = done
     recs = [json.loads(x) for x in lines]
     env = environment()
-    assert all(r["env"] == env for r in recs) and set(env) >= {"python", "numpy", "scipy", "scikit-learn",
-                                                               "cvxpy", "clarabel", "scs", "rsvm-conic"}
+    assert all(r["env"] == env for r in recs) and set(env) >= {
+        "python",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "cvxpy",
+        "clarabel",
+        "scs",
+        "rsvm-conic",
+    }
     assert all(r["key"] == cell_key(r["cell"]) for r in recs)  # the key scheme is unchanged
     recs[0]["env"] = {**env, "cvxpy": "0.0.1"}
     recs[1]["env"] = {**env, "cvxpy": "0.0.2", "numpy": "1.0"}
@@ -192,9 +206,11 @@ def test_records_note_versions_and_other_versions_are_reported(done):
     with pytest.warns(StoreWarning) as rec:
         assert _run(path) == []
     (msg,) = [str(w.message) for w in rec if issubclass(w.category, StoreWarning)]
-    assert msg == (f"3 cells in res.jsonl were computed under other versions (numpy 1.0 -> {env['numpy']}, "
-                   f"cvxpy 0.0.1/0.0.2 -> {env['cvxpy']}; 1 of them under unknown versions); reused; use --fresh or "
-                   f"another --out to recompute them")
+    assert msg == (
+        f"3 cells in res.jsonl were computed under other versions (numpy 1.0 -> {env['numpy']}, "
+        f"cvxpy 0.0.1/0.0.2 -> {env['cvxpy']}; 1 of them under unknown versions); reused; use --fresh or "
+        f"another --out to recompute them"
+    )
     recs = [{k: v for k, v in r.items() if k != "env"} for r in recs]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs[:1]))
     with pytest.warns(StoreWarning, match="^1 cell in res.jsonl was computed under unknown versions"):
@@ -236,8 +252,9 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
 
         run_grid([{{"a": i}} for i in range(4)], fn, n_jobs=2, progress=False)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     workers = []
     try:
         deadline = time.monotonic() + 180

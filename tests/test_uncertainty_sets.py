@@ -21,15 +21,18 @@ def test_psd_sqrt_is_a_square_root():
     np.testing.assert_allclose(A, A.T, atol=1e-12)
 
 
-@pytest.mark.parametrize("Sigma, groups, k", [
-    (None, None, 1),
-    (np.ones(4), None, 1),
-    (np.eye(4), None, 1),
-    (np.ones((2, 4)), np.array([0, 1] * 5), 2),
-    (np.stack([np.eye(4)] * 3), np.array([0, 1, 2] * 3 + [0]), 3),
-    (np.stack([np.eye(4)] * 10), None, 10),
-    (np.ones((10, 4)), "sample", 10),
-])
+@pytest.mark.parametrize(
+    "Sigma, groups, k",
+    [
+        (None, None, 1),
+        (np.ones(4), None, 1),
+        (np.eye(4), None, 1),
+        (np.ones((2, 4)), np.array([0, 1] * 5), 2),
+        (np.stack([np.eye(4)] * 3), np.array([0, 1, 2] * 3 + [0]), 3),
+        (np.stack([np.eye(4)] * 10), None, 10),
+        (np.ones((10, 4)), "sample", 10),
+    ],
+)
 def test_shapes_resolve(Sigma, groups, k):
     r = UncertaintySet(Sigma=Sigma, groups=groups).resolve(10, 4)
     assert r.n_groups == k
@@ -37,18 +40,21 @@ def test_shapes_resolve(Sigma, groups, k):
     assert r.group_index.max() == k - 1
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(Sigma=-np.eye(3)), "positive semidefinite"),
-    (dict(Sigma=np.array([[1.0, 2.0, 0], [0, 1, 0], [0, 0, 1]])), "symmetric"),
-    (dict(Sigma=np.eye(4)), "3x3"),
-    (dict(Sigma=np.array([1.0, -1.0, 1.0])), "negative"),
-    (dict(Sigma=np.full((3, 3), np.nan)), "NaN"),
-    (dict(radius=-1.0), "radius"),
-    (dict(p=3), "norm"),
-    (dict(Sigma=np.stack([np.eye(3)] * 4)), "groups="),
-    (dict(Sigma=np.stack([np.eye(3)] * 2), groups=np.arange(5) % 3), "distinct"),
-    (dict(groups=np.arange(4)), "one label per sample"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(Sigma=-np.eye(3)), "positive semidefinite"),
+        (dict(Sigma=np.array([[1.0, 2.0, 0], [0, 1, 0], [0, 0, 1]])), "symmetric"),
+        (dict(Sigma=np.eye(4)), "3x3"),
+        (dict(Sigma=np.array([1.0, -1.0, 1.0])), "negative"),
+        (dict(Sigma=np.full((3, 3), np.nan)), "NaN"),
+        (dict(radius=-1.0), "radius"),
+        (dict(p=3), "norm"),
+        (dict(Sigma=np.stack([np.eye(3)] * 4)), "groups="),
+        (dict(Sigma=np.stack([np.eye(3)] * 2), groups=np.arange(5) % 3), "distinct"),
+        (dict(groups=np.arange(4)), "one label per sample"),
+    ],
+)
 def test_bad_sets_raise_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         UncertaintySet(**kwargs).resolve(5, 3)
@@ -89,8 +95,7 @@ def test_worst_case_closed_form_matches_numeric_search(p, kind):
     else:
         Sigma = None
     groups = "sample" if kind == "diag" else None
-    r = UncertaintySet(Sigma=Sigma, groups=groups, p=p, radius=0.7,
-                       sample_scale=rng.uniform(0.5, 1.5, L)).resolve(L, n)
+    r = UncertaintySet(Sigma=Sigma, groups=groups, p=p, radius=0.7, sample_scale=rng.uniform(0.5, 1.5, L)).resolve(L, n)
     w = rng.standard_normal(n)
     y = rng.choice([-1.0, 1.0], L)
     dx = r.worst_case(w, y)

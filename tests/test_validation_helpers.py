@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from rsvm_conic._validation import (check_binary_labels, check_psd, check_symmetric, check_two_classes, psd_eigh,
-                                    psd_factor)
+from rsvm_conic._validation import (
+    check_binary_labels,
+    check_psd,
+    check_symmetric,
+    check_two_classes,
+    psd_eigh,
+    psd_factor,
+)
 
 
 def _psd(n=12, r=7, seed=0):
@@ -22,16 +28,22 @@ def test_check_two_classes():
         check_two_classes(np.ones(4), reason="y'alpha = 0 then forces alpha = 0")
 
 
-@pytest.mark.parametrize("call", [
-    lambda y: check_binary_labels(y, y.size),
-    lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).encode_labels(y),
-    lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).check_codes(np.zeros(y.size, int),
-                                                                                              y.size),
-    lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
-        np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0),
-    lambda y: __import__("rsvm_conic.solvers.rsvm_socp", fromlist=["x"]).solve_rsvm_socp(
-        np.eye(y.size), np.zeros((y.size, y.size)), y, 1.0, 1.0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y: check_binary_labels(y, y.size),
+        lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).encode_labels(y),
+        lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).check_codes(
+            np.zeros(y.size, int), y.size
+        ),
+        lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
+            np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0
+        ),
+        lambda y: __import__("rsvm_conic.solvers.rsvm_socp", fromlist=["x"]).solve_rsvm_socp(
+            np.eye(y.size), np.zeros((y.size, y.size)), y, 1.0, 1.0
+        ),
+    ],
+)
 def test_every_single_class_check_says_the_same(call):
     with pytest.raises(ValueError, match="single class .*Pass samples of at least two classes"):
         call(np.ones(6))

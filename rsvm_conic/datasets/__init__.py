@@ -5,5 +5,12 @@ from .keel import load_dataset, load_keel, train_test_split_table41
 from .synthetic import make_uncertain_classification, train_test_split_arrays
 from .toys import make_xor_thesis
 
-__all__ = ["load_dataset", "load_keel", "make_bhadra2010", "make_uncertain_classification", "make_xor_thesis",
-           "train_test_split_arrays", "train_test_split_table41"]
+__all__ = [
+    "load_dataset",
+    "load_keel",
+    "make_bhadra2010",
+    "make_uncertain_classification",
+    "make_xor_thesis",
+    "train_test_split_arrays",
+    "train_test_split_table41",
+]

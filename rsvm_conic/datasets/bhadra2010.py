@@ -48,8 +48,9 @@ def base_noise(rng: np.random.Generator, law: str, size) -> np.ndarray:
 
 def noise_std(law: str) -> float:
     """Standard deviation of the base law."""
-    return {"gaussian": 1.0, "uniform": np.sqrt(1 / 12), "beta": np.sqrt(1 / 8),
-            "beta55": np.sqrt(25 / (100 * 11))}[law]
+    return {"gaussian": 1.0, "uniform": np.sqrt(1 / 12), "beta": np.sqrt(1 / 8), "beta55": np.sqrt(25 / (100 * 11))}[
+        law
+    ]
 
 
 @dataclass
@@ -62,9 +63,20 @@ class BhadraData:
     K_samples: np.ndarray | None = None
 
 
-def make_bhadra2010(seed: int, law: str = "gaussian", *, n_per_class: int = 100, n_samples: int = 100,
-                    scale: float = 0.25, iid: bool = False, symmetric: bool = False, std: float = 0.7,
-                    center=(2.0, 2.0), sep: float = 1.5, dtype=np.float64) -> BhadraData:
+def make_bhadra2010(
+    seed: int,
+    law: str = "gaussian",
+    *,
+    n_per_class: int = 100,
+    n_samples: int = 100,
+    scale: float = 0.25,
+    iid: bool = False,
+    symmetric: bool = False,
+    std: float = 0.7,
+    center=(2.0, 2.0),
+    sep: float = 1.5,
+    dtype=np.float64,
+) -> BhadraData:
     """One synthetic dataset (points, clean linear kernel, ``n_samples`` noisy kernels)."""
     if law not in NOISE_LAWS:
         raise ValueError(f"law must be one of {NOISE_LAWS}; got {law!r}.")
@@ -89,8 +101,9 @@ def make_bhadra2010(seed: int, law: str = "gaussian", *, n_per_class: int = 100,
     return data
 
 
-def sample_kernels(rng, K_bar, l, law, n_samples, *, noise_scale: float = 1.0, symmetric: bool = False,
-                   dtype=np.float64) -> np.ndarray:
+def sample_kernels(
+    rng, K_bar, l, law, n_samples, *, noise_scale: float = 1.0, symmetric: bool = False, dtype=np.float64
+) -> np.ndarray:
     """``K^s = K_bar + noise_scale * l * Z^s`` for ``s = 1..n_samples`` (shape ``(S,) + K_bar.shape``)."""
     Z = base_noise(rng, law, (n_samples,) + K_bar.shape)
     if symmetric:

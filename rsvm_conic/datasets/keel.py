@@ -88,8 +88,9 @@ def parse_keel(text: str, source: str = "<string>") -> tuple[np.ndarray, np.ndar
         raise ValueError(f"{source}: rows need at least one attribute and a class column; got {width} field(s).")
     bad = [i for i, r in enumerate(rows) if len(r) != width]
     if bad:
-        raise ValueError(f"{source}: row {bad[0] + 1} has {len(rows[bad[0]])} fields, the first row has {width}; "
-                         "the file is ragged.")
+        raise ValueError(
+            f"{source}: row {bad[0] + 1} has {len(rows[bad[0]])} fields, the first row has {width}; the file is ragged."
+        )
     table = np.array(rows, dtype=object)
     target = width - 1
     if output is not None and attributes:
@@ -105,8 +106,9 @@ def parse_keel(text: str, source: str = "<string>") -> tuple[np.ndarray, np.ndar
     try:
         X = X_raw.astype(np.float64)
     except ValueError as exc:
-        raise ValueError(f"{source}: non-numeric attribute value ({exc}); only numeric KEEL sets are supported.") \
-            from exc
+        raise ValueError(
+            f"{source}: non-numeric attribute value ({exc}); only numeric KEEL sets are supported."
+        ) from exc
     y = np.array([str(v) for v in y_raw])
     try:  # numeric labels become numbers (ints when integral), others stay strings
         yf = y.astype(np.float64)

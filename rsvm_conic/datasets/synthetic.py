@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_uncertain_classification(n_samples=1000, n_features=20, separation=1.0, noise_scale=0.3,
-                                  n_groups=2, random_state=0):
+def make_uncertain_classification(
+    n_samples=1000, n_features=20, separation=1.0, noise_scale=0.3, n_groups=2, random_state=0
+):
     """Two Gaussian classes observed through per-group noise of known covariance.
 
     Returns ``X, y, Sigma, groups``: ``X`` the observed (noisy) points, ``y`` in
@@ -29,10 +30,10 @@ def make_uncertain_classification(n_samples=1000, n_features=20, separation=1.0,
     Sigma = np.empty((n_groups, n, n))
     for g in range(n_groups):
         B = rng.standard_normal((n, n)) / np.sqrt(n)
-        Sigma[g] = noise_scale ** 2 * (B @ B.T + 0.1 * np.eye(n))
+        Sigma[g] = noise_scale**2 * (B @ B.T + 0.1 * np.eye(n))
     chol = np.linalg.cholesky(Sigma)
     X = rng.standard_normal((L, n))  # noise draws, coloured in place one group at a time:
-    for g in range(n_groups):         # memory O(L n + k n^2), never an (L, n, n) array
+    for g in range(n_groups):  # memory O(L n + k n^2), never an (L, n, n) array
         idx = np.flatnonzero(groups == g)
         X[idx] = X[idx] @ chol[g].T
     X += clean

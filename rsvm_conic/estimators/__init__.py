@@ -6,5 +6,14 @@ from .kernel_robust import KernelRobustSVC
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
 
-__all__ = ["ChanceConstrainedSVC", "HyperbolicSVC", "KernelRobustSVC", "NominalSVC", "PkSVC", "RobustFeatureSVC",
-           "RobustSVC", "SafeSVC", "WestonWatkinsSVC"]
+__all__ = [
+    "ChanceConstrainedSVC",
+    "HyperbolicSVC",
+    "KernelRobustSVC",
+    "NominalSVC",
+    "PkSVC",
+    "RobustFeatureSVC",
+    "RobustSVC",
+    "SafeSVC",
+    "WestonWatkinsSVC",
+]

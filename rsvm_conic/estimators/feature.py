@@ -83,8 +83,20 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Route, status and certificate of the solve.
     """
 
-    def __init__(self, feature_map="rff", n_components=100, sigma=1.0, radius=0.1, norm=2, feature_norm=2,
-                 C=1.0, solver="auto", bound="corrected", solver_options=None, random_state=None):
+    def __init__(
+        self,
+        feature_map="rff",
+        n_components=100,
+        sigma=1.0,
+        radius=0.1,
+        norm=2,
+        feature_norm=2,
+        C=1.0,
+        solver="auto",
+        bound="corrected",
+        solver_options=None,
+        random_state=None,
+    ):
         self.feature_map = feature_map
         self.n_components = n_components
         self.sigma = sigma
@@ -110,11 +122,13 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         radius = check_positive(self.radius, "radius", strict=False)
         pbar = check_norm(self.feature_norm)
         if self.feature_map == "nystroem" and pbar != 2.0:
-            raise ValueError("the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or "
-                             "feature_map='rff'.")
+            raise ValueError(
+                "the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or feature_map='rff'."
+            )
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
-        unc = UncertaintySet(Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius,
-                             sample_scale=sample_radius).resolve(*X.shape)
+        unc = UncertaintySet(
+            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius, sample_scale=sample_radius
+        ).resolve(*X.shape)
         fmap = self._make_map().fit(X)
         Phi = fmap.transform(X)
         if self.feature_map == "rff":
@@ -129,17 +143,25 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         sol = form.solve(solver, **(self.solver_options or {}))
         if sol.status != "optimal":
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
-            warnings.warn(f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs with certified relative gap "
-                          f"{gap:.2e} (status {sol.status!r}); increase max_epochs in solver_options or use a conic "
-                          "solver.", ConvergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs with certified relative gap "
+                f"{gap:.2e} (status {sol.status!r}); increase max_epochs in solver_options or use a conic "
+                "solver.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.feature_map_ = fmap
         self.Gamma_ = Gamma
         self.classes_ = classes
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
-        self.solver_stats_ = {"backend": sol.backend, "status": sol.status, "time": sol.time,
-                              **(sol.certificate.as_dict() if sol.certificate is not None else {})}
+        self.solver_stats_ = {
+            "backend": sol.backend,
+            "status": sol.status,
+            "time": sol.time,
+            **(sol.certificate.as_dict() if sol.certificate is not None else {}),
+        }
         return self
 
     def features(self, X):
@@ -205,8 +227,9 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         optimality certificate).
     """
 
-    def __init__(self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100,
-                 random_state=None):
+    def __init__(
+        self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100, random_state=None
+    ):
         self.C = C
         self.sigma_min = sigma_min
         self.sigma_max = sigma_max
@@ -225,8 +248,9 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction}.")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
-        Xa, Xv, ya, yv = train_test_split(X, y_pm, test_size=self.validation_fraction, stratify=y_pm,
-                                          random_state=self.random_state)
+        Xa, Xv, ya, yv = train_test_split(
+            X, y_pm, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
+        )
         bil = SafeSVM(Xa, ya, Xv, yv, C=self.C, sigma_min=self.sigma_min, sigma_max=self.sigma_max, tau=self.tau)
         res = bil.solve(max_iter=self.max_iter)
         sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C).solve("auto")

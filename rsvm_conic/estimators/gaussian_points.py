@@ -125,13 +125,21 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             columns = lambda idx: Phi @ Phi[idx].T
             route = "libsvm-features"
         alpha = libsvm_alpha(svc, X.shape[0])
-        alpha, b, info = certified_svm_dual(columns, y_pm, C, alpha, tol, route=route,
-                                            full_kernel=(lambda: columns(np.arange(X.shape[0])))
-                                            if X.shape[0] <= FULL_POLISH_MAX else None)
+        alpha, b, info = certified_svm_dual(
+            columns,
+            y_pm,
+            C,
+            alpha,
+            tol,
+            route=route,
+            full_kernel=(lambda: columns(np.arange(X.shape[0]))) if X.shape[0] <= FULL_POLISH_MAX else None,
+        )
         info.time = time.perf_counter() - t0
         if info.status != "optimal":
-            raise SolverError(f"PkSVC: {route} ended at a certified relative gap {info.gap_rel:.2e} > tol = {tol:g} "
-                              f"even after polishing; raise tol or rescale the data.")
+            raise SolverError(
+                f"PkSVC: {route} ended at a certified relative gap {info.gap_rel:.2e} > tol = {tol:g} "
+                f"even after polishing; raise tol or rescale the data."
+            )
         self.solver_stats_ = info.as_dict()
         self.support_ = np.flatnonzero(alpha)
         self.dual_coef_ = (y_pm * alpha)[self.support_][None, :]

@@ -120,8 +120,19 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     to ``fit`` and kernel rows ``(m, n_train)`` to ``predict``.
     """
 
-    def __init__(self, method="socp", noise="gaussian", epsilon=0.1, C=1.0, solver="auto", sv_tol=1e-6,
-                 bias="paper", n_random_starts=1, random_state=0, beta="auto"):
+    def __init__(
+        self,
+        method="socp",
+        noise="gaussian",
+        epsilon=0.1,
+        C=1.0,
+        solver="auto",
+        sv_tol=1e-6,
+        bias="paper",
+        n_random_starts=1,
+        random_state=0,
+        beta="auto",
+    ):
         self.method = method
         self.noise = noise
         self.beta = beta
@@ -158,13 +169,22 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             unc = KernelUncertainty.from_samples(X, K_bar, noise=self.noise)  # only the model that is used
             noise_free = False
         else:
-            X = validate_data(self, X, reset=True, accept_sparse=False, dtype=np.float64, ensure_all_finite=False,
-                              ensure_min_samples=2)
+            X = validate_data(
+                self,
+                X,
+                reset=True,
+                accept_sparse=False,
+                dtype=np.float64,
+                ensure_all_finite=False,
+                ensure_min_samples=2,
+            )
             X = check_finite_array(X, "X", ndim=2)
             check_binary_labels(y, X.shape[0])  # 'Only binary classification ...' before the shape complaint
             if X.shape[0] != X.shape[1]:
-                raise ValueError(f"X must be a square kernel matrix (n, n) or kernel samples (S, n, n); got shape "
-                                 f"{X.shape}. KernelRobustSVC is pairwise: pass K(X_train, X_train), not features.")
+                raise ValueError(
+                    f"X must be a square kernel matrix (n, n) or kernel samples (S, n, n); got shape "
+                    f"{X.shape}. KernelRobustSVC is pairwise: pass K(X_train, X_train), not features."
+                )
             if K_bar is not None:
                 raise ValueError("with a mean kernel X (n, n), do not pass K_bar as well.")
             noise_free = sigma2 is None and a is None and b is None
@@ -174,14 +194,21 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 unc = KernelUncertainty(K, beta_gaussian=zero, beta_finite=zero, a=zero, b=zero)
             else:
                 if self.noise == "gaussian" and sigma2 is None:
-                    raise ValueError("noise='gaussian' with a mean kernel needs sigma2 (the entrywise variances); "
-                                     "a and b are the finite-support parameters.")
+                    raise ValueError(
+                        "noise='gaussian' with a mean kernel needs sigma2 (the entrywise variances); "
+                        "a and b are the finite-support parameters."
+                    )
                 if self.noise == "finite" and (a is None or b is None):
-                    raise ValueError("noise='finite' with a mean kernel needs a and b (supports of the noise); "
-                                     "sigma2 is the Gaussian parameter.")
-                unc = KernelUncertainty.from_parameters(X, sigma2=sigma2 if self.noise == "gaussian" else None,
-                                                        a=a if self.noise == "finite" else None,
-                                                        b=b if self.noise == "finite" else None)
+                    raise ValueError(
+                        "noise='finite' with a mean kernel needs a and b (supports of the noise); "
+                        "sigma2 is the Gaussian parameter."
+                    )
+                unc = KernelUncertainty.from_parameters(
+                    X,
+                    sigma2=sigma2 if self.noise == "gaussian" else None,
+                    a=a if self.noise == "finite" else None,
+                    b=b if self.noise == "finite" else None,
+                )
         n = unc.n
         y_pm, classes = check_binary_labels(y, n)
         rule = self.beta if self.beta != "auto" else ("symmetric" if unc.symmetric_noise else "paper")
@@ -193,7 +220,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             f = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
         else:
             f = RSVMQN(unc.K_bar, y_pm, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
-        chain = [f"{f.name}/{r}" for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver):]]
+        chain = [f"{f.name}/{r}" for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver) :]]
         if self.method == "qn":  # the conservative convex surrogate (PSD part of beta), certified
             chain += [f"{RSVMSOCP.name}/{r}" for r in _SOLVERS["socp"]]
         formulations = {f.name: f}
@@ -236,12 +263,16 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             X = check_array(X, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
             X = check_finite_array(X, "X", ndim=2)  # NaN / inf message first
             if X.shape[1] != n:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {n} features "
-                                 f"as input: pass kernel rows (m, {n}) against the {n} training points.")
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {n} features "
+                    f"as input: pass kernel rows (m, {n}) against the {n} training points."
+                )
             validate_data(self, X_in, reset=False, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
         if X.shape[-1] != n:
-            raise ValueError(f"X has {X.shape[-1]} columns but the model was fitted on {n} "
-                             "training points; pass kernel rows against the training points.")
+            raise ValueError(
+                f"X has {X.shape[-1]} columns but the model was fitted on {n} "
+                "training points; pass kernel rows against the training points."
+            )
         return X @ (self._y_pm * self.alpha_) + self.intercept_
 
     def predict(self, X):

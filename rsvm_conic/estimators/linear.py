@@ -66,11 +66,14 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         sol = formulation.solve(self.solver, **(self.solver_options or {}))
         if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
-            warnings.warn(f"{type(self).__name__}: solver {self.solver!r} stopped at max_epochs "
-                          f"({sol.info.get('epochs')}) with certified relative gap {gap:.2e} > "
-                          f"{sol.certificate.tol if sol.certificate is not None else 0:g} (status {sol.status!r}); "
-                          "increase max_epochs in solver_options or use solver='auto' (an exact, certified route).",
-                          ConvergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"{type(self).__name__}: solver {self.solver!r} stopped at max_epochs "
+                f"({sol.info.get('epochs')}) with certified relative gap {gap:.2e} > "
+                f"{sol.certificate.tol if sol.certificate is not None else 0:g} (status {sol.status!r}); "
+                "increase max_epochs in solver_options or use solver='auto' (an exact, certified route).",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.classes_ = classes
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
@@ -86,8 +89,12 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
 
     def _warn_constant(self, formulation):
         label = self.classes_[int(self.intercept_[0] > 0)]
-        warnings.warn(f"{type(self).__name__}: the fitted classifier is constant (w = 0; every prediction is "
-                      f"{label}). {self._constant_reason(formulation)}", ConstantClassifierWarning, stacklevel=3)
+        warnings.warn(
+            f"{type(self).__name__}: the fitted classifier is constant (w = 0; every prediction is "
+            f"{label}). {self._constant_reason(formulation)}",
+            ConstantClassifierWarning,
+            stacklevel=3,
+        )
 
     def _constant_reason(self, formulation) -> str:
         return "The optimal separating direction is 0 at this C: increase C."
@@ -111,6 +118,7 @@ def largest_informative_gamma(formulation, rtol: float = 1e-3, max_solves: int =
     g_orig = g_hi = float(formulation.param_value(name))
     X = formulation.X
     try:
+
         def constant(g):
             formulation.set_params(**{name: g})
             return _is_constant(formulation.solve("auto")["w"], X)
@@ -162,8 +170,9 @@ class NominalSVC(_LinearSVCBase):
 
     def _build(self, X, y, Sigma, groups, sample_radius):
         if Sigma is not None or groups is not None or sample_radius is not None:
-            raise ValueError("NominalSVC ignores uncertainty; use RobustSVC or ChanceConstrainedSVC "
-                             "to pass Sigma/groups.")
+            raise ValueError(
+                "NominalSVC ignores uncertainty; use RobustSVC or ChanceConstrainedSVC to pass Sigma/groups."
+            )
         return NominalSVM(X, y, C=self.C, check_input=False)
 
 
@@ -202,16 +211,19 @@ class RobustSVC(_LinearSVCBase):
 
     def _build(self, X, y, Sigma, groups, sample_radius):
         check_positive(self.radius, "radius", strict=False)
-        unc = UncertaintySet(Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=self.radius,
-                             sample_scale=sample_radius)
+        unc = UncertaintySet(
+            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=self.radius, sample_scale=sample_radius
+        )
         return RobustSVM(X, y, unc, C=self.C, check_input=False)
 
     def _constant_reason(self, formulation) -> str:
         r = largest_informative_gamma(formulation)
         if r == 0.0:
             return super()._constant_reason(formulation)
-        return (f"The uncertainty radius {self.radius:g} exceeds what the data's margins can absorb: on these data "
-                f"w != 0 needs radius < {r:.4g} (or a smaller Sigma, or more separated classes).")
+        return (
+            f"The uncertainty radius {self.radius:g} exceeds what the data's margins can absorb: on these data "
+            f"w != 0 needs radius < {r:.4g} (or a smaller Sigma, or more separated classes)."
+        )
 
 
 class ChanceConstrainedSVC(_LinearSVCBase):
@@ -252,14 +264,17 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         kappa(self.epsilon, self.distribution)  # validates epsilon
         if sample_radius is not None:
             raise ValueError("ChanceConstrainedSVC takes no sample_radius; epsilon sets the factor.")
-        return ChanceConstrainedSVM(X, y, Sigma, groups, C=self.C, epsilon=self.epsilon,
-                                    distribution=self.distribution, check_input=False)
+        return ChanceConstrainedSVM(
+            X, y, Sigma, groups, C=self.C, epsilon=self.epsilon, distribution=self.distribution, check_input=False
+        )
 
     def _constant_reason(self, formulation) -> str:
         k = largest_informative_gamma(formulation)
         if k == 0.0:
             return super()._constant_reason(formulation)
         eps = float(normal.sf(k)) if self.distribution == "gaussian" else 1.0 / (1.0 + k * k)
-        return (f"kappa(epsilon) = {kappa(self.epsilon, self.distribution):.4g} times the noise covariance exceeds "
-                f"what the data's margins can absorb: on these data w != 0 needs kappa < {k:.4g}, i.e. "
-                f"epsilon > {eps:.4g} (or a smaller Sigma).")
+        return (
+            f"kappa(epsilon) = {kappa(self.epsilon, self.distribution):.4g} times the noise covariance exceeds "
+            f"what the data's margins can absorb: on these data w != 0 needs kappa < {k:.4g}, i.e. "
+            f"epsilon > {eps:.4g} (or a smaller Sigma)."
+        )

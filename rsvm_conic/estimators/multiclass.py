@@ -54,9 +54,13 @@ class _KernelMixin:
         self.kernel_obj_ = None
         if self.kernel == "consolidation":
             sd = None if self.sigma_dir is None else check_positive(self.sigma_dir, "sigma_dir", allow_inf=True)
-            self.kernel_obj_ = ConsolidationKernel(sigma=self.sigma_, sigma_dir=sd, m=self.m,
-                                                   n_subclasses=self.n_subclasses,
-                                                   random_state=self.random_state).fit(X, codes)
+            self.kernel_obj_ = ConsolidationKernel(
+                sigma=self.sigma_,
+                sigma_dir=sd,
+                m=self.m,
+                n_subclasses=self.n_subclasses,
+                random_state=self.random_state,
+            ).fit(X, codes)
         self.rff_ = None
         if self.n_components is not None:
             nc = self.n_components
@@ -67,8 +71,9 @@ class _KernelMixin:
             if self.kernel == "rbf":
                 from sklearn.kernel_approximation import RBFSampler
 
-                self.rff_ = RBFSampler(gamma=1.0 / (2.0 * self.sigma_**2), n_components=int(nc),
-                                       random_state=self.random_state).fit(X)
+                self.rff_ = RBFSampler(
+                    gamma=1.0 / (2.0 * self.sigma_**2), n_components=int(nc), random_state=self.random_state
+                ).fit(X)
             else:
                 # ConsolidationRandomFeatures returns 2 * n_components columns (cos and sin)
                 self.rff_ = self.kernel_obj_.random_features(max(1, int(nc) // 2), random_state=self.random_state)
@@ -146,9 +151,21 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         The fitted consolidation kernel and random-feature map, when used.
     """
 
-    def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
-                 solver="auto", primal_mu=1e-6, primal_max_iter=2000, primal_tol=1e-3, random_state=0,
-                 sigma_dir=None):
+    def __init__(
+        self,
+        C=1.0,
+        kernel="rbf",
+        sigma="thesis",
+        m=41,
+        n_subclasses=5,
+        n_components=None,
+        solver="auto",
+        primal_mu=1e-6,
+        primal_max_iter=2000,
+        primal_tol=1e-3,
+        random_state=0,
+        sigma_dir=None,
+    ):
         self.C = C
         self.sigma_dir = sigma_dir
         self.primal_mu = primal_mu
@@ -170,8 +187,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         nC = classes.size
         self._setup_kernel(X, codes)
-        primal_kw = dict(mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter),
-                         tol=primal_tol)
+        primal_kw = dict(
+            mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter), tol=primal_tol
+        )
         if self.rff_ is not None:
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
@@ -186,9 +204,13 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             sol = machine.solve(route)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what="WestonWatkinsSVC",
-                                        hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
-                                             "small problem use solver='dual'.")
+        sol, failures = first_certified(
+            routes,
+            attempt,
+            what="WestonWatkinsSVC",
+            hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
+            "small problem use solver='dual'.",
+        )
         cert = sol.certificate
         cert.detail["fallbacks"] = [route for route, _ in failures]
         coef, b = sol["coef"], sol["b"]
@@ -265,9 +287,23 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     (Def. 3.2); ``decision_rule_codes`` gives the codes with ``-1`` for the dummy.
     """
 
-    def __init__(self, lam=1e-2, gamma="auto", kernel="rbf", sigma="thesis", m=41, n_subclasses=5,
-                 n_components=None, max_rank=30, solver="auto", n_starts=3, max_iter=30, n_anchors=20,
-                 random_state=0, sigma_dir=None):
+    def __init__(
+        self,
+        lam=1e-2,
+        gamma="auto",
+        kernel="rbf",
+        sigma="thesis",
+        m=41,
+        n_subclasses=5,
+        n_components=None,
+        max_rank=30,
+        solver="auto",
+        n_starts=3,
+        max_iter=30,
+        n_anchors=20,
+        random_state=0,
+        sigma_dir=None,
+    ):
         self.lam = lam
         self.sigma_dir = sigma_dir
         self.gamma = gamma

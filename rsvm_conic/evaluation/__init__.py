@@ -8,5 +8,11 @@
 from .attacks import adversarial_error, rbf_svc_functions, worst_margins
 from .search import adversarial_search, nystroem_worst_case, rff_worst_case
 
-__all__ = ["adversarial_error", "adversarial_search", "nystroem_worst_case", "rbf_svc_functions", "rff_worst_case",
-           "worst_margins"]
+__all__ = [
+    "adversarial_error",
+    "adversarial_search",
+    "nystroem_worst_case",
+    "rbf_svc_functions",
+    "rff_worst_case",
+    "worst_margins",
+]

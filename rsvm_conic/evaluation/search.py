@@ -45,21 +45,27 @@ def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state
     for k in order:
         u0 = U[k]
         if p == 2.0:
-            res = optimize.minimize(neg, u0, method="SLSQP",
-                                    constraints=[{"type": "ineq", "fun": lambda u: gamma**2 - u @ u,
-                                                  "jac": lambda u: -2 * u}],
-                                    options={"maxiter": 200, "ftol": 1e-12})
+            res = optimize.minimize(
+                neg,
+                u0,
+                method="SLSQP",
+                constraints=[{"type": "ineq", "fun": lambda u: gamma**2 - u @ u, "jac": lambda u: -2 * u}],
+                options={"maxiter": 200, "ftol": 1e-12},
+            )
             u = project_pball(res.x[None], gamma, p)[0]
         elif p == np.inf:
-            res = optimize.minimize(neg, u0, method="L-BFGS-B", bounds=[(-gamma, gamma)] * n,
-                                    options={"maxiter": 200})
+            res = optimize.minimize(neg, u0, method="L-BFGS-B", bounds=[(-gamma, gamma)] * n, options={"maxiter": 200})
             u = project_pball(res.x[None], gamma, p)[0]
         else:
             z0 = np.concatenate([np.maximum(u0, 0), np.maximum(-u0, 0)])
-            res = optimize.minimize(lambda z: neg(z[:n] - z[n:]), z0, method="SLSQP", bounds=[(0, None)] * (2 * n),
-                                    constraints=[{"type": "ineq", "fun": lambda z: gamma - z.sum(),
-                                                  "jac": lambda z: -np.ones(2 * n)}],
-                                    options={"maxiter": 200, "ftol": 1e-12})
+            res = optimize.minimize(
+                lambda z: neg(z[:n] - z[n:]),
+                z0,
+                method="SLSQP",
+                bounds=[(0, None)] * (2 * n),
+                constraints=[{"type": "ineq", "fun": lambda z: gamma - z.sum(), "jac": lambda z: -np.ones(2 * n)}],
+                options={"maxiter": 200, "ftol": 1e-12},
+            )
             u = res.x[:n] - res.x[n:]
             nrm = np.abs(u).sum()
             if nrm > gamma:
@@ -73,11 +79,13 @@ def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state
 def rff_worst_case(rff, x, A, gamma, p=2, pbar=2, **kwargs) -> float:
     """Largest ``||R dphi||_pbar`` found by :func:`adversarial_search` for one point."""
     q = check_norm(pbar)  # dual_norm_values computes ||.||_q for q in {1, 2, inf}
-    return adversarial_search(lambda dX: dual_norm_values(rff_rotated_perturbation(rff, x, dX), q), A, gamma, p,
-                              **kwargs)[0]
+    return adversarial_search(
+        lambda dX: dual_norm_values(rff_rotated_perturbation(rff, x, dX), q), A, gamma, p, **kwargs
+    )[0]
 
 
 def nystroem_worst_case(nys, x, A, gamma, p=2, **kwargs) -> float:
     """Largest ``||Lambda^{1/2} dphi||_2`` found by :func:`adversarial_search` for one point."""
-    return adversarial_search(lambda dX: np.linalg.norm(nystroem_rotated_perturbation(nys, x, dX), axis=1),
-                              A, gamma, p, **kwargs)[0]
+    return adversarial_search(
+        lambda dX: np.linalg.norm(nystroem_rotated_perturbation(nys, x, dX), axis=1), A, gamma, p, **kwargs
+    )[0]

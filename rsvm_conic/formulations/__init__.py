@@ -9,7 +9,19 @@ from .robust import RobustSVM, robust_svm
 from .safe import SafeSVM, safe_svm
 
 __all__ = [
-    "ChanceConstrainedSVM", "FeatureRobustSVM", "Formulation", "NominalSVM", "RSVMQN", "RSVMQP", "RSVMSOCP",
-    "RobustSVM", "SafeSVM", "Solution",
-    "chance_constrained_svm", "feature_robust_svm", "nominal_svm", "robust_svm", "safe_svm",
+    "ChanceConstrainedSVM",
+    "FeatureRobustSVM",
+    "Formulation",
+    "NominalSVM",
+    "RSVMQN",
+    "RSVMQP",
+    "RSVMSOCP",
+    "RobustSVM",
+    "SafeSVM",
+    "Solution",
+    "chance_constrained_svm",
+    "feature_robust_svm",
+    "nominal_svm",
+    "robust_svm",
+    "safe_svm",
 ]

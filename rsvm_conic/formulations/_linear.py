@@ -77,8 +77,10 @@ class LinearSVMFormulation(Formulation):
             X = check_X(X)
             y = np.asarray(y, dtype=float)
             if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1.0, 1.0))):
-                raise ValueError("y must be a vector of -1/+1 labels with one entry per row of X "
-                                 "(use validate_xy to convert arbitrary binary labels).")
+                raise ValueError(
+                    "y must be a vector of -1/+1 labels with one entry per row of X "
+                    "(use validate_xy to convert arbitrary binary labels)."
+                )
         self.X, self.y = X, y
         self.C0 = check_positive(C, "C")
         self.uncertainty: ResolvedUncertainty | None = None
@@ -152,8 +154,9 @@ class LinearSVMFormulation(Formulation):
         if self.uncertainty is None or self.gamma_param is None:
             return None
         u = self.uncertainty
-        return ResolvedUncertainty(u.factors, u.diagonal, u.group_index, u.p, u.q,
-                                   float(self._values[self.gamma_param]), u.scale)
+        return ResolvedUncertainty(
+            u.factors, u.diagonal, u.group_index, u.p, u.q, float(self._values[self.gamma_param]), u.scale
+        )
 
     def datafit(self) -> RobustHinge:
         """The robust hinge at the current parameter values (its data are ``self.X``, ``self.y``)."""
@@ -171,8 +174,7 @@ class LinearSVMFormulation(Formulation):
         return check_X(X, n_features=self.X.shape[1]) @ solution["w"] + solution["b"]
 
     def _extract(self) -> dict:
-        return {"w": np.asarray(self.variables["w"].value, dtype=float).ravel(),
-                "b": float(self.variables["b"].value)}
+        return {"w": np.asarray(self.variables["w"].value, dtype=float).ravel(), "b": float(self.variables["b"].value)}
 
     # ------------------------------------------------------------------ certificate
     def dual_value(self, alpha: np.ndarray, w: np.ndarray, *, optimise_u: bool = False) -> float:
@@ -213,20 +215,32 @@ class LinearSVMFormulation(Formulation):
 
     def _certified(self, sol: Solution, alpha, tol: float, **kwargs) -> Solution:
         """Attach the certificate; a route that cannot certify raises SolverError (auto then falls back)."""
-        info = self.certificate(sol.backend, sol["w"], sol["b"], alpha, tol=tol, time=sol.time,
-                                iterations=sol.info.get("iterations"), **kwargs)
+        info = self.certificate(
+            sol.backend,
+            sol["w"],
+            sol["b"],
+            alpha,
+            tol=tol,
+            time=sol.time,
+            iterations=sol.info.get("iterations"),
+            **kwargs,
+        )
         info.detail.setdefault("solver_status", sol.status)
         sol.certificate = info
         sol.objective = info.primal
         sol.status = info.status
         if info.status != "optimal":
-            msg = (f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
-                   f"(solver status {info.detail['solver_status']!r})")
+            msg = (
+                f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
+                f"(solver status {info.detail['solver_status']!r})"
+            )
             if alpha is not None and info.gap_abs <= 100.0 * self._rounding_floor(alpha):
-                msg += (f"; that gap is at the rounding level of double precision for C = {self.C:g} with features "
-                        f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels terms of "
-                        "size C^2 ||X||^2): lower C (scaling X by s is scaling C by s^2; the hard-margin limit is "
-                        "usually reached at a far smaller C) or rescale X")
+                msg += (
+                    f"; that gap is at the rounding level of double precision for C = {self.C:g} with features "
+                    f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels terms of "
+                    "size C^2 ||X||^2): lower C (scaling X by s is scaling C by s^2; the hard-margin limit is "
+                    "usually reached at a far smaller C) or rescale X"
+                )
             err = SolverError(msg)
             err.certificate = info
             raise err
@@ -258,8 +272,11 @@ class LinearSVMFormulation(Formulation):
 
     #: tighter solver tolerances for one retry when a route's result misses the certificate's
     #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
-    TIGHT = {"clarabel": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-12, tol_feas=1e-12),
-             "scs": dict(eps_abs=1e-11, eps_rel=1e-11), "ipm": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-11)}
+    TIGHT = {
+        "clarabel": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-12, tol_feas=1e-12),
+        "scs": dict(eps_abs=1e-11, eps_rel=1e-11),
+        "ipm": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-11),
+    }
 
     def _retrying(self, solve, backend, tol, options):
         """``solve(**options)``; if uncertified and the caller set no tolerances, once more at TIGHT."""
@@ -287,8 +304,14 @@ class LinearSVMFormulation(Formulation):
         t0 = time.perf_counter()
         self._materialise()
         stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
-        sol = Solution(backend=backend, status=stats["status"], objective=float("nan"),
-                       time=time.perf_counter() - t0, values=self._extract(), info=stats)
+        sol = Solution(
+            backend=backend,
+            status=stats["status"],
+            objective=float("nan"),
+            time=time.perf_counter() - t0,
+            values=self._extract(),
+            info=stats,
+        )
         alpha = np.asarray(self._margin.dual_value, dtype=float).ravel()
         return self._certified(sol, alpha, tol)
 
@@ -309,10 +332,15 @@ class LinearSVMFormulation(Formulation):
         t0 = time.perf_counter()
         res = method(self.X, self.y, self.datafit(), L2Squared(lam), **options)
         res.info.floor = 1e-9 * self.C * L  # the same relative-gap convention as the exact routes
-        sol = Solution(backend=name, status=res.info.status, objective=res.primal,
-                       time=time.perf_counter() - t0, values={"w": res.w, "b": res.b},
-                       info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history,
-                             "gap_history": res.gap_history}, certificate=res.info)
+        sol = Solution(
+            backend=name,
+            status=res.info.status,
+            objective=res.primal,
+            time=time.perf_counter() - t0,
+            values={"w": res.w, "b": res.b},
+            info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history},
+            certificate=res.info,
+        )
         return sol
 
     def _solve_sgd(self, **options) -> Solution:
@@ -365,8 +393,15 @@ def _best_u(v0, s, unc: ResolvedUncertainty, U0) -> np.ndarray:
         return _best_u_trust_region(v0, s, unc, U0)
     F = unc.factors
     norms = np.max(np.abs(F), axis=1) if unc.diagonal else np.linalg.norm(F, 2, axis=(1, 2))
-    return best_u_fista(v0, s, lambda U: _apply_factors(unc, U),
-                        lambda r: F * r if unc.diagonal else np.einsum("kij,i->kj", F, r), norms, unc.p, U0)
+    return best_u_fista(
+        v0,
+        s,
+        lambda U: _apply_factors(unc, U),
+        lambda r: F * r if unc.diagonal else np.einsum("kij,i->kj", F, r),
+        norms,
+        unc.p,
+        U0,
+    )
 
 
 def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000, rtol: float = 1e-14):
@@ -388,7 +423,7 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     for it in range(max_iter):
         U_new = project_pball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
         if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart [OC15]:
-            t, Z_next = 1.0, U_new                    # momentum points uphill -> linear convergence kept
+            t, Z_next = 1.0, U_new  # momentum points uphill -> linear convergence kept
         else:
             t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
             Z_next = U_new + ((t - 1.0) / t_new) * (U_new - U)

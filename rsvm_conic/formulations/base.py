@@ -86,8 +86,9 @@ class Formulation:
         if self.BACKENDS is not None:
             return tuple(b for b in self.BACKENDS if self._available(b))
         internal = {"_solve_auto", "_solve_conic"}  # dispatch helpers of this base class, not backends
-        extra = tuple(name[len("_solve_"):] for name in dir(type(self))
-                      if name.startswith("_solve_") and name not in internal)
+        extra = tuple(
+            name[len("_solve_") :] for name in dir(type(self)) if name.startswith("_solve_") and name not in internal
+        )
         conic = self.conic_backends if self.problem is not None else ()
         return tuple(conic) + tuple(b for b in extra if b not in conic)
 
@@ -136,8 +137,14 @@ class Formulation:
         t0 = time.perf_counter()
         stats = solve_cvxpy(self.problem, backend, **options)
         values = self._extract()
-        sol = Solution(backend=backend, status=stats["status"], objective=float("nan"),
-                       time=time.perf_counter() - t0, values=values, info=stats)
+        sol = Solution(
+            backend=backend,
+            status=stats["status"],
+            objective=float("nan"),
+            time=time.perf_counter() - t0,
+            values=values,
+            info=stats,
+        )
         sol.objective = float(self.objective(sol))
         return sol
 

@@ -48,13 +48,15 @@ class ChanceConstrainedSVM(RobustSVM):
     name = "chance"
     gamma_param = "kappa"
 
-    def __init__(self, X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev", *,
-                 check_input: bool = True):
+    def __init__(
+        self, X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev", *, check_input: bool = True
+    ):
         self.distribution = check_choice(distribution, "distribution", DISTRIBUTIONS)
         k = kappa(epsilon, distribution)
         self.epsilon = float(epsilon)
-        super().__init__(X, y, UncertaintySet(Sigma=Sigma, groups=groups, p=2, radius=k), C=C, radius=k,
-                         check_input=check_input)
+        super().__init__(
+            X, y, UncertaintySet(Sigma=Sigma, groups=groups, p=2, radius=k), C=C, radius=k, check_input=check_input
+        )
 
     def set_params(self, **values):
         if "epsilon" in values:
@@ -64,7 +66,8 @@ class ChanceConstrainedSVM(RobustSVM):
         return super().set_params(**values)
 
 
-def chance_constrained_svm(X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1,
-                           distribution="chebyshev") -> ChanceConstrainedSVM:
+def chance_constrained_svm(
+    X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev"
+) -> ChanceConstrainedSVM:
     """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedSVM`."""
     return ChanceConstrainedSVM(X, y, Sigma, groups, C, epsilon, distribution)

@@ -104,8 +104,10 @@ class FeatureRobustSVM(LinearSVMFormulation):
             c = check_finite_array(rotations[0], "cos", ndim=2)
             s = check_finite_array(rotations[1], "sin", ndim=2)
             if c.shape != (L, D // 2) or s.shape != c.shape or D % 2:
-                raise ValueError(f"rotations must be two (L, D/2) = ({L}, {D // 2}) arrays for an even D; "
-                                 f"got {c.shape} and {s.shape} with D = {D}.")
+                raise ValueError(
+                    f"rotations must be two (L, D/2) = ({L}, {D // 2}) arrays for an even D; "
+                    f"got {c.shape} and {s.shape} with D = {D}."
+                )
             self.rotations = (c, s)
             factors, diagonal = None, False
         elif R is None:
@@ -120,9 +122,13 @@ class FeatureRobustSVM(LinearSVMFormulation):
                 factors, diagonal = (1.0 / Rm)[None], True  # A = R^{-1}: A' zeta = R^{-T} zeta
             else:
                 factors, diagonal = np.linalg.inv(Rm)[None], False
-        self.uncertainty = (None if factors is None else
-                            ResolvedUncertainty(factors, diagonal, np.zeros(L, dtype=np.intp), self.pbar,
-                                                self.qbar, float(radius), G))
+        self.uncertainty = (
+            None
+            if factors is None
+            else ResolvedUncertainty(
+                factors, diagonal, np.zeros(L, dtype=np.intp), self.pbar, self.qbar, float(radius), G
+            )
+        )
 
         zeta, b = cp.Variable(D, name="w"), cp.Variable(name="b")
         t = cp.Variable(L if self.rotations is not None else 1, name="t", nonneg=True)
@@ -131,8 +137,11 @@ class FeatureRobustSVM(LinearSVMFormulation):
         r_par = cp.Parameter(nonneg=True, name="radius", value=float(radius))
         if self.rotations is not None:
             Z = cp.reshape(rotation_operator(*self.rotations) @ zeta, (D, L), order="F")
-            cones = [cp.SOC(t, Z, axis=0)] if self.qbar == 2.0 else \
-                [cp.norm(Z, 1 if self.qbar == 1.0 else "inf", axis=0) <= t]
+            cones = (
+                [cp.SOC(t, Z, axis=0)]
+                if self.qbar == 2.0
+                else [cp.norm(Z, 1 if self.qbar == 1.0 else "inf", axis=0) <= t]
+            )
             penalty = cp.multiply(G, t)
         else:
             cones = robust_cone_constraints(zeta, t, factors, diagonal, self.qbar)
@@ -158,17 +167,26 @@ class FeatureRobustSVM(LinearSVMFormulation):
         gamma = self._values["radius"] * self.Gamma
         U = dual_norm_subgradient(rotate(cos, sin, w), self.qbar)
         if optimise_u:  # per-sample u_i in the unit pbar-ball; R_i orthogonal (norm 1)
-            U = best_u_fista(v0, a * gamma, lambda V: rotate_transpose(cos, sin, V),
-                             lambda r: rotate(cos, sin, r), np.ones(len(gamma)), self.pbar, U)
+            U = best_u_fista(
+                v0,
+                a * gamma,
+                lambda V: rotate_transpose(cos, sin, V),
+                lambda r: rotate(cos, sin, r),
+                np.ones(len(gamma)),
+                self.pbar,
+                U,
+            )
         return (a * gamma) @ rotate_transpose(cos, sin, U)
 
     def _solve_auto(self, **options) -> Solution:
         """Clarabel at the package tolerances (1e-9), then Clarabel at 1e-7, then SCS at 1e-6 -- each
         fallback announced by a SolverWarning naming the failure (RFF features of size sqrt(2/D) and
         large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of reach)."""
-        attempts = [("clarabel", {}),
-                    ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
-                    ("scs", dict(eps_abs=1e-6, eps_rel=1e-6))]
+        attempts = [
+            ("clarabel", {}),
+            ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
+            ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
+        ]
         errors = []
         for backend, opts in attempts:
             try:
@@ -185,6 +203,7 @@ class FeatureRobustSVM(LinearSVMFormulation):
         if self.rotations is not None:
             return RotatedRobustHinge(*self.rotations, r * self.Gamma, self.qbar)
         return RobustHinge(self.current_uncertainty())
+
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
     """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`."""

@@ -100,8 +100,9 @@ def _solve_step(problem, solver, options):
                 warnings.simplefilter("always")
                 return solve_cvxpy(problem, name, accept_inaccurate=True, **opts), failures
         except SolverError as exc:
-            failures.append(f"{name}{' (solver default tolerances)' if opts is loose and name == solver else ''}: "
-                            f"{exc}")
+            failures.append(
+                f"{name}{' (solver default tolerances)' if opts is loose and name == solver else ''}: {exc}"
+            )
     return None, failures
 
 
@@ -205,17 +206,21 @@ class HyperbolicMachine(Formulation):
 
     name = "hyperbolic-msvm"
     conic_backends = ()
-    BACKENDS = {"ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the "
-                       "objective",
-                "anchors": "CCP over anchor hulls, projected-subgradient steps in numpy (large n)"}
+    BACKENDS = {
+        "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
+        "anchors": "CCP over anchor hulls, projected-subgradient steps in numpy (large n)",
+    }
 
     def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float | str = 0.1, lam: float = 1e-2):
         c = np.asarray(codes)
-        integral = c.dtype.kind in "iub" or (c.dtype.kind == "f" and np.all(np.isfinite(c))
-                                             and np.all(c == np.round(c)))
+        integral = c.dtype.kind in "iub" or (
+            c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))
+        )
         if not integral:
-            raise ValueError("codes must be integer class codes 0..n_classes-1 (got non-integer values); "
-                             "encode labels with np.unique(y, return_inverse=True).")
+            raise ValueError(
+                "codes must be integer class codes 0..n_classes-1 (got non-integer values); "
+                "encode labels with np.unique(y, return_inverse=True)."
+            )
         self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         if np.any(np.bincount(self.codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
@@ -305,8 +310,11 @@ class HyperbolicMachine(Formulation):
             diff = ones_n @ cp.reshape(O[k, :], (1, D), order="C") - self.Phi
             cons.append(cp.SOC(nu[:, k], diff, axis=1))
         noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
-        branch = (cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C)) - nu
-                  + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C"))
+        branch = (
+            cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C))
+            - nu
+            + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
+        )
         cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
         a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
         b = 0.5 * noff
@@ -333,8 +341,16 @@ class HyperbolicMachine(Formulation):
     def _O_from_lambda(self, lam_w):
         return (self.Y * lam_w[:, None]).T @ self.Phi
 
-    def _solve_ccp(self, solver: str = "clarabel", max_iter: int = 30, tol: float = 1e-6, n_starts: int = 3,
-                   random_state=0, init=None, **options) -> Solution:
+    def _solve_ccp(
+        self,
+        solver: str = "clarabel",
+        max_iter: int = 30,
+        tol: float = 1e-6,
+        n_starts: int = 3,
+        random_state=0,
+        init=None,
+        **options,
+    ) -> Solution:
         """CCP with SOCP majorisers; returns the best of ``n_starts`` runs."""
         t0 = time.perf_counter()
         if self._socp is None:
@@ -381,31 +397,53 @@ class HyperbolicMachine(Formulation):
                 if decrease <= tol * (1.0 + abs(fval)):
                     stop = "converged"
                     break
-            runs.append(dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate,
-                             retries=retries))
+            runs.append(
+                dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate, retries=retries)
+            )
         ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
         if not ok:  # a failed solve is never returned as a trained model
-            raise SolverError("hyperbolic CCP: the SOCP step failed in every start, at every route tried: "
-                              + "; ".join(r["stop"][len("solver_failed: "):] for r in runs)
-                              + ". Rescale the features (e.g. a smaller kernel width) or lower lam.")
+            raise SolverError(
+                "hyperbolic CCP: the SOCP step failed in every start, at every route tried: "
+                + "; ".join(r["stop"][len("solver_failed: ") :] for r in runs)
+                + ". Rescale the features (e.g. a smaller kernel width) or lower lam."
+            )
         if len(ok) < len(runs):
-            warnings.warn(f"hyperbolic CCP: {len(runs) - len(ok)} of {len(runs)} starts ended with a failed SOCP "
-                          "step (every route tried) and were discarded; the best of the others is returned.",
-                          SolverWarning, stacklevel=3)
+            warnings.warn(
+                f"hyperbolic CCP: {len(runs) - len(ok)} of {len(runs)} starts ended with a failed SOCP "
+                "step (every route tried) and were discarded; the best of the others is returned.",
+                SolverWarning,
+                stacklevel=3,
+            )
         best = min(ok, key=lambda i: runs[i]["f"])
         r = runs[best]
         status = "local_optimum" if r["stop"] in ("converged", "fixed_point") else r["stop"]
-        sol = Solution("ccp", status, r["f"], time.perf_counter() - t0,
-                       {"lam": r["lam"], "R": r["R"], "O": r["O"]},
-                       {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
-                        "best_start": best, "starts_objectives": [x["f"] for x in runs],
-                        "inaccurate_solves": [x["inaccurate"] for x in runs],
-                        "retries": [x["retries"] for x in runs]})
+        sol = Solution(
+            "ccp",
+            status,
+            r["f"],
+            time.perf_counter() - t0,
+            {"lam": r["lam"], "R": r["R"], "O": r["O"]},
+            {
+                "histories": [x["history"] for x in runs],
+                "stops": [x["stop"] for x in runs],
+                "best_start": best,
+                "starts_objectives": [x["f"] for x in runs],
+                "inaccurate_solves": [x["inaccurate"] for x in runs],
+                "retries": [x["retries"] for x in runs],
+            },
+        )
         return sol
 
     # -- large-scale numpy version ----------------------------------------------------------------
-    def _solve_anchors(self, n_anchors: int = 20, max_iter: int = 30, inner_steps: int = 200, tol: float = 1e-6,
-                       n_starts: int = 2, random_state=0) -> Solution:
+    def _solve_anchors(
+        self,
+        n_anchors: int = 20,
+        max_iter: int = 30,
+        inner_steps: int = 200,
+        tol: float = 1e-6,
+        n_starts: int = 2,
+        random_state=0,
+    ) -> Solution:
         """CCP over anchor hulls with a projected-subgradient inner solver (see module docstring)."""
         from sklearn.cluster import MiniBatchKMeans
 
@@ -419,8 +457,9 @@ class HyperbolicMachine(Formulation):
             if p == Pk.shape[0]:
                 anchors.append(Pk.copy())
             else:
-                km = MiniBatchKMeans(n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3,
-                                     batch_size=2048).fit(Pk)
+                km = MiniBatchKMeans(
+                    n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048
+                ).fit(Pk)
                 lab = km.labels_
                 anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in range(p) if np.any(lab == q)]))
         # ||mu' A_k - phi_i||^2 expanded in mu (cheap per step); on the simplex (sum mu = 1) it equals
@@ -446,8 +485,9 @@ class HyperbolicMachine(Formulation):
 
         runs = []
         for s in range(n_starts):
-            mus = [np.full(A.shape[0], 1.0 / A.shape[0]) if s == 0 else rng.dirichlet(np.ones(A.shape[0]))
-                   for A in anchors]
+            mus = [
+                np.full(A.shape[0], 1.0 / A.shape[0]) if s == 0 else rng.dirichlet(np.ones(A.shape[0])) for A in anchors
+            ]
             R = np.zeros(C) if s == 0 else rng.uniform(0, self.gamma, size=C)
             fval = self.f(O_of(mus), R)
             hist, stop = [fval], "max_iter"
@@ -494,10 +534,14 @@ class HyperbolicMachine(Formulation):
             runs.append(dict(mus=mus, R=R, O=O_of(mus), f=fval, history=hist, stop=stop))
         best = min(range(len(runs)), key=lambda i: runs[i]["f"])
         r = runs[best]
-        return Solution("anchors", "local_optimum", r["f"], time.perf_counter() - t0,
-                        {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
-                        {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs],
-                         "best_start": best})
+        return Solution(
+            "anchors",
+            "local_optimum",
+            r["f"],
+            time.perf_counter() - t0,
+            {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
+            {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs], "best_start": best},
+        )
 
     def _majorizer_subgradient(self, dist, R, mus, AA, AP, lin_mu, eR):
         """A subgradient of the convex majoriser in (mu, R): d G_i / d n_ij and d G_i / d R_l on the

@@ -57,6 +57,7 @@ from .base import Formulation, Solution
 
 # ----------------------------------------------------------------------------- helpers
 
+
 def check_features_and_codes(Phi, codes, n_classes=None):
     """Validate a feature matrix and class codes in 0..n_classes-1; return ``(Phi, codes, n_classes)``."""
     Phi = check_X(Phi, "Phi")
@@ -82,6 +83,7 @@ def check_codes(codes, n: int, n_classes=None):
         raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
     check_two_classes(codes, "codes", classes=np.arange(n_classes))  # n_classes < 2: a single class
     return codes, n_classes
+
 
 def encode_labels(y, n: int | None = None):
     """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
@@ -160,8 +162,14 @@ def _circulations(F: np.ndarray):
     A[edges[:, 0], np.arange(edges.shape[0])] += 1.0  # leaves m
     A[edges[:, 1], np.arange(edges.shape[0])] -= 1.0  # enters k
     cap = F[off] / F.max()  # unit scale: the LP's tolerances are absolute
-    res = linprog(-np.ones(cap.size), A_eq=A, b_eq=np.zeros(C), bounds=np.stack([np.zeros_like(cap), cap], 1),
-                  method="highs", options={"primal_feasibility_tolerance": 1e-10})
+    res = linprog(
+        -np.ones(cap.size),
+        A_eq=A,
+        b_eq=np.zeros(C),
+        bounds=np.stack([np.zeros_like(cap), cap], 1),
+        method="highs",
+        options={"primal_feasibility_tolerance": 1e-10},
+    )
     if res.status == 0:
         G = np.zeros_like(F)
         G[off] = np.clip(res.x, 0.0, cap) * F.max()
@@ -170,8 +178,9 @@ def _circulations(F: np.ndarray):
     yield np.minimum(F, F.T)
 
 
-def ww_certificate(route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *,
-                   tol: float = 1e-6, **kwargs):
+def ww_certificate(
+    route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *, tol: float = 1e-6, **kwargs
+):
     """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
     the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
     ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array)."""
@@ -188,8 +197,9 @@ def psd_factor(K: np.ndarray, rtol: float = 1e-10):
     raise (one :func:`rsvm_conic._validation.psd_factor` call).
     """
     K = 0.5 * (K + K.T)
-    return _psd_factor(K, "the kernel matrix", neg_tol=1e-8, neg_atol=1e-8, drop_tol=rtol, return_eig=True,
-                       hint="use a PSD kernel")
+    return _psd_factor(
+        K, "the kernel matrix", neg_tol=1e-8, neg_atol=1e-8, drop_tol=rtol, return_eig=True, hint="use a PSD kernel"
+    )
 
 
 # ----------------------------------------------------------------------------- kernel dual
@@ -198,8 +208,9 @@ class WWKernelDual(Formulation):
 
     name = "ww-kernel-dual"
 
-    def __init__(self, K, codes, n_classes: int | None = None, zeta: float = 1.0, *, check_input: bool = True,
-                 factor=None):
+    def __init__(
+        self, K, codes, n_classes: int | None = None, zeta: float = 1.0, *, check_input: bool = True, factor=None
+    ):
         """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
         from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
         when the caller already has it (:func:`psd_factor`), saving the eigendecomposition."""
@@ -233,8 +244,12 @@ class WWKernelDual(Formulation):
     def _extract(self) -> dict:
         beta = np.asarray(self._beta.value)
         b = np.asarray(self._eq.dual_value).ravel()
-        return {"beta": beta, "b": b - b.mean(), "alpha": np.asarray(self.variables["alpha"].value),
-                "dual_objective": float(-self.problem.value)}
+        return {
+            "beta": beta,
+            "b": b - b.mean(),
+            "alpha": np.asarray(self.variables["alpha"].value),
+            "dual_objective": float(-self.problem.value),
+        }
 
     def _solve_libsvm(self, tol: float = 1e-8) -> Solution:
         """Binary case only: WW = 2 x SVC(C = zeta) (see module docstring)."""
@@ -249,8 +264,7 @@ class WWKernelDual(Formulation):
     def objective(self, solution: Solution) -> float:
         beta, b = solution["beta"], solution["b"]
         scores = self.K @ beta + b
-        return ww_objective(float(np.sum(beta * (self.K @ beta))), scores, self.codes,
-                            self.parameters["zeta"].value)
+        return ww_objective(float(np.sum(beta * (self.K @ beta))), scores, self.codes, self.parameters["zeta"].value)
 
     def decision_function(self, solution: Solution, K_test) -> np.ndarray:
         return np.asarray(K_test) @ solution["beta"] + solution["b"]
@@ -317,9 +331,14 @@ class WWFeatures(Formulation):
         dual = WWKernelDual(self.Phi @ self.Phi.T, self.codes, self.n_classes, self.zeta)
         sol = dual.solve(solver, **options)
         W = self.Phi.T @ sol["beta"]
-        out = Solution("dual", sol.status, float("nan"), time.perf_counter() - t0,
-                       {"W": W, "b": sol["b"], "beta": sol["beta"]},
-                       {"dual_objective": sol["dual_objective"], **sol.info})
+        out = Solution(
+            "dual",
+            sol.status,
+            float("nan"),
+            time.perf_counter() - t0,
+            {"W": W, "b": sol["b"], "beta": sol["beta"]},
+            {"dual_objective": sol["dual_objective"], **sol.info},
+        )
         out.objective = self.objective(out)
         return out
 
@@ -361,12 +380,14 @@ class WWMachine(Formulation):
     name = "ww-msvm"
     conic_backends = ()
     #: the routes; :meth:`auto_routes` picks among them by structure and size
-    BACKENDS = {"libsvm": "exact kernel, two classes: WW = 2 x SVC(C) by libsvm, polished in double precision; "
-                          "certificate: dual bound of its multipliers (1e-6)",
-                "dual": "kernel-dual QP in CVXPY + Clarabel (rescaled retries for badly scaled instances); "
-                        "certificate: dual bound of its multipliers (1e-6)",
-                "primal": "numpy L-BFGS on the smoothed primal (features, or the kernel's PSD factor); "
-                          "certificate: dual bound of the smoothed multipliers (primal tol)"}
+    BACKENDS = {
+        "libsvm": "exact kernel, two classes: WW = 2 x SVC(C) by libsvm, polished in double precision; "
+        "certificate: dual bound of its multipliers (1e-6)",
+        "dual": "kernel-dual QP in CVXPY + Clarabel (rescaled retries for badly scaled instances); "
+        "certificate: dual bound of its multipliers (1e-6)",
+        "primal": "numpy L-BFGS on the smoothed primal (features, or the kernel's PSD factor); "
+        "certificate: dual bound of the smoothed multipliers (primal tol)",
+    }
 
     def __init__(self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None):
         if (K is None) == (Phi is None):
@@ -441,12 +462,17 @@ class WWMachine(Formulation):
         for s_, tight in ((1.0, False), (s_K, False), (s_K, True)):
             opts = {}
             if tight and best is not None:
-                opts = dict(tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12,
-                            tol_feas=1e-12)
+                opts = dict(
+                    tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12, tol_feas=1e-12
+                )
             try:
-                dual = (WWKernelDual(Kd, codes, nC, zeta, check_input=False,
-                                     factor=self.kernel_factor()[0] if exact else None) if s_ == 1.0 else
-                        WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False))
+                dual = (
+                    WWKernelDual(
+                        Kd, codes, nC, zeta, check_input=False, factor=self.kernel_factor()[0] if exact else None
+                    )
+                    if s_ == 1.0
+                    else WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False)
+                )
                 sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
             except SolverError:
                 continue
@@ -456,8 +482,12 @@ class WWMachine(Formulation):
             if c.certified:
                 break
         if best is None:
-            return self._solution("dual", None, None, certify("dual", np.inf, -np.inf, 1e-6, failed_status="failed",
-                                                              time=time.perf_counter() - t0))
+            return self._solution(
+                "dual",
+                None,
+                None,
+                certify("dual", np.inf, -np.inf, 1e-6, failed_status="failed", time=time.perf_counter() - t0),
+            )
         beta, b, status, cert = best
         cert.detail["solver_status"] = status
         cert.time = time.perf_counter() - t0
@@ -474,9 +504,21 @@ class WWMachine(Formulation):
         return np.argmax(self.decision_function(solution, data), axis=1)
 
 
-def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 1e-6, mu_factor: float = 0.1,
-                    maxiter: int = 2000, gtol: float = 1e-10, W0=None, b0=None, tol: float = 1e-6,
-                    check_every: int = 50):
+def ww_primal_lbfgs(
+    Phi,
+    codes,
+    n_classes: int,
+    zeta: float,
+    *,
+    mu_min: float = 1e-6,
+    mu_factor: float = 0.1,
+    maxiter: int = 2000,
+    gtol: float = 1e-10,
+    W0=None,
+    b0=None,
+    tol: float = 1e-6,
+    check_every: int = 50,
+):
     """Numpy/SciPy primal solver for eq. 1.9 on explicit features (see module docstring).
 
     Certified: every ``check_every`` L-BFGS iterations the multipliers
@@ -499,7 +541,7 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
     zeta = float(zeta)
 
     def unpack(x):
-        return x[: D * C].reshape(D, C), x[D * C:]
+        return x[: D * C].reshape(D, C), x[D * C :]
 
     def fg(x, mu):
         W, b = unpack(x)
@@ -523,7 +565,8 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
     if W0 is not None:
         x[: D * C] = np.asarray(W0, dtype=np.float64).ravel()
     if b0 is not None:
-        x[D * C:] = np.asarray(b0, dtype=np.float64)
+        x[D * C :] = np.asarray(b0, dtype=np.float64)
+
     def gram(B):  # sum_k beta_k' Phi Phi' beta_k
         V = Phi.T @ B
         return float(np.sum(V * V))
@@ -555,8 +598,14 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
         # as soon as the gap meets tol, and hands over to the next mu once the gap shrinks by < 1% per check
         stages += 1
         state["last"] = np.inf
-        x, used, _ = lbfgs(lambda z: fg(z, mu), x, maxiter=maxiter, gtol=gtol,
-                           callback=lambda z: certify_at(z, mu), callback_every=check_every)
+        x, used, _ = lbfgs(
+            lambda z: fg(z, mu),
+            x,
+            maxiter=maxiter,
+            gtol=gtol,
+            callback=lambda z: certify_at(z, mu),
+            callback_every=check_every,
+        )
         nit += used
         if not state["done"]:
             certify_at(x, mu)
@@ -567,14 +616,42 @@ def ww_primal_lbfgs(Phi, codes, n_classes: int, zeta: float, *, mu_min: float = 
         mu = max(mu * mu_factor, mu_min)
     best_x, best_f, best_d = state["x"], state["f"], state["d"]
     W, b = unpack(best_x)
-    cert = certify("lbfgs", best_f, best_d, tol, failed_status="max_iter", iterations=nit,
-                   time=time.perf_counter() - t_start, floor=floor, detail={"mu": mu, "stages": stages})
-    return W, b - b.mean(), {"status": cert.status, "iterations": nit, "objective": best_f, "mu": mu,
-                             "mu_min": mu_min, "certificate": cert}
+    cert = certify(
+        "lbfgs",
+        best_f,
+        best_d,
+        tol,
+        failed_status="max_iter",
+        iterations=nit,
+        time=time.perf_counter() - t_start,
+        floor=floor,
+        detail={"mu": mu, "stages": stages},
+    )
+    return (
+        W,
+        b - b.mean(),
+        {
+            "status": cert.status,
+            "iterations": nit,
+            "objective": best_f,
+            "mu": mu,
+            "mu_min": mu_min,
+            "certificate": cert,
+        },
+    )
 
 
-def lbfgs(fg, x0, *, maxiter: int = 1000, gtol: float = 1e-10, ftol: float = 1e-15, memory: int = 20,
-          callback=None, callback_every: int = 50):
+def lbfgs(
+    fg,
+    x0,
+    *,
+    maxiter: int = 1000,
+    gtol: float = 1e-10,
+    ftol: float = 1e-15,
+    memory: int = 20,
+    callback=None,
+    callback_every: int = 50,
+):
     """Unconstrained L-BFGS (two-loop recursion, Armijo backtracking from the unit step).
 
     ``fg(x) -> (f, grad)``.  Returns ``(x, iterations, converged)``; converged means

@@ -41,8 +41,10 @@ class NominalSVM(LinearSVMFormulation):
 
     name = "nominal"
     gamma_param = None
-    BACKENDS = {"libsvm": "libsvm (scikit-learn SVC, linear kernel); certificate: duality gap",
-                **LinearSVMFormulation.BACKENDS}
+    BACKENDS = {
+        "libsvm": "libsvm (scikit-learn SVC, linear kernel); certificate: duality gap",
+        **LinearSVMFormulation.BACKENDS,
+    }
 
     def __init__(self, X, y, C=1.0, *, check_input: bool = True):
         super().__init__(X, y, C, check_input=check_input)
@@ -88,9 +90,14 @@ class NominalSVM(LinearSVMFormulation):
         alpha = libsvm_alpha(svc, self.X.shape[0])
         w = svc.coef_.ravel().copy()
         b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]))
-        sol = Solution(backend="libsvm", status="optimal", objective=float("nan"), time=time.perf_counter() - t0,
-                       values={"w": w, "b": b}, info={"n_support": int(svc.n_support_.sum()),
-                                                      "iterations": int(np.sum(svc.n_iter_))})
+        sol = Solution(
+            backend="libsvm",
+            status="optimal",
+            objective=float("nan"),
+            time=time.perf_counter() - t0,
+            values={"w": w, "b": b},
+            info={"n_support": int(svc.n_support_.sum()), "iterations": int(np.sum(svc.n_iter_))},
+        )
         return self._certified(sol, alpha, gap_tol)
 
 

@@ -66,8 +66,9 @@ class RobustSVM(LinearSVMFormulation):
     name = "robust"
     gamma_param = "radius"
 
-    def __init__(self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None, *,
-                 check_input: bool = True):
+    def __init__(
+        self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None, *, check_input: bool = True
+    ):
         super().__init__(X, y, C, check_input=check_input)
         L, n = self.X.shape
         uncertainty = uncertainty if uncertainty is not None else UncertaintySet()

@@ -140,7 +140,7 @@ class SafeSVM:
         sigma = np.asarray(sigma, dtype=float)
         if theta0 is None and not np.any(self._theta):
             theta, tau_final = np.zeros_like(self._theta), self.tau
-            for t in [10.0 ** -k for k in range(0, 8) if 10.0 ** -k > tau_final]:
+            for t in [10.0**-k for k in range(0, 8) if 10.0**-k > tau_final]:
                 self.tau = t
                 theta = self._newton(sigma, theta, 1e-6, max_iter)
             self.tau = tau_final
@@ -230,9 +230,16 @@ class SafeSVM:
             if moved <= tol * max(1.0, np.linalg.norm(sigma)) or abs(Fprev - F) <= tol * max(1.0, abs(F)):
                 converged = True
                 break
-        return SafeResult(sigma=sigma, w=theta[:-1].copy(), b=float(theta[-1]), objective=F,
-                          val_hinge=self.validation_hinge(theta), iterations=it, converged=converged,
-                          history=history)
+        return SafeResult(
+            sigma=sigma,
+            w=theta[:-1].copy(),
+            b=float(theta[-1]),
+            objective=F,
+            val_hinge=self.validation_hinge(theta),
+            iterations=it,
+            converged=converged,
+            history=history,
+        )
 
 
 def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeSVM:

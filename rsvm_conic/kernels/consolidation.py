@@ -180,9 +180,17 @@ class ConsolidationKernel:
     directions : optional explicit ``(M, p)`` array of vectors ``c_i1 - c_i2`` (skips k-means).
     """
 
-    def __init__(self, sigma: float = 1.0, sigma_dir: float | None = None, m: int | None = 41,
-                 n_subclasses: int = 5, exclusion_tol: float = 0.25, tau0: float | None = None,
-                 directions=None, random_state=0):
+    def __init__(
+        self,
+        sigma: float = 1.0,
+        sigma_dir: float | None = None,
+        m: int | None = 41,
+        n_subclasses: int = 5,
+        exclusion_tol: float = 0.25,
+        tau0: float | None = None,
+        directions=None,
+        random_state=0,
+    ):
         self.sigma = check_positive(sigma, "sigma")
         self.sigma_dir = self.sigma if sigma_dir is None else check_positive(sigma_dir, "sigma_dir", allow_inf=True)
         self.m = None if m is None else _check_m(m)
@@ -284,8 +292,9 @@ class ConsolidationKernel:
         j = np.arange(1, self.m + 1, dtype=np.float64)
         ang = 2.0 * np.pi * P[:, :, None] * j[None, None, :]  # (n, M, m)
         w = np.sqrt(tau[:, None] * a[None, 1:])[None]  # (1, M, m)
-        return np.concatenate([(w * np.cos(ang)).reshape(X.shape[0], -1),
-                               (w * np.sin(ang)).reshape(X.shape[0], -1)], axis=1)
+        return np.concatenate(
+            [(w * np.cos(ang)).reshape(X.shape[0], -1), (w * np.sin(ang)).reshape(X.shape[0], -1)], axis=1
+        )
 
     def diag_value(self) -> float:
         """``kappa(x, x)`` (1 for the exact kernel, ``Z < 1`` for kappa^m)."""

@@ -55,15 +55,18 @@ def as_covariances(Sigma, L: int, n: int, name: str = "Sigma"):
         S = np.broadcast_to(S, (L, n)).copy()
     if S.ndim == 2:
         if L == n:
-            raise ValueError(f"a 2-D {name} is ambiguous when there are as many points as features ({n}): "
-                             f"pass per-point matrices (L, n, n) or a shared diagonal (n,) instead.")
+            raise ValueError(
+                f"a 2-D {name} is ambiguous when there are as many points as features ({n}): "
+                f"pass per-point matrices (L, n, n) or a shared diagonal (n,) instead."
+            )
         if S.shape == (L, n):
             if np.any(S < 0):
                 raise ValueError(f"{name} holds negative variances; diagonal covariances must be >= 0.")
             return S, True
         if S.shape != (n, n):
-            raise ValueError(f"a 2-D {name} must be (L, n) = ({L}, {n}) diagonals or one ({n}, {n}) matrix; "
-                             f"got {S.shape}.")
+            raise ValueError(
+                f"a 2-D {name} must be (L, n) = ({L}, {n}) diagonals or one ({n}, {n}) matrix; got {S.shape}."
+            )
         S = np.broadcast_to(check_symmetric_psd(S, name), (L, n, n)).copy()
         return S, False
     if S.shape != (L, n, n):
@@ -71,8 +74,7 @@ def as_covariances(Sigma, L: int, n: int, name: str = "Sigma"):
     return check_symmetric_psd(S, name), False
 
 
-def expected_rbf_kernel(X1, Sigma1=None, X2=None, Sigma2=None, sigma=1.0, variant="corrected",
-                        chunk=256) -> np.ndarray:
+def expected_rbf_kernel(X1, Sigma1=None, X2=None, Sigma2=None, sigma=1.0, variant="corrected", chunk=256) -> np.ndarray:
     """Gram matrix of (*) between Gaussian points (X1, Sigma1) and (X2, Sigma2) (default: itself).
 
     ``variant="printed"`` uses the paper's +1/2 power (for the tests that show it is wrong).
@@ -95,24 +97,24 @@ def expected_rbf_kernel(X1, Sigma1=None, X2=None, Sigma2=None, sigma=1.0, varian
     out = np.empty((L1, X2.shape[0]))
     if diag1 and diag2:
         for a in range(0, L1, chunk):
-            S = S1[a:a + chunk, None, :] + S2[None]  # (c, L2, n)
-            d = X1[a:a + chunk, None, :] - X2[None]
+            S = S1[a : a + chunk, None, :] + S2[None]  # (c, L2, n)
+            d = X1[a : a + chunk, None, :] - X2[None]
             logdet = np.sum(np.log1p(S / s2), axis=2)
             quad = np.sum(d * d / (s2 + S), axis=2)
-            out[a:a + chunk] = np.exp(power * logdet - 0.5 * quad)
+            out[a : a + chunk] = np.exp(power * logdet - 0.5 * quad)
         return out
     F1 = S1 if not diag1 else np.einsum("li,ij->lij", S1, np.eye(n))
     F2 = S2 if not diag2 else np.einsum("li,ij->lij", S2, np.eye(n))
     eye = np.eye(n)
     step = max(1, chunk // max(1, n))
     for a in range(0, L1, step):
-        M = s2 * eye + F1[a:a + step, None] + F2[None]  # (c, L2, n, n)
+        M = s2 * eye + F1[a : a + step, None] + F2[None]  # (c, L2, n, n)
         Lc = np.linalg.cholesky(M)
         logdet = 2.0 * np.sum(np.log(np.diagonal(Lc, axis1=-2, axis2=-1)), axis=-1) - n * np.log(s2)
-        d = X1[a:a + step, None, :] - X2[None]
+        d = X1[a : a + step, None, :] - X2[None]
         z = np.linalg.solve(Lc, d[..., None])[..., 0]
         quad = np.sum(z * z, axis=-1)
-        out[a:a + step] = np.exp(power * logdet - 0.5 * quad)
+        out[a : a + step] = np.exp(power * logdet - 0.5 * quad)
     return out
 
 

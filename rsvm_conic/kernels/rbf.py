@@ -79,12 +79,12 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     rows = max(1, _BLOCK // m)
     pairs = max(1, _BLOCK // max(1, X.shape[1]))
     for a in range(0, n, rows):
-        scale = nx[a:a + rows, None] + ny[None, :]  # symmetric in (a, b) when Y is X
-        blk = sq[a:a + rows]
+        scale = nx[a : a + rows, None] + ny[None, :]  # symmetric in (a, b) when Y is X
+        blk = sq[a : a + rows]
         blk += scale
         flat = np.flatnonzero(blk < _RECOMPUTE_BELOW * scale)  # includes negative round-off
         for s in range(0, flat.size, pairs):
-            f = flat[s:s + pairs]
+            f = flat[s : s + pairs]
             i, j = a + f // m, f % m
             if same:  # the same operands for (i, j) and (j, i): bitwise symmetric
                 i, j = np.minimum(i, j), np.maximum(i, j)

@@ -46,8 +46,9 @@ def relative_gap(value: float, best: float) -> float:
     return abs(value - best) / max(1.0, abs(best))
 
 
-def compare_backends(formulation: Formulation, test, y_test, backends=None, backend_options=None,
-                     reference: str | None = None) -> tuple[list[BackendReport], dict[str, Solution]]:
+def compare_backends(
+    formulation: Formulation, test, y_test, backends=None, backend_options=None, reference: str | None = None
+) -> tuple[list[BackendReport], dict[str, Solution]]:
     """Solve with every backend, then report objective, gap to the best, accuracy and agreement.
 
     A backend that raises is reported with its error (status ``"error"``); it does not stop the others.
@@ -80,9 +81,17 @@ def compare_backends(formulation: Formulation, test, y_test, backends=None, back
         if backend in solutions:
             sol = solutions[backend]
             pred = formulation.predict(sol, test)
-            reports.append(BackendReport(backend, sol.status, sol.objective, relative_gap(sol.objective, best),
-                                         float(np.mean(pred == y_test)), float(np.mean(pred == ref_pred)),
-                                         sol.time))
+            reports.append(
+                BackendReport(
+                    backend,
+                    sol.status,
+                    sol.objective,
+                    relative_gap(sol.objective, best),
+                    float(np.mean(pred == y_test)),
+                    float(np.mean(pred == ref_pred)),
+                    sol.time,
+                )
+            )
         else:
             err, elapsed = errors[backend]
             reports.append(BackendReport(backend, "error", math.nan, math.nan, math.nan, math.nan, elapsed, err))
@@ -90,12 +99,15 @@ def compare_backends(formulation: Formulation, test, y_test, backends=None, back
 
 
 def format_reports(reports: list[BackendReport], title: str = "") -> str:
-    head = (f"{'backend':<12} {'status':<18} {'objective':>16} {'rel.gap':>10} {'test acc':>9} {'agree':>7} "
-            f"{'time[s]':>9}")
+    head = (
+        f"{'backend':<12} {'status':<18} {'objective':>16} {'rel.gap':>10} {'test acc':>9} {'agree':>7} {'time[s]':>9}"
+    )
     lines = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
     for r in reports:
-        lines.append(f"{r.backend:<12} {r.status:<18} {r.objective:>16.8g} {r.gap:>10.2e} {r.accuracy:>9.4f} "
-                     f"{r.agreement:>7.4f} {r.time:>9.3f}")
+        lines.append(
+            f"{r.backend:<12} {r.status:<18} {r.objective:>16.8g} {r.gap:>10.2e} {r.accuracy:>9.4f} "
+            f"{r.agreement:>7.4f} {r.time:>9.3f}"
+        )
         if r.error:
             lines.append(f"    error: {r.error}")
     return "\n".join(lines)
@@ -104,7 +116,6 @@ def format_reports(reports: list[BackendReport], title: str = "") -> str:
 def check_instance(instance: ProblemInstance, backends=None) -> tuple[list[BackendReport], bool]:
     """Build and solve an instance with all its backends; ``ok`` is True if all gaps are within ``rtol``."""
     formulation, test, y_test = instance.build()
-    reports, _ = compare_backends(formulation, test, y_test, backends or instance.backends,
-                                  instance.backend_options)
+    reports, _ = compare_backends(formulation, test, y_test, backends or instance.backends, instance.backend_options)
     ok = all(r.error is None and r.gap <= instance.rtol for r in reports)
     return reports, ok

@@ -77,7 +77,7 @@ def cell_key(cell: dict, version: str = "") -> str:
 
 def seed_from_cell(cell: dict, base: int = 0) -> int:
     """A deterministic 32-bit seed derived from the cell's specification."""
-    return (int(cell_key(cell, str(base)), 16) % (2**32 - 1))
+    return int(cell_key(cell, str(base)), 16) % (2**32 - 1)
 
 
 def _parse_record(line: bytes) -> dict | None:
@@ -86,8 +86,12 @@ def _parse_record(line: bytes) -> dict | None:
         rec = json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
-    ok = isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("cell"), dict) \
+    ok = (
+        isinstance(rec, dict)
+        and isinstance(rec.get("key"), str)
+        and isinstance(rec.get("cell"), dict)
         and "result" in rec
+    )
     return rec if ok else None
 
 
@@ -152,7 +156,8 @@ class _Lock:
                         text = ""
                     raise StoreLockedError(
                         f"{self.store} is being written by another run ({self._owner(text)}); wait for it to "
-                        f"finish or use another --out") from None
+                        f"finish or use another --out"
+                    ) from None
                 time.sleep(0.2)
                 continue
             except OSError as exc:  # pragma: no cover - a file system without flock
@@ -168,8 +173,11 @@ class _Lock:
             os.close(fd)  # got the lock of a file its holder removed meanwhile: try again
         left = os.read(fd, 65536).decode("utf-8", "replace").strip()
         if left:
-            warnings.warn(f"{self.path.name}: took over the lock left by a run that ended without releasing it "
-                          f"({self._owner(left)}; no longer running)", StoreWarning)
+            warnings.warn(
+                f"{self.path.name}: took over the lock left by a run that ended without releasing it "
+                f"({self._owner(left)}; no longer running)",
+                StoreWarning,
+            )
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(me).encode(), 0)
@@ -243,8 +251,10 @@ class ResultsStore:
             os.fsync(fh.fileno())
         _atomic_write(self.path, b"".join(line + b"\n" for line in self._good))
         n, self._damaged = len(self._damaged), []
-        warnings.warn(f"{self.path.name}: {n} damaged line{'s' * (n != 1)} moved to {side.name}; "
-                      f"their cells will be recomputed", StoreWarning)
+        warnings.warn(
+            f"{self.path.name}: {n} damaged line{'s' * (n != 1)} moved to {side.name}; their cells will be recomputed",
+            StoreWarning,
+        )
 
     def set_aside(self) -> Path | None:
         """Start over: rename the file to ``<stem>.<mtime>[-n]<suffix>`` (never deleted); under :meth:`locked`."""
@@ -318,11 +328,17 @@ def _report_other_versions(store: ResultsStore, records: list[dict]) -> None:
     if not n + unknown:
         return
     what = ", ".join(f"{k} {'/'.join(sorted(old[k]))} -> {now[k]}" for k in now if k in old)
-    what = (f"other versions ({what}{f'; {unknown} of them under unknown versions' if unknown else ''})" if n
-            else "unknown versions (stored before versions were recorded)")
+    what = (
+        f"other versions ({what}{f'; {unknown} of them under unknown versions' if unknown else ''})"
+        if n
+        else "unknown versions (stored before versions were recorded)"
+    )
     n += unknown
-    warnings.warn(f"{n} cell{'s' * (n != 1)} in {store.path.name} {'were' if n != 1 else 'was'} computed under {what}; "
-                  f"reused; use --fresh or another --out to recompute them", StoreWarning)
+    warnings.warn(
+        f"{n} cell{'s' * (n != 1)} in {store.path.name} {'were' if n != 1 else 'was'} computed under {what}; "
+        f"reused; use --fresh or another --out to recompute them",
+        StoreWarning,
+    )
 
 
 BACKENDS = ("loky", "dask")
@@ -363,20 +379,32 @@ def connect_scheduler(address: str, timeout: float | None = None):
         raise ImportError("the dask backend needs the optional extra: pip install 'rsvm-conic[dask]'") from exc
     m = _ADDRESS.fullmatch(str(address).strip())
     if not m or not 0 < int(m[2]) < 65536:
-        raise SchedulerError(f"{address!r} is not a Dask scheduler address; give SCHEME://HOST:PORT, "
-                             f"e.g. tcp://127.0.0.1:8786")
+        raise SchedulerError(
+            f"{address!r} is not a Dask scheduler address; give SCHEME://HOST:PORT, e.g. tcp://127.0.0.1:8786"
+        )
     try:
         return Client(m[0], **({} if timeout is None else {"timeout": timeout}))
     except OSError as exc:  # TimeoutError included
-        reason = "no answer" + (f" within {timeout:g} s" if timeout else "") if "timed out" in str(exc).lower() \
-            else str(exc)
-        raise SchedulerError(f"cannot connect to the Dask scheduler at {m[0]} ({reason}); start it or fix "
-                             f"--scheduler") from exc
+        reason = (
+            "no answer" + (f" within {timeout:g} s" if timeout else "") if "timed out" in str(exc).lower() else str(exc)
+        )
+        raise SchedulerError(
+            f"cannot connect to the Dask scheduler at {m[0]} ({reason}); start it or fix --scheduler"
+        ) from exc
 
 
-def run_grid(cells: Iterable[dict], fn: Callable[[dict], dict], store: ResultsStore | None = None, *,
-             n_jobs: int = 1, backend: str = "loky", scheduler=None, progress: bool = True,
-             desc: str = "cells", wait: float = 0.0) -> list[dict]:
+def run_grid(
+    cells: Iterable[dict],
+    fn: Callable[[dict], dict],
+    store: ResultsStore | None = None,
+    *,
+    n_jobs: int = 1,
+    backend: str = "loky",
+    scheduler=None,
+    progress: bool = True,
+    desc: str = "cells",
+    wait: float = 0.0,
+) -> list[dict]:
     """Run ``fn(cell)`` over all cells not yet in ``store``; return results in cell order.
 
     * ``backend="loky"`` (default): ``n_jobs == 1`` runs in this process; otherwise joblib's
@@ -430,8 +458,10 @@ def _run_dask(cells, todo, fn, scheduler, record):
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("the dask backend needs the optional extra: pip install 'rsvm-conic[dask]'") from exc
     if scheduler is None:
-        raise ValueError("the dask backend needs the address of a running scheduler (--scheduler tcp://HOST:PORT) "
-                         "or a distributed.Client.")
+        raise ValueError(
+            "the dask backend needs the address of a running scheduler (--scheduler tcp://HOST:PORT) "
+            "or a distributed.Client."
+        )
     client = scheduler if isinstance(scheduler, Client) else connect_scheduler(scheduler)
     try:
         futures = [client.submit(_indexed, fn, i, cells[i], pure=False) for i in todo]
@@ -506,8 +536,19 @@ class GridExperiment:
 
         return ResultsStore(Path(out) / "results.jsonl", version=f"{self.name}:{self.version}:{__version__}")
 
-    def run(self, out: str | os.PathLike, *, quick=False, n_jobs: int | None = None, backend="loky", scheduler=None,
-            progress=True, fresh=False, wait=0.0, select: Callable[[dict], bool] | None = None) -> GridRun:
+    def run(
+        self,
+        out: str | os.PathLike,
+        *,
+        quick=False,
+        n_jobs: int | None = None,
+        backend="loky",
+        scheduler=None,
+        progress=True,
+        fresh=False,
+        wait=0.0,
+        select: Callable[[dict], bool] | None = None,
+    ) -> GridRun:
         """Run the cells not yet in ``out/results.jsonl`` (:func:`run_grid`), then the report.
 
         ``n_jobs=None``: :func:`default_n_jobs`.  ``fresh``: the old results file is renamed first
@@ -521,8 +562,16 @@ class GridExperiment:
         with store.locked(wait):
             if fresh:  # keep the old results, never delete them
                 store.set_aside()
-            results = run_grid(cells, self.fn, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                               progress=progress, desc=self.name)
+            results = run_grid(
+                cells,
+                self.fn,
+                store,
+                n_jobs=n_jobs,
+                backend=backend,
+                scheduler=scheduler,
+                progress=progress,
+                desc=self.name,
+            )
         run = GridRun(self.name, out, quick, n_jobs, backend, cells, results, started)
         if self.report is not None:
             run.summary, run.ok = self.report(run)

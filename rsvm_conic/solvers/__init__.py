@@ -6,5 +6,16 @@ from .robust_ipm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp import rsvm_socp_grid, solve_rsvm_socp
 from .stochastic import stochastic_proximal, stochastic_subgradient
 
-__all__ = ["SolverError", "SolverWarning", "dfp_minimize", "robust_svm_ipm", "rsvm_qn", "rsvm_socp_grid",
-           "solve_cvxpy", "solve_robust_ipm", "solve_rsvm_socp", "stochastic_proximal", "stochastic_subgradient"]
+__all__ = [
+    "SolverError",
+    "SolverWarning",
+    "dfp_minimize",
+    "robust_svm_ipm",
+    "rsvm_qn",
+    "rsvm_socp_grid",
+    "solve_cvxpy",
+    "solve_robust_ipm",
+    "solve_rsvm_socp",
+    "stochastic_proximal",
+    "stochastic_subgradient",
+]

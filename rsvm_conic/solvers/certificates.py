@@ -270,8 +270,21 @@ def _natural_direction(V, sup, q, tau, gmax=None):
     return U, free, (rows, cols, anchor)
 
 
-def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS, refine: int = 5,
-               min_gain: float = 0.0, max_columns: int | None = None, warm=None, alpha_hint=None) -> DualCertificate:
+def dual_bound(
+    X,
+    y,
+    C,
+    w,
+    b,
+    ops: FactorOps | None = None,
+    *,
+    taus=DEFAULT_TAUS,
+    refine: int = 5,
+    min_gain: float = 0.0,
+    max_columns: int | None = None,
+    warm=None,
+    alpha_hint=None,
+) -> DualCertificate:
     """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D; see module.
 
     ``ops`` describes the robust term (None: the nominal SVM, whose dual this then is).  ``taus`` are the
@@ -306,8 +319,9 @@ def dual_bound(X, y, C, w, b, ops: FactorOps | None = None, *, taus=DEFAULT_TAUS
         margin = y * (X @ w + b)
     primal = 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - margin)))
     if not (np.any(y > 0) and np.any(y < 0)):  # y'alpha = 0 forces alpha = 0: D = 0
-        return DualCertificate(primal, 0.0, np.zeros(L), np.zeros((ops.n_groups, n)) if robust else None,
-                               math.nan, "ls")
+        return DualCertificate(
+            primal, 0.0, np.zeros(L), np.zeros((ops.n_groups, n)) if robust else None, math.nan, "ls"
+        )
 
     cands = []
     for tau in taus:
@@ -410,33 +424,33 @@ def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
         a[tg] = ops.apply_rows(U[tg], tg)
     rhs[:n] += np.bincount(gi, weights=gamma * alpha, minlength=k) @ a
     cols = np.zeros((M.size + nk + fgroups.size * n, n + 1))
-    cols[:M.size, :n] = y[M, None] * X[M] - gamma[M, None] * a[gi[M]]
-    cols[:M.size, n] = y[M]
+    cols[: M.size, :n] = y[M, None] * X[M] - gamma[M, None] * a[gi[M]]
+    cols[: M.size, n] = y[M]
     # kink columns (the system carries -A_g z_g): q = 1, a free coordinate; q = inf, weight moved from
     # the anchor sigma_j0 e_j0 to sigma_j e_j; free groups, every coordinate
     if nk:
         colsA = ops.columns(krow, kcol)
         if ops.q == 1.0:
-            cols[M.size:M.size + nk, :n] = -colsA
+            cols[M.size : M.size + nk, :n] = -colsA
         else:
             sj, s0 = np.sign(V[krow, kcol]), np.sign(V[krow, kanc])
-            cols[M.size:M.size + nk, :n] = -(sj[:, None] * colsA - s0[:, None] * ops.columns(krow, kanc))
+            cols[M.size : M.size + nk, :n] = -(sj[:, None] * colsA - s0[:, None] * ops.columns(krow, kanc))
     if fgroups.size:
-        cols[M.size + nk:, :n] = -ops.columns(np.repeat(fgroups, n), np.tile(np.arange(n), fgroups.size))
+        cols[M.size + nk :, :n] = -ops.columns(np.repeat(fgroups, n), np.tile(np.arange(n), fgroups.size))
     sol = _min_norm_solve(cols, rhs) if cols.shape[0] else np.zeros(0)
-    alpha[M] = sol[:M.size]
+    alpha[M] = sol[: M.size]
     alpha = project_box_hyperplane(alpha, y, C)
     s = np.bincount(gi, weights=alpha * gamma, minlength=k)
     Z = s[:, None] * U
     if nk:
-        tk = sol[M.size:M.size + nk]
+        tk = sol[M.size : M.size + nk]
         if ops.q == 1.0:
             np.add.at(Z, (krow, kcol), tk)
         else:
             np.add.at(Z, (krow, kcol), np.sign(V[krow, kcol]) * tk)
             np.subtract.at(Z, (krow, kanc), np.sign(V[krow, kanc]) * tk)
     if fgroups.size:
-        Z[fgroups] += sol[M.size + nk:].reshape(fgroups.size, n)
+        Z[fgroups] += sol[M.size + nk :].reshape(fgroups.size, n)
     return alpha, project_pball(Z, s, ops.p)
 
 
@@ -472,6 +486,7 @@ def _refine(X, y, C, alpha, Z, r, ops, V, rounds, primal=math.inf, min_gain=0.0)
         return stop
 
     if ops is None:
+
         def Gt(v):
             return X.T @ (v * y)
 

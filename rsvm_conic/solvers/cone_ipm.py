@@ -67,9 +67,9 @@ class ConeSpec:
         """Views ``(v_l, [v_q (m, d), ...])`` of a flat cone vector."""
         out, off = [], self.n_l
         for m, d in self.soc:
-            out.append(v[off:off + m * d].reshape(m, d))
+            out.append(v[off : off + m * d].reshape(m, d))
             off += m * d
-        return v[:self.n_l], out
+        return v[: self.n_l], out
 
     def identity(self) -> np.ndarray:
         e = np.zeros(self.size)
@@ -140,7 +140,7 @@ class Scaling:
     @property
     def d_l(self) -> np.ndarray:
         """Diagonal of ``W^{-2}`` on the orthant (``z / s``)."""
-        return 1.0 / self.w_l ** 2
+        return 1.0 / self.w_l**2
 
     def apply(self, v: np.ndarray, inverse: bool = False) -> np.ndarray:
         """``W v`` (or ``W^{-1} v``)."""
@@ -263,10 +263,20 @@ def _ninf(v) -> float:
     return float(np.max(np.abs(v))) if np.size(v) else 0.0
 
 
-def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_rel: float = 1e-8,
-             tol_feas: float = 1e-8, step_fraction: float = 0.99, refine: int = 2, refine_below: float = 1e-4,
-             verbose: bool = False, sigma_rule: str = "cvxopt",
-             print_fn=print) -> IPMResult:
+def cone_ipm(
+    prob,
+    *,
+    max_iter: int = 100,
+    tol_gap_abs: float = 1e-8,
+    tol_gap_rel: float = 1e-8,
+    tol_feas: float = 1e-8,
+    step_fraction: float = 0.99,
+    refine: int = 2,
+    refine_below: float = 1e-4,
+    verbose: bool = False,
+    sigma_rule: str = "cvxopt",
+    print_fn=print,
+) -> IPMResult:
     """Solve the cone QP described by ``prob`` (see module docstring).
 
     ``prob`` provides: ``q, h, b`` (arrays; ``b`` may be empty), ``cones`` (:class:`ConeSpec`),
@@ -282,8 +292,11 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
 
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
-        return (bx - prob.Px(dx) - prob.ATy(dy) - prob.GTz(dz), by - prob.Ax(dx),
-                bz - prob.Gx(dx) + scaling.apply_sq(dz))
+        return (
+            bx - prob.Px(dx) - prob.ATy(dy) - prob.GTz(dz),
+            by - prob.Ax(dx),
+            bz - prob.Gx(dx) + scaling.apply_sq(dz),
+        )
 
     def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine):
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
@@ -300,8 +313,9 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
         return dx, dy, dz
 
     def result(status, it):
-        return IPMResult(x, y, z, s, status, it, pcost, dcost, gap_abs, gap_rel, pres, dres,
-                         time.perf_counter() - t_start, log)
+        return IPMResult(
+            x, y, z, s, status, it, pcost, dcost, gap_abs, gap_rel, pres, dres, time.perf_counter() - t_start, log
+        )
 
     log: list = []
     # ---- initial point: identity-scaled least squares, shifted into the cone ----------------
@@ -344,12 +358,17 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
         entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
         log.append(entry)
         if verbose:
-            print_fn(f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} "
-                     f"{step:7.4f}")
+            print_fn(
+                f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
+            )
         if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
             return result("numerical_error", it)
-        if (pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-                and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)):
+        if (
+            pres <= tol_feas
+            and dres <= tol_feas
+            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
+            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
+        ):
             return result("optimal", it)
         if it == max_iter:
             return result("max_iter", it)
@@ -373,8 +392,14 @@ def cone_ipm(prob, *, max_iter: int = 100, tol_gap_abs: float = 1e-8, tol_gap_re
             u = jdiv(cones, lam, rl)  # = ds~ + dz~
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
-                dx, dy, dz = kkt_solve(solve, scaling, -rx, -ry, -rz - scaling.apply(u),
-                                       refine if corrector and min(gap_rel, comp_rel) < refine_below else 0)
+                dx, dy, dz = kkt_solve(
+                    solve,
+                    scaling,
+                    -rx,
+                    -ry,
+                    -rz - scaling.apply(u),
+                    refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
+                )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
             dzt = scaling.apply(dz)
@@ -432,8 +457,11 @@ class DenseConeQP:
         return self.A.T @ y
 
     def kkt_factor(self, scaling: Scaling):
-        WiG = np.column_stack([scaling.apply(scaling.apply(g, inverse=True), inverse=True) for g in self.G.T]) \
-            if self.G.shape[1] else np.zeros_like(self.G)
+        WiG = (
+            np.column_stack([scaling.apply(scaling.apply(g, inverse=True), inverse=True) for g in self.G.T])
+            if self.G.shape[1]
+            else np.zeros_like(self.G)
+        )
         H = self.P + self.G.T @ WiG
         p = self.A.shape[0]
         K = np.block([[H, self.A.T], [self.A, np.zeros((p, p))]])
@@ -444,7 +472,8 @@ class DenseConeQP:
             # dz = W^{-2} (G dx - bz)  =>  (P + G'W^{-2}G) dx + A'dy = bx + G'W^{-2} bz
             wbz = scaling.apply(scaling.apply(bz, inverse=True), inverse=True)
             sol = __import__("scipy.linalg", fromlist=["lu_solve"]).lu_solve(
-                lu, np.concatenate([bx + self.G.T @ wbz, by]))
+                lu, np.concatenate([bx + self.G.T @ wbz, by])
+            )
             dx, dy = sol[:n], sol[n:]
             dz = scaling.apply(scaling.apply(self.G @ dx - bz, inverse=True), inverse=True)
             return dx, dy, dz

@@ -38,8 +38,15 @@ def conic_solver_name(name: str) -> str:
         raise ValueError(f"unknown conic solver {name!r}; choose 'clarabel' or 'scs'.") from None
 
 
-def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccurate: bool = False,
-                quiet_inaccurate: bool = False, verbose: bool = False, **options) -> dict:
+def solve_cvxpy(
+    problem: cp.Problem,
+    solver: str = "clarabel",
+    *,
+    accept_inaccurate: bool = False,
+    quiet_inaccurate: bool = False,
+    verbose: bool = False,
+    **options,
+) -> dict:
     """Solve ``problem`` and return ``{"status", "time", "solver", "iterations"}``.
 
     ``solver`` is ``"clarabel"``, ``"scs"`` or ``"auto"`` (Clarabel, then SCS on failure).
@@ -48,12 +55,24 @@ def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccur
     """
     if solver == "auto":
         try:
-            return solve_cvxpy(problem, "clarabel", accept_inaccurate=accept_inaccurate,
-                               quiet_inaccurate=quiet_inaccurate, verbose=verbose, **options)
+            return solve_cvxpy(
+                problem,
+                "clarabel",
+                accept_inaccurate=accept_inaccurate,
+                quiet_inaccurate=quiet_inaccurate,
+                verbose=verbose,
+                **options,
+            )
         except SolverError as exc:
             warnings.warn(f"Clarabel failed ({exc}); falling back to SCS.", SolverWarning, stacklevel=2)
-            return solve_cvxpy(problem, "scs", accept_inaccurate=accept_inaccurate,
-                               quiet_inaccurate=quiet_inaccurate, verbose=verbose, **options)
+            return solve_cvxpy(
+                problem,
+                "scs",
+                accept_inaccurate=accept_inaccurate,
+                quiet_inaccurate=quiet_inaccurate,
+                verbose=verbose,
+                **options,
+            )
     name = conic_solver_name(solver)
     opts = dict(SOLVER_OPTIONS[name])
     opts.update(options)
@@ -69,18 +88,22 @@ def solve_cvxpy(problem: cp.Problem, solver: str = "clarabel", *, accept_inaccur
     elif status == cp.OPTIMAL_INACCURATE and accept_inaccurate and quiet_inaccurate:
         pass
     elif status == cp.OPTIMAL_INACCURATE and accept_inaccurate:
-        warnings.warn(f"{name} returned status {status!r}; the solution was accepted on request "
-                      "(accept_inaccurate=True) but is not certified optimal.", SolverWarning, stacklevel=2)
+        warnings.warn(
+            f"{name} returned status {status!r}; the solution was accepted on request "
+            "(accept_inaccurate=True) but is not certified optimal.",
+            SolverWarning,
+            stacklevel=2,
+        )
     else:
         hint = {
             cp.INFEASIBLE: "the solver could not find a feasible point; the SVM models of this package are "
-                           "always feasible, so this is a numerical failure (typically a very large C or badly "
-                           "scaled features: standardise X, lower C, or use the interior point solver='ipm')",
+            "always feasible, so this is a numerical failure (typically a very large C or badly "
+            "scaled features: standardise X, lower C, or use the interior point solver='ipm')",
             cp.UNBOUNDED: "the solver reports an unbounded objective; the SVM models of this package are "
-                          "bounded below, so this is a numerical failure (typically a very large C or badly "
-                          "scaled features: standardise X, lower C, or use solver='ipm')",
+            "bounded below, so this is a numerical failure (typically a very large C or badly "
+            "scaled features: standardise X, lower C, or use solver='ipm')",
             cp.OPTIMAL_INACCURATE: "the solver stopped before certifying optimality; try the other solver "
-                                   "or rescale the data",
+            "or rescale the data",
             cp.USER_LIMIT: "the solver hit its iteration or time limit; raise max_iter or rescale the data",
         }.get(status, "the solver did not report an optimal solution")
         raise SolverError(f"{name} returned status {status!r}: {hint}.")

@@ -65,13 +65,23 @@ class SolveInfo:
         return self.gap_rel <= self.tol
 
     def as_dict(self) -> dict:
-        return {"route": self.route, "status": self.status, "primal": self.primal, "dual": self.dual,
-                "gap_abs": self.gap_abs, "gap_rel": self.gap_rel, "tol": self.tol,
-                "iterations": self.iterations, "time": self.time, **self.detail}
+        return {
+            "route": self.route,
+            "status": self.status,
+            "primal": self.primal,
+            "dual": self.dual,
+            "gap_abs": self.gap_abs,
+            "gap_rel": self.gap_rel,
+            "tol": self.tol,
+            "iterations": self.iterations,
+            "time": self.time,
+            **self.detail,
+        }
 
 
-def certify(route: str, primal: float, dual: float, tol: float, *, failed_status: str = "uncertified",
-            **kwargs) -> SolveInfo:
+def certify(
+    route: str, primal: float, dual: float, tol: float, *, failed_status: str = "uncertified", **kwargs
+) -> SolveInfo:
     """A SolveInfo whose status is ``"optimal"`` iff the relative gap meets ``tol``, else ``failed_status``."""
     info = SolveInfo(route=route, status="optimal", primal=float(primal), dual=float(dual), tol=float(tol), **kwargs)
     if not info.certified:
@@ -79,8 +89,9 @@ def certify(route: str, primal: float, dual: float, tol: float, *, failed_status
     return info
 
 
-def first_certified(routes: Iterable[str], attempt: Callable[[str], tuple[Any, Any]], *, what: str,
-                    hint: str = "") -> tuple[Any, list[tuple[str, str]]]:
+def first_certified(
+    routes: Iterable[str], attempt: Callable[[str], tuple[Any, Any]], *, what: str, hint: str = ""
+) -> tuple[Any, list[tuple[str, str]]]:
     """Try ``routes`` in order; return ``(result, failures)`` for the first route that certifies.
 
     ``attempt(route)`` returns ``(result, certificate)``, the certificate being a :class:`SolveInfo`,
@@ -104,8 +115,11 @@ def first_certified(routes: Iterable[str], attempt: Callable[[str], tuple[Any, A
                 return result, failures
         failures.append((route, why))
         if k + 1 < len(routes):
-            warnings.warn(f"{what}: route {route!r} failed ({why}); falling back to {routes[k + 1]!r}.",
-                          SolverWarning, stacklevel=3)
+            warnings.warn(
+                f"{what}: route {route!r} failed ({why}); falling back to {routes[k + 1]!r}.",
+                SolverWarning,
+                stacklevel=3,
+            )
     tried = "; ".join(f"{route}: {why}" for route, why in failures)
     raise SolverError(f"{what}: no route returned a certified solution ({tried}).{' ' + hint if hint else ''}")
 

@@ -33,10 +33,13 @@ class RobustHinge:
 
         Nothing is precomputed: every method evaluates the robust term from the parameters.
         """
-        if self.unc is not None and (self.unc.group_index.shape[0] != X.shape[0]
-                                     or self.unc.factors.shape[-1] != X.shape[1]):
-            raise ValueError(f"the uncertainty set was resolved for {self.unc.group_index.shape[0]} samples of "
-                             f"{self.unc.factors.shape[-1]} features; the data have shape {X.shape}.")
+        if self.unc is not None and (
+            self.unc.group_index.shape[0] != X.shape[0] or self.unc.factors.shape[-1] != X.shape[1]
+        ):
+            raise ValueError(
+                f"the uncertainty set was resolved for {self.unc.group_index.shape[0]} samples of "
+                f"{self.unc.factors.shape[-1]} features; the data have shape {X.shape}."
+            )
         return self
 
     def restrict(self, idx) -> "RobustHinge":
@@ -47,8 +50,7 @@ class RobustHinge:
         """The robust term as a :class:`~.certificates.FactorOps` (None: nominal hinge)."""
         return FactorOps.from_uncertainty(self.unc)
 
-    def dual_bound(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, C: float,
-                   **options) -> DualCertificate:
+    def dual_bound(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, C: float, **options) -> DualCertificate:
         """P(w, b) = 1/2 ||w||^2 + C * value on (X, y) and a feasible dual point of the robust SVM built from
         (w, b), whose objective D <= min P (see :func:`~.certificates.dual_bound` for ``options``)."""
         return dual_bound(X, y, C, w, b, self.factor_ops(), **options)
@@ -107,5 +109,6 @@ class RobustHinge:
 def _restrict(unc: ResolvedUncertainty | None, idx) -> ResolvedUncertainty | None:
     if unc is None:
         return None
-    return ResolvedUncertainty(unc.factors, unc.diagonal, unc.group_index[idx], unc.p, unc.q, unc.radius,
-                               unc.scale[idx])
+    return ResolvedUncertainty(
+        unc.factors, unc.diagonal, unc.group_index[idx], unc.p, unc.q, unc.radius, unc.scale[idx]
+    )

@@ -68,8 +68,10 @@ class RotatedRobustHinge(RobustHinge):
     def initialize(self, X, y) -> "RotatedRobustHinge":
         """Check that the rotations fit the data (one row per sample, D = X.shape[1] = 2 * angles)."""
         if self.cos.shape[0] != X.shape[0] or 2 * self.cos.shape[1] != X.shape[1]:
-            raise ValueError(f"the rotations hold {self.cos.shape[0]} samples of {self.cos.shape[1]} angles; "
-                             f"the features have shape {X.shape} (D = 2 * angles).")
+            raise ValueError(
+                f"the rotations hold {self.cos.shape[0]} samples of {self.cos.shape[1]} angles; "
+                f"the features have shape {X.shape} (D = 2 * angles)."
+            )
         return self
 
     def restrict(self, idx) -> "RotatedRobustHinge":

@@ -84,8 +84,9 @@ class PenaltyProblem:
         return H
 
     def violation(self, a):
-        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0.0))),
-                   float(np.max(np.maximum(-a, 0.0))))
+        return max(
+            abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0.0))), float(np.max(np.maximum(-a, 0.0)))
+        )
 
 
 @dataclass
@@ -124,8 +125,9 @@ def _armijo_wolfe(fun, grad, x, fx, g, d, *, c1=1e-4, c2=0.9, max_eval=40):
     return None, fx, g
 
 
-def dfp_minimize(fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e-14, max_iter: int = 2000,
-                 reset=None, reset_key=None):
+def dfp_minimize(
+    fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e-14, max_iter: int = 2000, reset=None, reset_key=None
+):
     """Minimise ``fun`` from ``x0`` by DFP quasi-Newton with a Wolfe line search.
 
     ``H0``: initial inverse-Hessian approximation (default: scaled identity).  DFP update
@@ -210,9 +212,24 @@ def _penalty_change(prob, x, H, old, new):
     return _inverse_pd(prob.hessian(x))
 
 
-def rsvm_qn(K_bar, y, beta, C, kappa, *, starts=None, n_random: int = 1, P0: float | None = None,
-            P_levels: int = 2, P_factor: float = 1000.0, gtol: float = 1e-9, ftol: float = 1e-14,
-            max_iter: int = 1000, init_hessian: bool = True, seed: int = 0) -> QNResult:
+def rsvm_qn(
+    K_bar,
+    y,
+    beta,
+    C,
+    kappa,
+    *,
+    starts=None,
+    n_random: int = 1,
+    P0: float | None = None,
+    P_levels: int = 2,
+    P_factor: float = 1000.0,
+    gtol: float = 1e-9,
+    ftol: float = 1e-14,
+    max_iter: int = 1000,
+    init_hessian: bool = True,
+    seed: int = 0,
+) -> QNResult:
     """Minimise (17) from several starts with an increasing penalty; return the best local minimum.
 
     ``starts``: list of initial ``alpha`` (e.g. a warm start, the nominal SVM solution);
@@ -251,8 +268,10 @@ def rsvm_qn(K_bar, y, beta, C, kappa, *, starts=None, n_random: int = 1, P0: flo
             H0 = _inverse_pd(prob.hessian(a)) if init_hessian else None
             kw = {}
             if init_hessian:
-                kw = {"reset": functools.partial(_penalty_change, prob),
-                      "reset_key": lambda x, prob=prob: (x < 0) | (x > prob.C)}
+                kw = {
+                    "reset": functools.partial(_penalty_change, prob),
+                    "reset_key": lambda x, prob=prob: (x < 0) | (x > prob.C),
+                }
             a, Lval, its, c = dfp_minimize(prob.L, prob.grad, a, H0=H0, gtol=gtol, ftol=ftol, max_iter=max_iter, **kw)
             total += its
             conv = conv and c

@@ -78,7 +78,7 @@ def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.nda
         return out
     sw = np.sqrt(wts)
     for i in range(0, m, chunk):
-        B = X[i:i + chunk] * sw[i:i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
+        B = X[i : i + chunk] * sw[i : i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
         out += dsyrk(1.0, B.T, trans=0, lower=0)
     iu = np.triu_indices(n, 1)
     out[iu[1], iu[0]] = out[iu]
@@ -105,8 +105,11 @@ class RobustSVMCone:
         self.factors = np.ascontiguousarray(factors[active])
         self.diagonal = bool(diagonal)
         self.gamma = np.where(active[group_index], gamma, 0.0)
-        self.gidx = np.where(active[group_index], remap[group_index], 0).astype(np.intp) if self.k else \
-            np.zeros(L, dtype=np.intp)
+        self.gidx = (
+            np.where(active[group_index], remap[group_index], 0).astype(np.intp)
+            if self.k
+            else np.zeros(L, dtype=np.intp)
+        )
         k = self.k
         if self.k and not self.diagonal:
             self.AAt = np.einsum("kij,klj->kil", self.factors, self.factors)
@@ -146,11 +149,11 @@ class RobustSVMCone:
     # ------------------------------------------------------------------ pieces of x, z
     def split_x(self, x):
         n, L = self.n, self.L
-        return x[:n], x[n], x[n + 1:n + 1 + L], x[n + 1 + L:]
+        return x[:n], x[n], x[n + 1 : n + 1 + L], x[n + 1 + L :]
 
     def split_z(self, z):
         L, k, n = self.L, self.k, self.n
-        return z[:L], z[L:2 * L], z[2 * L:].reshape(k, n + 1)
+        return z[:L], z[L : 2 * L], z[2 * L :].reshape(k, n + 1)
 
     def At_apply(self, w):
         """Rows ``A_g' w`` (k, n)."""
@@ -187,7 +190,7 @@ class RobustSVMCone:
     # ------------------------------------------------------------------ operators
     def Px(self, x):
         out = np.zeros_like(x)
-        out[:self.n] = x[:self.n]
+        out[: self.n] = x[: self.n]
         return out
 
     def Gx(self, x):
@@ -232,14 +235,14 @@ class RobustSVMCone:
         if k:
             beta, wb = scaling.beta[0], scaling.wbar[0]
             w0, w1 = wb[:, 0], wb[:, 1:]
-            ib2 = 1.0 / beta ** 2
-            D00 = (2.0 * w0 ** 2 - 1.0) * ib2          # (D_g)_00
-            Aw1 = self.A_apply_rows(w1)                 # A_g wbar_g1
-            qhat = np.zeros((k, n + 1))                 # [A_g (D_g)_10 / (D_g)_00; 0]
-            qhat[:, :n] = (-2.0 * w0 / (2.0 * w0 ** 2 - 1.0))[:, None] * Aw1
-            ag = self.segsum(rho * gam ** 2)            # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
+            ib2 = 1.0 / beta**2
+            D00 = (2.0 * w0**2 - 1.0) * ib2  # (D_g)_00
+            Aw1 = self.A_apply_rows(w1)  # A_g wbar_g1
+            qhat = np.zeros((k, n + 1))  # [A_g (D_g)_10 / (D_g)_00; 0]
+            qhat[:, :n] = (-2.0 * w0 / (2.0 * w0**2 - 1.0))[:, None] * Aw1
+            ag = self.segsum(rho * gam**2)  # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
             cg = rho * gam * y
-            mg = np.empty((k, n + 1))                   # sum rho gamma a_i / a_g
+            mg = np.empty((k, n + 1))  # sum rho gamma a_i / a_g
             if self.per_sample:
                 mg[:, :n] = (cg / ag)[:, None] * X
                 mg[:, n] = cg / ag
@@ -254,10 +257,10 @@ class RobustSVMCone:
                 S += self._centred_gram(rho, mg)
             # cone part with t_g eliminated: beta^-2 A (I - 2 w1 w1' / (2 w0^2 - 1)) A'
             if self.diagonal:
-                S[np.arange(n), np.arange(n)] += (self.factors ** 2 * ib2[:, None]).sum(axis=0)
+                S[np.arange(n), np.arange(n)] += (self.factors**2 * ib2[:, None]).sum(axis=0)
             else:
                 S[:n, :n] += np.tensordot(ib2, self.AAt, axes=1)
-            S[:n, :n] -= weighted_gram(Aw1, 2.0 * ib2 / (2.0 * w0 ** 2 - 1.0))
+            S[:n, :n] -= weighted_gram(Aw1, 2.0 * ib2 / (2.0 * w0**2 - 1.0))
             # coupling through t_g: series combination of a_g and (D_g)_00 on (m_g + qhat_g)
             S += weighted_gram(mg + qhat, ag * D00 / hg)
         else:
@@ -280,10 +283,10 @@ class RobustSVMCone:
             if k:
                 # r = D_g bz_g is large when the cone pair nears its boundary; the combinations below
                 # avoid subtracting large numbers (see the derivation in the module docstring).
-                r0 = ((2.0 * w0 ** 2 - 1.0) * BZ[:, 0] - 2.0 * w0 * np.sum(w1 * BZ[:, 1:], axis=1)) * ib2
+                r0 = ((2.0 * w0**2 - 1.0) * BZ[:, 0] - 2.0 * w0 * np.sum(w1 * BZ[:, 1:], axis=1)) * ib2
                 psi0 = bt - self.segsum(gam * c)
                 B1 = BZ[:, 1:]
-                T = (B1 - (2.0 * np.sum(w1 * B1, axis=1) / (2.0 * w0 ** 2 - 1.0))[:, None] * w1) * ib2[:, None]
+                T = (B1 - (2.0 * np.sum(w1 * B1, axis=1) / (2.0 * w0**2 - 1.0))[:, None] * w1) * ib2[:, None]
                 rhs = phi.copy()
                 rhs[:n] -= self.A_apply_rows(T).sum(axis=0)
                 rhs += mg.T @ (ag / hg * (psi0 - r0)) - qhat.T @ ((ag * r0 + D00 * psi0) / hg)
@@ -315,13 +318,29 @@ def _check_labels(y):
     y = np.asarray(y, dtype=float)
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}.")
-    check_two_classes(y, "y", reason="the robust SVM then has optimum w = 0 with a non-unique, unbounded "
-                                     "set of intercepts b")
+    check_two_classes(
+        y, "y", reason="the robust SVM then has optimum w = 0 with a non-unique, unbounded set of intercepts b"
+    )
     return y
 
 
-def robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, *, max_iter=100, tol_gap_abs=1e-8,
-                   tol_gap_rel=1e-8, tol_feas=1e-8, verbose=False, accept_inaccurate=False, print_fn=print):
+def robust_svm_ipm(
+    X,
+    y,
+    C,
+    gamma,
+    factors,
+    diagonal,
+    group_index,
+    *,
+    max_iter=100,
+    tol_gap_abs=1e-8,
+    tol_gap_rel=1e-8,
+    tol_feas=1e-8,
+    verbose=False,
+    accept_inaccurate=False,
+    print_fn=print,
+):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
     ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
@@ -340,27 +359,49 @@ def robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, *, max_iter=1
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be finite and > 0; got {C}.")
     prob = RobustSVMCone(X, y, C, gamma, np.asarray(factors, dtype=float), diagonal, group_index)
-    res = cone_ipm(prob, max_iter=max_iter, tol_gap_abs=tol_gap_abs, tol_gap_rel=tol_gap_rel, tol_feas=tol_feas,
-                   verbose=verbose, print_fn=print_fn)
+    res = cone_ipm(
+        prob,
+        max_iter=max_iter,
+        tol_gap_abs=tol_gap_abs,
+        tol_gap_rel=tol_gap_rel,
+        tol_feas=tol_feas,
+        verbose=verbose,
+        print_fn=print_fn,
+    )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
     if prob.k:
         act = np.zeros(factors.shape[0], dtype=bool)
         act[np.unique(np.asarray(group_index)[gamma > 0])] = True
         t[act] = t_act
-    info = {"status": res.status, "iterations": res.iterations, "pcost": res.pcost, "dcost": res.dcost,
-            "gap_abs": res.gap_abs, "gap_rel": res.gap_rel, "pres": res.pres, "dres": res.dres,
-            "solve_time": res.time, "log": res.log, "n_cones": prob.k,
-            "alpha": prob.split_z(res.z)[0].copy()}
+    info = {
+        "status": res.status,
+        "iterations": res.iterations,
+        "pcost": res.pcost,
+        "dcost": res.dcost,
+        "gap_abs": res.gap_abs,
+        "gap_rel": res.gap_rel,
+        "pres": res.pres,
+        "dres": res.dres,
+        "solve_time": res.time,
+        "log": res.log,
+        "n_cones": prob.k,
+        "alpha": prob.split_z(res.z)[0].copy(),
+    }
     if res.status != "optimal":
-        msg = (f"robust IPM stopped with status {res.status!r} after {res.iterations} iterations "
-               f"(gap_rel {res.gap_rel:.2e}, pres {res.pres:.2e}, dres {res.dres:.2e})")
+        msg = (
+            f"robust IPM stopped with status {res.status!r} after {res.iterations} iterations "
+            f"(gap_rel {res.gap_rel:.2e}, pres {res.pres:.2e}, dres {res.dres:.2e})"
+        )
         if not accept_inaccurate:
-            hint = {"max_iter": "raise max_iter or loosen the tolerances",
-                    "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'"}[res.status]
+            hint = {
+                "max_iter": "raise max_iter or loosen the tolerances",
+                "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'",
+            }[res.status]
             raise SolverError(f"{msg}: {hint}.")
-        warnings.warn(msg + "; accepted on request (accept_inaccurate=True), not certified optimal.",
-                      SolverWarning, stacklevel=2)
+        warnings.warn(
+            msg + "; accepted on request (accept_inaccurate=True), not certified optimal.", SolverWarning, stacklevel=2
+        )
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
 
 
@@ -380,14 +421,14 @@ def solve_robust_ipm(formulation, **opts):
         factors, diagonal, gidx, gamma = np.zeros((1, n)), True, np.zeros(L, dtype=np.intp), np.zeros(L)
     else:
         if unc.q != 2.0:
-            raise ValueError(f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
-                             f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf.")
+            raise ValueError(
+                f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
+                f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf."
+            )
         factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
     t0 = time.perf_counter()
-    values, info = robust_svm_ipm(formulation.X, formulation.y, formulation.C, gamma, factors, diagonal, gidx,
-                                  **opts)
-    sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0,
-                   values=values, info=info)
+    values, info = robust_svm_ipm(formulation.X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, **opts)
+    sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
     sol.time = time.perf_counter() - t0
     sol.objective = float(formulation.objective(sol))
     return sol

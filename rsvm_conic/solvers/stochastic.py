@@ -105,8 +105,11 @@ def _check_interface(datafit, penalty, route: str, eta0) -> None:
     """Raise a TypeError naming each method the solver needs that ``datafit`` or ``penalty`` lacks."""
     need = DATAFIT_REQUIRED + (("restrict",) if eta0 == "auto" else ())
     missing = [f"data fit {type(datafit).__name__}.{m}()" for m in need if not callable(getattr(datafit, m, None))]
-    missing += [f"penalty {type(penalty).__name__}.{m}()" for m in PENALTY_REQUIRED[route]
-                if not callable(getattr(penalty, m, None))]
+    missing += [
+        f"penalty {type(penalty).__name__}.{m}()"
+        for m in PENALTY_REQUIRED[route]
+        if not callable(getattr(penalty, m, None))
+    ]
     if not hasattr(penalty, "lam"):
         missing.append(f"penalty {type(penalty).__name__}.lam")
     if missing:
@@ -150,7 +153,7 @@ def _pass(X, y, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=No
     """One epoch over ``order``; returns (w, b, t, avg)."""
     lam = penalty.lam
     for start in range(0, order.shape[0], batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         eta = eta0 / (1.0 + eta0 * lam * t)
         Xb = X[idx]
         gw, gb, active = datafit.subgradient(Xb, y[idx], w, Xb @ w + b, idx)
@@ -179,8 +182,9 @@ def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) ->
     sub_fit = datafit.restrict(sub).initialize(Xs, ys)
     best, best_eta = np.inf, 1.0
     for eta0 in 10.0 ** np.arange(-3, 4):
-        w, b, _, _ = _pass(Xs, ys, sub_fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]),
-                           batch_size)
+        w, b, _, _ = _pass(
+            Xs, ys, sub_fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]), batch_size
+        )
         val = _objective(Xs, ys, sub_fit, penalty, w, b)
         if np.isfinite(val) and val < best:
             best, best_eta = val, eta0
@@ -218,9 +222,28 @@ def _next_taus(tau):
     return tuple(t for t in (10.0 * tau, tau, 0.1 * tau) if 1e-9 <= t <= 0.1 + 1e-12) or (1e-1,)
 
 
-def _solve(X, y, datafit: RobustHinge, penalty: L2Squared, prox: bool, *, batch_size=64, max_epochs=200, tol=1e-3,
-           eval_every=1, certify_every="auto", patience=None, eta0="auto", average_from=1, seed=0, w0=None,
-           b0=0.0, progress=False, time_limit=None, certificate_options=None) -> StochasticResult:
+def _solve(
+    X,
+    y,
+    datafit: RobustHinge,
+    penalty: L2Squared,
+    prox: bool,
+    *,
+    batch_size=64,
+    max_epochs=200,
+    tol=1e-3,
+    eval_every=1,
+    certify_every="auto",
+    patience=None,
+    eta0="auto",
+    average_from=1,
+    seed=0,
+    w0=None,
+    b0=0.0,
+    progress=False,
+    time_limit=None,
+    certificate_options=None,
+) -> StochasticResult:
     if batch_size < 1 or max_epochs < 1 or eval_every < 1:
         raise ValueError("batch_size, max_epochs and eval_every must be positive integers.")
     if not tol >= 0:
@@ -263,8 +286,7 @@ def _solve(X, y, datafit: RobustHinge, penalty: L2Squared, prox: bool, *, batch_
     for epoch in range(1, max_epochs + 1):
         if avg is None and epoch > average_from:
             avg = [w.copy(), b, 0]
-        w, b, t, avg = _pass(X, y, datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg,
-                             activity)
+        w, b, t, avg = _pass(X, y, datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg, activity)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
@@ -281,8 +303,9 @@ def _solve(X, y, datafit: RobustHinge, penalty: L2Squared, prox: bool, *, batch_
                 if last:
                     rounds *= FINAL_REFINE
                 last_cert_epoch = epoch
-                cert = bound(X, y, wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds),
-                             **options)
+                cert = bound(
+                    X, y, wc, bc, C, warm=warm, alpha_hint=C * activity.fraction(), refine=int(rounds), **options
+                )
                 cert_time += time.perf_counter() - tc
                 n_cert += 1
                 P, tau = cert.primal, cert.tau
@@ -309,12 +332,33 @@ def _solve(X, y, datafit: RobustHinge, penalty: L2Squared, prox: bool, *, batch_
     bar.close()
     elapsed = time.perf_counter() - t0
     stop = {"optimal": "gap", "uncertified": "stalled"}.get(status, "max_epochs/time_limit")
-    info = certify(route, best[0], dual, tol, failed_status=status, iterations=epoch, time=elapsed,
-                   detail={"eta0": float(eta0), "stop": stop, "certificates": n_cert,
-                           "certificate_time": cert_time,
-                           "certificate": "dual_bound" if bound is not None else "none (data fit has no dual_bound)"})
-    return StochasticResult(w=best[1], b=best[2], objective=best[0] * lam, epochs=epoch, eta0=float(eta0),
-                            time=elapsed, info=info, history=history, gap_history=gap_history)
+    info = certify(
+        route,
+        best[0],
+        dual,
+        tol,
+        failed_status=status,
+        iterations=epoch,
+        time=elapsed,
+        detail={
+            "eta0": float(eta0),
+            "stop": stop,
+            "certificates": n_cert,
+            "certificate_time": cert_time,
+            "certificate": "dual_bound" if bound is not None else "none (data fit has no dual_bound)",
+        },
+    )
+    return StochasticResult(
+        w=best[1],
+        b=best[2],
+        objective=best[0] * lam,
+        epochs=epoch,
+        eta0=float(eta0),
+        time=elapsed,
+        info=info,
+        history=history,
+        gap_history=gap_history,
+    )
 
 
 def stochastic_subgradient(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:

@@ -32,8 +32,15 @@ from .certificates import hinge_min, project_box_hyperplane_sorted
 from .conic import SolverError
 from .contract import certify, relative_gap
 
-__all__ = ["libsvm_dual", "libsvm_alpha", "min_linear_box_hyperplane", "frank_wolfe_gap", "lagrangian_lower_bound",
-           "polish_svm_dual", "certified_svm_dual"]
+__all__ = [
+    "libsvm_dual",
+    "libsvm_alpha",
+    "min_linear_box_hyperplane",
+    "frank_wolfe_gap",
+    "lagrangian_lower_bound",
+    "polish_svm_dual",
+    "certified_svm_dual",
+]
 
 
 def libsvm_alpha(svc, n: int) -> np.ndarray:
@@ -95,7 +102,8 @@ def _solve_or_lstsq(A, rhs):
     try:
         x = np.linalg.solve(A, rhs)
         if np.all(np.isfinite(x)) and np.linalg.norm(A @ x - rhs) <= 1e-10 * (
-                np.linalg.norm(rhs) + np.linalg.norm(A, 1) * np.linalg.norm(x)):
+            np.linalg.norm(rhs) + np.linalg.norm(A, 1) * np.linalg.norm(x)
+        ):
             return x
     except np.linalg.LinAlgError:
         pass
@@ -141,8 +149,19 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
             if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
                 return a, 1
     try:
-        res = solve_rsvm_socp(K, np.zeros((1, y.size)), y, C, 0.0, warm_start=alpha, factor=True,
-                              tol=0.01 * tol, max_iter=20, fallback=False, check_input=check_input)
+        res = solve_rsvm_socp(
+            K,
+            np.zeros((1, y.size)),
+            y,
+            C,
+            0.0,
+            warm_start=alpha,
+            factor=True,
+            tol=0.01 * tol,
+            max_iter=20,
+            fallback=False,
+            check_input=check_input,
+        )
     except (SolverError, np.linalg.LinAlgError):
         return None
     return res.alpha, res.iterations
@@ -201,5 +220,4 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
             if gap(F2, lower2) < gap(*best[2:4]):
                 best = (a, b2, F2, lower2, 1 + polished[1])
     a, b, F, lower, steps = best
-    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps,
-                         detail={"polish_steps": steps})
+    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps, detail={"polish_steps": steps})

@@ -44,8 +44,10 @@ def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = Fa
     eps = check_probability(epsilon, "epsilon")
     if model == "gaussian":
         if eps > 0.5 and not allow_negative:
-            raise ValueError(f"epsilon = {eps} > 0.5 makes the Gaussian chance constraint non-convex "
-                             "(kappa < 0); use epsilon in (0, 0.5].")
+            raise ValueError(
+                f"epsilon = {eps} > 0.5 makes the Gaussian chance constraint non-convex "
+                "(kappa < 0); use epsilon in (0, 0.5]."
+            )
         return float(norm.isf(eps))
     if model == "finite":
         return float(np.sqrt(2.0 * np.log(1.0 / eps)))

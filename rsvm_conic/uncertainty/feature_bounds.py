@@ -183,12 +183,12 @@ def nystroem_feature_bound(nys, X, uncertainty, variant: str = "corrected") -> n
     s = np.empty_like(Kr)  # sup over U_i of |dx'(x_i - xhat_j)|   (L, m), in chunks of samples
     step = max(1, 2_000_000 // max(1, Kr.shape[1] * X.shape[1]))
     for a in range(0, X.shape[0], step):
-        V = X[a:a + step, None, :] - nys.landmarks_[None]  # x_i - xhat_j
-        proj = np.einsum("lji,lmj->lmi", A[unc.group_index[a:a + step]], V)  # A' (x_i - xhat_j)
-        s[a:a + step] = unc.gamma[a:a + step, None] * dual_norm_values(proj, unc.q, axis=2)
+        V = X[a : a + step, None, :] - nys.landmarks_[None]  # x_i - xhat_j
+        proj = np.einsum("lji,lmj->lmi", A[unc.group_index[a : a + step]], V)  # A' (x_i - xhat_j)
+        s[a : a + step] = unc.gamma[a : a + step, None] * dual_norm_values(proj, unc.q, axis=2)
     norm2 = np.array([_p_to_2_norm(a, unc.p) for a in A])[unc.group_index] * unc.gamma  # sup ||dx||_2
     tau = np.exp(-s / sigma2)  # exp(-2 gamma ||.|| / (2 sigma^2))
-    rho = np.exp(-norm2**2 / (2.0 * sigma2))
+    rho = np.exp(-(norm2**2) / (2.0 * sigma2))
     if variant == "printed":
         r = nys.rank_
         val = np.sum(Kr**2 * (1.0 / tau**2 + 1.0), axis=1) - 2.0 * rho * np.sum(Kr**2 * tau, axis=1)
@@ -224,8 +224,7 @@ def _worst_angle_scale(factor, norm, n_mc, n_frequencies, rng):
     return vals.reshape(n_mc, n_frequencies).max(axis=1)
 
 
-def angle_probability(sigma, theta_max, gamma, factor, norm=2, n_frequencies=1, n_mc=200_000,
-                      random_state=0) -> float:
+def angle_probability(sigma, theta_max, gamma, factor, norm=2, n_frequencies=1, n_mc=200_000, random_state=0) -> float:
     """Monte Carlo ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max)`` for w_j ~ N(0, I/sigma^2)."""
     sigma = check_positive(sigma, "sigma")
     theta_max = check_positive(theta_max, "theta_max")
@@ -235,8 +234,9 @@ def angle_probability(sigma, theta_max, gamma, factor, norm=2, n_frequencies=1, 
     return float(np.mean(gamma * s / sigma <= theta_max))
 
 
-def min_sigma_for_angle(theta_max, gamma, factor, prob=0.997, norm=2, n_frequencies=1, n_mc=200_000,
-                        random_state=0) -> float:
+def min_sigma_for_angle(
+    theta_max, gamma, factor, prob=0.997, norm=2, n_frequencies=1, n_mc=200_000, random_state=0
+) -> float:
     """Smallest sigma with ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max) >= prob`` (Monte Carlo quantile).
 
     ``norm`` is the input-set norm p (the angle bound uses its dual q); ``n_frequencies``

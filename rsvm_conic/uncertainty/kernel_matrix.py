@@ -38,13 +38,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (check_finite_array, check_psd, check_symmetric, psd_eigh, psd_factor,
-                           shifted_cholesky_ok)
+from .._validation import check_finite_array, check_psd, check_symmetric, psd_eigh, psd_factor, shifted_cholesky_ok
 
 __all__ = [
-    "KernelUncertainty", "gamma_finite_support",
-    "gamma_closed_form", "eq9_residual", "finite_support_beta", "psd_part", "rank_one_approx",
-    "symmetric_noise_beta", "check_mean_kernel", "samples_symmetric",
+    "KernelUncertainty",
+    "gamma_finite_support",
+    "gamma_closed_form",
+    "eq9_residual",
+    "finite_support_beta",
+    "psd_part",
+    "rank_one_approx",
+    "symmetric_noise_beta",
+    "check_mean_kernel",
+    "samples_symmetric",
 ]
 
 
@@ -88,8 +94,9 @@ def eq9_residual(z, mu, sigma):
     return 0.5 * sigma**2 * np.asarray(z) ** 2 + mu * np.asarray(z) - _log_cosh_plus_mu_sinh(z, mu)
 
 
-def gamma_finite_support(mu_hat, *, z_max: float = 40.0, n_grid: int = 401, n_golden: int = 45,
-                         return_argmax: bool = False):
+def gamma_finite_support(
+    mu_hat, *, z_max: float = 40.0, n_grid: int = 401, n_golden: int = 45, return_argmax: bool = False
+):
     """``gamma`` of eq. 9, computed numerically for every entry of ``mu_hat`` (``|mu_hat| <= 1``).
 
     ``gamma^2 = sup_z 2 (log(cosh z + mu sinh z) - mu z) / z^2``.  A coarse grid on
@@ -113,7 +120,7 @@ def gamma_finite_support(mu_hat, *, z_max: float = 40.0, n_grid: int = 401, n_go
     chunk = max(1, 4_000_000 // n_grid)
     invphi = (np.sqrt(5.0) - 1.0) / 2.0
     for start in range(0, m_all.size, chunk):
-        m = m_all[start:start + chunk][:, None]
+        m = m_all[start : start + chunk][:, None]
         vals = _ratio(grid[None, :], m)
         k = np.argmax(vals, axis=1)
         lo = grid[k] - step
@@ -128,8 +135,8 @@ def gamma_finite_support(mu_hat, *, z_max: float = 40.0, n_grid: int = 401, n_go
         zs = 0.5 * (lo + hi)
         cand = np.stack([_ratio(zs, m1), vals.max(axis=1)])
         best = np.argmax(cand, axis=0)
-        out2[start:start + chunk] = cand.max(axis=0)
-        outz[start:start + chunk] = np.where(best == 0, zs, grid[k])
+        out2[start : start + chunk] = cand.max(axis=0)
+        outz[start : start + chunk] = np.where(best == 0, zs, grid[k])
     gam2[inner] = out2
     zarg[inner] = outz
     gamma = np.sqrt(np.maximum(gam2, 0.0)).reshape(shape)
@@ -269,7 +276,7 @@ def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
     for Kk in Ks:
         scale = float(np.max(np.abs(Kk)))
         for i in range(0, n, step):
-            if float(np.max(np.abs(Kk[i:i + step, i:] - Kk[i:, i:i + step].T))) > rtol * scale:
+            if float(np.max(np.abs(Kk[i : i + step, i:] - Kk[i:, i : i + step].T))) > rtol * scale:
                 return False
     return True
 
@@ -310,8 +317,20 @@ class KernelUncertainty:
     needs it).
     """
 
-    def __init__(self, K_bar, beta_gaussian=None, beta_finite=None, a=None, b=None, l=None, c=None, mu_hat=None,
-                 gamma=None, *, symmetric_noise: bool = False):
+    def __init__(
+        self,
+        K_bar,
+        beta_gaussian=None,
+        beta_finite=None,
+        a=None,
+        b=None,
+        l=None,
+        c=None,
+        mu_hat=None,
+        gamma=None,
+        *,
+        symmetric_noise: bool = False,
+    ):
         self.K_bar = K_bar
         self.beta_gaussian = beta_gaussian
         self.a, self.b = a, b
@@ -353,8 +372,10 @@ class KernelUncertainty:
         else:
             raise ValueError(f"noise must be 'gaussian' or 'finite'; got {noise!r}.")
         if beta is None:
-            raise ValueError(f"this uncertainty model has no {noise} parameters; build it from samples "
-                             f"or pass the {'variances' if noise == 'gaussian' else 'supports'}.")
+            raise ValueError(
+                f"this uncertainty model has no {noise} parameters; build it from samples "
+                f"or pass the {'variances' if noise == 'gaussian' else 'supports'}."
+            )
         beta = 0.5 * (beta + beta.T)
         if rule == "symmetric" or (rule == "auto" and self.symmetric_noise):
             beta = symmetric_noise_beta(beta)
@@ -366,14 +387,22 @@ class KernelUncertainty:
         ix = np.ix_(np.asarray(rows), np.asarray(cols))
         take = lambda M: None if M is None else M[ix]  # noqa: E731
         fin = self._finite or (None,) * 5  # not computed yet: stays lazy (elementwise in a, b)
-        out = KernelUncertainty(self.K_bar[ix], take(self.beta_gaussian), take(fin[0]), take(self.a), take(self.b),
-                                *(take(M) for M in fin[1:]), symmetric_noise=self.symmetric_noise)
+        out = KernelUncertainty(
+            self.K_bar[ix],
+            take(self.beta_gaussian),
+            take(fin[0]),
+            take(self.a),
+            take(self.b),
+            *(take(M) for M in fin[1:]),
+            symmetric_noise=self.symmetric_noise,
+        )
         return out
 
     # -- constructors ---------------------------------------------------------------
     @classmethod
-    def from_samples(cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip",
-                     noise: str | None = None) -> "KernelUncertainty":
+    def from_samples(
+        cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip", noise: str | None = None
+    ) -> "KernelUncertainty":
         """Estimate the noise models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
 
         ``K_bar``: the known mean kernel (Sec. 5.1 computes it from the clean points); it must be
@@ -432,8 +461,9 @@ class KernelUncertainty:
         return out
 
     @classmethod
-    def from_parameters(cls, K_bar, *, sigma2=None, a=None, b=None, symmetric_noise: bool = False,
-                        check_input: bool = True) -> "KernelUncertainty":
+    def from_parameters(
+        cls, K_bar, *, sigma2=None, a=None, b=None, symmetric_noise: bool = False, check_input: bool = True
+    ) -> "KernelUncertainty":
         """Build from a mean kernel plus variances (Gaussian) and/or supports ``[a, b]`` of ``Z``.
 
         ``symmetric_noise=True`` states that the noise is symmetric (``Z_ij = Z_ji``) so that

@@ -137,7 +137,8 @@ class UncertaintySet:
                 if S.shape != (n, n):
                     raise ValueError(
                         f"a 2-D Sigma without groups is one shared {n}x{n} matrix; got shape {S.shape}. "
-                        "For one diagonal per group pass groups=; for per-sample diagonals pass groups='sample'.")
+                        "For one diagonal per group pass groups=; for per-sample diagonals pass groups='sample'."
+                    )
                 factors = check_symmetric_psd(S, "Sigma", factor=root)[None]
             elif S.ndim == 2:
                 factors, diagonal = self._diag_sqrt(S, n), True
@@ -153,8 +154,10 @@ class UncertaintySet:
             elif k == L:
                 group_index = np.arange(L)
             else:
-                raise ValueError(f"Sigma holds {k} matrices for {L} samples; pass groups= (one label per "
-                                 "sample) to say which matrix each sample uses.")
+                raise ValueError(
+                    f"Sigma holds {k} matrices for {L} samples; pass groups= (one label per "
+                    "sample) to say which matrix each sample uses."
+                )
         elif k != n_groups:
             if k == 1:
                 factors = np.repeat(factors, n_groups, axis=0)
@@ -167,8 +170,15 @@ class UncertaintySet:
             scale = check_finite_array(self.sample_scale, "sample_scale", ndim=1)
             if scale.shape[0] != L or np.any(scale < 0):
                 raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
-        return ResolvedUncertainty(factors=factors, diagonal=diagonal, group_index=np.asarray(group_index),
-                                   p=p, q=dual_norm(p), radius=radius, scale=scale)
+        return ResolvedUncertainty(
+            factors=factors,
+            diagonal=diagonal,
+            group_index=np.asarray(group_index),
+            p=p,
+            q=dual_norm(p),
+            radius=radius,
+            scale=scale,
+        )
 
     @staticmethod
     def _diag_sqrt(D: np.ndarray, n: int) -> np.ndarray:
@@ -250,8 +260,9 @@ class ResolvedUncertainty:
         return u * F if self.diagonal else u @ F.T
 
 
-def sample_pball(size: int, n: int, p: float, rng: np.random.Generator, radius: float = 1.0,
-                 boundary: bool = False) -> np.ndarray:
+def sample_pball(
+    size: int, n: int, p: float, rng: np.random.Generator, radius: float = 1.0, boundary: bool = False
+) -> np.ndarray:
     """``size`` random points of the p-ball ``{u in R^n : ||u||_p <= radius}`` (p in {1, 2, inf}): shape (size, n).
 
     ``boundary=False``: uniform in the ball -- a uniform direction on the sphere (a normalised Gaussian for
