@@ -21,29 +21,11 @@ The shared runner (:mod:`rsvm_conic.runner`) relies on nothing else.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..solvers.conic import solve_cvxpy
-from ..solvers.contract import SolveInfo, first_certified
-
-
-@dataclass
-class Solution:
-    """What a backend returns: the model's variables plus how it got them."""
-
-    backend: str
-    status: str
-    objective: float
-    time: float
-    values: dict[str, Any] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
-    certificate: SolveInfo | None = None  # route, status and certified gap (None: route gives no bound)
-
-    def __getitem__(self, key):
-        return self.values[key]
+from ..solvers.contract import Solution, first_certified
 
 
 class Formulation:

@@ -132,3 +132,19 @@ def _uncertified(cert) -> str | None:
     if get("status") == "optimal":
         return None
     return f"certified relative gap {get('gap_rel'):.2e} > {get('tol'):g}, status {get('status')!r}"
+
+
+@dataclass
+class Solution:
+    """What a backend returns: the model's variables plus how it got them."""
+
+    backend: str
+    status: str
+    objective: float
+    time: float
+    values: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    certificate: SolveInfo | None = None  # route, status and certified gap (None: route gives no bound)
+
+    def __getitem__(self, key):
+        return self.values[key]

@@ -410,10 +410,10 @@ def solve_robust_ipm(formulation, **opts):
 
     Uses the formulation's data, ``C`` and current radius/kappa; options go to
     :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``).  Returns a :class:`~rsvm_conic.formulations.base.Solution`
+    ``verbose``, ``accept_inaccurate``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
     whose ``objective`` is the formulation's own numpy objective.
     """
-    from ..formulations.base import Solution
+    from .contract import Solution
 
     unc = formulation.current_uncertainty()
     L, n = formulation.X.shape
