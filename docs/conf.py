@@ -62,8 +62,11 @@ nb_execution_raise_on_error = True  # a notebook that raises fails the build
 nb_execution_in_temp = True  # the notebooks write figures and reproduction folders into a temporary folder
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_render_markdown_format = "gfm"  # tables written by the reproductions (display(Markdown(...)))
 os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# tqdm.auto warns in a kernel without ipywidgets ("IProgress not found"); the progress bars are off anyway
+os.environ.setdefault("PYTHONWARNINGS", "ignore::tqdm.TqdmWarning")
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
