@@ -66,7 +66,7 @@ nb_render_markdown_format = "gfm"  # tables written by the reproductions (displa
 os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # tqdm.auto warns in a kernel without ipywidgets ("IProgress not found"); the progress bars are off anyway
-os.environ.setdefault("PYTHONWARNINGS", "ignore::tqdm.TqdmWarning")
+os.environ.setdefault("PYTHONWARNINGS", "ignore:IProgress not found")
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
@@ -81,7 +81,7 @@ napoleon_use_ivar = True
 # --- HTML -----------------------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = f"rsvm-conic {release}"
-html_static_path = ["_static"]
+html_static_path = []
 
 # MathJax 3, served from the site itself (no CDN): the tex-svg component draws glyphs as SVG paths, so no
 # web font is fetched either.  It comes from the PyPI package django-static-mathjax (static files only).
