@@ -404,10 +404,8 @@ def figure_cells(cfg: dict) -> list[dict]:
 
 
 def plot_figures(cells, results, out: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # pyplot-free figures: no global backend switch (that would stop a notebook from showing its figures)
+    from matplotlib.figure import Figure
 
     files = []
     for kind, laws, ylabel in (
@@ -415,7 +413,8 @@ def plot_figures(cells, results, out: Path) -> list[str]:
         ("fig2", LAWS, "RobustErr (%)"),
         ("fig3", ("gaussian", "uniform", "beta", "beta55"), "epsilon_effective"),
     ):
-        fig, axes = plt.subplots(1, len(laws), figsize=(4 * len(laws), 3.4), squeeze=False)
+        fig = Figure(figsize=(4 * len(laws), 3.4))
+        axes = fig.subplots(1, len(laws), squeeze=False)
         for ax, law in zip(axes[0], laws):
             idx = [k for k, c in enumerate(cells) if c["kind"] == kind and c["law"] == law]
             if not idx:
@@ -435,7 +434,6 @@ def plot_figures(cells, results, out: Path) -> list[str]:
         fig.tight_layout()
         path = out / f"{kind}.png"
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         files.append(str(path))
     return files
 

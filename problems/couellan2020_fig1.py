@@ -72,16 +72,16 @@ def cells(quick: bool) -> list[dict]:
 
 def report(run) -> tuple[str, bool]:
     """``couellan2020_fig1.png`` from the cell's draw; ok when every mapped observation lies in its disc."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # pyplot-free figures: no global backend switch (that would stop a notebook from showing its figures)
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
 
     (cell,), (res,) = run.cells, run.results
     noise, sigma, seed, inside = cell["noise"], cell["sigma"], res["seed"], res["inside"]
     X, y, svc, P, Pc, Gamma, _ = _scene(noise, sigma, seed)
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.2))
+    fig = Figure(figsize=(9, 4.2))
+    (a, b) = fig.subplots(1, 2)
     colors = np.where(y > 0, "tab:red", "tab:blue")
     a.scatter(X[:, 0], X[:, 1], s=6, c=colors, alpha=0.5)
     a.scatter(
@@ -93,7 +93,7 @@ def report(run) -> tuple[str, bool]:
     b.plot(np.cos(t), np.sin(t), color="0.7", lw=1)
     b.scatter(P[:, 0], P[:, 1], s=6, c=colors, alpha=0.5)
     for k in range(4):
-        b.add_patch(plt.Circle(Pc[k], Gamma[k], fill=False, ls="--", color="0.3"))
+        b.add_patch(Circle(Pc[k], Gamma[k], fill=False, ls="--", color="0.3"))
     w, c0 = svc.coef_.ravel(), svc.intercept_[0]
     u = np.linspace(-1.5, 1.5, 2)
     if abs(w[1]) > abs(w[0]):
@@ -110,7 +110,6 @@ def report(run) -> tuple[str, bool]:
     )
     fig.tight_layout()
     fig.savefig(run.out / "couellan2020_fig1.png", dpi=120)
-    plt.close(fig)
     return (
         f"wrote {run.out / 'couellan2020_fig1.png'}; seed {seed}; observations inside their bound discs: {inside}"
     ), inside

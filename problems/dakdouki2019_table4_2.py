@@ -307,10 +307,8 @@ def build_table(cells, results) -> tuple[str, dict]:
 
 
 def xor_figure(path: Path, grid: int = 300) -> dict:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # pyplot-free figures: no global backend switch (that would stop a notebook from showing its figures)
+    from matplotlib.figure import Figure
 
     from rsvm_conic.datasets.toys import make_xor_thesis
     from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
@@ -323,7 +321,8 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
     # inside [1, 9]^2 the XOR pattern; outside, its translation-invariant (checkerboard) extension
     truth = ((np.floor((G[:, 0] - 1) / 4) + np.floor((G[:, 1] - 1) / 4)) % 2).astype(int)
     inside = np.all((G >= 1) & (G <= 9), axis=1)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    fig = Figure(figsize=(13, 4.2))
+    axes = fig.subplots(1, 3)
     axes[0].scatter(X[y == 0, 0], X[y == 0, 1], marker="o", facecolors="none", edgecolors="k")
     axes[0].scatter(X[y == 1, 0], X[y == 1, 1], marker="x", c="r")
     axes[0].set(title="training set (XOR, 4 x 20 points)", xlim=(-3, 13), ylim=(-3, 13))
@@ -347,7 +346,6 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
     fig.suptitle("Fig. 4.2: WW-M-SVM on XOR, sigma = sqrt(10)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return stats
 
 

@@ -97,10 +97,8 @@ def make_cells(quick: bool, d=2, R=1.0, sigma=1.0) -> list[dict]:
 def report(run) -> tuple[str, bool]:
     """Median / max sup error per D beside the bound (``rff_error.json``, ``rff_error.png``); ok when the
     measured error is below the bound at every D."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # pyplot-free figures: no global backend switch (that would stop a notebook from showing its figures)
+    from matplotlib.figure import Figure
 
     cells, results, out = run.cells, run.results, run.out
     d, R, sigma = cells[0]["d"], cells[0]["R"], cells[0]["sigma"]
@@ -115,7 +113,8 @@ def report(run) -> tuple[str, bool]:
                 "bound_delta_0.05": float(lecture_bound(D, d, R, sigma)),
             }
         )
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig = Figure(figsize=(5.5, 4))
+    ax = fig.subplots()
     Dv = np.array([r["D"] for r in rows])
     ax.loglog(Dv, [r["median"] for r in rows], "o-", label="measured sup error (median over seeds)")
     ax.loglog(Dv, [r["max"] for r in rows], "s--", label="measured sup error (max over seeds)")
@@ -128,7 +127,6 @@ def report(run) -> tuple[str, bool]:
     fig.tight_layout()
     fig.savefig(out / "rff_error.png", dpi=120)
     (out / "rff_error.json").write_text(json.dumps(rows, indent=1))
-    plt.close(fig)
     ok = all(r["max"] <= r["bound_delta_0.05"] for r in rows)
     lines = [json.dumps(r) for r in rows] + [f"wrote {out / 'rff_error.png'}; measured below bound at every D: {ok}"]
     return "\n".join(lines), ok

@@ -23,7 +23,7 @@ both convex (sums/maxima of convex functions with non-negative coefficients), an
 ``H_i = max(a_i, b_i)`` (check the three cases ``rho <= 0``, ``0 < rho < gamma``, ``rho >= gamma``).
 So the objective is a difference of convex functions.  CCP replaces ``H_i`` by its tangent at the
 current iterate (a global under-estimator, so the result is a *majoriser* touching the objective
-there) and minimises the majoriser; this convex problem is an SOCP:
+there) and minimises the majoriser; this convex problem is an SOCP::
 
     min  lam ||R||^2 + (1/gamma) (sum_i s_i - <Q, O> - <e, R>)
     s.t. ||O_k - phi(x_i)|| <= nu_ik (n C second-order cones, vectorised per class),

@@ -2,7 +2,7 @@
 
 Each sample may move anywhere in ``U_i = {A_g u : ||u||_p <= gamma_i}``
 (:class:`~rsvm_conic.uncertainty.UncertaintySet`).  The worst case of the margin
-constraint is ``y_i (<w, x_i> + b) - gamma_i ||A_g^T w||_q``, so
+constraint is ``y_i (<w, x_i> + b) - gamma_i ||A_g^T w||_q``, so::
 
     minimise    1/2 ||w||^2 + C sum_i xi_i
     subject to  y_i (<w, x_i> + b) + xi_i - radius * s_i * t_{g(i)} >= 1,   xi >= 0,

@@ -1,4 +1,4 @@
-"""Safe SVM ([CJ20], eq. 7; [CW17]): learn the uncertainty ellipsoid on validation data.
+"""Safe SVM ([CJ20], eq. 7; [CW17]): learn the uncertainty ellipsoid on validation data::
 
     min_{sigma}   sum_v l(y_v, <w*, x_v> + b*)                       (validation hinge)
     s.t.          sigma_min <= sigma_t <= sigma_max

@@ -24,7 +24,7 @@ Construction
 5. ``kappa^m`` replaces ``h_d`` by its Fourier partial sum ``1/3 + sum_{j<=m} 4/(j^2 pi^2) cos(2 pi j t / d)``.
 
 Corrections to the printed text (each checked in ``tests/test_consolidation_kernel.py``)
----------------------------------------------------------------------------------------
+----------------------------------------------------------------------------------------
 * Def. 4.2 prints ``mu_ij = 2 pi j (c_i1 - c_i2) / ||c_i1 - c_i2||``; substituting
   ``t = <(c_i1 - c_i2)/d_i, x - x'>`` into ``cos(2 pi j t / d_i)`` gives
   ``mu_ij = 2 pi j (c_i1 - c_i2) / d_i^2`` (period ``d_i`` along ``u_i``).  The printed form has

@@ -2,7 +2,7 @@
 
 A Gaussian point is a pair (x, Sigma): the datum is xi ~ N(x, Sigma).  For the Gaussian kernel
 ``k(a, b) = exp(-||a - b||^2 / (2 sigma^2))`` and *independent* xi_i ~ N(x_i, Sigma_i),
-xi_j ~ N(x_j, Sigma_j), with d = x_i - x_j and S = Sigma_i + Sigma_j,
+xi_j ~ N(x_j, Sigma_j), with d = x_i - x_j and S = Sigma_i + Sigma_j::
 
     E k(xi_i, xi_j) = |I + S / sigma^2|^{-1/2} exp(-1/2 d' (sigma^2 I + S)^{-1} d)        (*)
 

@@ -25,7 +25,7 @@ factors), no L x L matrix and no Python loop over samples:
    ~ 0).  At an optimum of a p = inf or p = 1 model these kinks are the rule, not the exception (the
    1-norm makes ``A^T w*`` sparse), and the natural point alone gives a loose bound.
 3. The free alpha's and kink weights solve the (n+1)-row least-squares system
-   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, |M| + #kinks columns;
+   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, ``|M| + #kinks`` columns;
    LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
 4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`project_box_hyperplane`: the
    same point as its sorted-breakpoint fallback without the O(L log L) sort, which dominated the

@@ -17,9 +17,9 @@ and by Hoelder ``|th_j| <= t_ij := gamma_i ||A_i' w_j||_q`` (eq. 12).
 
   The pbar = 2 case is wrong: the sine component is first order in the angle while alpha is
   second order.  Counterexample (checked in tests/test_feature_bounds.py): D = 2, t = 0.1, printed
-  Gamma = 0.0071 but ||R dphi||_2 = 2 |sin(0.05)| = 0.0999 at th = 0.1.
+  Gamma = 0.0071 but ``||R dphi||_2 = 2 |sin(0.05)| = 0.0999`` at th = 0.1.
 * ``variant="corrected"`` (default) -- per block, the exact maximum over ``|th| <= t`` of the
-  block's norm (so each case is valid and no looser than the printed one):
+  block's norm (so each case is valid and no looser than the printed one)::
 
       pbar = 1:   h(t) = 1 - cos s + sin s,  s = min(t, 3 pi / 4)   (max of |cos th - 1| + |sin th|)
       pbar = 2:   h(t) = 2 sin(min(t, pi) / 2)                       (= ||(cos th - 1, sin th)||_2)
@@ -89,7 +89,7 @@ def dense_factors(unc: ResolvedUncertainty) -> np.ndarray:
 
 
 def frequency_supports(unc: ResolvedUncertainty, omega: np.ndarray) -> np.ndarray:
-    """``t_ij = gamma_i ||A_{g(i)}' w_j||_q``: the largest |w_j'dx_i| over U_i (eq. 12); shape (L, F)."""
+    """``t_ij = gamma_i ||A_{g(i)}' w_j||_q``: the largest ``|w_j'dx_i|`` over U_i (eq. 12); shape (L, F)."""
     omega = np.asarray(omega, dtype=float)
     if unc.diagonal:
         M = unc.factors[:, :, None] * omega[None]  # (k, n, F): A' w for diagonal A

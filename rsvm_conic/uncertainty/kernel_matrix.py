@@ -146,7 +146,7 @@ def gamma_finite_support(
 
 
 def gamma_closed_form(mu_hat):
-    """Closed form ``gamma^2 = mu / artanh(mu)`` (1 at 0, 0 at |mu| = 1); used as a cross-check."""
+    """Closed form ``gamma^2 = mu / artanh(mu)`` (1 at 0, 0 at ``|mu| = 1``); used as a cross-check."""
     mu = np.clip(np.asarray(mu_hat, dtype=float), -1.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         g2 = np.where(np.abs(mu) < 1e-8, 1.0 - mu**2 / 3.0, mu / np.arctanh(mu))
