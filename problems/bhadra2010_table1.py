@@ -54,8 +54,15 @@ from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 LAWS = ("uniform", "gaussian", "beta")
 LAW_TITLES = {"uniform": "Uniform Distribution", "gaussian": "Gaussian Distribution", "beta": "beta(0.5, 0.5)"}
 METHODS = ("qp_g", "socp_g", "qn_g", "qp", "socp", "qn", "svm")
-METHOD_TITLES = {"qp_g": "QP(g)", "socp_g": "SOCP(g)", "qn_g": "QN(g)", "qp": "QP", "socp": "SOCP", "qn": "QN",
-                 "svm": "SVM"}
+METHOD_TITLES = {
+    "qp_g": "QP(g)",
+    "socp_g": "SOCP(g)",
+    "qn_g": "QN(g)",
+    "qp": "QP",
+    "socp": "SOCP",
+    "qn": "QN",
+    "svm": "SVM",
+}
 METRICS = ("ME", "RE", "NE")
 C_GRID = (0.1, 1.0, 5.0, 10.0, 50.0, 100.0)
 EPS_GRID = tuple(round(0.05 * k, 2) for k in range(1, 11))
@@ -76,10 +83,26 @@ PAPER_TABLE1 = {
     ("beta", "NE"): (79.22, 95.91, 95.48, 85.35, 96.20, 95.95, 57.25),
 }
 
-FULL = dict(n_datasets=20, n_folds=5, n_per_class=100, n_samples=100, C_grid=C_GRID, eps_grid=EPS_GRID,
-            fig_samples=500, fig_datasets=5)
-QUICK = dict(n_datasets=2, n_folds=5, n_per_class=30, n_samples=40, C_grid=(1.0, 10.0), eps_grid=(0.1, 0.5),
-             fig_samples=200, fig_datasets=1)
+FULL = dict(
+    n_datasets=20,
+    n_folds=5,
+    n_per_class=100,
+    n_samples=100,
+    C_grid=C_GRID,
+    eps_grid=EPS_GRID,
+    fig_samples=500,
+    fig_datasets=5,
+)
+QUICK = dict(
+    n_datasets=2,
+    n_folds=5,
+    n_per_class=30,
+    n_samples=40,
+    C_grid=(1.0, 10.0),
+    eps_grid=(0.1, 0.5),
+    fig_samples=200,
+    fig_datasets=1,
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -91,8 +114,9 @@ def dataset_seed(law: str, dataset: int, n_per_class: int) -> int:
 
 @functools.lru_cache(maxsize=2)
 def _dataset(law: str, dataset: int, n_per_class: int, n_samples: int, iid: bool = False):
-    data = make_bhadra2010(dataset_seed(law, dataset, n_per_class) + int(iid), law, n_per_class=n_per_class,
-                           n_samples=n_samples, iid=iid)
+    data = make_bhadra2010(
+        dataset_seed(law, dataset, n_per_class) + int(iid), law, n_per_class=n_per_class, n_samples=n_samples, iid=iid
+    )
     unc = KernelUncertainty.from_samples(data.K_samples, data.K_bar)
     return data, unc
 
@@ -135,7 +159,7 @@ def _table_cell(cell: dict) -> dict:
     tr, te = _folds(data.y, cell["n_folds"], dataset_seed(law, ds, cell["n_per_class"]))[fold]
     U = unc.subset(tr)
     y_tr, y_te = data.y[tr], data.y[te]
-    rows = data.K_samples[:, te][:, :, tr]
+    rows = np.ascontiguousarray(data.K_samples[:, te][:, :, tr])  # contiguous once: _scores reshapes it per solve
     Cs, epss = cell["C_grid"], cell["eps_grid"]
     out = {m: {k: [[None] * len(epss) for _ in Cs] for k in METRICS} for m in METHODS if m != "svm"}
     out["svm"] = {k: [None] * len(Cs) for k in METRICS}
@@ -205,9 +229,18 @@ def table_cells(cfg: dict) -> list[dict]:
     for ds in range(cfg["n_datasets"]):
         for law in LAWS:
             for fold in range(cfg["n_folds"]):
-                cells.append({"law": law, "dataset": ds, "fold": fold, "n_folds": cfg["n_folds"],
-                              "n_per_class": cfg["n_per_class"], "n_samples": cfg["n_samples"],
-                              "C_grid": list(cfg["C_grid"]), "eps_grid": list(cfg["eps_grid"])})
+                cells.append(
+                    {
+                        "law": law,
+                        "dataset": ds,
+                        "fold": fold,
+                        "n_folds": cfg["n_folds"],
+                        "n_per_class": cfg["n_per_class"],
+                        "n_samples": cfg["n_samples"],
+                        "C_grid": list(cfg["C_grid"]),
+                        "eps_grid": list(cfg["eps_grid"]),
+                    }
+                )
     return cells
 
 
@@ -237,8 +270,7 @@ def partial_table(out: Path, quick: bool = False) -> str | None:
     cfg = QUICK if quick else FULL
     store = EXPERIMENT.store(out)
     cells = table_cells(cfg)
-    done_ds = [ds for ds in range(cfg["n_datasets"])
-               if all(c in store for c in cells if c["dataset"] == ds)]
+    done_ds = [ds for ds in range(cfg["n_datasets"]) if all(c in store for c in cells if c["dataset"] == ds)]
     if not done_ds:
         return None
     sub = [c for c in cells if c["dataset"] in done_ds]
@@ -247,18 +279,25 @@ def partial_table(out: Path, quick: bool = False) -> str | None:
     part = Path(out) / "partial"
     part.mkdir(exist_ok=True)
     cpu = {m: round(float(sum(r["times"][m] for r in res)), 1) for m in METHODS}
-    md = write_table(table, part, f"[BBBB10], Table 1 -- PARTIAL: {len(done_ds)} of {cfg['n_datasets']} "
-                                  f"datasets complete ({len(sub)} cells)")
+    md = write_table(
+        table,
+        part,
+        f"[BBBB10], Table 1 -- PARTIAL: {len(done_ds)} of {cfg['n_datasets']} datasets complete ({len(sub)} cells)",
+    )
     md += f"\nCPU seconds per method over these cells: {cpu}\n"
     (part / "table1.md").write_text(md)
     return md
 
 
 def write_table(table: dict, out: Path, title: str) -> str:
-    lines = [f"# {title}", "",
-             "Accuracy (%) = 100 - error; each cell: ours (paper).  Best grid point per classifier/metric.", "",
-             "| law | metric | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
-             "|---|---|" + "---|" * len(METHODS)]
+    lines = [
+        f"# {title}",
+        "",
+        "Accuracy (%) = 100 - error; each cell: ours (paper).  Best grid point per classifier/metric.",
+        "",
+        "| law | metric | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
+        "|---|---|" + "---|" * len(METHODS),
+    ]
     rows = []
     for law in LAWS:
         for metric in METRICS:
@@ -267,8 +306,17 @@ def write_table(table: dict, out: Path, title: str) -> str:
             for m, p in zip(METHODS, paper):
                 ours, hp = table[(law, metric, m)]
                 cells.append(f"{ours:.2f} ({p:.2f})")
-                rows.append({"law": law, "metric": metric, "method": METHOD_TITLES[m], "ours": round(ours, 3),
-                             "paper": p, "best_C": hp["C"], "best_epsilon": hp.get("epsilon", "")})
+                rows.append(
+                    {
+                        "law": law,
+                        "metric": metric,
+                        "method": METHOD_TITLES[m],
+                        "ours": round(ours, 3),
+                        "paper": p,
+                        "best_C": hp["C"],
+                        "best_epsilon": hp.get("epsilon", ""),
+                    }
+                )
             lines.append(f"| {LAW_TITLES[law]} | {metric} | " + " | ".join(cells) + " |")
     md = "\n".join(lines) + "\n"
     (out / "table1.md").write_text(md)
@@ -345,8 +393,10 @@ def figure_cells(cfg: dict) -> list[dict]:
             for ds in range(cfg["fig_datasets"]):
                 c = dict(base, kind=kind, law=law, dataset=ds)
                 if kind == "fig3":
-                    c.update(eps_grid=list(cfg["eps_grid"]) if len(cfg["eps_grid"]) > 3 else [0.05, 0.1, 0.3, 0.5],
-                             fig_samples=cfg["fig_samples"])
+                    c.update(
+                        eps_grid=list(cfg["eps_grid"]) if len(cfg["eps_grid"]) > 3 else [0.05, 0.1, 0.3, 0.5],
+                        fig_samples=cfg["fig_samples"],
+                    )
                 else:
                     c["scales"] = list(FIG_SCALES)
                 cells.append(c)
@@ -360,8 +410,11 @@ def plot_figures(cells, results, out: Path) -> list[str]:
     import matplotlib.pyplot as plt
 
     files = []
-    for kind, laws, ylabel in (("fig1", LAWS, "RobustErr (%)"), ("fig2", LAWS, "RobustErr (%)"),
-                               ("fig3", ("gaussian", "uniform", "beta", "beta55"), "epsilon_effective")):
+    for kind, laws, ylabel in (
+        ("fig1", LAWS, "RobustErr (%)"),
+        ("fig2", LAWS, "RobustErr (%)"),
+        ("fig3", ("gaussian", "uniform", "beta", "beta55"), "epsilon_effective"),
+    ):
         fig, axes = plt.subplots(1, len(laws), figsize=(4 * len(laws), 3.4), squeeze=False)
         for ax, law in zip(axes[0], laws):
             idx = [k for k, c in enumerate(cells) if c["kind"] == kind and c["law"] == law]
@@ -408,18 +461,24 @@ def report(run) -> tuple[str, bool]:
     tcells, results = [c for c, _ in table], [r for _, r in table]
     title = "[BBBB10], Table 1 reproduction" + (
         f" (--quick: {cfg['n_datasets']} datasets of {2 * cfg['n_per_class']} points, C in {list(cfg['C_grid'])}, "
-        f"epsilon in {list(cfg['eps_grid'])})" if run.quick else "")
+        f"epsilon in {list(cfg['eps_grid'])})"
+        if run.quick
+        else ""
+    )
     md = write_table(aggregate(tcells, results, cfg), run.out, title)
     times = {m: float(sum(r["times"][m] for r in results)) for m in METHODS}
     fallbacks = int(sum(r["info"]["fallbacks"] for r in results))
     n_warn = sum(len(r.get("warnings", [])) for r in results)
-    summary = {"config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
-               "cpu_seconds_per_method": times, "socp_fallbacks_to_clarabel": fallbacks,
-               "cells_with_warnings": n_warn,
-               "max_qn_violation": float(max(r["info"]["qn_violation"] for r in results)),
-               "mean_socp_newton_iterations": float(np.mean([r["info"]["socp_iterations"] for r in results])),
-               "mean_qn_iterations": float(np.mean([r["info"]["qn_iterations"] for r in results])),
-               "min_beta_hat_entry_relative": float(min(min(r["info"]["beta_hat_min"].values()) for r in results))}
+    summary = {
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
+        "cpu_seconds_per_method": times,
+        "socp_fallbacks_to_clarabel": fallbacks,
+        "cells_with_warnings": n_warn,
+        "max_qn_violation": float(max(r["info"]["qn_violation"] for r in results)),
+        "mean_socp_newton_iterations": float(np.mean([r["info"]["socp_iterations"] for r in results])),
+        "mean_qn_iterations": float(np.mean([r["info"]["qn_iterations"] for r in results])),
+        "min_beta_hat_entry_relative": float(min(min(r["info"]["beta_hat_min"].values()) for r in results)),
+    }
     if figs:
         fcells, fres = [c for c, _ in figs], [r for _, r in figs]
         summary["figures"] = plot_figures(fcells, fres, run.out)
@@ -427,16 +486,26 @@ def report(run) -> tuple[str, bool]:
         for law in ("gaussian", "uniform", "beta", "beta55"):
             idx = [k for k, c in enumerate(fcells) if c["kind"] == "fig3" and c["law"] == law]
             for m in ("socp_g", "socp"):
-                fig3[f"{law}/{m}"] = dict(zip(map(str, fcells[idx[0]]["eps_grid"]),
-                                              np.mean([fres[k][m] for k in idx], axis=0).round(4).tolist()))
+                fig3[f"{law}/{m}"] = dict(
+                    zip(
+                        map(str, fcells[idx[0]]["eps_grid"]),
+                        np.mean([fres[k][m] for k in idx], axis=0).round(4).tolist(),
+                    )
+                )
         summary["epsilon_effective"] = fig3
     summary["wall_seconds_this_run"] = run.elapsed()
     (run.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     return md + "\n" + json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2, default=str), True
 
 
-EXPERIMENT = GridExperiment("bhadra2010-table1", "[BBBB10], Sec. 5.1: Table 1 and Figures 1-3 on the "
-                            "synthetic data", cells, run_cell, report, version="1")
+EXPERIMENT = GridExperiment(
+    "bhadra2010-table1",
+    "[BBBB10], Sec. 5.1: Table 1 and Figures 1-3 on the synthetic data",
+    cells,
+    run_cell,
+    report,
+    version="1",
+)
 
 
 def benchmark(quick: bool = False) -> int:
@@ -455,15 +524,19 @@ def benchmark(quick: bool = False) -> int:
         for m in METHODS:
             per[m].append(r["times"][m])
     n_cells = len(cells)
-    print(f"Table 1: CPU seconds per cell (mean of {len(sample)} cells; n = 160 training points; "
-          f"{len(cfg['C_grid'])} x {len(cfg['eps_grid'])} grid, both noise models)")
+    print(
+        f"Table 1: CPU seconds per cell (mean of {len(sample)} cells; n = 160 training points; "
+        f"{len(cfg['C_grid'])} x {len(cfg['eps_grid'])} grid, both noise models)"
+    )
     total = 0.0
     for m in METHODS:
         v = float(np.mean(per[m]))
         total += v
         print(f"  {METHOD_TITLES[m]:<8} {v:8.3f} s/cell -> {v * n_cells / 60:7.1f} CPU-min for {n_cells} cells")
-    print(f"  total    {total:8.3f} s/cell -> {total * n_cells / 60:7.1f} CPU-min; on 2 cores ~"
-          f"{total * n_cells / 120:.1f} min (extrapolated; excludes data generation and figures)")
+    print(
+        f"  total    {total:8.3f} s/cell -> {total * n_cells / 60:7.1f} CPU-min; on 2 cores ~"
+        f"{total * n_cells / 120:.1f} min (extrapolated; excludes data generation and figures)"
+    )
     with threadpool_limits(1):
         data, unc = _dataset("uniform", 0, 100, 100)
         tr = np.arange(160)
@@ -480,10 +553,12 @@ def benchmark(quick: bool = False) -> int:
             b = f.solve("clarabel")
             t_cla.append(time.process_time() - t0)
             gaps.append(abs(a.objective - b.objective) / max(1.0, abs(b.objective)))
-        print(f"RSVM_SOCP n=160 (C=10): projected Newton median {np.median(t_newton) * 1e3:.1f} ms, CVXPY+Clarabel "
-              f"DPP re-solve median {np.median(t_cla) * 1e3:.1f} ms (ratio "
-              f"{np.median(t_cla) / np.median(t_newton):.1f}x); "
-              f"max relative objective gap {max(gaps):.1e}")
+        print(
+            f"RSVM_SOCP n=160 (C=10): projected Newton median {np.median(t_newton) * 1e3:.1f} ms, CVXPY+Clarabel "
+            f"DPP re-solve median {np.median(t_cla) * 1e3:.1f} ms (ratio "
+            f"{np.median(t_cla) / np.median(t_newton):.1f}x); "
+            f"max relative objective gap {max(gaps):.1e}"
+        )
         n = 1000 if quick else 2000
         big = make_bhadra2010(1, "uniform", n_per_class=n // 2, n_samples=2)
         rng = np.random.default_rng(0)
@@ -502,11 +577,13 @@ def benchmark(quick: bool = False) -> int:
             t0 = time.process_time()
             SVC(C=10.0, kernel="precomputed", tol=1e-7).fit(Km, big.y)
             t_lib.append(time.process_time() - t0)
-    print(f"RSVM_QP n={n}: route {t_solve[0]:.3f} s first solve (builds K_bar + kappa diag(rho)), "
-          f"{np.median(t_solve[1:]):.3f} s re-solves with a new kappa; libsvm alone on the same kernel "
-          f"{np.median(t_lib):.3f} s; ratios {t_solve[0] / np.median(t_lib):.2f} / "
-          f"{np.median(t_solve[1:]) / np.median(t_lib):.2f}; building the formulation (validation + rank-one "
-          f"approximation) {t_build:.3f} s; objective {sol.objective:.6g}")
+    print(
+        f"RSVM_QP n={n}: route {t_solve[0]:.3f} s first solve (builds K_bar + kappa diag(rho)), "
+        f"{np.median(t_solve[1:]):.3f} s re-solves with a new kappa; libsvm alone on the same kernel "
+        f"{np.median(t_lib):.3f} s; ratios {t_solve[0] / np.median(t_lib):.2f} / "
+        f"{np.median(t_solve[1:]) / np.median(t_lib):.2f}; building the formulation (validation + rank-one "
+        f"approximation) {t_build:.3f} s; objective {sol.objective:.6g}"
+    )
     return 0
 
 
@@ -527,11 +604,19 @@ def _instance(kind: str):
 
 INSTANCES = {
     "rsvm-qp-small": ProblemInstance(
-        "rsvm-qp-small", "RSVM_QP ([BBBB10] Thm 4), n=48: libsvm vs Clarabel vs SCS", _instance("qp"),
-        backends=("libsvm", "clarabel", "scs"), rtol=1e-5),
+        "rsvm-qp-small",
+        "RSVM_QP ([BBBB10] Thm 4), n=48: libsvm vs Clarabel vs SCS",
+        _instance("qp"),
+        backends=("libsvm", "clarabel", "scs"),
+        rtol=1e-5,
+    ),
     "rsvm-socp-small": ProblemInstance(
-        "rsvm-socp-small", "RSVM_SOCP ([BBBB10] eq. 16), n=48: projected Newton vs cone interior point vs "
-        "Clarabel vs SCS", _instance("socp"), backends=("newton", "ipm", "clarabel", "scs"), rtol=1e-5),
+        "rsvm-socp-small",
+        "RSVM_SOCP ([BBBB10] eq. 16), n=48: projected Newton vs cone interior point vs Clarabel vs SCS",
+        _instance("socp"),
+        backends=("newton", "ipm", "clarabel", "scs"),
+        rtol=1e-5,
+    ),
 }
 REPRODUCTIONS = {"bhadra2010-table1": EXPERIMENT}
 BENCHMARKS = {"bhadra2010-table1": benchmark}

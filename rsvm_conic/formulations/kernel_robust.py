@@ -130,8 +130,19 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
 class _KernelRobust(Formulation):
     name = "kernel-robust"
 
-    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, sv_tol: float = 1e-6, bias: str = "paper",
-                 check_input: bool = True, cert_tol: float = CERT_TOL):
+    def __init__(
+        self,
+        K_bar,
+        y,
+        beta,
+        C=1.0,
+        kappa=0.0,
+        *,
+        sv_tol: float = 1e-6,
+        bias: str = "paper",
+        check_input: bool = True,
+        cert_tol: float = CERT_TOL,
+    ):
         if check_input:
             self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
         else:  # trusted arrays (validated once at the caller's boundary): K_bar symmetric PSD, y in {-1, +1}
@@ -143,8 +154,10 @@ class _KernelRobust(Formulation):
         self._F = None
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
-        self.parameters = {"C": cp.Parameter(nonneg=True, name="C", value=C),
-                           "kappa": cp.Parameter(nonneg=True, name="kappa", value=kappa)}
+        self.parameters = {
+            "C": cp.Parameter(nonneg=True, name="C", value=C),
+            "kappa": cp.Parameter(nonneg=True, name="kappa", value=kappa),
+        }
         self._problem = None
         self.variables = {}
 
@@ -234,8 +247,14 @@ class _KernelRobust(Formulation):
         """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
         a, _ = libsvm_dual(self.K_bar, self.y, self.C)
         if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
-            p = polish_svm_dual(self.K_bar, self.y, self.C, project_box_hyperplane_sorted(a, self.y, self.C),
-                                self.cert_tol, check_input=False)
+            p = polish_svm_dual(
+                self.K_bar,
+                self.y,
+                self.C,
+                project_box_hyperplane_sorted(a, self.y, self.C),
+                self.cert_tol,
+                check_input=False,
+            )
             if p is not None:
                 a = p[0]
         return a
@@ -267,8 +286,11 @@ class _KernelRobust(Formulation):
         :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
         if not fallback:
             raise SolverError(msg + ".")
-        warnings.warn(msg + f"; re-solving with {fallback} (falling back from {self.name}/{route} to "
-                      f"{self.name}/{fallback}).", SolverWarning, stacklevel=3)
+        warnings.warn(
+            msg + f"; re-solving with {fallback} (falling back from {self.name}/{route} to {self.name}/{fallback}).",
+            SolverWarning,
+            stacklevel=3,
+        )
         sol = self.solve(fallback)
         sol.info["fallback"] = f"{route} -> {fallback}: {msg}"
         return sol
@@ -299,8 +321,9 @@ class _KernelRobust(Formulation):
         if polished is None:
             return values, cert
         values_p = self._finish(polished)
-        cert_p = self.certificate(values_p["alpha"], route, polished={"solver_gap_rel": cert.gap_rel,
-                                                                      "by": "projected Newton"}, **detail)
+        cert_p = self.certificate(
+            values_p["alpha"], route, polished={"solver_gap_rel": cert.gap_rel, "by": "projected Newton"}, **detail
+        )
         return (values_p, cert_p) if cert_p.gap_rel < cert.gap_rel else (values, cert)
 
     def _polish(self, alpha):  # pragma: no cover - overridden
@@ -310,8 +333,11 @@ class _KernelRobust(Formulation):
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
         if abs(float(self.y @ a)) > 1e-12 * self.C * self.n:  # e.g. an interior-point solution: make it feasible
             a = project_box_hyperplane_sorted(a, self.y, self.C)
-        vals = {"alpha": a, "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
-                "t": self.t_value(a)}
+        vals = {
+            "alpha": a,
+            "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
+            "t": self.t_value(a),
+        }
         if extra:
             vals.update(extra)
         return vals
@@ -365,10 +391,12 @@ class RSVMQP(_KernelRobust):
 
     name = "rsvm-qp"
     #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
-    BACKENDS = {"libsvm": "libsvm on the modified kernel, polished in double precision; certificate: "
-                          "Lagrangian/Frank-Wolfe bound",
-                "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
-                "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective"}
+    BACKENDS = {
+        "libsvm": "libsvm on the modified kernel, polished in double precision; certificate: "
+        "Lagrangian/Frank-Wolfe bound",
+        "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
+        "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective",
+    }
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, rho=None, libsvm_tol: float = 1e-7, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
@@ -416,8 +444,9 @@ class RSVMQP(_KernelRobust):
         return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
 
     def _polish(self, alpha):
-        p = polish_svm_dual(self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol,
-                            check_input=False)
+        p = polish_svm_dual(
+            self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol, check_input=False
+        )
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
@@ -429,8 +458,14 @@ class RSVMQP(_KernelRobust):
         :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
         t0 = time.perf_counter()
         Kmod = self.modified_kernel()
-        alpha, clf = libsvm_dual(Kmod, self.y, self.C, tol=options.get("tol", self.libsvm_tol),
-                                 cache_size=options.get("cache_size", 200), shrinking=options.get("shrinking", True))
+        alpha, clf = libsvm_dual(
+            Kmod,
+            self.y,
+            self.C,
+            tol=options.get("tol", self.libsvm_tol),
+            cache_size=options.get("cache_size", 200),
+            shrinking=options.get("shrinking", True),
+        )
         values = self._finish(alpha)
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
         cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
@@ -438,12 +473,22 @@ class RSVMQP(_KernelRobust):
             polished = polish_svm_dual(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
             if polished is not None:
                 values_p = self._finish(polished[0])
-                cert_p = self.certificate(values_p["alpha"], f"{self.name}/libsvm", iterations=n_iter,
-                                          polished={"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]})
+                cert_p = self.certificate(
+                    values_p["alpha"],
+                    f"{self.name}/libsvm",
+                    iterations=n_iter,
+                    polished={"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]},
+                )
                 if cert_p.gap_rel < cert.gap_rel:
                     values, cert = values_p, cert_p
-        sol = Solution("libsvm", cert.status, float("nan"), 0.0, values,
-                       {"n_iter": n_iter, "intercept_libsvm": float(clf.intercept_[0])})
+        sol = Solution(
+            "libsvm",
+            cert.status,
+            float("nan"),
+            0.0,
+            values,
+            {"n_iter": n_iter, "intercept_libsvm": float(clf.intercept_[0])},
+        )
         sol.time = time.perf_counter() - t0
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -477,12 +522,14 @@ class RSVMSOCP(_KernelRobust):
 
     name = "rsvm-socp"
     #: the routes, fastest first (the estimator's ``solver`` choices and fallback order)
-    BACKENDS = {"newton": "projected Newton warm-started by libsvm (cone IPM as its own fallback); "
-                          "certificate: Frank-Wolfe gap",
-                "ipm": "exact cone interior point on (16) in (alpha, nu), dense (2n+1) KKT system; certificate: "
-                       "Lagrangian bound (after projected Newton polishing), else its dual value",
-                "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
-                "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective"}
+    BACKENDS = {
+        "newton": "projected Newton warm-started by libsvm (cone IPM as its own fallback); "
+        "certificate: Frank-Wolfe gap",
+        "ipm": "exact cone interior point on (16) in (alpha, nu), dense (2n+1) KKT system; certificate: "
+        "Lagrangian bound (after projected Newton polishing), else its dual value",
+        "clarabel": "CVXPY + Clarabel; certificate: recomputed bound on the numpy objective",
+        "scs": "CVXPY + SCS; certificate: recomputed bound on the numpy objective",
+    }
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
@@ -552,8 +599,18 @@ class RSVMSOCP(_KernelRobust):
     def _polish(self, alpha):
         a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
         try:
-            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, a0, tol=0.01 * self.cert_tol, max_iter=30,
-                                  fallback=False, objective=self.dual_objective())
+            res = solve_rsvm_socp(
+                None,
+                None,
+                self.y,
+                self.C,
+                self.kappa,
+                a0,
+                tol=0.01 * self.cert_tol,
+                max_iter=30,
+                fallback=False,
+                objective=self.dual_objective(),
+            )
         except (SolverError, np.linalg.LinAlgError):
             return None
         return res.alpha
@@ -571,8 +628,18 @@ class RSVMSOCP(_KernelRobust):
         route = f"{self.name}/newton"
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
-            res = solve_rsvm_socp(None, None, self.y, self.C, self.kappa, warm_start, tol=tol, max_iter=max_iter,
-                                  svm_start=svm_start, objective=self.dual_objective())
+            res = solve_rsvm_socp(
+                None,
+                None,
+                self.y,
+                self.C,
+                self.kappa,
+                warm_start,
+                tol=tol,
+                max_iter=max_iter,
+                svm_start=svm_start,
+                objective=self.dual_objective(),
+            )
         except (SolverError, np.linalg.LinAlgError) as exc:
             return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
         values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)
@@ -583,8 +650,11 @@ class RSVMSOCP(_KernelRobust):
         if res.route == "cone-ipm":
             cert = self._with_ipm_dual(cert, route, res.info["ipm"], detail)
         if cert.status != "optimal" and fallback:
-            return self._uncertified("newton", f"RSVM_SOCP projected Newton: certified relative gap "
-                                               f"{cert.gap_rel:.3g} > {cert.tol:g}", fallback)
+            return self._uncertified(
+                "newton",
+                f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}",
+                fallback,
+            )
         sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -616,9 +686,13 @@ class RSVMSOCP(_KernelRobust):
         gap = frank_wolfe_gap(self.dual_objective().gradient(x), x, self.y, self.C)
         info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
         if cert.status != "optimal":
-            return self._uncertified("ipm", f"RSVM_SOCP interior point: status {info['status']!r} after "
-                                            f"{info['iterations']} iterations, certified relative gap "
-                                            f"{cert.gap_rel:.3g} > {cert.tol:g}", fallback)
+            return self._uncertified(
+                "ipm",
+                f"RSVM_SOCP interior point: status {info['status']!r} after "
+                f"{info['iterations']} iterations, certified relative gap "
+                f"{cert.gap_rel:.3g} > {cert.tol:g}",
+                fallback,
+            )
         sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -668,9 +742,23 @@ class RSVMQN(_KernelRobust):
     #: non-convex penalty (17); certificate: the relaxation bound (certified only when beta is near PSD)
     BACKENDS = {"dfp": "DFP quasi-Newton with multiple starts; certificate: the convex relaxation's bound"}
 
-    def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, n_random: int = 1, P_levels: int = 2,
-                 P_factor: float = 1000.0, gtol: float = 1e-9, max_iter: int = 1000, seed: int = 0,
-                 nominal_start: bool = True, **kw):
+    def __init__(
+        self,
+        K_bar,
+        y,
+        beta,
+        C=1.0,
+        kappa=0.0,
+        *,
+        n_random: int = 1,
+        P_levels: int = 2,
+        P_factor: float = 1000.0,
+        gtol: float = 1e-9,
+        max_iter: int = 1000,
+        seed: int = 0,
+        nominal_start: bool = True,
+        **kw,
+    ):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
@@ -721,6 +809,28 @@ class RSVMQN(_KernelRobust):
         key = (self.C, self.kappa)
         if getattr(self, "_relax_cache", (None,))[0] == key:
             return self._relax_cache[1]
+        f, how = self._relaxation()
+        f.set_params(C=self.C, kappa=self.kappa)
+        best = (-np.inf, how + ": no certified solve", None)
+        for backend in ("newton", "clarabel"):
+            try:
+                sol = f.solve(backend)
+            except SolverError:
+                continue
+            lb = sol.info["certificate"]["dual"]
+            if lb > best[0]:
+                best = (lb, how + f" solved by {backend}", sol["alpha"])
+            if sol.info["certificate"]["status"] == "optimal":
+                break
+        self._relax_cache = (key, best)
+        return best
+
+    def _relaxation(self):
+        """``(RSVMSOCP with M(theta), description)`` of :meth:`relaxation_bound`: ``M`` depends on ``beta`` only,
+        so its eigenvalue problems (theta, and the PSD factor of ``M`` in ``RSVMSOCP``) are solved once per
+        instance; each (C, kappa) only sets the parameters (the solves start cold: same result as a new model)."""
+        if getattr(self, "_relax_model", None) is not None:
+            return self._relax_model
         d = np.diag(self.beta).copy()
         pos = d > 0
         M = np.zeros_like(self.beta)
@@ -736,19 +846,8 @@ class RSVMQN(_KernelRobust):
             M[idx, idx] = d[idx]
         how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
         f = RSVMSOCP(self.K_bar, self.y, M, C=self.C, kappa=self.kappa, check_input=False, cert_tol=self.cert_tol)
-        best = (-np.inf, how + ": no certified solve", None)
-        for backend in ("newton", "clarabel"):
-            try:
-                sol = f.solve(backend)
-            except SolverError:
-                continue
-            lb = sol.info["certificate"]["dual"]
-            if lb > best[0]:
-                best = (lb, how + f" solved by {backend}", sol["alpha"])
-            if sol.info["certificate"]["status"] == "optimal":
-                break
-        self._relax_cache = (key, best)
-        return best
+        self._relax_model = (f, how)
+        return self._relax_model
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
         from ..solvers.quasi_newton import rsvm_qn
@@ -759,8 +858,13 @@ class RSVMQN(_KernelRobust):
             # gives (the penalty function (17) would only approximate it); no local search needed.
             a = self._nominal_alpha(polish=True)
             self._warm = a
-            info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True,
-                    "reduced_to": "nominal SVM (kappa * beta = 0), solved by libsvm"}
+            info = {
+                "iterations": 0,
+                "violation": self.constraint_violation(a),
+                "starts": 0,
+                "converged": True,
+                "reduced_to": "nominal SVM (kappa * beta = 0), solved by libsvm",
+            }
             values = self._finish(a, {"alpha_raw": a})
             sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info)
             sol.time = time.perf_counter() - t0
@@ -772,14 +876,32 @@ class RSVMQN(_KernelRobust):
             pts.append(np.clip(self._warm, 0, self.C))
         if self.nominal_start:
             pts.append(self._nominal_alpha())
-        res = rsvm_qn(self.K_bar, self.y, self.beta, self.C, self.kappa, starts=pts,
-                      n_random=options.get("n_random", self.n_random), P_levels=options.get("P_levels", self.P_levels),
-                      P_factor=self.P_factor, gtol=options.get("gtol", self.gtol),
-                      max_iter=options.get("max_iter", self.max_iter), seed=self.seed)
+        if getattr(self, "_P0", None) is None:  # rsvm_qn's default P0, 1e3 (1 + lambda_max(Q)): once per instance
+            self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
+        res = rsvm_qn(
+            self.K_bar,
+            self.y,
+            self.beta,
+            self.C,
+            self.kappa,
+            starts=pts,
+            P0=self._P0,
+            n_random=options.get("n_random", self.n_random),
+            P_levels=options.get("P_levels", self.P_levels),
+            P_factor=self.P_factor,
+            gtol=options.get("gtol", self.gtol),
+            max_iter=options.get("max_iter", self.max_iter),
+            seed=self.seed,
+        )
         self._warm = res.alpha
         viol = self.constraint_violation(res.alpha)
-        info = {"iterations": res.iterations, "penalty_value": res.L, "violation": viol, "starts": res.starts,
-                "converged": res.converged}
+        info = {
+            "iterations": res.iterations,
+            "penalty_value": res.L,
+            "violation": viol,
+            "starts": res.starts,
+            "converged": res.converged,
+        }
         values = self._finish(res.alpha, {"alpha_raw": res.alpha})
         sol = Solution("dfp", "local_optimum" if res.converged else "max_iter", float("nan"), 0.0, values, info)
         sol.objective = self.objective(sol)
@@ -794,8 +916,14 @@ class RSVMQN(_KernelRobust):
                 extra = {"primal_from": "relaxation", "qn_objective": sol.objective}
                 sol.values, sol.objective = v_relax, F_relax
                 self._warm = v_relax["alpha"]
-        cert = self.certificate(sol.values["alpha"], f"{self.name}/dfp", iterations=res.iterations,
-                                converged=res.converged, penalty_violation=viol, **extra)
+        cert = self.certificate(
+            sol.values["alpha"],
+            f"{self.name}/dfp",
+            iterations=res.iterations,
+            converged=res.converged,
+            penalty_violation=viol,
+            **extra,
+        )
         sol = self._attach(sol, cert)
         sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
         sol.info["certificate"]["time"] = sol.time

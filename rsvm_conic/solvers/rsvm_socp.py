@@ -64,8 +64,15 @@ from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
 from .svm_dual import frank_wolfe_gap, libsvm_dual
 
-__all__ = ["RSVMSOCPResult", "RobustKernelObjective", "solve_rsvm_socp", "rsvm_socp_grid", "rsvm_socp_ipm",
-           "ipm_certificate", "prepare_beta"]
+__all__ = [
+    "RSVMSOCPResult",
+    "RobustKernelObjective",
+    "solve_rsvm_socp",
+    "rsvm_socp_grid",
+    "rsvm_socp_ipm",
+    "ipm_certificate",
+    "prepare_beta",
+]
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -82,9 +89,14 @@ def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
         raise ValueError(f"beta must be an {n} x {n} PSD matrix (or pass factor=True with B); got {beta.shape}.")
     beta = 0.5 * (beta + beta.T)
     # one eigendecomposition checks (lambda_min >= -psd_tol max|lambda|) and factors (null directions dropped)
-    B = psd_factor(beta, "beta", neg_tol=psd_tol, drop_tol=1e-14,
-                   hint="RSVM_SOCP needs a PSD beta: use rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) "
-                        "(Sec. 5.1's PSD approximation)").T
+    B = psd_factor(
+        beta,
+        "beta",
+        neg_tol=psd_tol,
+        drop_tol=1e-14,
+        hint="RSVM_SOCP needs a PSD beta: use rsvm_conic.uncertainty.kernel_matrix.psd_part(beta) "
+        "(Sec. 5.1's PSD approximation)",
+    ).T
     if B.shape[0] == 0:
         B = np.zeros((1, n))
     return beta, B
@@ -125,12 +137,12 @@ class _RSVMSOCPCone:
 
     def Px(self, x):
         out = np.zeros_like(x)
-        out[:self.n] = self.Q @ x[:self.n]
+        out[: self.n] = self.Q @ x[: self.n]
         return out
 
     def Gx(self, x):
         n = self.n
-        a, nu, tau = x[:n], x[n:2 * n], x[2 * n]
+        a, nu, tau = x[:n], x[n : 2 * n], x[2 * n]
         out = np.empty(self.cones.size)
         ol, (o3, ob) = self.cones.split(out)
         ol[:n] = -a
@@ -147,16 +159,16 @@ class _RSVMSOCPCone:
         zl, (z3, zb) = self.cones.split(z)
         out = np.empty(2 * n + 1)
         out[:n] = -zl[:n] + zl[n:] - 2.0 * z3[:, 2]
-        out[n:2 * n] = -z3[:, 0] - z3[:, 1] - self.B.T @ zb[0, 1:]
+        out[n : 2 * n] = -z3[:, 0] - z3[:, 1] - self.B.T @ zb[0, 1:]
         out[2 * n] = -zb[0, 0]
         return out
 
     def Ax(self, x):
-        return np.array([self.y @ x[:self.n]])
+        return np.array([self.y @ x[: self.n]])
 
     def ATy(self, v):
         out = np.zeros(2 * self.n + 1)
-        out[:self.n] = self.y * v[0]
+        out[: self.n] = self.y * v[0]
         return out
 
     def kkt_factor(self, scaling: Scaling):
@@ -168,7 +180,7 @@ class _RSVMSOCPCone:
         # rotated cones: D_i = beta^-2 (2 J w w' J - J); G rows: (-nu, -nu, -2 alpha)
         b3, w3 = scaling.beta[0], scaling.wbar[0].copy()
         w3[:, 1:] *= -1.0
-        D = (2.0 * w3[:, :, None] * w3[:, None, :] - np.diag([1.0, -1.0, -1.0])) / (b3 ** 2)[:, None, None]
+        D = (2.0 * w3[:, :, None] * w3[:, None, :] - np.diag([1.0, -1.0, -1.0])) / (b3**2)[:, None, None]
         H[ia, ia] += d[:n] + d[n:] + 4.0 * D[:, 2, 2]
         H[ia, iv] += 2.0 * (D[:, 2, 0] + D[:, 2, 1])
         H[iv, ia] = H[ia, iv]
@@ -177,11 +189,11 @@ class _RSVMSOCPCone:
         bb, wb = scaling.beta[1][0], scaling.wbar[1][0]
         w0, w1 = wb[0], wb[1:]
         Bw = self.B.T @ w1
-        H[n:2 * n, n:2 * n] += (self.BtB + 2.0 * np.outer(Bw, Bw)) / bb ** 2
-        col = -2.0 * w0 * Bw / bb ** 2  # B' D_10
-        H[n:2 * n, 2 * n] += col
-        H[2 * n, n:2 * n] += col
-        H[2 * n, 2 * n] += (2.0 * w0 ** 2 - 1.0) / bb ** 2
+        H[n : 2 * n, n : 2 * n] += (self.BtB + 2.0 * np.outer(Bw, Bw)) / bb**2
+        col = -2.0 * w0 * Bw / bb**2  # B' D_10
+        H[n : 2 * n, 2 * n] += col
+        H[2 * n, n : 2 * n] += col
+        H[2 * n, 2 * n] += (2.0 * w0**2 - 1.0) / bb**2
         H[np.diag_indices_from(H)] += 1e-13 * (1.0 + np.abs(np.diag(H)).max())
         cho = sla.cho_factor(H, lower=False)
         Ay = np.zeros(2 * n + 1)
@@ -211,11 +223,22 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
         B = np.zeros((1, n))
     prob = _RSVMSOCPCone(Q, B, y, C, kappa)
     res = cone_ipm(prob, **opts)
-    alpha, nu = res.x[:n], res.x[n:2 * n]
+    alpha, nu = res.x[:n], res.x[n : 2 * n]
     if kappa == 0:
-        nu = alpha ** 2
-    return alpha, nu, {"status": res.status, "iterations": res.iterations, "gap_rel": res.gap_rel,
-                       "pres": res.pres, "dres": res.dres, "pcost": res.pcost, "dcost": res.dcost}
+        nu = alpha**2
+    return (
+        alpha,
+        nu,
+        {
+            "status": res.status,
+            "iterations": res.iterations,
+            "gap_rel": res.gap_rel,
+            "pres": res.pres,
+            "dres": res.dres,
+            "pcost": res.pcost,
+            "dcost": res.dcost,
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------ the objective
@@ -319,8 +342,9 @@ class RobustKernelObjective:
             m = idx.size
             af, uf = alpha[idx], u[idx]
             au = af * uf
-            H += self.kappa * ((2.0 / s) * (af[:, None] * self._M_block(idx) * af[None, :])
-                               - (2.0 / s ** 3) * np.outer(au, au))
+            H += self.kappa * (
+                (2.0 / s) * (af[:, None] * self._M_block(idx) * af[None, :]) - (2.0 / s**3) * np.outer(au, au)
+            )
             H.flat[:: m + 1] += self.kappa * np.maximum(uf, 0.0) / s  # the diagonal, in place
         return H
 
@@ -331,9 +355,11 @@ class RobustKernelObjective:
         if self.kappa > 0 and s > 0:
             af = alpha[idx]
             au = af * u[idx]
-            hd += self.kappa * ((2.0 / s) * af * self._M_rows(idx, alpha * d)
-                                - (2.0 / s ** 3) * au * float((alpha * u) @ d)
-                                + np.maximum(u[idx], 0.0) / s * d[idx])
+            hd += self.kappa * (
+                (2.0 / s) * af * self._M_rows(idx, alpha * d)
+                - (2.0 / s**3) * au * float((alpha * u) @ d)
+                + np.maximum(u[idx], 0.0) / s * d[idx]
+            )
         return hd
 
 
@@ -381,8 +407,22 @@ def _svm_start(Q, y, C, lam):
     return project_box_hyperplane_sorted(np.minimum(a, C), y, C)
 
 
-def solve_rsvm_socp(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, tol=1e-9, max_iter=60,
-                    fallback=True, svm_start=False, check_input=True, objective=None) -> RSVMSOCPResult:
+def solve_rsvm_socp(
+    K_bar,
+    beta,
+    y,
+    C,
+    kappa,
+    warm_start=None,
+    *,
+    factor=False,
+    tol=1e-9,
+    max_iter=60,
+    fallback=True,
+    svm_start=False,
+    check_input=True,
+    objective=None,
+) -> RSVMSOCPResult:
     """Solve RSVM_SOCP (eq. 16) for one (C, kappa): projected Newton, the cone IPM as fallback (module docstring).
 
     ``beta`` is a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` with ``B'B = beta_hat``.
@@ -515,17 +555,19 @@ def solve_rsvm_socp(K_bar, beta, y, C, kappa, warm_start=None, *, factor=False, 
     info = {"fw_gap": gap, "lambda_min": lam_min, "newton_steps": n_newton, "pg_steps": n_pg, "trace": trace}
     if certified:
         elapsed = time.perf_counter() - t0
-        cert = certify("rsvm_socp/projected-newton", F, F - gap, tol, iterations=it, time=elapsed,
-                       detail={"lambda_min": lam_min})
+        cert = certify(
+            "rsvm_socp/projected-newton", F, F - gap, tol, iterations=it, time=elapsed, detail={"lambda_min": lam_min}
+        )
         return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, elapsed, info, cert)
     if not fallback:
-        raise SolverError(f"projected Newton did not certify optimality after {it} iterations "
-                          f"(Frank-Wolfe gap {gap:.3g}, min lambda {lam_min:.3g}).")
+        raise SolverError(
+            f"projected Newton did not certify optimality after {it} iterations "
+            f"(Frank-Wolfe gap {gap:.3g}, min lambda {lam_min:.3g})."
+        )
     alpha, nu, ipm_info = rsvm_socp_ipm(Q, B, y, C, kappa)
     info.update({"ipm": ipm_info, "newton_reason": f"gap {gap:.3g}, min lambda {lam_min:.3g} after {it} its"})
     if ipm_info["status"] != "optimal":
-        raise SolverError(f"RSVM_SOCP: projected Newton uncertified and the cone IPM returned "
-                          f"{ipm_info['status']!r}.")
+        raise SolverError(f"RSVM_SOCP: projected Newton uncertified and the cone IPM returned {ipm_info['status']!r}.")
     obj = 0.5 * float(alpha @ Q @ alpha) + 0.5 * kappa * float(np.linalg.norm(B @ nu)) - float(alpha.sum())
     elapsed = time.perf_counter() - t0
     cert = ipm_certificate("rsvm_socp/cone-ipm", ipm_info, tol, iterations=it + ipm_info["iterations"], time=elapsed)
@@ -536,9 +578,14 @@ def ipm_certificate(route, ipm_info, tol, **kwargs) -> SolveInfo:
     """The cone IPM's own certificate: its primal value ``Phi(alpha, nu)`` and the Lagrangian dual value at
     its dual point (feasible to ``tol_feas = 1e-8``); its status "optimal" means ``gap_rel <= 1e-8``
     (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``."""
-    return certify(route, float(ipm_info["pcost"]), float(ipm_info["dcost"]), max(tol, 1e-8),
-                   detail={"ipm_gap_rel": ipm_info["gap_rel"], "pres": ipm_info["pres"], "dres": ipm_info["dres"]},
-                   **kwargs)
+    return certify(
+        route,
+        float(ipm_info["pcost"]),
+        float(ipm_info["dcost"]),
+        max(tol, 1e-8),
+        detail={"ipm_gap_rel": ipm_info["gap_rel"], "pres": ipm_info["pres"], "dres": ipm_info["dres"]},
+        **kwargs,
+    )
 
 
 def _prepare(K_bar, beta, y, factor, check_input=True):
@@ -573,13 +620,23 @@ def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_it
     n = np.asarray(y).shape[0]
     if n > SMALL_N:
         return _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
+    with _blas_controller().limit(limits=1):
         return _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback)
 
 
 SMALL_N = 1000
+_CONTROLLER = []
+
+
+def _blas_controller():
+    """One ``threadpoolctl.ThreadpoolController`` per process: building it scans the loaded libraries
+    (~4 ms, as much as a warm grid of 60 points at n = 160 takes to solve), so it is built once, on
+    the first grid (numpy's and scipy's BLAS are loaded by then: this module imports both)."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback):
@@ -589,8 +646,19 @@ def _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback):
     for i, C in enumerate(Cs):
         ks = list(kappas) if i % 2 == 0 else list(kappas)[::-1]
         for kp in ks:
-            res = solve_rsvm_socp(None, None, y_checked, C, kp, prev, tol=tol, max_iter=max_iter, fallback=fallback,
-                                  svm_start=prev is not None and C != prev_C, objective=F)
+            res = solve_rsvm_socp(
+                None,
+                None,
+                y_checked,
+                C,
+                kp,
+                prev,
+                tol=tol,
+                max_iter=max_iter,
+                fallback=fallback,
+                svm_start=prev is not None and C != prev_C,
+                objective=F,
+            )
             out[(C, kp)] = res
             prev, prev_C = res.alpha, C
     return out
