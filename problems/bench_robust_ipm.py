@@ -28,6 +28,7 @@ waiting for the shared cores.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
@@ -64,8 +65,11 @@ def _data(L, n, k, seed=0):
             Sig.append(S)
             idx = groups == g
             X[idx] += rng.standard_normal((int(idx.sum()), n)) @ np.linalg.cholesky(S).T
-        unc = UncertaintySet(Sigma=np.stack(Sig), groups=groups, radius=1.0) if k == 2 else \
-            UncertaintySet(Sigma=Sig[0], radius=1.0)
+        unc = (
+            UncertaintySet(Sigma=np.stack(Sig), groups=groups, radius=1.0)
+            if k == 2
+            else UncertaintySet(Sigma=Sig[0], radius=1.0)
+        )
     return X, y, unc
 
 
@@ -76,8 +80,10 @@ def _objective(X, y, C, unc_resolved, w, b):
 
 def part1(Ls, ns, ks, C=1.0):
     print("Part 1: robust linear SVM SOCP (eq. 4, p = 2), C = 1, radius = 1")
-    hdr = (f"{'L':>7} {'n':>4} {'k':>6} | {'ipm [s]':>8} {'its':>4} | {'CVXPY+Clarabel [s]':>18} "
-           f"{'(Clarabel solve)':>16} | {'ratio':>7} {'ratio vs solve':>14} | {'rel. obj. diff':>14}")
+    hdr = (
+        f"{'L':>7} {'n':>4} {'k':>6} | {'ipm [s]':>8} {'its':>4} | {'CVXPY+Clarabel [s]':>18} "
+        f"{'(Clarabel solve)':>16} | {'ratio':>7} {'ratio vs solve':>14} | {'rel. obj. diff':>14}"
+    )
     print(hdr)
     print("-" * len(hdr))
     rows = []
@@ -86,8 +92,10 @@ def part1(Ls, ns, ks, C=1.0):
             for k in ks:
                 kk = "L" if k == "L" else str(k)
                 if k == "L" and L * n > IPM_MAX_LN_SAMPLE:
-                    print(f"{L:>7} {n:>4} {kk:>6} | {'skipped (L*n > 4e6 per-sample: > 5 GB and > 5 min here)':>60}",
-                          flush=True)
+                    print(
+                        f"{L:>7} {n:>4} {kk:>6} | {'skipped (L*n > 4e6 per-sample: > 5 GB and > 5 min here)':>60}",
+                        flush=True,
+                    )
                     rows.append((L, n, kk, None, None, None, None))
                     continue
                 X, y, unc = _data(L, n, k)
@@ -105,13 +113,17 @@ def part1(Ls, ns, ks, C=1.0):
                         t_cvx = time.perf_counter() - t0
                     t_solve = sol.info.get("solve_time") or float("nan")
                     diff = abs(sol.objective - obj_ipm) / abs(sol.objective)
-                    line = (f"{L:>7} {n:>4} {kk:>6} | {t_ipm:8.2f} {info['iterations']:>4} | {t_cvx:18.2f} "
-                            f"{t_solve:16.2f} | {t_cvx / t_ipm:7.1f} {t_solve / t_ipm:14.1f} | {diff:14.1e}")
+                    line = (
+                        f"{L:>7} {n:>4} {kk:>6} | {t_ipm:8.2f} {info['iterations']:>4} | {t_cvx:18.2f} "
+                        f"{t_solve:16.2f} | {t_cvx / t_ipm:7.1f} {t_solve / t_ipm:14.1f} | {diff:14.1e}"
+                    )
                     rows.append((L, n, kk, t_ipm, t_cvx, t_solve, diff))
                 else:
                     why = "(L*n > 1e5)" if k == "L" else "(L*n > 1e6)"
-                    line = (f"{L:>7} {n:>4} {kk:>6} | {t_ipm:8.2f} {info['iterations']:>4} | {'skipped':>18} "
-                            f"{why:>16} | {'-':>7} {'-':>14} | {'-':>14}")
+                    line = (
+                        f"{L:>7} {n:>4} {kk:>6} | {t_ipm:8.2f} {info['iterations']:>4} | {'skipped':>18} "
+                        f"{why:>16} | {'-':>7} {'-':>14} | {'-':>14}"
+                    )
                     rows.append((L, n, kk, t_ipm, None, None, None))
                 print(line, flush=True)
     return rows
@@ -135,8 +147,9 @@ def part2(n=160):
     from rsvm_conic.uncertainty.chance import kappa
     from rsvm_conic.uncertainty.kernel_matrix import psd_part
 
-    print(f"\nPart 2: RSVM_SOCP (eq. 16), n = {n}, grid C x epsilon = 6 x 10 = 60 points, "
-          "kappa = sqrt(2 log(1/epsilon))")
+    print(
+        f"\nPart 2: RSVM_SOCP (eq. 16), n = {n}, grid C x epsilon = 6 x 10 = 60 points, kappa = sqrt(2 log(1/epsilon))"
+    )
     K, y, beta = _bhadra_synthetic(n)
     beta_hat, B = psd_part(beta)
     Cs = [0.1, 1.0, 5.0, 10.0, 50.0, 100.0]
@@ -154,8 +167,12 @@ def part2(n=160):
         warnings.simplefilter("ignore")
         f.set_params(C=Cs[0], kappa=kappas[0])
         f.solve("clarabel", accept_inaccurate=True)  # compile once (not counted: a DPP user pays it once)
-        t_cvx = c_cvx = np.inf
-        for _ in range(REPEATS):  # best of REPEATS, as timeit does (both routes alike)
+    import sklearn.svm  # noqa: F401  (the route's libsvm start imports it lazily; import time is not solve time)
+
+    t_cvx = c_cvx = t_fast = c_fast = np.inf
+    for _ in range(REPEATS):  # best of REPEATS, as timeit does; the two routes alternate (same load on both)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             n_inacc = 0
             t0, c0 = time.perf_counter(), time.process_time()
             for C, kp in points:
@@ -164,14 +181,10 @@ def part2(n=160):
                 n_inacc += sol.status != "optimal"
                 ref[(C, kp)] = sol.objective
             t_cvx, c_cvx = min(t_cvx, time.perf_counter() - t0), min(c_cvx, time.process_time() - c0)
-
-    import sklearn.svm  # noqa: F401  (the route's libsvm start imports it lazily; import time is not solve time)
-
-    t_fast = c_fast = np.inf
-    for _ in range(REPEATS):  # each call starts from scratch (no state is kept between calls)
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0 = time.perf_counter(), time.process_time()  # each call starts from scratch (no state is kept)
         grid = rsvm_socp_grid(K, B, y, Cs, kappas, factor=True)
         t_fast, c_fast = min(t_fast, time.perf_counter() - t0), min(c_fast, time.process_time() - c0)
+    peak_mb = _peak_mb(lambda: rsvm_socp_grid(K, B, y, Cs, kappas, factor=True))  # one more run, not timed
 
     t0, c0 = time.perf_counter(), time.process_time()
     cold = {(C, kp): solve_rsvm_socp(K, B, y, C, kp, factor=True) for C, kp in points}
@@ -190,16 +203,39 @@ def part2(n=160):
     its = [grid[p].iterations for p in points]
     print(f"(CVXPY loop and warm-started route: best of {REPEATS} runs each; cold start and IPM: one run)")
     print(f"{'method':<58} {'wall [s]':>9} {'per point [ms]':>14} {'wall ratio':>10} {'CPU [s]':>8} {'CPU ratio':>9}")
-    for name, tw, tc in [(label, t_cvx, c_cvx),
-                         ("projected Newton, warm-started (rsvm_socp_grid)", t_fast, c_fast),
-                         ("projected Newton, cold start at every point", t_cold, c_cold),
-                         ("exact cone IPM on (16) (10 points timed, x6)", t_ipm, c_ipm)]:
+    for name, tw, tc in [
+        (label, t_cvx, c_cvx),
+        ("projected Newton, warm-started (rsvm_socp_grid)", t_fast, c_fast),
+        ("projected Newton, cold start at every point", t_cold, c_cold),
+        ("exact cone IPM on (16) (10 points timed, x6)", t_ipm, c_ipm),
+    ]:
         print(f"{name:<58} {tw:9.3f} {tw / 60 * 1e3:14.1f} {tw / t_cvx:10.3f} {tc:8.3f} {tc / c_cvx:9.3f}")
-    print(f"warm route: max rel. objective diff to Clarabel {max(diffs):.1e} (cold: {max(diffs_cold):.1e}); "
-          f"routes: {routes.count('projected-newton')} certified projected Newton, {routes.count('cone-ipm')} "
-          f"cone-IPM fallback; iterations per point: median {int(np.median(its))}, max {max(its)}; "
-          f"Clarabel inaccurate (accepted) at {n_inacc} of 60 points; cone IPM optimal at {n_ipm_ok}/10.")
+    print(
+        f"warm route: max rel. objective diff to Clarabel {max(diffs):.1e} (cold: {max(diffs_cold):.1e}); "
+        f"routes: {routes.count('projected-newton')} certified projected Newton, {routes.count('cone-ipm')} "
+        f"cone-IPM fallback; iterations per point: median {int(np.median(its))}, max {max(its)}; "
+        f"Clarabel inaccurate (accepted) at {n_inacc} of 60 points; cone IPM optimal at {n_ipm_ok}/10."
+    )
+    gaps = [grid[p].solve_info.gap_rel for p in points]
+    print(
+        f"warm route: certified relative gaps max {max(gaps):.1e} (tolerance 1e-9), all optimal: "
+        f"{all(grid[p].solve_info.status == 'optimal' for p in points)}; peak Python memory of one grid "
+        f"(tracemalloc) {peak_mb:.2f} MB; {os.cpu_count()} cores; target CPU ratio <= 0.1: "
+        f"{'met' if c_fast / c_cvx <= 0.1 else 'NOT met'} ({c_fast / c_cvx:.3f})"
+    )
     return t_fast / t_cvx
+
+
+def _peak_mb(fn) -> float:
+    """Peak memory allocated by ``fn()`` as traced by ``tracemalloc`` (numpy's buffers included), in MB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def run_part2(quick: bool = False) -> int:
@@ -214,9 +250,11 @@ def run_part2(quick: bool = False) -> int:
 def run(quick: bool = False) -> int:
     from threadpoolctl import threadpool_limits
 
-    print("(timings on this machine, measured side by side in one run; the 2 cores are shared with other "
-          "jobs, so absolute times are noisy -- compare the ratios.  BLAS is limited to 1 thread for both "
-          "sides: under oversubscription 2 OpenBLAS threads made the ipm backend 2x slower)")
+    print(
+        "(timings on this machine, measured side by side in one run; the 2 cores are shared with other "
+        "jobs, so absolute times are noisy -- compare the ratios.  BLAS is limited to 1 thread for both "
+        "sides: under oversubscription 2 OpenBLAS threads made the ipm backend 2x slower)"
+    )
     with threadpool_limits(limits=1, user_api="blas"):
         if quick:
             part1([2000], [20, 50], [1, 2, "L"])
@@ -245,6 +283,7 @@ def _instance(k, chance=False):
             S = np.stack([np.diag(np.full(10, 0.05)), np.diag(np.linspace(0.01, 0.1, 10))])
             return _with_ipm(ChanceConstrainedSVM)(X, y, Sigma=S, groups=groups, C=1.0, epsilon=0.1), Xt, yt
         return _with_ipm(RobustSVM)(X, y, unc, C=1.0), Xt, yt
+
     return build
 
 
@@ -253,15 +292,34 @@ def _instances():
 
     desc = "robust SVM (eq. 4), L = 1500, n = 10: structured IPM vs CVXPY + Clarabel/SCS"
     return {
-        "robust-ipm-shared": ProblemInstance("robust-ipm-shared", desc + ", one shared ellipsoid", _instance(1),
-                                             backends=("clarabel", "ipm", "scs"), rtol=1e-4),
-        "robust-ipm-class": ProblemInstance("robust-ipm-class", desc + ", one ellipsoid per class", _instance(2),
-                                            backends=("clarabel", "ipm", "scs"), rtol=1e-4),
-        "robust-ipm-sample": ProblemInstance("robust-ipm-sample", desc + ", one ellipsoid per sample",
-                                             _instance("L"), backends=("clarabel", "ipm"), rtol=1e-6),
-        "chance-ipm-class": ProblemInstance("chance-ipm-class", "chance-constrained SVM (Chebyshev, eps = 0.1), "
-                                            "per-class covariances: IPM vs Clarabel", _instance(2, chance=True),
-                                            backends=("clarabel", "ipm"), rtol=1e-6),
+        "robust-ipm-shared": ProblemInstance(
+            "robust-ipm-shared",
+            desc + ", one shared ellipsoid",
+            _instance(1),
+            backends=("clarabel", "ipm", "scs"),
+            rtol=1e-4,
+        ),
+        "robust-ipm-class": ProblemInstance(
+            "robust-ipm-class",
+            desc + ", one ellipsoid per class",
+            _instance(2),
+            backends=("clarabel", "ipm", "scs"),
+            rtol=1e-4,
+        ),
+        "robust-ipm-sample": ProblemInstance(
+            "robust-ipm-sample",
+            desc + ", one ellipsoid per sample",
+            _instance("L"),
+            backends=("clarabel", "ipm"),
+            rtol=1e-6,
+        ),
+        "chance-ipm-class": ProblemInstance(
+            "chance-ipm-class",
+            "chance-constrained SVM (Chebyshev, eps = 0.1), per-class covariances: IPM vs Clarabel",
+            _instance(2, chance=True),
+            backends=("clarabel", "ipm"),
+            rtol=1e-6,
+        ),
     }
 
 

@@ -92,15 +92,20 @@ def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter):
     encoded 0/1 in sorted order, class weights one, no sample weights, seed 0 -- used only for probability
     estimates, which are off): the same alpha as ``SVC(kernel="precomputed")`` without the estimator's
     parameter and input validation (~4 ms per call).  None if the interface does not answer as expected."""
-    classes, y_enc = np.unique(y, return_inverse=True)
-    if classes.size != 2:
-        return None  # SVC raises the right error
+    y = np.asarray(y)
+    pos = y == 1
+    if np.all(pos | (y == -1)) and pos.any() and not pos.all():  # {-1, +1}: np.unique's codes without its sort
+        y_enc = pos.astype(np.float64)
+    else:
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if classes.size != 2:
+            return None  # SVC raises the right error
     K = np.ascontiguousarray(K, dtype=np.float64)
     lib.set_verbosity_wrap(0)
     try:
         out = lib.fit(
             K,
-            y_enc.astype(np.float64),
+            np.asarray(y_enc, dtype=np.float64),
             svm_type=0,
             kernel="precomputed",
             tol=float(tol),
@@ -205,6 +210,15 @@ def lagrangian_lower_bound(F, g, alpha, y, C):
     return max(fw, svm)
 
 
+def submatrix(A: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``A[np.ix_(rows, cols)]`` (a new array, the same values): rows first, then columns, by ``take`` when the
+    columns are at least a quarter of ``A``'s (then the row copy costs little; measured 4x faster than ``np.ix_``
+    at 144 of 160), else ``np.ix_`` (it reads only the block)."""
+    if 4 * np.size(cols) >= A.shape[1]:
+        return A.take(rows, axis=0).take(cols, axis=1)
+    return A[np.ix_(rows, cols)]
+
+
 def _solve_or_lstsq(A, rhs):
     """``A x = rhs`` by LU when ``A`` is well conditioned enough for a small residual, else least squares
     (an SVD, about 10x the cost); None if both fail."""
@@ -240,12 +254,12 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     if free.size:
         yF = y[free]
         A = np.empty((free.size + 1, free.size + 1))
-        A[:-1, :-1] = (yF[:, None] * K[np.ix_(free, free)]) * yF[None, :]
+        A[:-1, :-1] = (yF[:, None] * submatrix(K, free, free)) * yF[None, :]
         A[:-1, -1] = yF
         A[-1, :-1] = yF
         A[-1, -1] = 0.0
         rhs = np.empty(free.size + 1)
-        rhs[:-1] = 1.0 - (yF * (K[np.ix_(free, up)] @ (y[up] * C)) if up.size else 0.0)
+        rhs[:-1] = 1.0 - (yF * (submatrix(K, free, up) @ (y[up] * C)) if up.size else 0.0)
         rhs[-1] = -C * float(np.sum(y[up]))
         sol = _solve_or_lstsq(A, rhs)  # K may be singular (non-unique alpha)
         if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
@@ -253,7 +267,8 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
             a[up] = C
             a[free] = sol[:-1]
             nz = np.flatnonzero(a)
-            g = y * (K[:, nz] @ (y[nz] * a[nz])) - 1.0
+            v = y[nz] * a[nz]  # K symmetric (trusted): its rows of the support are contiguous, its columns are not
+            g = y * ((v @ K[nz]) if not check_input else (K[:, nz] @ v)) - 1.0
             F = 0.5 * float(a @ (g - 1.0))
             if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
                 return a, 1
