@@ -50,12 +50,22 @@ class PenaltyProblem:
 
     def __post_init__(self):
         self.F = RobustKernelObjective(self.Q, self.beta, self.kappa)
+        self._last = None  # (alpha, F.evaluate(alpha)): the line search asks for L, then grad L, at one point
+        self._yy = None
+
+    def _parts(self, a):
+        last = self._last
+        if last is not None and np.array_equal(last[0], a):
+            return last[1]
+        parts = self.F.evaluate(a)
+        self._last = (np.array(a, dtype=float, copy=True), parts)
+        return parts
 
     def f(self, a):
-        return self.F.value(a)
+        return self._parts(a)[0]
 
     def f_grad(self, a):
-        return self.F.gradient(a)
+        return self.F.gradient(a, self._parts(a))
 
     def penalty(self, a):
         r = float(self.y @ a)
@@ -72,9 +82,11 @@ class PenaltyProblem:
 
     def hessian(self, a):
         """Hessian of ``L`` (generalised at the kinks of the penalty: violated bounds count)."""
-        parts = self.F.evaluate(a)
+        parts = self._parts(a)
         H = self.F.hessian(a, parts)
-        H += self.P * np.outer(self.y, self.y)
+        if self._yy is None:
+            self._yy = np.outer(self.y, self.y)
+        H += self.P * self._yy
         # bounds that are violated, or active with the gradient of f pushing outwards (the
         # penalty will be active after the first step)
         gf = self.F.gradient(a, parts) + self.P * float(self.y @ a) * self.y
@@ -84,8 +96,9 @@ class PenaltyProblem:
         return H
 
     def violation(self, a):
-        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0.0))),
-                   float(np.max(np.maximum(-a, 0.0))))
+        return max(
+            abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0.0))), float(np.max(np.maximum(-a, 0.0)))
+        )
 
 
 @dataclass
@@ -124,8 +137,9 @@ def _armijo_wolfe(fun, grad, x, fx, g, d, *, c1=1e-4, c2=0.9, max_eval=40):
     return None, fx, g
 
 
-def dfp_minimize(fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e-14, max_iter: int = 2000,
-                 reset=None, reset_key=None):
+def dfp_minimize(
+    fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e-14, max_iter: int = 2000, reset=None, reset_key=None
+):
     """Minimise ``fun`` from ``x0`` by DFP quasi-Newton with a Wolfe line search.
 
     ``H0``: initial inverse-Hessian approximation (default: scaled identity).  DFP update
@@ -163,7 +177,9 @@ def dfp_minimize(fun, grad, x0, *, H0=None, gtol: float = 1e-9, ftol: float = 1e
         sq = float(s @ q)
         if sq > 1e-300:
             Hq = H @ q
-            H = H + np.outer(s, s) / sq - np.outer(Hq, Hq) / float(q @ Hq)
+            qHq = float(q @ Hq)
+            H = H + np.outer(s, s) / sq  # a new matrix (H0 / the reset's is not changed); then in place
+            H -= np.outer(Hq, Hq) / qHq
         decrease = fx - f_new
         x, fx, g = x + s, f_new, g_new
         if reset is not None:
@@ -210,9 +226,24 @@ def _penalty_change(prob, x, H, old, new):
     return _inverse_pd(prob.hessian(x))
 
 
-def rsvm_qn(K_bar, y, beta, C, kappa, *, starts=None, n_random: int = 1, P0: float | None = None,
-            P_levels: int = 2, P_factor: float = 1000.0, gtol: float = 1e-9, ftol: float = 1e-14,
-            max_iter: int = 1000, init_hessian: bool = True, seed: int = 0) -> QNResult:
+def rsvm_qn(
+    K_bar,
+    y,
+    beta,
+    C,
+    kappa,
+    *,
+    starts=None,
+    n_random: int = 1,
+    P0: float | None = None,
+    P_levels: int = 2,
+    P_factor: float = 1000.0,
+    gtol: float = 1e-9,
+    ftol: float = 1e-14,
+    max_iter: int = 1000,
+    init_hessian: bool = True,
+    seed: int = 0,
+) -> QNResult:
     """Minimise (17) from several starts with an increasing penalty; return the best local minimum.
 
     ``starts``: list of initial ``alpha`` (e.g. a warm start, the nominal SVM solution);
@@ -251,8 +282,10 @@ def rsvm_qn(K_bar, y, beta, C, kappa, *, starts=None, n_random: int = 1, P0: flo
             H0 = _inverse_pd(prob.hessian(a)) if init_hessian else None
             kw = {}
             if init_hessian:
-                kw = {"reset": functools.partial(_penalty_change, prob),
-                      "reset_key": lambda x, prob=prob: (x < 0) | (x > prob.C)}
+                kw = {
+                    "reset": functools.partial(_penalty_change, prob),
+                    "reset_key": lambda x, prob=prob: (x < 0) | (x > prob.C),
+                }
             a, Lval, its, c = dfp_minimize(prob.L, prob.grad, a, H0=H0, gtol=gtol, ftol=ftol, max_iter=max_iter, **kw)
             total += its
             conv = conv and c
