@@ -10,8 +10,9 @@ Eliminating ``t``, the objective is ``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqr
 e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec. 3):
 
 * :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
-  the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (scikit-learn
-  ``SVC(kernel="precomputed")``, the fast path) and ``"clarabel"``/``"scs"`` (CVXPY model).
+  the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (the solve of
+  scikit-learn's ``SVC(kernel="precomputed")`` through its low-level ``_libsvm.fit``, the fast path) and
+  ``"clarabel"``/``"scs"`` (CVXPY model).
 * :class:`RSVMSOCP` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
   ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"newton"`` (the
   default): projected Newton on ``F`` over ``S_n`` warm-started by libsvm
@@ -491,11 +492,11 @@ class RSVMQP(_KernelRobust):
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
-        """libsvm (``SVC(kernel="precomputed")``) on the modified kernel, certified by the SVM duality
-        gap.  libsvm caches kernel values in single precision, so its KKT conditions hold to ~1e-7
-        relative only (the gap grows with C: 5e-4 at C = 1000 on the Sec. 5.1 data, whatever its
-        ``tol``); an uncertified run is polished in double precision by projected Newton steps on the
-        same QP, warm-started from libsvm's alpha (usually one step:
+        """libsvm (the solve of ``SVC(kernel="precomputed")``, :func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`)
+        on the modified kernel, certified by the SVM duality gap.  libsvm caches kernel values in single
+        precision, so its KKT conditions hold to ~1e-7 relative only (the gap grows with C: 5e-4 at C = 1000 on
+        the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in double precision by
+        projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
         :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
         t0 = time.perf_counter()
         Kmod = self.modified_kernel()
