@@ -342,9 +342,17 @@ class RobustKernelObjective:
             m = idx.size
             af, uf = alpha[idx], u[idx]
             au = af * uf
-            H += self.kappa * (
-                (2.0 / s) * (af[:, None] * self._M_block(idx) * af[None, :]) - (2.0 / s**3) * np.outer(au, au)
-            )
+            # kappa ((2/s) (af af' * M_FF) - (2/s^3) (au)(au)'), the same operations in the same order, in place on
+            # the new block of M (IEEE products commute: bitwise the value of the expression, two temporaries)
+            T = self._M_block(idx)
+            T *= af[:, None]
+            T *= af[None, :]
+            T *= 2.0 / s
+            O = np.outer(au, au)
+            O *= 2.0 / s**3
+            T -= O
+            T *= self.kappa
+            H += T
             H.flat[:: m + 1] += self.kappa * np.maximum(uf, 0.0) / s  # the diagonal, in place
         return H
 
