@@ -10,8 +10,9 @@ Eliminating ``t``, the objective is ``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqr
 e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec. 3):
 
 * :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
-  the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (scikit-learn
-  ``SVC(kernel="precomputed")``, the fast path) and ``"clarabel"``/``"scs"`` (CVXPY model).
+  the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (the solve of
+  scikit-learn's ``SVC(kernel="precomputed")`` through its low-level ``_libsvm.fit``, the fast path) and
+  ``"clarabel"``/``"scs"`` (CVXPY model).
 * :class:`RSVMSOCP` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
   ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"newton"`` (the
   default): projected Newton on ``F`` over ``S_n`` warm-started by libsvm
@@ -154,10 +155,12 @@ class _KernelRobust(Formulation):
         self._F = None
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
-        self.parameters = {
+        self._values = {"C": C, "kappa": kappa}  # what the routes read; the CVXPY parameters follow on access
+        self._cvx_parameters = {
             "C": cp.Parameter(nonneg=True, name="C", value=C),
             "kappa": cp.Parameter(nonneg=True, name="kappa", value=kappa),
         }
+        self._synced = True
         self._problem = None
         self.variables = {}
 
@@ -192,30 +195,64 @@ class _KernelRobust(Formulation):
         raise NotImplementedError
 
     def _Qa(self, a) -> np.ndarray:
-        """``Q @ a`` through the nonzero columns only when ``a`` is sparse (support vectors)."""
+        """``Q @ a`` from ``K_bar`` (``Q`` itself is not formed): through the rows of the support only when ``a`` is
+        sparse (``K_bar`` is symmetric: contiguous rows read ``m n`` entries, a column gather touches every row).
+        The last two products are kept: ``t`` and the certificate of one point both need it."""
+        memo = getattr(self, "_qa_memo", [])
+        for key, value in memo:
+            if key.shape == a.shape and np.array_equal(key, a):
+                return value
         nz = np.flatnonzero(a)
         if nz.size >= 0.5 * self.n:
-            return self.Q @ a
-        return self.y * (self.K_bar[:, nz] @ (self.y[nz] * a[nz]))
+            Qa = self.y * (self.K_bar @ (self.y * a))
+        else:
+            Qa = self.y * ((self.y[nz] * a[nz]) @ self.K_bar[nz])
+        self._qa_memo = [(np.array(a, dtype=float, copy=True), Qa)] + memo[:1]  # the last two points
+        return Qa
 
     # parameters as plain attributes (for other solvers plugging in)
     @property
     def C(self) -> float:
-        return float(self.parameters["C"].value)
+        return float(self._values["C"])
 
     @property
     def kappa(self) -> float:
-        return float(self.parameters["kappa"].value)
+        return float(self._values["kappa"])
+
+    @property
+    def parameters(self) -> dict:
+        """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with
+        :meth:`set_params` when read: setting a ``cp.Parameter`` validates its value (~0.1 ms, as much as a warm
+        projected Newton iteration at n = 160), which the non-conic routes along a grid do not need."""
+        return self._sync_parameters()
+
+    def _sync_parameters(self) -> dict:
+        if not self._synced:
+            for key, value in self._values.items():
+                self._cvx_parameters[key].value = value
+            self._synced = True
+        return self._cvx_parameters
+
+    def set_params(self, **values) -> "_KernelRobust":
+        """Set ``C`` and/or ``kappa`` for the next solve (validated here; the CVXPY parameters follow when a
+        conic route reads them)."""
+        for key, value in values.items():
+            if key not in self._values:
+                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self._values)}.")
+            self._set_param(key, value)
+        return self
 
     def _set_param(self, key, value):
         if key == "C":
             value = check_positive(value, "C")
         else:
             value = check_positive(value, "kappa", strict=False)
-        self.parameters[key].value = value
+        self._values[key] = value
+        self._synced = False
 
     @property
     def problem(self):
+        self._sync_parameters()  # the CVXPY parameters up to date before any conic solve
         if self._problem is None:
             self._problem = self._build()
         return self._problem
@@ -329,10 +366,15 @@ class _KernelRobust(Formulation):
     def _polish(self, alpha):  # pragma: no cover - overridden
         return None
 
-    def _finish(self, alpha, extra=None) -> dict:
+    def _feasible(self, alpha) -> np.ndarray:
+        """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
         if abs(float(self.y @ a)) > 1e-12 * self.C * self.n:  # e.g. an interior-point solution: make it feasible
             a = project_box_hyperplane_sorted(a, self.y, self.C)
+        return a
+
+    def _finish(self, alpha, extra=None) -> dict:
+        a = self._feasible(alpha)
         vals = {
             "alpha": a,
             "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
@@ -450,11 +492,11 @@ class RSVMQP(_KernelRobust):
         return None if p is None else p[0]
 
     def _solve_libsvm(self, **options) -> Solution:
-        """libsvm (``SVC(kernel="precomputed")``) on the modified kernel, certified by the SVM duality
-        gap.  libsvm caches kernel values in single precision, so its KKT conditions hold to ~1e-7
-        relative only (the gap grows with C: 5e-4 at C = 1000 on the Sec. 5.1 data, whatever its
-        ``tol``); an uncertified run is polished in double precision by projected Newton steps on the
-        same QP, warm-started from libsvm's alpha (usually one step:
+        """libsvm (the solve of ``SVC(kernel="precomputed")``, :func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`)
+        on the modified kernel, certified by the SVM duality gap.  libsvm caches kernel values in single
+        precision, so its KKT conditions hold to ~1e-7 relative only (the gap grows with C: 5e-4 at C = 1000 on
+        the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in double precision by
+        projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
         :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
         t0 = time.perf_counter()
         Kmod = self.modified_kernel()
@@ -466,21 +508,22 @@ class RSVMQP(_KernelRobust):
             cache_size=options.get("cache_size", 200),
             shrinking=options.get("shrinking", True),
         )
-        values = self._finish(alpha)
+        a = self._feasible(alpha)  # the bias and t only for the point kept (_finish is idempotent on it)
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
-        cert = self.certificate(values["alpha"], f"{self.name}/libsvm", iterations=n_iter)
+        cert = self.certificate(a, f"{self.name}/libsvm", iterations=n_iter)
         if cert.status != "optimal":
-            polished = polish_svm_dual(Kmod, self.y, self.C, values["alpha"], self.cert_tol, check_input=False)
+            polished = polish_svm_dual(Kmod, self.y, self.C, a, self.cert_tol, check_input=False)
             if polished is not None:
-                values_p = self._finish(polished[0])
+                a_p = self._feasible(polished[0])
                 cert_p = self.certificate(
-                    values_p["alpha"],
+                    a_p,
                     f"{self.name}/libsvm",
                     iterations=n_iter,
                     polished={"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]},
                 )
                 if cert_p.gap_rel < cert.gap_rel:
-                    values, cert = values_p, cert_p
+                    a, cert = a_p, cert_p
+        values = self._finish(a)
         sol = Solution(
             "libsvm",
             cert.status,
@@ -809,6 +852,28 @@ class RSVMQN(_KernelRobust):
         key = (self.C, self.kappa)
         if getattr(self, "_relax_cache", (None,))[0] == key:
             return self._relax_cache[1]
+        f, how = self._relaxation()
+        f.set_params(C=self.C, kappa=self.kappa)
+        best = (-np.inf, how + ": no certified solve", None)
+        for backend in ("newton", "clarabel"):
+            try:
+                sol = f.solve(backend)
+            except SolverError:
+                continue
+            lb = sol.info["certificate"]["dual"]
+            if lb > best[0]:
+                best = (lb, how + f" solved by {backend}", sol["alpha"])
+            if sol.info["certificate"]["status"] == "optimal":
+                break
+        self._relax_cache = (key, best)
+        return best
+
+    def _relaxation(self):
+        """``(RSVMSOCP with M(theta), description)`` of :meth:`relaxation_bound`: ``M`` depends on ``beta`` only,
+        so its eigenvalue problems (theta, and the PSD factor of ``M`` in ``RSVMSOCP``) are solved once per
+        instance; each (C, kappa) only sets the parameters (the solves start cold: same result as a new model)."""
+        if getattr(self, "_relax_model", None) is not None:
+            return self._relax_model
         d = np.diag(self.beta).copy()
         pos = d > 0
         M = np.zeros_like(self.beta)
@@ -824,19 +889,8 @@ class RSVMQN(_KernelRobust):
             M[idx, idx] = d[idx]
         how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
         f = RSVMSOCP(self.K_bar, self.y, M, C=self.C, kappa=self.kappa, check_input=False, cert_tol=self.cert_tol)
-        best = (-np.inf, how + ": no certified solve", None)
-        for backend in ("newton", "clarabel"):
-            try:
-                sol = f.solve(backend)
-            except SolverError:
-                continue
-            lb = sol.info["certificate"]["dual"]
-            if lb > best[0]:
-                best = (lb, how + f" solved by {backend}", sol["alpha"])
-            if sol.info["certificate"]["status"] == "optimal":
-                break
-        self._relax_cache = (key, best)
-        return best
+        self._relax_model = (f, how)
+        return self._relax_model
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
         from ..solvers.quasi_newton import rsvm_qn
@@ -865,6 +919,8 @@ class RSVMQN(_KernelRobust):
             pts.append(np.clip(self._warm, 0, self.C))
         if self.nominal_start:
             pts.append(self._nominal_alpha())
+        if getattr(self, "_P0", None) is None:  # rsvm_qn's default P0, 1e3 (1 + lambda_max(Q)): once per instance
+            self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
         res = rsvm_qn(
             self.K_bar,
             self.y,
@@ -872,6 +928,7 @@ class RSVMQN(_KernelRobust):
             self.C,
             self.kappa,
             starts=pts,
+            P0=self._P0,
             n_random=options.get("n_random", self.n_random),
             P_levels=options.get("P_levels", self.P_levels),
             P_factor=self.P_factor,

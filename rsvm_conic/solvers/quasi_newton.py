@@ -50,12 +50,22 @@ class PenaltyProblem:
 
     def __post_init__(self):
         self.F = RobustKernelObjective(self.Q, self.beta, self.kappa)
+        self._last = None  # (alpha, F.evaluate(alpha)): the line search asks for L, then grad L, at one point
+        self._yy = None
+
+    def _parts(self, a):
+        last = self._last
+        if last is not None and np.array_equal(last[0], a):
+            return last[1]
+        parts = self.F.evaluate(a)
+        self._last = (np.array(a, dtype=float, copy=True), parts)
+        return parts
 
     def f(self, a):
-        return self.F.value(a)
+        return self._parts(a)[0]
 
     def f_grad(self, a):
-        return self.F.gradient(a)
+        return self.F.gradient(a, self._parts(a))
 
     def penalty(self, a):
         r = float(self.y @ a)
@@ -72,9 +82,11 @@ class PenaltyProblem:
 
     def hessian(self, a):
         """Hessian of ``L`` (generalised at the kinks of the penalty: violated bounds count)."""
-        parts = self.F.evaluate(a)
+        parts = self._parts(a)
         H = self.F.hessian(a, parts)
-        H += self.P * np.outer(self.y, self.y)
+        if self._yy is None:
+            self._yy = np.outer(self.y, self.y)
+        H += self.P * self._yy
         # bounds that are violated, or active with the gradient of f pushing outwards (the
         # penalty will be active after the first step)
         gf = self.F.gradient(a, parts) + self.P * float(self.y @ a) * self.y
@@ -165,7 +177,9 @@ def dfp_minimize(
         sq = float(s @ q)
         if sq > 1e-300:
             Hq = H @ q
-            H = H + np.outer(s, s) / sq - np.outer(Hq, Hq) / float(q @ Hq)
+            qHq = float(q @ Hq)
+            H = H + np.outer(s, s) / sq  # a new matrix (H0 / the reset's is not changed); then in place
+            H -= np.outer(Hq, Hq) / qHq
         decrease = fx - f_new
         x, fx, g = x + s, f_new, g_new
         if reset is not None:
