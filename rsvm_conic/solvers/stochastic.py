@@ -235,6 +235,10 @@ RESHUFFLE_MAX = 2**22
 #: margin band of the certificate's band candidate (:func:`.certificates.dual_bound`'s ``band``)
 BAND = 0.1
 
+#: nominal hinge: a refinement round that gains less than this fraction of the gap left ends the refinement
+#: (the band candidate is already near the restricted optimum; the rounds cost two passes each)
+MIN_GAIN_NOMINAL = 0.05
+
 #: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
 #: certificate: as many as cost about one epoch by :func:`_rounds_per_epoch`, at least ``MIN_REFINE`` and at
 #: most ``MAX_REFINE`` per certificate; the last certificate of a run gets ``FINAL_REFINE`` times as many
@@ -320,6 +324,8 @@ def _solve(
     fixed_refine = options.pop("refine", None)
     if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see certificates)
         options.setdefault("band", BAND)
+        if datafit.factor_ops() is None:  # nominal: the band point is near the best; stop refining when it stalls
+            options.setdefault("min_gain", MIN_GAIN_NOMINAL)
     per_epoch = max(MIN_REFINE, _rounds_per_epoch(X, datafit, batch_size)) if bound is not None else 0
     last_cert_epoch = 0
     t0 = time.perf_counter()
