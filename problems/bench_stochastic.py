@@ -6,8 +6,9 @@ nominal hinge, two full-factor groups and per-sample diagonal factors; best of 3
 Part 2 -- time to a *certified* 1e-3 relative gap on the nominal problem (lam = 1e-4), everything counted
 (the once-shuffled copy, eta_0 calibration, epochs, every certificate: a full pass plus the dual bound),
 against scikit-learn's ``LinearSVC(loss="hinge", dual=True)`` (liblinear dual coordinate descent;
-its bias is regularised, so its gap is certified on our problem too); and ``SGDClassifier(loss="hinge")``
-given as many epochs as fit in our time, its (w, b) certified by this project's dual bound
+its bias is regularised, so its gap is certified on our problem too; its time: the first ``max_iter`` of 5, 10,
+20, 50, 100, 200, 1000 whose (w, b) is certified within 1e-3, its certificate not counted); and
+``SGDClassifier(loss="hinge")`` given as many epochs as fit in our time, its (w, b) certified by our dual bound
 (:func:`rsvm_conic.solvers.certificates.dual_bound`, nominal, with the band candidate).
 Peak memory by tracemalloc (numpy and Python allocations; liblinear's own C copies are not seen).
 
@@ -119,13 +120,18 @@ def part2(L, n=50, lam=1e-4, tol=1e-3):
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        svc = LinearSVC(loss="hinge", dual=True, C=C, max_iter=1000, intercept_scaling=10.0)
-        _, t_svc = _best(lambda: svc.fit(X, y), reps=1)
-        p_svc, g_svc = _certified_gap(X, y, C, svc.coef_.ravel(), float(svc.intercept_[0]))
-        print(
-            f"{'LinearSVC(hinge, dual CD)':<34} {t_svc:9.2f} {svc.n_iter_:7d} {p_svc:14.8g} {g_svc:14.2e} "
-            f"{'-':>9}   (liblinear tol 1e-4; gap certified by our dual bound)"
-        )
+        # liblinear's time to the same certified gap: the first max_iter (passes) of this list whose (w, b) our
+        # dual bound certifies within tol (its fit time only: its certificate is not counted)
+        for max_iter in (5, 10, 20, 50, 100, 200, 1000):
+            svc = LinearSVC(loss="hinge", dual=True, C=C, max_iter=max_iter, intercept_scaling=10.0)
+            _, t_svc = _best(lambda svc=svc: svc.fit(X, y), reps=1)
+            p_svc, g_svc = _certified_gap(X, y, C, svc.coef_.ravel(), float(svc.intercept_[0]))
+            print(
+                f"{'LinearSVC(hinge, dual CD)':<34} {t_svc:9.2f} {svc.n_iter_:7d} {p_svc:14.8g} {g_svc:14.2e} "
+                f"{'-':>9}   (max_iter {max_iter}; gap certified by our dual bound)"
+            )
+            if g_svc <= tol:
+                break
         budget = min(ours.values())
         sgd1 = SGDClassifier(loss="hinge", alpha=lam, max_iter=1, tol=None, random_state=0)
         _, t1 = _best(lambda: sgd1.fit(X, y), reps=1)
@@ -138,7 +144,7 @@ def part2(L, n=50, lam=1e-4, tol=1e-3):
         "   (gap certified by our dual bound)"
     )
     for route, t in ours.items():
-        print(f"ratio {route} time / LinearSVC time: {t / t_svc:.2f}  (target <= 0.33)")
+        print(f"ratio {route} time / LinearSVC time to a certified {tol:g} gap: {t / t_svc:.2f}  (target <= 0.33)")
 
 
 def run(quick: bool = False) -> int:
