@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..uncertainty.sets import ResolvedUncertainty
+from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
 from .certificates import DualCertificate, FactorOps, dual_bound
 
 
@@ -27,6 +27,12 @@ class RobustHinge:
 
     def __init__(self, uncertainty: ResolvedUncertainty | None = None):
         self.unc = uncertainty
+        # gamma_i = radius * scale_i, formed once (``unc.gamma`` is O(L) a call: too much for each minibatch)
+        self._gamma = None if uncertainty is None else uncertainty.gamma
+        self._one_per_sample = uncertainty is not None and bool(
+            uncertainty.n_groups == uncertainty.group_index.shape[0]
+            and np.array_equal(np.sort(uncertainty.group_index), np.arange(uncertainty.n_groups))
+        )
 
     def initialize(self, X: np.ndarray, y: np.ndarray) -> "RobustHinge":
         """Check that the parameters fit the data (one group per sample, factors of n = X.shape[1]).
@@ -61,7 +67,7 @@ class RobustHinge:
             return 0.0
         if idx is None:
             return self.unc.robust_penalty(w)
-        gamma, gi = self.unc.gamma[idx], self.unc.group_index[idx]
+        gamma, gi = self._gamma[idx], self.unc.group_index[idx]
         if self.unc.n_groups <= 64:
             s = self.unc.support(w)[gi]
         else:
@@ -82,24 +88,54 @@ class RobustHinge:
         nominal hinge part over the active samples plus :meth:`_robust_subgradient` (the gradient of the
         robust term).  Returns ``(gw, gb, active)``, ``active`` the mask of the samples whose loss is positive
         (the stochastic solvers average it into a dual estimate)."""
-        active = self.losses(y, w, Xw, idx) > 0
+        term, robust_grad = self._robust_batch(w, idx)
+        active = 1.0 - y * Xw + term > 0
         m = idx.shape[0]
         if not np.any(active):
             return np.zeros_like(w), 0.0, active
-        ya = y[active]
-        gw = -(ya @ X[active])
+        ya = y * active  # y on the active samples, 0 elsewhere: one pass over X's rows, no copy of them
+        gw = -(ya @ X)
         gb = -float(np.sum(ya))
-        robust = self._robust_subgradient(w, idx[active])
-        if robust is not None:
-            gw = gw + robust
+        if robust_grad is not None:
+            gw = gw + robust_grad(active)
         return gw / m, gb / m, active
+
+    def _robust_batch(self, w: np.ndarray, idx: np.ndarray):
+        """The robust term of the samples ``idx`` and a function ``active -> sum_{active} gamma_i d||A_{g(i)}^T w||_q
+        / dw`` (``(0.0, None)`` without a robust term): the factors meet ``w`` once per distinct group of the batch
+        (every group when there are at most 64), for the loss and its subgradient alike."""
+        unc = self.unc
+        if unc is None or unc.radius == 0:
+            return 0.0, None
+        gamma, gi = self._gamma[idx], unc.group_index[idx]
+        if unc.n_groups <= 64:
+            F, inv = unc.factors, gi
+        elif self._one_per_sample:  # a group per sample: the batch's groups are distinct, no sort needed
+            F, inv = unc.factors[gi], None
+        else:
+            ug, inv = np.unique(gi, return_inverse=True)
+            F = unc.factors[ug]
+        V = F * w if unc.diagonal else np.einsum("kij,i->kj", F, w)  # A_g^T w, (k, n)
+        sup = dual_norm_values(V, unc.q)
+        term = gamma * (sup if inv is None else sup[inv])
+
+        def grad(active):
+            if inv is None:
+                weights = gamma * active
+            else:
+                weights = np.bincount(inv[active], weights=gamma[active], minlength=F.shape[0])
+            G = dual_norm_subgradient(V, unc.q)
+            D = F * G if unc.diagonal else np.einsum("kij,kj->ki", F, G)
+            return weights @ D
+
+        return term, grad
 
     def _robust_subgradient(self, w: np.ndarray, ia: np.ndarray):
         """``sum_{i in ia} gamma_i d||A_{g(i)}^T w||_q / dw`` (None when there is no robust term)."""
         if self.unc is None or self.unc.radius == 0:
             return None
         gi = self.unc.group_index[ia]
-        gamma = self.unc.gamma[ia]
+        gamma = self._gamma[ia]
         ug, inv = np.unique(gi, return_inverse=True)
         G = self.unc.support_grad(w, ug)  # (len(ug), n)
         weights = np.bincount(inv, weights=gamma, minlength=ug.shape[0])

@@ -64,6 +64,7 @@ class RotatedRobustHinge(RobustHinge):
         self.cos, self.sin = cos, sin
         self.gamma = np.asarray(gamma, dtype=float)
         self.q = float(q)
+        self._robust = bool(np.any(self.gamma))  # once: O(L) a check, too much for each minibatch
 
     def initialize(self, X, y) -> "RotatedRobustHinge":
         """Check that the rotations fit the data (one row per sample, D = X.shape[1] = 2 * angles)."""
@@ -80,8 +81,23 @@ class RotatedRobustHinge(RobustHinge):
     def factor_ops(self) -> "RotationOps | None":
         return RotationOps(self.cos, self.sin, self.gamma, self.q) if np.any(self.gamma) else None
 
+    def _robust_batch(self, w, idx):
+        """As :meth:`RobustHinge._robust_batch`: ``R_i w`` once per sample of the batch, for the loss and its
+        subgradient."""
+        if not self._robust:
+            return 0.0, None
+        C, S, g = self.cos[idx], self.sin[idx], self.gamma[idx]
+        V = rotate(C, S, w)
+        term = g * dual_norm_values(V, self.q)
+
+        def grad(active):
+            G = dual_norm_subgradient(V[active], self.q)
+            return g[active] @ rotate_transpose(C[active], S[active], G)
+
+        return term, grad
+
     def _robust_term(self, w, idx=None):
-        if not np.any(self.gamma):
+        if not self._robust:
             return 0.0
         C = self.cos if idx is None else self.cos[idx]
         S = self.sin if idx is None else self.sin[idx]
@@ -90,7 +106,7 @@ class RotatedRobustHinge(RobustHinge):
 
     def _robust_subgradient(self, w, ia):
         """``sum_{i in ia} gamma_i R_i' dq(R_i w)``, ``dq`` a subgradient of ``||.||_q``."""
-        if not np.any(self.gamma):
+        if not self._robust:
             return None
         C, S = self.cos[ia], self.sin[ia]
         G = dual_norm_subgradient(rotate(C, S, w), self.q)

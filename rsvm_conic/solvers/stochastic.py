@@ -20,14 +20,25 @@ skglm's separation: both take the data ``(X, y)``, a data fit that holds only it
 this penalty).  Each declares the methods it calls (:data:`DATAFIT_REQUIRED`, :data:`PENALTY_REQUIRED`) and
 checks them before it starts, with an error that names what is missing.
 
-Pure numpy, vectorised over the minibatch, seeded.  ``eta_0="auto"`` picks the
+Pure numpy, vectorised over the minibatch, seeded.  Data layout (issue 16): the rows are shuffled into
+contiguous blocks of ``batch_size`` -- ``shuffle="once"`` copies X once in a random order and each epoch visits
+its blocks in a fresh random order (a step reads a view: no fancy-indexed copy of rows), ``"epoch"`` gathers a
+fresh permutation into the same buffer each epoch (one extra pass; ``"auto"`` picks it for small data, where a
+few fixed blocks slow convergence, and ``"once"`` above :data:`RESHUFFLE_MAX` entries).  ``batch_size="auto"``
+is 64, or ``ceil(L / MAX_STEPS)`` for large L, so the Python/numpy overhead of the steps stays below one pass
+over X: an epoch then costs about one ``X @ w`` plus one ``X.T @ v`` pass (``rsvm-conic bench stochastic``).
+The data fit's robust term meets w once per distinct group of a batch (:meth:`.RobustHinge._robust_batch`),
+for the loss and its subgradient alike.  ``eta_0="auto"`` picks the
 initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
 ``datafit.restrict(idx)`` and the subsample's rows, so any data fit calibrates on its own loss).
 
 Stopping rule: a certified gap.  Every ``eval_every`` epochs the averaged iterate (w, b) gets the
 primal ``P(w, b) = 1/2 ||w||^2 + C sum_i l_i`` (one pass); every ``certify_every`` evaluations (and at
 the last epoch) also a *feasible dual point* (``datafit.dual_bound``, :mod:`.certificates`) whose
-objective D is a lower bound on min P.  The solver keeps the best primal iterate and the best dual value
+objective D is a lower bound on min P (for the nominal hinge with the band candidate of
+:func:`.certificates.dual_bound`: a first-order iterate's margins are rough, and the dual restricted to the
+samples near the margin certifies it at 1e-3 where the least-squares points stall near 1e-2).
+The solver keeps the best primal iterate and the best dual value
 seen (any feasible dual value is a valid lower bound; the dual point is kept warm and refined further
 at each certificate, about an epoch's cost of rounds per epoch since the last one, and the solver feeds the
 time-averaged activity ``C * [l_i > 0]`` of each sample as a hint) and stops as soon as
@@ -36,7 +47,8 @@ returned (w, b) is within ``tol`` (relative) of the optimum.  Otherwise the run 
 (or ``time_limit``) with status ``"max_iter"``, or -- when ``patience`` is set and the certified gap
 has not shrunk by 1 % over ``patience`` certificates -- early with status ``"uncertified"``.  A data
 fit without ``dual_bound`` gets no certificate (D = -inf, never "optimal").  The best evaluated
-iterate is returned.  ``certify_every="auto"`` certifies at most once per 64 minibatch steps: a
+iterate is returned.  ``certify_every="auto"`` certifies at most once per 64 minibatch steps, and not
+before the averaging starts (``average_from`` epochs; the last epoch excepted): a
 certificate costs a fixed ~0.2 ms of numpy calls per refinement round plus about two passes over the
 data per round (measured: about 0.3 epoch at L = 20000, n = 50, two full-factor groups; several epochs
 on 500-sample data, where an epoch is only ~9 minibatch steps; per-sample full factors cost O(L n^2) a
@@ -149,14 +161,24 @@ class _Activity:
         return np.divide(self.hits, self.visits, out=np.zeros_like(self.hits), where=self.visits > 0)
 
 
-def _pass(X, y, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
-    """One epoch over ``order``; returns (w, b, t, avg)."""
+def _blocks(L: int, batch_size: int) -> int:
+    return -(-L // batch_size)
+
+
+def _pass(Xp, yp, perm, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
+    """One epoch: a minibatch step on each contiguous block ``Xp[j B:(j + 1) B]`` of the once-shuffled copy, in the
+    block order ``order``; ``perm`` maps the copy's rows to the samples of the data fit.  Returns (w, b, t, avg).
+
+    No row is copied (each block is a view); per step: one ``Xb @ w``, one ``v @ Xb`` and O(B + n) vector work."""
     lam = penalty.lam
-    for start in range(0, order.shape[0], batch_size):
-        idx = order[start : start + batch_size]
+    L = Xp.shape[0]
+    for j in order.tolist():
+        s = j * batch_size
+        e = min(s + batch_size, L)
+        Xb = Xp[s:e]
+        idx = perm[s:e]
         eta = eta0 / (1.0 + eta0 * lam * t)
-        Xb = X[idx]
-        gw, gb, active = datafit.subgradient(Xb, y[idx], w, Xb @ w + b, idx)
+        gw, gb, active = datafit.subgradient(Xb, yp[s:e], w, Xb @ w + b, idx)
         if activity is not None:
             activity.add(idx, active)
         if prox:
@@ -177,19 +199,46 @@ def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) ->
     """Pick eta_0 in 10^-3..10^3 by one pass on a subsample -- its rows of (X, y) and ``datafit.restrict(sub)``,
     the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass."""
     L, n = X.shape
-    sub = rng.choice(L, size=min(n_sub, L), replace=False)
+    sub = rng.choice(L, size=min(max(n_sub, 16 * batch_size), L), replace=False)
     Xs, ys = X[sub], y[sub]
     sub_fit = datafit.restrict(sub).initialize(Xs, ys)
     best, best_eta = np.inf, 1.0
+    ident = np.arange(sub.shape[0])
     for eta0 in 10.0 ** np.arange(-3, 4):
         w, b, _, _ = _pass(
-            Xs, ys, sub_fit, penalty, prox, np.zeros(n), 0.0, eta0, 0, rng.permutation(sub.shape[0]), batch_size
+            Xs,
+            ys,
+            ident,
+            sub_fit,
+            penalty,
+            prox,
+            np.zeros(n),
+            0.0,
+            eta0,
+            0,
+            rng.permutation(_blocks(sub.shape[0], batch_size)),
+            batch_size,
         )
         val = _objective(Xs, ys, sub_fit, penalty, w, b)
         if np.isfinite(val) and val < best:
             best, best_eta = val, eta0
     return float(best_eta)
 
+
+#: ``batch_size="auto"`` keeps an epoch to at most this many minibatch steps (each step costs ~20-50 us of
+#: Python/numpy overhead, so 1024 of them stay below one ``X @ w`` pass at L = 10^6, n = 50)
+MAX_STEPS = 1024
+
+#: ``shuffle="auto"``: a fresh shuffled copy each epoch up to this many entries of X (one gather pass an epoch:
+#: cheap against the per-step overhead there), above it one shuffle, the blocks visited in a fresh order
+RESHUFFLE_MAX = 2**22
+
+#: margin band of the certificate's band candidate (:func:`.certificates.dual_bound`'s ``band``)
+BAND = 0.1
+
+#: nominal hinge: a refinement round that gains less than this fraction of the gap left ends the refinement
+#: (the band candidate is already near the restricted optimum; the rounds cost two passes each)
+MIN_GAIN_NOMINAL = 0.05
 
 #: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
 #: certificate: as many as cost about one epoch by :func:`_rounds_per_epoch`, at least ``MIN_REFINE`` and at
@@ -222,6 +271,11 @@ def _next_taus(tau):
     return tuple(t for t in (10.0 * tau, tau, 0.1 * tau) if 1e-9 <= t <= 0.1 + 1e-12) or (1e-1,)
 
 
+def auto_batch_size(L: int) -> int:
+    """``batch_size="auto"``: 64, or more where an epoch would take more than :data:`MAX_STEPS` steps."""
+    return max(64, -(-L // MAX_STEPS))
+
+
 def _solve(
     X,
     y,
@@ -229,7 +283,7 @@ def _solve(
     penalty: L2Squared,
     prox: bool,
     *,
-    batch_size=64,
+    batch_size="auto",
     max_epochs=200,
     tol=1e-3,
     eval_every=1,
@@ -243,8 +297,13 @@ def _solve(
     progress=False,
     time_limit=None,
     certificate_options=None,
+    shuffle="auto",
 ) -> StochasticResult:
-    if batch_size < 1 or max_epochs < 1 or eval_every < 1:
+    if batch_size == "auto":
+        batch_size = auto_batch_size(X.shape[0])
+    if shuffle not in ("auto", "once", "epoch"):
+        raise ValueError(f"shuffle must be 'auto', 'once' or 'epoch'; got {shuffle!r}.")
+    if int(batch_size) != batch_size or batch_size < 1 or max_epochs < 1 or eval_every < 1:
         raise ValueError("batch_size, max_epochs and eval_every must be positive integers.")
     if not tol >= 0:
         raise ValueError("tol must be a nonnegative relative gap.")
@@ -255,7 +314,8 @@ def _solve(
     lam = penalty.lam
     L, n = X.shape
     C = 1.0 / (lam * L)
-    if certify_every == "auto":  # at most one certificate per 64 minibatch steps (see the module docstring)
+    auto_certify = certify_every == "auto"
+    if auto_certify:  # at most one certificate per 64 minibatch steps (see the module docstring)
         certify_every = max(1, math.ceil(64 / (math.ceil(L / batch_size) * eval_every)))
     elif int(certify_every) < 1:
         raise ValueError("certify_every must be a positive integer or 'auto'.")
@@ -264,11 +324,27 @@ def _solve(
     options = dict(certificate_options or {})
     adaptive_taus = "taus" not in options
     fixed_refine = options.pop("refine", None)
+    if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see certificates)
+        options.setdefault("band", BAND)
+        if datafit.factor_ops() is None:  # nominal: the band point is near the best; stop refining when it stalls
+            options.setdefault("min_gain", MIN_GAIN_NOMINAL)
     per_epoch = max(MIN_REFINE, _rounds_per_epoch(X, datafit, batch_size)) if bound is not None else 0
     last_cert_epoch = 0
     t0 = time.perf_counter()
     if eta0 == "auto":
         eta0 = calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng)
+    batch_size = int(batch_size)
+    # shuffled into contiguous blocks: "once", each epoch visits the blocks of this copy in a fresh random order
+    # (no copy per epoch); "epoch", a fresh permutation copied into the same buffer each epoch (one gather pass:
+    # small data, where the few fixed blocks of "once" would slow convergence)
+    if shuffle == "auto":
+        shuffle = "epoch" if L * n <= RESHUFFLE_MAX else "once"
+    n_blocks = _blocks(L, batch_size)
+    if shuffle == "once":
+        perm = rng.permutation(L)
+        Xp, yp = np.ascontiguousarray(X[perm]), y[perm]
+    else:
+        Xp = np.empty((L, n), dtype=np.result_type(X.dtype, np.float64))
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
     b = float(b0)
     t = 0
@@ -286,13 +362,24 @@ def _solve(
     for epoch in range(1, max_epochs + 1):
         if avg is None and epoch > average_from:
             avg = [w.copy(), b, 0]
-        w, b, t, avg = _pass(X, y, datafit, penalty, prox, w, b, eta0, t, rng.permutation(L), batch_size, avg, activity)
+        if shuffle == "once":
+            order = rng.permutation(n_blocks)
+        else:
+            perm = rng.permutation(L)
+            np.take(X, perm, axis=0, out=Xp)
+            yp, order = y[perm], np.arange(n_blocks)
+        w, b, t, avg = _pass(Xp, yp, perm, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg, activity)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)
             n_eval += 1
             last = epoch == max_epochs or (time_limit is not None and time.perf_counter() - t0 > time_limit)
-            certified_now = bound is not None and (n_eval % certify_every == 0 or last)
+            # "auto" certifies no iterate before the averaging starts (a raw stochastic iterate certifies poorly)
+            certified_now = (
+                bound is not None
+                and (n_eval % certify_every == 0 or last)
+                and (avg is not None or last or not auto_certify)
+            )
             if certified_now:
                 tc = time.perf_counter()
                 if adaptive_taus:
