@@ -8,10 +8,11 @@ Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``; the route table and the
 :class:`~rsvm_conic.formulations.multiclass_ww.WWMachine`'s ``BACKENDS`` / ``auto_routes``):
 
 * exact kernel, two classes -> ``libsvm`` (WW binary = 2 x SVC(C), exact; the fastest path),
-* exact kernel, ``n C <= 1500`` -> ``dual``: the kernel-dual QP in CVXPY + Clarabel,
-* exact kernel, larger -> ``primal``: the empirical kernel map ``K = U diag(l) U^T``,
-  ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max`` dropped) and the numpy L-BFGS primal solver,
-* random features (``n_components`` set) -> ``primal`` on the features.
+* otherwise -> ``alm``: the exact numpy solver (method of multipliers, semismooth Newton-CG steps, bias
+  exact, certified to a 1e-6 relative gap) on the random features (``n_components`` set) or on the
+  empirical kernel map ``K = U diag(l) U^T``, ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max``
+  dropped); if it does not certify: the kernel-dual QP in CVXPY + Clarabel (``dual``) while
+  ``n C <= 6000``, else the numpy L-BFGS on the smoothed primal (``primal``, certified to ``primal_tol``).
 
 Every route is certified (``solver_stats_``: primal objective minus a feasible dual value); an
 uncertified route falls back with a ``SolverWarning`` naming both routes or raises ``SolverError``.
@@ -54,9 +55,13 @@ class _KernelMixin:
         self.kernel_obj_ = None
         if self.kernel == "consolidation":
             sd = None if self.sigma_dir is None else check_positive(self.sigma_dir, "sigma_dir", allow_inf=True)
-            self.kernel_obj_ = ConsolidationKernel(sigma=self.sigma_, sigma_dir=sd, m=self.m,
-                                                   n_subclasses=self.n_subclasses,
-                                                   random_state=self.random_state).fit(X, codes)
+            self.kernel_obj_ = ConsolidationKernel(
+                sigma=self.sigma_,
+                sigma_dir=sd,
+                m=self.m,
+                n_subclasses=self.n_subclasses,
+                random_state=self.random_state,
+            ).fit(X, codes)
         self.rff_ = None
         if self.n_components is not None:
             nc = self.n_components
@@ -67,8 +72,9 @@ class _KernelMixin:
             if self.kernel == "rbf":
                 from sklearn.kernel_approximation import RBFSampler
 
-                self.rff_ = RBFSampler(gamma=1.0 / (2.0 * self.sigma_**2), n_components=int(nc),
-                                       random_state=self.random_state).fit(X)
+                self.rff_ = RBFSampler(
+                    gamma=1.0 / (2.0 * self.sigma_**2), n_components=int(nc), random_state=self.random_state
+                ).fit(X)
             else:
                 # ConsolidationRandomFeatures returns 2 * n_components columns (cos and sin)
                 self.rff_ = self.kernel_obj_.random_features(max(1, int(nc) // 2), random_state=self.random_state)
@@ -115,7 +121,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     sigma_dir : length scale of the Gaussian envelope of the consolidation kernel's periodic
         terms (``None``: the same as ``sigma``; ``np.inf``: no envelope, purely periodic terms).
     n_components : ``None`` for the exact kernel, else the number of random features.
-    solver : ``"auto"``, ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
+    solver : ``"auto"``, ``"alm"`` (exact numpy solver: method of multipliers with semismooth Newton-CG steps,
+        certified to a 1e-6 relative gap; the default except for two classes on an exact kernel),
+        ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
     primal_tol, primal_mu, primal_max_iter : the ``primal`` path is certified: after every smoothing
         stage a dual bound is built from its multipliers
         (:func:`~rsvm_conic.formulations.multiclass_ww.ww_dual_bound`) and it stops once the
@@ -131,7 +139,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     solver_ : str
-        The route that returned the model (``"libsvm"``, ``"dual"`` or ``"primal"``).
+        The route that returned the model (``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
     solver_stats_ : dict
         Route, status, primal and dual objective, certified gap, fallbacks (``solver_info_`` is the same dict).
     dual_coef_ : ndarray of shape (n_train, n_classes)
@@ -146,9 +154,21 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         The fitted consolidation kernel and random-feature map, when used.
     """
 
-    def __init__(self, C=1.0, kernel="rbf", sigma="thesis", m=41, n_subclasses=5, n_components=None,
-                 solver="auto", primal_mu=1e-6, primal_max_iter=2000, primal_tol=1e-3, random_state=0,
-                 sigma_dir=None):
+    def __init__(
+        self,
+        C=1.0,
+        kernel="rbf",
+        sigma="thesis",
+        m=41,
+        n_subclasses=5,
+        n_components=None,
+        solver="auto",
+        primal_mu=1e-6,
+        primal_max_iter=2000,
+        primal_tol=1e-3,
+        random_state=0,
+        sigma_dir=None,
+    ):
         self.C = C
         self.sigma_dir = sigma_dir
         self.primal_mu = primal_mu
@@ -165,13 +185,14 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = check_positive(self.C, "C")
-        check_choice(self.solver, "solver", ("auto", "libsvm", "dual", "primal"))
+        check_choice(self.solver, "solver", ("auto", "alm", "libsvm", "dual", "primal"))
         primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
         nC = classes.size
         self._setup_kernel(X, codes)
-        primal_kw = dict(mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter),
-                         tol=primal_tol)
+        primal_kw = dict(
+            mu_min=check_positive(self.primal_mu, "primal_mu"), maxiter=int(self.primal_max_iter), tol=primal_tol
+        )
         if self.rff_ is not None:
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
@@ -186,9 +207,13 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             sol = machine.solve(route)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what="WestonWatkinsSVC",
-                                        hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
-                                             "small problem use solver='dual'.")
+        sol, failures = first_certified(
+            routes,
+            attempt,
+            what="WestonWatkinsSVC",
+            hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
+            "small problem use solver='dual'.",
+        )
         cert = sol.certificate
         cert.detail["fallbacks"] = [route for route, _ in failures]
         coef, b = sol["coef"], sol["b"]
@@ -265,9 +290,23 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     (Def. 3.2); ``decision_rule_codes`` gives the codes with ``-1`` for the dummy.
     """
 
-    def __init__(self, lam=1e-2, gamma="auto", kernel="rbf", sigma="thesis", m=41, n_subclasses=5,
-                 n_components=None, max_rank=30, solver="auto", n_starts=3, max_iter=30, n_anchors=20,
-                 random_state=0, sigma_dir=None):
+    def __init__(
+        self,
+        lam=1e-2,
+        gamma="auto",
+        kernel="rbf",
+        sigma="thesis",
+        m=41,
+        n_subclasses=5,
+        n_components=None,
+        max_rank=30,
+        solver="auto",
+        n_starts=3,
+        max_iter=30,
+        n_anchors=20,
+        random_state=0,
+        sigma_dir=None,
+    ):
         self.lam = lam
         self.sigma_dir = sigma_dir
         self.gamma = gamma
