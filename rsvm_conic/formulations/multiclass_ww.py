@@ -49,6 +49,8 @@ import time
 
 import cvxpy as cp
 import numpy as np
+from scipy.linalg import cho_factor as _cho_factor
+from scipy.linalg import cho_solve as _cho_solve
 
 from .._validation import check_positive, check_symmetric, check_two_classes, check_X
 from .._validation import psd_factor as _psd_factor
@@ -734,12 +736,15 @@ def ww_primal_alm(
     zeta: float,
     *,
     tol: float = 1e-6,
-    mu0: float = 1.0,
+    mu0: float = 0.1,
     mu_factor: float = 0.2,
     mu_min: float = 1e-4,
     max_outer: int = 60,
     max_newton: int = 50,
     max_cg: int = 200,
+    direct_max: int = 2500,
+    polish: bool = True,
+    max_active_set: int = 6,
     inner_rtol: float = 1e-9,
     inner_decay: float = 0.1,
     W0=None,
@@ -752,15 +757,26 @@ def ww_primal_alm(
     ``lam`` in the box ``[0, zeta]`` and a penalty ``sigma = zeta / mu``, the augmented Lagrangian minimised
     over the slack is ``phi(W, b) = 1/2 ||W||^2 + zeta sum_ik l_mu(z_ik + mu lam_ik / zeta)``: the Huber
     smoothing ``l_mu`` of the primal solver (:func:`ww_primal_lbfgs`) with the margins *shifted* by the
-    multipliers.  Each outer step minimises ``phi`` exactly (Newton on its piecewise-quadratic form:
-    generalized Hessian ``I_W + A' diag(zeta / mu [0 < z + shift < mu]) A``, solved by CG with one
-    ``Phi V`` / ``Phi' dS`` pass per product, Armijo steps computed on the margins only) and sets
-    ``lam = zeta clip((z + shift) / mu, 0, 1)``.  Unlike the smoothing continuation, the iterates converge
-    to the exact optimum for a fixed ``mu`` (the multipliers absorb the smoothing); ``mu`` still shrinks by
-    ``mu_factor`` per step down to ``mu_min`` to speed the outer convergence.  At an exact inner minimum
-    the bias gradient ``sum_i beta_ik`` vanishes, so ``lam`` satisfies the dual's equality constraints;
-    the certificate is :func:`ww_dual_bound` of ``lam`` (which repairs any residual) against the true
-    objective of the best iterate; the run stops when the relative gap is ``<= tol``.
+    multipliers.  Each outer step minimises ``phi`` by semismooth Newton (generalized Hessian
+    ``H = I + A' diag(d) A``, ``d = zeta / mu`` on the ``m`` margins in the quadratic zone ``0 < z + shift
+    < mu``, unit curvature on the bias) and sets ``lam = zeta clip((z + shift) / mu, 0, 1)``:
+
+    * the Newton system is solved exactly through Woodbury, ``H^{-1} r = r - A' (diag(1/d) + A A')^{-1} A r``,
+      one ``m x m`` Cholesky factorisation while ``m <= direct_max``, else by CG whose products touch
+      only the rows of samples with a margin in the zone;
+    * the step length is exact: ``phi`` along the step is piecewise quadratic, its monotone derivative
+      is zeroed by safeguarded Newton on the margins (no pass over ``Phi``).
+
+    Unlike the smoothing continuation the iterates converge to the exact optimum for a fixed ``mu`` (the
+    multipliers absorb the smoothing); ``mu`` still shrinks by ``mu_factor`` per step down to ``mu_min``.
+    After each outer step from the second on, an *active-set step* guesses the optimum's partition (free
+    multipliers = margins in the zone, ``zeta`` beyond it, 0 elsewhere) and solves eq. 1.9's optimality
+    conditions for it exactly (:func:`_ww_partition_solve`), moving violators and repeating up to
+    ``max_active_set`` times while the multipliers stay near the box; once the partition is right this
+    closes the gap to rounding.  Every candidate is judged only by the certificate: the true objective of
+    the best ``(W, b)`` against the best :func:`ww_dual_bound` of the multipliers seen (feasible after its
+    repair: box and the bias constraints ``sum_i beta_ik = 0``); the run stops when the relative gap is
+    ``<= tol``, else ends with status ``"max_iter"``.
 
     Returns ``(W (D, C), b (C,), info)`` as :func:`ww_primal_lbfgs` (route ``"alm"``); every step is a
     matrix product over all samples (no loop over samples).
@@ -791,7 +807,7 @@ def ww_primal_alm(
         return float(np.sum(V * V))
 
     best = {"f": np.inf, "W": W, "b": b, "d": 0.0}
-    mu, nit_newton, nit_cg, outer, gap = float(mu0), 0, 0, 0, np.inf
+    mu, nit_newton, nit_cg, nit_direct, nit_polish, outer, gap = float(mu0), 0, 0, 0, 0, 0, np.inf
     S = Phi @ W + b
     for outer in range(1, max_outer + 1):
         shift = (mu / zeta) * lam
@@ -823,29 +839,46 @@ def ww_primal_alm(
                 dSJ = E - YJ * E.sum(axis=1, keepdims=True)
                 return PJ.T @ dSJ + V, dSJ.sum(axis=0) + reg * c
 
-            # CG on H [dW; db] = -g, forcing term min(0.1, sqrt(|g| / |g0|))
-            rW, rb = -gW, -gb
-            pW, pb = rW.copy(), rb.copy()
-            xW, xb = np.zeros_like(W), np.zeros_like(b)
-            rr = float(np.sum(rW * rW) + rb @ rb)
-            stop = (min(0.1, np.sqrt(gnorm / g0)) * gnorm) ** 2
-            for _cg in range(max_cg):
-                hW, hb = hvp(pW, pb)
-                pHp = float(np.sum(pW * hW) + pb @ hb)
-                if pHp <= 0.0:
-                    break
-                a = rr / pHp
-                xW += a * pW
-                xb += a * pb
-                rW -= a * hW
-                rb -= a * hb
-                rr_new = float(np.sum(rW * rW) + rb @ rb)
-                nit_cg += 1
-                if rr_new <= stop:
-                    break
-                pW = rW + (rr_new / rr) * pW
-                pb = rb + (rr_new / rr) * pb
-                rr = rr_new
+            ai, ak = np.nonzero(dJ)  # the m margins in the quadratic zone
+            if 0 < ai.size <= direct_max:
+                # Woodbury: H = I + A' diag(d) A (reg = 1), A's row (i, k) = (phi_i (e_k - e_yi), e_k - e_yi), so
+                # H^{-1} r = r - A' (diag(1/d) + A A')^{-1} A r with (A A')_(ik),(jl) = (phi_i phi_j + 1) c,
+                # c = (e_k - e_yi).(e_l - e_yj): one m x m Cholesky factorisation gives the exact Newton step
+                ay = cJ[ai]
+                M = (PJ @ PJ.T + 1.0)[np.ix_(ai, ai)]
+                M *= (ak[:, None] == ak) * 1.0 - (ak[:, None] == ay) - (ay[:, None] == ak) + (ay[:, None] == ay)
+                M[np.diag_indices_from(M)] += 1.0 / dJ[ai, ak]
+                SJ = PJ @ gW + gb
+                u = _cho_solve(_cho_factor(M, check_finite=False), SJ[ai, ak] - SJ[ai, ay], check_finite=False)
+                E = np.zeros_like(dJ)
+                E[ai, ak] = u
+                dSJ = E - YJ * E.sum(axis=1, keepdims=True)
+                xW, xb = -(gW - PJ.T @ dSJ), -(gb - dSJ.sum(axis=0))
+                nit_direct += 1
+            else:
+                # CG on H [dW; db] = -g, forcing term min(0.1, sqrt(|g| / |g0|))
+                rW, rb = -gW, -gb
+                pW, pb = rW.copy(), rb.copy()
+                xW, xb = np.zeros_like(W), np.zeros_like(b)
+                rr = float(np.sum(rW * rW) + rb @ rb)
+                stop = (min(0.1, np.sqrt(gnorm / g0)) * gnorm) ** 2
+                for _cg in range(max_cg):
+                    hW, hb = hvp(pW, pb)
+                    pHp = float(np.sum(pW * hW) + pb @ hb)
+                    if pHp <= 0.0:
+                        break
+                    a = rr / pHp
+                    xW += a * pW
+                    xb += a * pb
+                    rW -= a * hW
+                    rb -= a * hb
+                    rr_new = float(np.sum(rW * rW) + rb @ rb)
+                    nit_cg += 1
+                    if rr_new <= stop:
+                        break
+                    pW = rW + (rr_new / rr) * pW
+                    pb = rb + (rr_new / rr) * pb
+                    rr = rr_new
             # exact line search: phi along the step is piecewise quadratic; its derivative
             # Wd + t dd + zeta sum clip((zs + t dz) / mu, 0, 1) dz is monotone, found by safeguarded Newton
             dS_dir = Phi @ xW + xb
@@ -892,6 +925,41 @@ def ww_primal_alm(
         gap = relative_gap(best["f"], best["d"], floor)
         if gap <= tol:
             break
+        if polish and outer >= 2:
+            # active-set step: take the margins in the quadratic zone as the free multipliers, those beyond
+            # it at zeta, the rest at 0, and solve the optimality conditions of eq. 1.9 for that partition
+            # exactly (margins of the free set = 0, bias constraints), one (m + C) linear system; kept only
+            # through the certificate (primal objective of its (W, b), dual bound of its multipliers)
+            free, upper = (zs > 0.0) & (zs < mu) & (mask > 0), (zs >= mu) & (mask > 0)
+            for _as in range(max_active_set):
+                if not 0 < free.sum() <= direct_max:
+                    break
+                out = _ww_partition_solve(Phi, codes, Y, free, upper, zeta)
+                if out is None:
+                    break
+                nit_polish += 1
+                Wp, bp, ap = out
+                Sp = Phi @ Wp + bp
+                fp = ww_objective(float(np.sum(Wp * Wp)), Sp, codes, zeta)
+                if fp < best["f"]:
+                    best.update(f=fp, W=Wp, b=bp)
+                best["d"] = max(best["d"], ww_dual_bound(ap, codes, zeta, gram)[0])
+                gap = relative_gap(best["f"], best["d"], floor)
+                if gap <= tol or not np.all(np.abs(ap[free] - 0.5 * zeta) <= 1.5 * zeta):
+                    break  # certified, or far out of the box: the partition is not close to the optimum's
+                # move the violators: free multipliers out of the box, zero / bound ones on the wrong side
+                zp = margins(Sp)
+                new_free = (
+                    (free & (ap > 0.0) & (ap < zeta))
+                    | (~free & ~upper & (zp > 0.0) & (mask > 0))
+                    | (upper & (zp < 0.0))
+                )
+                new_upper = (free & (ap >= zeta)) | (upper & (zp >= 0.0))
+                if np.array_equal(new_free, free) and np.array_equal(new_upper, upper):
+                    break
+                free, upper = new_free, new_upper
+            if gap <= tol:
+                break
         mu = max(mu * mu_factor, mu_min)
     cert = certify(
         "alm",
@@ -902,7 +970,14 @@ def ww_primal_alm(
         iterations=nit_newton,
         time=time.perf_counter() - t_start,
         floor=floor,
-        detail={"outer": outer, "newton": nit_newton, "cg": nit_cg, "mu": mu},
+        detail={
+            "outer": outer,
+            "newton": nit_newton,
+            "cg": nit_cg,
+            "direct": nit_direct,
+            "active_set": nit_polish,
+            "mu": mu,
+        },
     )
     bb = best["b"]
     return (
@@ -916,3 +991,44 @@ def ww_primal_alm(
             "multipliers": lam,
         },
     )
+
+
+def _ww_partition_solve(Phi, codes, Y, free, upper, zeta):
+    """The exact solution of eq. 1.9 for one partition of the multipliers (see :func:`ww_primal_alm`):
+    ``alpha`` free on ``free``, ``= zeta`` on ``upper``, 0 elsewhere.  With ``w_k = sum_i beta_ik phi_i`` the
+    free margins are linear in ``alpha_F`` and ``b``: ``Q_FF alpha_F + E_F' b = 2 - (the part of U)``,
+    ``Q = (Phi Phi')_ij c_(ik),(jl)``, ``c = (e_k - e_yi).(e_l - e_yj)``, and the bias constraints read
+    ``E_F alpha_F = -(column sums of beta_U)`` (``E[k, (jl)] = [k = y_j] - [k = l]``).  One dense
+    ``(m + C - 1)`` system (``b_0 = 0``).  Returns ``(W, b, alpha)`` (``alpha`` not clipped) or None
+    (a singular system)."""
+    n, C = Y.shape
+    ai, ak = np.nonzero(free)
+    m = ai.size
+    alpha = zeta * upper.astype(float)
+    beta_u = Y * alpha.sum(axis=1, keepdims=True) - alpha
+    W_u = Phi.T @ beta_u
+    if m == 0:
+        return None
+    ay = codes[ai]
+    rows, inv = np.unique(ai, return_inverse=True)
+    PF = Phi[rows]
+    Q = (PF @ PF.T)[np.ix_(inv, inv)]
+    Q *= (ak[:, None] == ak) * 1.0 - (ak[:, None] == ay) - (ay[:, None] == ak) + (ay[:, None] == ay)
+    SU = PF @ W_u
+    rhs = 2.0 - (SU[inv, ay] - SU[inv, ak])
+    E = np.zeros((C, m))
+    E[ay, np.arange(m)] += 1.0
+    E[ak, np.arange(m)] -= 1.0
+    kkt = np.zeros((m + C - 1, m + C - 1))
+    kkt[:m, :m] = Q
+    kkt[:m, m:] = E[1:].T
+    kkt[m:, :m] = E[1:]
+    try:
+        sol = np.linalg.solve(kkt, np.concatenate([rhs, -beta_u.sum(axis=0)[1:]]))
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(sol)):
+        return None
+    alpha[ai, ak] = sol[:m]
+    beta = Y * alpha.sum(axis=1, keepdims=True) - alpha
+    return Phi.T @ beta, np.concatenate([[0.0], sol[m:]]), alpha
