@@ -89,13 +89,13 @@ def _cases(quick):
         dict(name="KernelRobustSVC(method='qp'), samples", make=lambda **kw: KernelRobustSVC(method="qp", **kw),
              X=data.K_samples, y=data.y, fit_kw={}, routes=["libsvm", "clarabel"], peers=svc_pre),
     ]
-    # multi-class [ElD19]: digits, 10 classes; n C above the dual QP's size, so auto -> primal
+    # multi-class [ElD19]: digits, 10 classes; auto -> alm (exact), the dual QP and the primal L-BFGS beside it
     Xd, yd = load_digits(return_X_y=True)
     nd = 300 if quick else 600
     Xd = StandardScaler().fit_transform(Xd[:nd])
     yd = yd[:nd]
     cases.append(dict(name=f"WestonWatkinsSVC(), digits {nd}x10", make=lambda **kw: WestonWatkinsSVC(**kw), X=Xd,
-                      y=yd, fit_kw={}, routes=["dual", "primal"],
+                      y=yd, fit_kw={}, routes=["alm", "dual", "primal"],
                       peers={"SVC": lambda: SVC(kernel="rbf", gamma=1.0 / (2 * 5 * Xd.shape[1])).fit(Xd, yd),
                              "LinearSVC": lambda: LinearSVC(multi_class="crammer_singer", max_iter=10**5).fit(Xd, yd)}))
     # Gaussian points without covariances: PkSVC routes to libsvm's rbf kernel, polished and certified
