@@ -4,7 +4,14 @@ from sklearn.datasets import make_blobs
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, encode_labels, ww_losses, ww_primal_lbfgs
+from rsvm_conic.formulations.multiclass_ww import (
+    WWFeatures,
+    WWKernelDual,
+    encode_labels,
+    ww_losses,
+    ww_primal_alm,
+    ww_primal_lbfgs,
+)
 from rsvm_conic.kernels.rbf import gaussian_kernel
 from rsvm_conic.runner import check_instance
 
@@ -213,10 +220,15 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     Xb, yb = _blobs(60, 2, seed=8, std=3.0)
     lib = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(Xb, yb)  # auto: libsvm, polished
     assert lib.solver_ == "libsvm" and lib.solver_stats_["gap_rel"] <= 1e-6
-    # auto on a "large" problem takes the primal route; starved of iterations it falls back to the dual QP
-    monkeypatch.setattr(mc, "DUAL_MAX", 0)
+    # auto takes the exact alm route (same optimum as the dual QP)
+    alm = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(X, y)
+    assert alm.solver_ == "alm" and alm.solver_stats_["gap_rel"] <= 1e-6 and alm.solver_stats_["fallbacks"] == []
+    assert alm.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=2e-6)
+    # the primal route starved of iterations falls back to the dual QP
     with pytest.warns(SolverWarning, match="route 'primal'.*falling back to 'dual'"):
-        est = WestonWatkinsSVC(C=2.0, sigma=1.5, primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9).fit(X, y)
+        est = WestonWatkinsSVC(
+            C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9
+        ).fit(X, y)
     assert est.solver_ == "dual" and est.solver_stats_["fallbacks"] == ["primal"]
     assert est.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=1e-6)
     # beyond the dual QP's size, a primal run that cannot certify raises, naming the route
@@ -248,3 +260,51 @@ def test_pinned_large_scale_primal_falls_back_to_the_certified_dual():
     with pytest.warns(SolverWarning, match="route 'primal'.*falling back to 'dual'"):
         est = WestonWatkinsSVC(C=10.0, kernel="linear", solver="primal", primal_max_iter=50).fit(X, y)
     assert est.solver_ == "dual" and est.solver_stats_["gap_rel"] <= 1e-6
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 8])
+@pytest.mark.parametrize("zeta", [0.05, 1.0, 30.0])
+def test_alm_matches_the_exact_qp_and_certifies(n_classes, zeta):
+    """The exact alm route against Clarabel on the primal QP (features with a bias): objective within
+    1e-6 relative, certified (its dual bound below the QP's optimum), bias constraints met."""
+    rng = np.random.default_rng(n_classes)
+    n, D = 90, 12
+    X = rng.normal(size=(n, D))
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    X[np.arange(n), y % D] += 1.0
+    X[:, 0] += 3.0  # an offset the bias must absorb
+    ref = WWFeatures(X, y, n_classes, zeta).solve("clarabel")
+    W, b, info = ww_primal_alm(X, y, n_classes, zeta)
+    cert = info["certificate"]
+    assert info["status"] == cert.status == "optimal" and cert.route == "alm" and cert.gap_rel <= 1e-6
+    assert cert.dual <= ref.objective * (1 + 1e-7)
+    assert cert.primal == pytest.approx(ref.objective, rel=1e-6)
+    assert WWFeatures(X, y, n_classes, zeta, build_conic=False).objective(
+        type(ref)("alm", "optimal", 0.0, 0.0, {"W": W, "b": b})
+    ) == pytest.approx(cert.primal, rel=1e-12)
+    # too few outer steps: 'max_iter', never a false 'optimal'
+    _, _, short = ww_primal_alm(X, y, n_classes, zeta, max_outer=1, max_newton=1)
+    assert short["status"] == "max_iter" and short["certificate"].gap_rel > 1e-6
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_alm_route_on_an_exact_kernel_agrees_with_dual_and_libsvm(n_classes):
+    X, y = _blobs(50, n_classes, seed=11, std=2.5)
+    dual = WestonWatkinsSVC(C=3.0, sigma=1.5, solver="dual").fit(X, y)
+    alm = WestonWatkinsSVC(C=3.0, sigma=1.5, solver="alm").fit(X, y)
+    assert alm.solver_ == "alm" and alm.solver_stats_["status"] == "optimal"
+    assert alm.solver_stats_["primal"] == pytest.approx(dual.solver_stats_["primal"], rel=2e-6)
+    assert np.mean(alm.predict(X) == dual.predict(X)) >= 0.95
+    if n_classes == 2:
+        lib = WestonWatkinsSVC(C=3.0, sigma=1.5).fit(X, y)  # auto: libsvm for two classes
+        assert lib.solver_ == "libsvm"
+        assert alm.solver_stats_["primal"] == pytest.approx(lib.solver_stats_["primal"], rel=2e-6)
+
+
+def test_alm_is_the_default_on_random_features():
+    X, y = _blobs(120, 4, seed=12, std=2.5)
+    est = WestonWatkinsSVC(C=10.0, sigma=1.5, n_components=40).fit(X, y)
+    assert est.solver_ == "alm" and est.solver_stats_["gap_rel"] <= 1e-6
+    ref = WWFeatures(est._features(X), np.searchsorted(est.classes_, y), 4, 10.0).solve("clarabel")
+    assert est.solver_stats_["primal"] == pytest.approx(ref.objective, rel=1e-6)

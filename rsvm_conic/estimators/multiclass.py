@@ -8,10 +8,11 @@ Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``; the route table and the
 :class:`~rsvm_conic.formulations.multiclass_ww.WWMachine`'s ``BACKENDS`` / ``auto_routes``):
 
 * exact kernel, two classes -> ``libsvm`` (WW binary = 2 x SVC(C), exact; the fastest path),
-* exact kernel, ``n C <= 1500`` -> ``dual``: the kernel-dual QP in CVXPY + Clarabel,
-* exact kernel, larger -> ``primal``: the empirical kernel map ``K = U diag(l) U^T``,
-  ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max`` dropped) and the numpy L-BFGS primal solver,
-* random features (``n_components`` set) -> ``primal`` on the features.
+* otherwise -> ``alm``: the exact numpy solver (method of multipliers, semismooth Newton-CG steps, bias
+  exact, certified to a 1e-6 relative gap) on the random features (``n_components`` set) or on the
+  empirical kernel map ``K = U diag(l) U^T``, ``Phi = U sqrt(l)`` (eigenvalues below ``1e-10 max``
+  dropped); if it does not certify: the kernel-dual QP in CVXPY + Clarabel (``dual``) while
+  ``n C <= 6000``, else the numpy L-BFGS on the smoothed primal (``primal``, certified to ``primal_tol``).
 
 Every route is certified (``solver_stats_``: primal objective minus a feasible dual value); an
 uncertified route falls back with a ``SolverWarning`` naming both routes or raises ``SolverError``.
@@ -120,7 +121,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     sigma_dir : length scale of the Gaussian envelope of the consolidation kernel's periodic
         terms (``None``: the same as ``sigma``; ``np.inf``: no envelope, purely periodic terms).
     n_components : ``None`` for the exact kernel, else the number of random features.
-    solver : ``"auto"``, ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
+    solver : ``"auto"``, ``"alm"`` (exact numpy solver: method of multipliers with semismooth Newton-CG steps,
+        certified to a 1e-6 relative gap; the default except for two classes on an exact kernel),
+        ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
     primal_tol, primal_mu, primal_max_iter : the ``primal`` path is certified: after every smoothing
         stage a dual bound is built from its multipliers
         (:func:`~rsvm_conic.formulations.multiclass_ww.ww_dual_bound`) and it stops once the
@@ -136,7 +139,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     solver_ : str
-        The route that returned the model (``"libsvm"``, ``"dual"`` or ``"primal"``).
+        The route that returned the model (``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
     solver_stats_ : dict
         Route, status, primal and dual objective, certified gap, fallbacks (``solver_info_`` is the same dict).
     dual_coef_ : ndarray of shape (n_train, n_classes)
@@ -182,7 +185,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = check_positive(self.C, "C")
-        check_choice(self.solver, "solver", ("auto", "libsvm", "dual", "primal"))
+        check_choice(self.solver, "solver", ("auto", "alm", "libsvm", "dual", "primal"))
         primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
         nC = classes.size
