@@ -197,7 +197,7 @@ def test_primal_lbfgs_stops_on_a_certified_gap():
     """status 'optimal' means the true gap (against the exact dual QP) is within tol; too few iterations
     end in 'max_iter', never a false 'optimal'."""
     K, y, zeta, exact = _ww_instance(n=60, seed=6)
-    _, U, lam = __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["psd_factor"]).psd_factor(K)
+    _, U, lam = __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["gram_factor"]).gram_factor(K)
     Phi = U * np.sqrt(lam)
     P_star = exact.objective
     for tol in (1e-2, 1e-3, 1e-5):

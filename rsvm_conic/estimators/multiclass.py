@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
-from ..formulations.multiclass_ww import WWMachine, encode_labels, psd_factor
+from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor
 from ..solvers.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
@@ -326,7 +326,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.rff_ is not None:
             return self._features(X)
         K = self._gram(X, X)
-        _, U, lam = psd_factor(K)
+        _, U, lam = gram_factor(K)
         if self.max_rank is not None:
             r = int(self.max_rank)
             if r < 1:

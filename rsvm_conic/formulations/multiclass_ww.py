@@ -194,7 +194,7 @@ def ww_certificate(
     return certify(route, primal, dual, tol, floor=1e-9 * zeta * beta.shape[0], **kwargs)
 
 
-def psd_factor(K: np.ndarray, rtol: float = 1e-10):
+def gram_factor(K: np.ndarray, rtol: float = 1e-10):
     """``K = L L^T`` through ``eigh``, dropping eigenvalues below ``rtol * max``.
 
     Returns ``(L (n, r), U (n, r), lam (r,))``.  Negative eigenvalues below ``-1e-8 max(1, lambda_max)``
@@ -217,7 +217,7 @@ class WWKernelDual(Formulation):
     ):
         """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
         from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
-        when the caller already has it (:func:`psd_factor`), saving the eigendecomposition."""
+        when the caller already has it (:func:`gram_factor`), saving the eigendecomposition."""
         if check_input:
             K = check_X(K, "K")
             if K.shape[0] != K.shape[1]:
@@ -232,7 +232,7 @@ class WWKernelDual(Formulation):
         n, C = K.shape[0], self.n_classes
         self.Y = np.zeros((n, C))
         self.Y[np.arange(n), codes] = 1.0
-        L = psd_factor(self.K)[0] if factor is None else factor
+        L = gram_factor(self.K)[0] if factor is None else factor
         alpha = cp.Variable((n, C), nonneg=True)
         zeta_p = cp.Parameter(nonneg=True, value=check_positive(zeta, "zeta"), name="zeta")
         A = cp.sum(alpha, axis=1, keepdims=True)  # (n, 1)
@@ -401,7 +401,7 @@ class WWMachine(Formulation):
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
-        self._factor = None  # psd_factor(K), computed once: the primal route and its dual fallback share it
+        self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
 
     def _available(self, backend: str) -> bool:
         return backend != "libsvm" or (self.K is not None and self.n_classes == 2)
@@ -426,7 +426,7 @@ class WWMachine(Formulation):
 
     def kernel_factor(self):
         if self._factor is None:
-            self._factor = psd_factor(self.K)
+            self._factor = gram_factor(self.K)
         return self._factor
 
     def _apply_K(self, B):
