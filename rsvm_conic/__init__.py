@@ -30,27 +30,7 @@ The README's References section lists these and the secondary references (CW16, 
 
 __version__ = "0.1.0"  # the one version string (pyproject.toml reads it)
 
-from .estimators import (  # noqa: E402  (after __version__, which submodules may read)
-    ChanceConstrainedSVC,
-    HyperbolicSVC,
-    KernelRobustSVC,
-    NominalSVC,
-    PkSVC,
-    RobustFeatureSVC,
-    RobustSVC,
-    SafeSVC,
-    WestonWatkinsSVC,
-)
+from . import estimators as _estimators  # noqa: E402  (after __version__, which submodules may read)
+from .estimators import *  # noqa: E402, F401, F403  (every estimator: ``from rsvm_conic import RobustSVC``)
 
-__all__ = [
-    "ChanceConstrainedSVC",
-    "HyperbolicSVC",
-    "KernelRobustSVC",
-    "NominalSVC",
-    "PkSVC",
-    "RobustFeatureSVC",
-    "RobustSVC",
-    "SafeSVC",
-    "WestonWatkinsSVC",
-    "__version__",
-]
+__all__ = [*_estimators.__all__, "__version__"]
