@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
+from .._validation import check_choice, check_norm, check_positive, is_dask_array, validate_estimator_input
 from ..formulations.chance import ChanceConstrainedSVM
 from ..formulations.nominal import NominalSVM
 from ..formulations.robust import RobustSVM
@@ -44,6 +44,11 @@ class ConstantClassifierWarning(UserWarning):
 
 def _is_constant(w, X) -> bool:
     """``w = 0`` up to round-off relative to the data: every score equals the intercept."""
+    if is_dask_array(X):  # both maxima in one pass
+        import dask
+
+        score, size = dask.compute(abs(X @ w).max(), abs(X).max())
+        return float(score) <= 1e-7 * (1.0 + float(size))
     return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + float(np.max(np.abs(X))))
 
 
@@ -58,7 +63,12 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         raise NotImplementedError
 
     def fit(self, X, y, Sigma=None, groups=None, sample_radius=None):
-        """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet)."""
+        """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet).
+
+        X, y (and the per-sample groups, sample_radius) may be Dask arrays chunked along rows: the fit then
+        runs on their row blocks, on the current Dask scheduler (e.g. a ``distributed.Client(address)``),
+        and nothing of size L is gathered (:mod:`rsvm_conic.solvers.dask_ipm`).
+        """
         check_choice(self.solver, "solver", self._solvers())
         check_positive(self.C, "C")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)

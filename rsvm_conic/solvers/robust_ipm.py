@@ -61,7 +61,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from .._validation import check_two_classes
+from .._validation import check_two_classes, is_dask_array
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 
@@ -362,8 +362,16 @@ def robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, *, max_iter=1
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
     ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
-    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).
+    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).  A Dask array ``X``
+    (with ``y``, ``gamma``, ``group_index`` -- and per-sample factors -- chunked along its rows) is
+    solved on its row blocks by :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
+    if is_dask_array(X):
+        from .dask_ipm import robust_svm_ipm_dask
+
+        return robust_svm_ipm_dask(X, y, C, gamma, factors, diagonal, group_index, max_iter=max_iter,
+                                   tol_gap_abs=tol_gap_abs, tol_gap_rel=tol_gap_rel, tol_feas=tol_feas,
+                                   verbose=verbose, accept_inaccurate=accept_inaccurate, print_fn=print_fn)
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")
@@ -419,17 +427,30 @@ def solve_robust_ipm(formulation, **opts):
     from ..formulations.base import Solution
 
     unc = formulation.current_uncertainty()
-    L, n = formulation.X.shape
+    X = formulation.X
+    L, n = X.shape
+    dask = is_dask_array(X)
     if unc is None:  # nominal SVM: no cone
-        factors, diagonal, gidx, gamma = np.zeros((1, n)), True, np.zeros(L, dtype=np.intp), np.zeros(L)
+        if dask:
+            import dask.array as da
+
+            gidx, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
+        else:
+            gidx, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
+        factors, diagonal = np.zeros((1, n)), True
     else:
         if unc.q != 2.0:
             raise ValueError(f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
                              f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf.")
         factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
     t0 = time.perf_counter()
-    values, info = robust_svm_ipm(formulation.X, formulation.y, formulation.C, gamma, factors, diagonal, gidx,
-                                  **opts)
+    if dask:  # validated when the formulation was built
+        from .dask_ipm import robust_svm_ipm_dask
+
+        values, info = robust_svm_ipm_dask(X, formulation.y, formulation.C, gamma, factors, diagonal, gidx,
+                                           check_input=False, **opts)
+    else:
+        values, info = robust_svm_ipm(X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, **opts)
     sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0,
                    values=values, info=info)
     sol.time = time.perf_counter() - t0
