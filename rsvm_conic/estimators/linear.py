@@ -20,6 +20,7 @@ can absorb -- and the largest radius (smallest epsilon) for which ``w != 0`` on 
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -62,13 +63,20 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
     def _build(self, X, y, Sigma, groups, sample_radius):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def fit(self, X, y, Sigma=None, groups=None, sample_radius=None):
+    #: whether ``fit`` takes Sigma / groups / sample_radius (read from a store given as a path)
+    _uncertain = True
+
+    def fit(self, X, y=None, Sigma=None, groups=None, sample_radius=None):
         """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet).
 
         X, y (and the per-sample groups, sample_radius) may be Dask arrays chunked along rows: the fit then
         runs on their row blocks, on the current Dask scheduler (e.g. a ``distributed.Client(address)``),
-        and nothing of size L is gathered (:mod:`rsvm_conic.solvers.dask_ipm`).
+        and nothing of size L is gathered (:mod:`rsvm_conic.solvers.dask_ipm`).  ``X`` may also be the
+        path of a chunked store (:mod:`rsvm_conic.datasets.zarr_store`): its X, y and uncertainty are read
+        as Dask arrays.
         """
+        if isinstance(X, (str, os.PathLike)):
+            X, y, Sigma, groups, sample_radius = self._from_store(X, y, Sigma, groups, sample_radius)
         check_choice(self.solver, "solver", self._solvers())
         check_positive(self.C, "C")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
@@ -93,6 +101,15 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         if _is_constant(self.coef_.ravel(), X):
             self._warn_constant(formulation)
         return self
+
+    def _from_store(self, path, y, Sigma, groups, sample_radius):
+        from ..datasets.zarr_store import open_dataset
+
+        if any(v is not None for v in (y, Sigma, groups, sample_radius)):
+            raise ValueError("fit(path) reads y, Sigma, groups and sample_radius from the store; pass none of them.")
+        ds = open_dataset(path)
+        unc = ds.uncertainty() if self._uncertain else {}
+        return ds.X, ds.y, unc.get("Sigma"), unc.get("groups"), unc.get("sample_radius")
 
     def _warn_constant(self, formulation):
         label = self.classes_[int(self.intercept_[0] > 0)]
@@ -164,6 +181,7 @@ class NominalSVC(_LinearSVCBase):
     """
 
     _formulation = NominalSVM
+    _uncertain = False
 
     def __init__(self, C=1.0, solver="auto", solver_options=None):
         self.C = C
