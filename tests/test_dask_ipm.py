@@ -222,3 +222,14 @@ def test_certificate_pieces_equal_memory():
         w, b, alpha = rng.normal(size=6), 0.3, rng.uniform(0, 0.7, 600)
         assert fd.objective_wb(w, b) == pytest.approx(fm.objective_wb(w, b), rel=1e-12)
         assert fd.dual_value(_rows(alpha), w) == pytest.approx(fm.dual_value(alpha, w), rel=1e-9)
+
+
+def test_check_instance_dask_route_agrees_with_memory():
+    """``rsvm-conic check robust-outofcore-sample``: both routes optimal and within 1e-8."""
+    import problems
+    from rsvm_conic.runner import check_instance
+
+    reports, ok = check_instance(problems.get("INSTANCES", "robust-outofcore-sample"))
+    assert ok, reports
+    assert [r.backend for r in reports] == ["ipm", "ipm_dask"] and all(r.status == "optimal" for r in reports)
+    assert reports[1].agreement == 1.0

@@ -1,5 +1,8 @@
-"""Chunked stores on disk (rsvm_conic.datasets.zarr_store) and ``fit(path)``."""
+"""Chunked stores on disk (rsvm_conic.datasets.zarr_store) and the paths that take one: ``fit(path)``,
+``rsvm-conic run robust-outofcore --data`` and ``rsvm-conic check robust-outofcore --data``."""
 
+import contextlib
+import io
 import json
 
 import numpy as np
@@ -8,6 +11,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 pytest.importorskip("zarr")
 
+from rsvm_conic.cli import main  # noqa: E402
 from rsvm_conic.datasets.zarr_store import META, make_classification_store, open_dataset, write_dataset  # noqa: E402
 from rsvm_conic.estimators import NominalSVC, RobustSVC  # noqa: E402
 
@@ -73,3 +77,28 @@ def test_stores_are_not_clobbered(tmp_path):
         open_dataset(other)
     with pytest.raises(ValueError, match="numeric"):
         write_dataset(tmp_path / "s", np.zeros((2, 2)), np.array(["a", "b"]))
+
+
+def _cli(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_run_and_check_take_a_store(tmp_path):
+    path = make_classification_store(tmp_path / "d", 4000, 5, chunk_rows=1000)
+    code, out, _ = _cli("run", "robust-outofcore", "--quick", "--data", str(path), "--out", str(tmp_path / "r"),
+                        "--no-progress")
+    assert code == 0 and "certified gap" in out
+    records = [json.loads(line) for line in (tmp_path / "r" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 1 and records[0]["result"]["status"] == "optimal"
+    assert records[0]["result"]["passes"] > records[0]["result"]["iterations"]
+    code, out, _ = _cli("check", "robust-outofcore", "--data", str(path))
+    assert code == 0 and "AGREE" in out and "ipm_dask" in out
+    code, _, err = _cli("run", "linear-noise-grid", "--quick", "--data", str(path), "--out", str(tmp_path / "x"))
+    assert code == 2 and "takes no --data" in err
+    code, _, err = _cli("check", "robust-small", "--data", str(path))
+    assert code == 2 and "takes no --data" in err
+    code, _, err = _cli("run", "robust-outofcore", "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "y"))
+    assert code == 2 and "not a data set store" in err
