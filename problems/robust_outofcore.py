@@ -313,7 +313,8 @@ def benchmark(n_samples: int, n_features: int, *, workers: int = 4, memory_limit
 
 
 def run(quick: bool = False) -> int:
-    """``rsvm-conic bench robust-outofcore``: sizes from the module docstring (environment overrides)."""
+    """A robust SVM on a store larger than the workers' combined memory (LocalCluster): time, passes over the
+    data, peak worker memory, certified gap (sizes: module docstring; environment overrides)."""
     env = os.environ.get
     default = (200_000, 20, 2, "1GiB") if quick else (12_000_000, 50, 4, "1GiB")
     benchmark(int(env("RSVM_OUTOFCORE_SAMPLES", default[0])), int(env("RSVM_OUTOFCORE_FEATURES", default[1])),

@@ -176,7 +176,7 @@ class LinearSVMFormulation(Formulation):
         return RobustHinge(self.X, self.y, self.current_uncertainty())
 
     def objective_wb(self, w, b) -> float:
-        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy)."""
+        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; Dask samples: one pass)."""
         w = np.asarray(w, dtype=float)
         if self.dask:
             from ..solvers.row_blocks import hinge_sum

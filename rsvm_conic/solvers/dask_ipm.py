@@ -37,8 +37,8 @@ same way each time (deterministic).  The iterate is persisted in the workers onc
 or the workers' memory after ``X.persist()``); the plan (``w``, ``b``, and the step's global solutions:
 O(n + k n) numbers) goes to the block's worker and a partial result of ``(n + 1)^2 + O(k n)`` numbers
 comes back (combined in a tree of ``log_8`` depth), so the client receives O(n^2) numbers per pass,
-whatever L.  Per-sample state in the workers: 5 numbers per sample (``xi``, two orthant pairs) plus
-``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30 arrays of its rows.
+whatever L.  Per-sample state in the workers: 6 numbers per sample (``xi``, two orthant pairs, ``x_i'w``)
+plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30 arrays of its rows.
 
 **Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
 matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus 1-2 per refinement step in the
