@@ -631,7 +631,7 @@ def _iterate(blocks, cfg, cones, L, n, C, *, max_iter, tol_gap_abs, tol_gap_rel,
             amax = min(amax, system.cone_step(pred[2], system.u_pred))
         sigma = (1.0 - min(1.0, amax)) ** 3
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
-        bz_c = system.corr_bz(-rz_c, pred[2], sigma, mu) if grouped else None
+        bz_c = system.corr_bz(-rz_c, sigma, mu) if grouped else None
         corr = system.solve(c_part, "", bglob, bz_c)
         it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
         dZc = corr[2]
@@ -717,17 +717,20 @@ class _System:
         S[np.arange(n), np.arange(n)] += 1.0
         self.cho = sla.cho_factor(S, lower=False, check_finite=True)
 
-    # grouped cones' parts of the right-hand sides
+    # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
     def pred_bz(self, minus_rz):
+        """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
         self.u_pred = jdiv(self.cones.spec, self.lam, -self.lam_sq)
         return minus_rz - self.sc.apply(self.u_pred)
 
     def cone_step(self, dZ, u):
+        """The cones' largest predictor step (and their scaled directions, kept for the corrector)."""
         dza = self.sc.apply(dZ)
         self.dsa_c, self.dza_c = u - dza, dza
         return min(max_step(self.cones.spec, self.lam, self.dsa_c), max_step(self.cones.spec, self.lam, dza))
 
-    def corr_bz(self, minus_rz, dZ, sigma, mu):
+    def corr_bz(self, minus_rz, sigma, mu):
+        """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
         rl = -self.lam_sq - jprod(self.cones.spec, self.dsa_c, self.dza_c) + sigma * mu * self.cones.spec.identity()
         self.u_corr = jdiv(self.cones.spec, self.lam, rl)
         return minus_rz - self.sc.apply(self.u_corr)
