@@ -6,7 +6,9 @@ and what to do about it.  Nothing here mutates its inputs.
 
 from __future__ import annotations
 
+import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -36,6 +38,8 @@ def validate_estimator_input(estimator, X, y=None, *, reset: bool):
     """
     from sklearn.utils.validation import validate_data
 
+    if is_dask_array(X):
+        return _validate_dask_estimator_input(estimator, X, y, reset)
     common = dict(accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
     if y is None and not reset:
         X = validate_data(estimator, X, reset=False, **common)
@@ -52,6 +56,8 @@ def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
     """A dense 2-D float64 array of finite values (scikit-learn's check_array, then our NaN message)."""
     from sklearn.utils.validation import check_array
 
+    if is_dask_array(X):
+        return check_dask_X(X, name, n_features)
     try:
         X = check_array(X, accept_sparse=False, dtype=np.float64, ensure_all_finite=False, input_name=name)
     except TypeError as exc:  # sparse input
@@ -148,6 +154,149 @@ def dual_norm(p: float) -> float:
     """The dual exponent q with 1/p + 1/q = 1 for p in {1, 2, inf}."""
     p = check_norm(p)
     return {1.0: float("inf"), 2.0: 2.0, float("inf"): 1.0}[p]
+
+
+# ------------------------------------------------------------------------------- Dask arrays, lazily
+def is_dask_array(A) -> bool:
+    """Whether ``A`` is a Dask array (Dask is not imported to find out)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(A, da.Array)
+
+
+def check_dask_X(X, name: str = "X", n_features: int | None = None, *, finite: bool = True):
+    """:func:`check_X` for a Dask array without computing it: 2-D, numeric, known row chunks, not empty,
+    ``n_features`` columns; cast to float64 and rechunked to one column chunk lazily.  Finite-ness is one
+    reduction pass (:func:`check_dask_values`; ``finite=False`` leaves it to the caller, to share the pass)."""
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have 2 dimension(s); got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric; got a Dask array of dtype {X.dtype}.")
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"{name} has unknown chunk sizes (e.g. after boolean indexing); call {name}.compute_chunk_sizes() first."
+        )
+    if X.size == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); pass at least one entry.")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features but {n_features} were expected (the number seen in fit).")
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    if finite:
+        check_dask_values({name: ("finite", X, None)})
+    return X
+
+
+def dask_rows(a, X, name: str):
+    """A per-sample vector (numpy or Dask, one entry per row of X) as a Dask array with X's row chunks."""
+    import dask.array as da
+
+    if not is_dask_array(a):
+        a = np.asarray(a)
+        if a.ndim != 1 or a.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} must hold one entry per row of X ({X.shape[0]}); got shape {a.shape}.")
+        return da.from_array(a, chunks=(X.chunks[0],))
+    if a.ndim != 1 or a.shape[0] != X.shape[0]:
+        raise ValueError(f"{name} must hold one entry per row of X ({X.shape[0]}); got shape {a.shape}.")
+    return a if a.chunks[0] == X.chunks[0] else a.rechunk((X.chunks[0],))
+
+
+def check_dask_values(checks: dict) -> None:
+    """Value checks of Dask arrays in one pass over all of them (only counts reach the client).
+
+    ``checks`` maps a name to ``(kind, array, message)``; kinds: ``"finite"`` (no NaN/inf),
+    ``"nonnegative"`` (finite and >= 0), ``"pm"`` (labels in {-1, +1}, both present).  ``message`` None:
+    the in-memory checks' wording.  Raises ValueError for the first failing check."""
+    import dask
+
+    (counts,) = dask.compute(_lazy_counts(checks))
+    _raise_counts(checks, counts)
+
+
+def _lazy_counts(checks: dict) -> dict:
+    import dask.array as da
+
+    lazy = {}
+    for name, (kind, A, _) in checks.items():
+        if kind == "finite":
+            lazy[name] = (~da.isfinite(A)).sum()
+        elif kind == "nonnegative":
+            lazy[name] = (~(da.isfinite(A) & (A >= 0))).sum()
+        else:
+            lazy[name] = da.stack([(~((A == 1) | (A == -1))).sum(), (A == 1).sum(), (A == -1).sum()])
+    return lazy
+
+
+def _raise_counts(checks: dict, counts: dict) -> None:
+    for name, (kind, A, message) in checks.items():
+        c = np.asarray(counts[name])
+        if kind == "pm":
+            if c[0] or not (c[1] and c[2]):
+                raise ValueError(message or f"{name} must hold labels in {{-1, +1}} of both classes.")
+        elif c:
+            raise ValueError(
+                message
+                or (
+                    f"{name} contains {int(c)} NaN or infinite value(s); impute or drop them before fitting."
+                    if kind == "finite"
+                    else f"{name} must hold finite, nonnegative numbers ({int(c)} are not)."
+                )
+            )
+
+
+def _few_labels(*blocks):
+    """The sorted distinct labels of the blocks, at most 3 (more than 2 is all a binary check needs)."""
+    return np.unique(np.concatenate([np.ravel(b) for b in blocks]))[:3]
+
+
+def check_dask_binary_labels(y, X, name: str = "y", extra: dict | None = None):
+    """:func:`check_binary_labels` for labels aligned with the rows of a Dask ``X``: ``(y_pm, classes)``
+    with ``y_pm`` a lazy Dask array in {-1, +1}.  The labels' distinct values (at most 3) are found by a
+    tree reduction over the chunks; ``extra`` checks (:func:`check_dask_values`) share its pass."""
+    import dask
+    import dask.array as da
+    from sklearn.utils.multiclass import check_classification_targets
+
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target {name} is None.")
+    if is_dask_array(y) and y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    y = dask_rows(y, X, name)
+    parts = [dask.delayed(_few_labels)(b) for b in y.to_delayed().ravel()]
+    while len(parts) > 1:
+        parts = [dask.delayed(_few_labels)(*parts[i : i + 8]) for i in range(0, len(parts), 8)]
+    lazy = {"labels": parts[0]}
+    if y.dtype.kind == "f":
+        lazy["bad"] = (~da.isfinite(y)).sum()
+    (res, counts) = dask.compute(lazy, _lazy_counts(extra or {}))
+    _raise_counts(extra or {}, counts)
+    if res.get("bad", 0):
+        raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")
+    labels = res["labels"]
+    check_classification_targets(labels)
+    classes = check_two_classes(labels, name, reason="a binary classifier needs samples of two classes", classes=labels)
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"Only binary classification is supported. {name} has more than 2 classes; use a "
+            "multi-class estimator (e.g. WestonWatkinsSVC) or reduce the labels to two classes."
+        )
+    return da.where(y == classes[1], 1.0, -1.0), classes
+
+
+def _validate_dask_estimator_input(estimator, X, y, reset):
+    """validate_estimator_input for a Dask X (no scikit-learn validate_data: it would compute X)."""
+    if y is None and not reset:
+        return check_dask_X(X, "X", n_features=getattr(estimator, "n_features_in_", None))
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
+    X = check_dask_X(X, "X", finite=False)
+    y_pm, classes = check_dask_binary_labels(y, X, extra={"X": ("finite", X, None)})
+    if reset:
+        estimator.n_features_in_ = X.shape[1]
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+    return X, y_pm, classes
 
 
 # ------------------------------------------------------------------------------------------ labels

@@ -62,6 +62,12 @@ def _cmd_check(args) -> int:
     from .runner import check_instance, format_reports
 
     instance = _lookup("INSTANCES", args.name)
+    if args.data:
+        if not hasattr(instance, "with_data"):
+            raise UserError(
+                f"{args.name} takes no --data (instances that do: robust-outofcore, robust-outofcore-sample)"
+            )
+        instance = instance.with_data(_data_path(args.data))
     backends = None if args.backends is None else tuple(b.strip() for b in args.backends.split(","))
     allowed = instance.backends
     bad = [b for b in backends or () if not b or (allowed and b not in allowed)]
@@ -119,10 +125,27 @@ def _grid_options(args) -> dict:
     return {"n_jobs": args.n_jobs, "backend": args.backend, "scheduler": args.scheduler}
 
 
+def _data_path(path) -> Path:
+    """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store)."""
+    from .datasets.zarr_store import META
+
+    path = Path(path)
+    if not (path / META).is_file():
+        raise UserError(
+            f"--data {path} is not a data set store ({META} not found); write one with "
+            "rsvm_conic.datasets.zarr_store.write_dataset or make_classification_store"
+        )
+    return path
+
+
 def _cmd_grid(args) -> int:
     """``run NAME`` (a grid of GRIDS) and ``reproduce NAME`` (a GridExperiment of REPRODUCTIONS): one path."""
     experiment = _lookup("GRIDS" if args.command == "run" else "REPRODUCTIONS", args.name)
     opts = _grid_options(args)
+    if getattr(args, "data", None):
+        if not experiment.takes_data:
+            raise UserError(f"{args.name} takes no --data (grids that do: robust-outofcore)")
+        opts["data"] = _data_path(args.data)
     out = _out_dir(args)
     run = experiment.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
     print(run.summary)
@@ -176,9 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="solve a named instance with every backend and compare")
     p.add_argument("name")
     p.add_argument("--backends", help="comma-separated subset of backends")
+    p.add_argument("--data", metavar="PATH", help="a chunked data set store (Zarr), for instances that take one")
     p.set_defaults(fn=_cmd_check)
     p = sub.add_parser("run", help="run a named grid (resumable; parallel via loky or Dask)")
     _add_grid_args(p)
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        help="a chunked data set store (Zarr) larger than memory, for grids that take one "
+        "(robust-outofcore: its fits run on the store's row blocks, on --scheduler)",
+    )
     p = sub.add_parser(
         "reproduce", help="reproduce a paper table/figure (a grid: resumable; parallel via loky or Dask)"
     )

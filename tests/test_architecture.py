@@ -16,10 +16,10 @@ ALLOWED = {
     "solvers": {"_validation", "uncertainty", "kernels"},
     "evaluation": {"_validation", "uncertainty", "kernels", "solvers"},
     "formulations": {"_validation", "uncertainty", "kernels", "solvers"},
-    "estimators": {"_validation", "uncertainty", "kernels", "solvers", "formulations"},
+    "estimators": {"_validation", "uncertainty", "kernels", "datasets", "solvers", "formulations"},
     "runner": {"formulations", "solvers", "__init__"},
     "plotting": {"uncertainty"},
-    "cli": {"runner", "problems"},
+    "cli": {"runner", "problems", "datasets"},
     "__init__": {"estimators"},
     "problems": {
         "_validation",

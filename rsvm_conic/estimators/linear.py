@@ -20,6 +20,7 @@ can absorb -- and the largest radius (smallest epsilon) for which ``w != 0`` on 
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -29,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
+from .._validation import check_choice, check_norm, check_positive, is_dask_array, validate_estimator_input
 from ..formulations.chance import ChanceConstrainedSVM
 from ..formulations.nominal import NominalSVM
 from ..formulations.robust import RobustSVM
@@ -44,6 +45,11 @@ class ConstantClassifierWarning(UserWarning):
 
 def _is_constant(w, X) -> bool:
     """``w = 0`` up to round-off relative to the data: every score equals the intercept."""
+    if is_dask_array(X):  # both maxima in one pass
+        import dask
+
+        score, size = dask.compute(abs(X @ w).max(), abs(X).max())
+        return float(score) <= 1e-7 * (1.0 + float(size))
     return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + float(np.max(np.abs(X))))
 
 
@@ -57,8 +63,20 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
     def _build(self, X, y, Sigma, groups, sample_radius):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def fit(self, X, y, Sigma=None, groups=None, sample_radius=None):
-        """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet)."""
+    #: whether ``fit`` takes Sigma / groups / sample_radius (read from a store given as a path)
+    _uncertain = True
+
+    def fit(self, X, y=None, Sigma=None, groups=None, sample_radius=None):
+        """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet).
+
+        X, y (and the per-sample groups, sample_radius) may be Dask arrays chunked along rows: the fit then
+        runs on their row blocks, on the current Dask scheduler (e.g. a ``distributed.Client(address)``),
+        and nothing of size L is gathered (:mod:`rsvm_conic.solvers.dask_ipm`).  ``X`` may also be the
+        path of a chunked store (:mod:`rsvm_conic.datasets.zarr_store`): its X, y and uncertainty are read
+        as Dask arrays.
+        """
+        if isinstance(X, (str, os.PathLike)):
+            X, y, Sigma, groups, sample_radius = self._from_store(X, y, Sigma, groups, sample_radius)
         check_choice(self.solver, "solver", self._solvers())
         check_positive(self.C, "C")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
@@ -86,6 +104,15 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         if _is_constant(self.coef_.ravel(), X):
             self._warn_constant(formulation)
         return self
+
+    def _from_store(self, path, y, Sigma, groups, sample_radius):
+        from ..datasets.zarr_store import open_dataset
+
+        if any(v is not None for v in (y, Sigma, groups, sample_radius)):
+            raise ValueError("fit(path) reads y, Sigma, groups and sample_radius from the store; pass none of them.")
+        ds = open_dataset(path)
+        unc = ds.uncertainty() if self._uncertain else {}
+        return ds.X, ds.y, unc.get("Sigma"), unc.get("groups"), unc.get("sample_radius")
 
     def _warn_constant(self, formulation):
         label = self.classes_[int(self.intercept_[0] > 0)]
@@ -162,6 +189,7 @@ class NominalSVC(_LinearSVCBase):
     """
 
     _formulation = NominalSVM
+    _uncertain = False
 
     def __init__(self, C=1.0, solver="auto", solver_options=None):
         self.C = C

@@ -35,7 +35,15 @@ import time
 
 import numpy as np
 
-from .._validation import check_positive, check_X, check_binary_labels
+from .._validation import (
+    check_binary_labels,
+    check_dask_X,
+    check_dask_values,
+    check_positive,
+    check_X,
+    dask_rows,
+    is_dask_array,
+)
 from ..solvers.conic import SolverError, solve_cvxpy
 from ..solvers.contract import SolveInfo, certify
 from ..solvers.datafits import RobustHinge
@@ -73,15 +81,22 @@ class LinearSVMFormulation(Formulation):
     }
 
     def __init__(self, X, y, C: float, check_input: bool = True):
-        if check_input:
+        msg = (
+            "y must be a vector of -1/+1 labels with one entry per row of X "
+            "(use validate_xy to convert arbitrary binary labels)."
+        )
+        if check_input and is_dask_array(X):  # shapes lazily, values in one pass (nothing gathered)
+            X = check_dask_X(X, finite=False)
+            y = dask_rows(y, X, "y")
+            check_dask_values({"X": ("finite", X, None), "y": ("pm", y, msg)})
+        elif check_input:
             X = check_X(X)
             y = np.asarray(y, dtype=float)
             if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1.0, 1.0))):
-                raise ValueError(
-                    "y must be a vector of -1/+1 labels with one entry per row of X "
-                    "(use validate_xy to convert arbitrary binary labels)."
-                )
+                raise ValueError(msg)
         self.X, self.y = X, y
+        #: the samples are a Dask array: per-sample work runs on its row blocks (:mod:`~..solvers.row_blocks`)
+        self.dask = is_dask_array(X)
         self.C0 = check_positive(C, "C")
         self.uncertainty: ResolvedUncertainty | None = None
         self._values = {"C": self.C0}
@@ -95,6 +110,11 @@ class LinearSVMFormulation(Formulation):
         raise NotImplementedError
 
     def _materialise(self):
+        if self._problem is None and self.dask:
+            raise ValueError(
+                f"{self.name}: no CVXPY model for samples given as a Dask array (it would hold every "
+                "sample); the 'ipm' route solves it on the row blocks."
+            )
         if self._problem is None:
             self._problem, self._cp_params, self._variables, self._margin = self._build_model()
             for key, value in self._values.items():
@@ -158,13 +178,25 @@ class LinearSVMFormulation(Formulation):
             u.factors, u.diagonal, u.group_index, u.p, u.q, float(self._values[self.gamma_param]), u.scale
         )
 
+    def resolve(self, uncertainty):
+        """``uncertainty.resolve(L, n)`` for these samples (per-sample arrays kept on Dask row blocks)."""
+        if self.dask:
+            from ..solvers.row_blocks import resolve_uncertainty
+
+            return resolve_uncertainty(uncertainty, self.X)
+        return uncertainty.resolve(*self.X.shape)
+
     def datafit(self) -> RobustHinge:
         """The robust hinge at the current parameter values (its data are ``self.X``, ``self.y``)."""
         return RobustHinge(self.current_uncertainty())
 
     def objective_wb(self, w, b) -> float:
-        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy)."""
+        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; Dask samples: one pass)."""
         w = np.asarray(w, dtype=float)
+        if self.dask:
+            from ..solvers.row_blocks import hinge_sum
+
+            return 0.5 * float(w @ w) + self.C * hinge_sum(self.X, self.y, w, b, self.current_uncertainty())[0]
         return 0.5 * float(w @ w) + self.C * self.datafit().value(self.y, w, self.X @ w + b)
 
     def objective(self, solution: Solution) -> float:
@@ -185,12 +217,34 @@ class LinearSVMFormulation(Formulation):
         accelerated projected gradient on ``max_u D(alpha, u)`` -- needed where the maximiser is not
         unique (``w = 0``, or p in {1, inf}, whose dual norms have kinks where ``A_g'w`` has zero or tied entries).
         """
+        if self.dask:
+            return self._dual_value_rows(alpha, np.asarray(w, dtype=float), optimise_u)
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C)
         v = self.X.T @ (a * self.y)
         robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v)
         if robust is not None:
             v = v - robust
         return float(a.sum() - 0.5 * v @ v)
+
+    def _dual_value_rows(self, alpha, w, optimise_u):
+        """:meth:`dual_value` on Dask row blocks: the same projection (found by a few passes) and dual value
+        (one pass).  ``u_g`` is optimised on the client for grouped factors; per-sample factors keep the
+        maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
+        from ..solvers.row_blocks import dual_terms, project_dual_set_rows
+
+        a, _ = project_dual_set_rows(self.X, alpha, self.y, self.C)
+        unc = self.current_uncertainty()
+        robust = unc is not None and unc.radius != 0
+        t = dual_terms(self.X, self.y, a, w, unc if robust else None)
+        v = t["v"]
+        if robust and "robust" in t:
+            v = v - t["robust"]
+        elif robust:
+            U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)
+            if optimise_u and unc.factors.size <= 2e7:
+                U = _best_u(t["v"], t["s"], unc, U)
+            v = v - t["s"] @ _apply_factors(unc, U)
+        return float(t["sum_a"] - 0.5 * v @ v)
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None):
         """``sum_g s_g A_g u_g`` (None without a robust term); see :meth:`dual_value`."""
@@ -248,12 +302,20 @@ class LinearSVMFormulation(Formulation):
 
     def _rounding_floor(self, alpha) -> float:
         """Size of the round-off in the dual value: eps times the terms that cancel in it."""
+        if self.dask:
+            import dask
+
+            a = abs(alpha)
+            s, v = dask.compute(a.sum(), abs(self.X).T @ a)
+            return float(np.finfo(float).eps * (s + v @ v))
         a = np.abs(np.asarray(alpha, dtype=float))
         v = np.abs(self.X).T @ a
         return float(np.finfo(float).eps * (a.sum() + v @ v))
 
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
+        if self.dask and backend not in self.DASK_BACKENDS:
+            return False
         if backend == "ipm":
             unc = self.current_uncertainty()
             return unc is None or unc.q == 2.0
@@ -264,11 +326,22 @@ class LinearSVMFormulation(Formulation):
         unless one iteration's L n^2 work is excessive (then the stochastic proximal method),
         Clarabel for p in {1, inf}; each route falls back to the next exact one."""
         L, n = self.X.shape
+        if self.dask:  # no route but the interior point runs on row blocks
+            if "ipm" not in self.backends:
+                raise ValueError(
+                    f"{self.name}: samples given as a Dask array are solved by the interior point "
+                    "on their row blocks, for p = 2 (ellipsoidal) uncertainty and the nominal model; "
+                    "this model has another norm."
+                )
+            return ("ipm",)
         if "ipm" in self.backends:
             if L * n * n > IPM_WORK_LIMIT:
                 return ("prox", "ipm", "clarabel")
             return ("ipm", "clarabel", "scs")
         return ("clarabel", "scs")
+
+    #: the routes for samples given as a Dask array (per-sample work on the row blocks)
+    DASK_BACKENDS = ("ipm",)
 
     #: tighter solver tolerances for one retry when a route's result misses the certificate's
     #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)

@@ -65,7 +65,7 @@ class NominalSVM(LinearSVMFormulation):
         overlapping points libsvm needs minutes, the interior point 0.1 s); the interior point
         otherwise.  Each route falls back to the next exact one."""
         L, n = self.X.shape
-        if n > L or (L <= 5000 and self.C <= 1.0):
+        if not self.dask and (n > L or (L <= 5000 and self.C <= 1.0)):
             return ("libsvm", "ipm", "clarabel")
         return super().auto_routes()
 

@@ -70,9 +70,8 @@ class RobustSVM(LinearSVMFormulation):
         self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None, *, check_input: bool = True
     ):
         super().__init__(X, y, C, check_input=check_input)
-        L, n = self.X.shape
         uncertainty = uncertainty if uncertainty is not None else UncertaintySet()
-        self.uncertainty = unc = uncertainty.resolve(L, n)
+        self.uncertainty = unc = self.resolve(uncertainty)
         self.set_params(**{self.gamma_param: float(unc.radius if radius is None else radius)})
 
     def _build_model(self):

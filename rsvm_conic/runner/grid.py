@@ -518,9 +518,14 @@ class GridExperiment:
     * ``version`` enters every cell's key: bump it when the computation changes so that old results
       are not re-used.
 
+    A grid whose cells fit on a chunked data store given at run time (``rsvm-conic run NAME --data PATH``)
+    sets ``takes_data = True`` and accepts ``run(..., data=PATH)``.
+
     Output layout: ``OUT/results.jsonl`` (one record per finished cell, see :class:`ResultsStore`;
     ``.lock`` and ``.damaged`` beside it) and the report's files beside it.
     """
+
+    takes_data = False
 
     def __init__(self, name, description, cells, fn, report=None, version="1"):
         self.name = name

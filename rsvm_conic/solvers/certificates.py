@@ -180,28 +180,43 @@ def project_box_hyperplane(v: np.ndarray, y: np.ndarray, C: float, max_iter: int
     yv = y * v
     lo, hi = float(np.min(yv)) - C, float(np.max(yv)) + C
     flo, fhi = C * float(np.count_nonzero(y > 0)), -C * float(np.count_nonzero(y < 0))  # phi(lo) > 0 > phi(hi)
-    lam = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
     eps = 4 * np.finfo(float).eps
     noise = eps * C * v.shape[0]  # rounding level of y'a
-    for _ in range(max_iter):
+
+    def evaluate(lam):
         a = np.clip(v - lam * y, 0.0, C)
-        phi = float(y @ a)
+        return float(y @ a), lambda: np.count_nonzero((a > 0.0) & (a < C))
+
+    lam = box_hyperplane_root(evaluate, lo, hi, flo, fhi, noise, C, max_iter)
+    return project_box_hyperplane_sorted(v, y, C) if lam is None else np.clip(v - lam * y, 0.0, C)
+
+
+def box_hyperplane_root(evaluate, lo, hi, flo, fhi, noise, C, max_iter):
+    """The root ``lam`` of ``phi(lam) = y'clip(v - lam y, 0, C)`` for :func:`project_box_hyperplane`, from
+    ``evaluate(lam) -> (phi, nfree)`` (``nfree``: the number of free coordinates, or a function returning
+    it) and the bracket ``phi(lo) = flo > 0 > fhi = phi(hi)``: Newton steps, false position or bisection
+    when one leaves the bracket.  Stops when ``|phi| <= noise`` or the bracket is exhausted; None after
+    ``max_iter`` evaluations.  (:mod:`.row_blocks` runs it with one pass over Dask row blocks per step.)"""
+    lam = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+    eps = 4 * np.finfo(float).eps
+    for _ in range(max_iter):
+        phi, nfree = evaluate(lam)
         if abs(phi) <= noise:
-            return a
+            return lam
         if phi > 0.0:
             lo, flo = lam, phi
         else:
             hi, fhi = lam, phi
-        nfree = np.count_nonzero((a > 0.0) & (a < C))
+        nfree = nfree() if callable(nfree) else nfree
         new = lam + phi / nfree if nfree else math.nan
         if not lo < new < hi:  # outside the bracket: false position, then bisection
             new = lo + (hi - lo) * flo / (flo - fhi)
             if not lo < new < hi:
                 new = 0.5 * (lo + hi)
         if new == lam or hi - lo <= eps * max(abs(lo), abs(hi), C):
-            return a
+            return lam
         lam = new
-    return project_box_hyperplane_sorted(v, y, C)
+    return None
 
 
 def project_box_hyperplane_sorted(v: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:

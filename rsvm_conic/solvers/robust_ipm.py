@@ -61,11 +61,20 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from .._validation import check_two_classes
+from .._validation import check_two_classes, is_dask_array
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 
-__all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm", "weighted_gram"]
+__all__ = [
+    "ConeTerms",
+    "RobustSVMCone",
+    "apply_rows",
+    "centred_gram",
+    "robust_svm_ipm",
+    "solve_robust_ipm",
+    "transpose_apply",
+    "weighted_gram",
+]
 
 _CHUNK = 8192
 
@@ -83,6 +92,77 @@ def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.nda
     iu = np.triu_indices(n, 1)
     out[iu[1], iu[0]] = out[iu]
     return out
+
+
+def transpose_apply(factors, diagonal, w):
+    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``."""
+    if diagonal:
+        return factors * w
+    return np.einsum("kij,i->kj", factors, w)
+
+
+def apply_rows(factors, diagonal, V):
+    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
+    if diagonal:
+        return factors * V
+    return np.einsum("kij,kj->ki", factors, V)
+
+
+def centred_gram(X, y, rho, gamma, gidx, mg, chunk=_CHUNK):
+    """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}`` (syrk on row blocks)."""
+    L, n = X.shape
+    out = np.zeros((n + 1, n + 1))
+    sr = np.sqrt(rho)
+    for i in range(0, L, chunk):
+        sl = slice(i, i + chunk)
+        B = np.empty((min(chunk, L - i), n + 1))
+        ys = y[sl] * sr[sl]
+        np.multiply(X[sl], ys[:, None], out=B[:, :n])
+        B[:, n] = ys
+        B -= (gamma[sl] * sr[sl])[:, None] * mg[gidx[sl]]
+        out += dsyrk(1.0, B.T, trans=0, lower=0)
+    iu = np.triu_indices(n + 1, 1)
+    out[iu[1], iu[0]] = out[iu]
+    return out
+
+
+class ConeTerms:
+    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (module docstring): the
+    cones' part of the Schur complement and of its right-hand side.  The one home of this algebra:
+    :class:`RobustSVMCone` uses it for its k cones, the row-block interior point (:mod:`.dask_ipm`)
+    for grouped cones on the client and for the per-sample cones of each row block.
+    """
+
+    def __init__(self, factors, diagonal, beta, wbar):
+        self.factors, self.diagonal = factors, diagonal
+        k, n = factors.shape[0], factors.shape[-1]
+        self.w0, self.w1 = wbar[:, 0], wbar[:, 1:]
+        self.den = 2.0 * self.w0**2 - 1.0
+        self.ib2 = 1.0 / beta**2
+        self.D00 = self.den * self.ib2  # (D_g)_00
+        self.Aw1 = apply_rows(factors, diagonal, self.w1)  # A_g wbar_g1
+        self.qhat = np.zeros((k, n + 1))  # [A_g (D_g)_10 / (D_g)_00; 0]
+        self.qhat[:, :n] = (-2.0 * self.w0 / self.den)[:, None] * self.Aw1
+
+    def add_schur(self, S, AAt=None):
+        """The cone part with t_g eliminated, ``S[:n, :n] += sum_g beta_g^-2 A_g (I - 2 w1 w1' / (2 w0^2 - 1))
+        A_g'`` (``AAt``: the products ``A_g A_g'`` of full factors)."""
+        n = self.factors.shape[-1]
+        if self.diagonal:
+            S[np.arange(n), np.arange(n)] += (self.factors**2 * self.ib2[:, None]).sum(axis=0)
+        else:
+            S[:n, :n] += np.tensordot(self.ib2, AAt, axes=1)
+        S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
+
+    def rhs_terms(self, BZ):
+        """``(r0, T)`` of the cone rows ``BZ`` of a right-hand side: ``r0 = (D_g bz_g)_0`` and the rows
+        ``T_g`` whose ``sum_g A_g T_g`` enters the reduced right-hand side.  ``D_g bz_g`` is large when
+        the cone pair nears its boundary; these combinations avoid subtracting large numbers."""
+        w0, w1, ib2 = self.w0, self.w1, self.ib2
+        r0 = (self.den * BZ[:, 0] - 2.0 * w0 * np.sum(w1 * BZ[:, 1:], axis=1)) * ib2
+        B1 = BZ[:, 1:]
+        T = (B1 - (2.0 * np.sum(w1 * B1, axis=1) / self.den)[:, None] * w1) * ib2[:, None]
+        return r0, T
 
 
 class RobustSVMCone:
@@ -157,32 +237,11 @@ class RobustSVMCone:
 
     def At_apply(self, w):
         """Rows ``A_g' w`` (k, n)."""
-        if self.diagonal:
-            return self.factors * w
-        return np.einsum("kij,i->kj", self.factors, w)
+        return transpose_apply(self.factors, self.diagonal, w)
 
     def A_apply_rows(self, V):
         """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
-        if self.diagonal:
-            return self.factors * V
-        return np.einsum("kij,kj->ki", self.factors, V)
-
-    def _centred_gram(self, rho, mg, chunk=_CHUNK):
-        """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}`` (syrk on row blocks)."""
-        L, n = self.L, self.n
-        out = np.zeros((n + 1, n + 1))
-        sr = np.sqrt(rho)
-        for i in range(0, L, chunk):
-            sl = slice(i, i + chunk)
-            B = np.empty((min(chunk, L - i), n + 1))
-            ys = self.y[sl] * sr[sl]
-            np.multiply(self.X[sl], ys[:, None], out=B[:, :n])
-            B[:, n] = ys
-            B -= (self.gamma[sl] * sr[sl])[:, None] * mg[self.gidx[sl]]
-            out += dsyrk(1.0, B.T, trans=0, lower=0)
-        iu = np.triu_indices(n + 1, 1)
-        out[iu[1], iu[0]] = out[iu]
-        return out
+        return apply_rows(self.factors, self.diagonal, V)
 
     def segsum(self, v):
         return np.bincount(self.gidx, weights=v, minlength=self.k)
@@ -233,13 +292,8 @@ class RobustSVMCone:
         rho = dm * dx / delta
         S = np.zeros((n + 1, n + 1))
         if k:
-            beta, wb = scaling.beta[0], scaling.wbar[0]
-            w0, w1 = wb[:, 0], wb[:, 1:]
-            ib2 = 1.0 / beta**2
-            D00 = (2.0 * w0**2 - 1.0) * ib2  # (D_g)_00
-            Aw1 = self.A_apply_rows(w1)  # A_g wbar_g1
-            qhat = np.zeros((k, n + 1))  # [A_g (D_g)_10 / (D_g)_00; 0]
-            qhat[:, :n] = (-2.0 * w0 / (2.0 * w0**2 - 1.0))[:, None] * Aw1
+            cones = ConeTerms(self.factors, self.diagonal, scaling.beta[0], scaling.wbar[0])
+            D00, qhat = cones.D00, cones.qhat
             ag = self.segsum(rho * gam**2)  # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
             cg = rho * gam * y
             mg = np.empty((k, n + 1))  # sum rho gamma a_i / a_g
@@ -254,13 +308,8 @@ class RobustSVMCone:
             # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
             # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
             if not self.per_sample:
-                S += self._centred_gram(rho, mg)
-            # cone part with t_g eliminated: beta^-2 A (I - 2 w1 w1' / (2 w0^2 - 1)) A'
-            if self.diagonal:
-                S[np.arange(n), np.arange(n)] += (self.factors**2 * ib2[:, None]).sum(axis=0)
-            else:
-                S[:n, :n] += np.tensordot(ib2, self.AAt, axes=1)
-            S[:n, :n] -= weighted_gram(Aw1, 2.0 * ib2 / (2.0 * w0**2 - 1.0))
+                S += centred_gram(X, y, rho, gam, self.gidx, mg)
+            cones.add_schur(S, None if self.diagonal else self.AAt)
             # coupling through t_g: series combination of a_g and (D_g)_00 on (m_g + qhat_g)
             S += weighted_gram(mg + qhat, ag * D00 / hg)
         else:
@@ -281,12 +330,8 @@ class RobustSVMCone:
             phi[:n] = bw + X.T @ yc
             phi[n] = bb + yc.sum()
             if k:
-                # r = D_g bz_g is large when the cone pair nears its boundary; the combinations below
-                # avoid subtracting large numbers (see the derivation in the module docstring).
-                r0 = ((2.0 * w0**2 - 1.0) * BZ[:, 0] - 2.0 * w0 * np.sum(w1 * BZ[:, 1:], axis=1)) * ib2
+                r0, T = cones.rhs_terms(BZ)
                 psi0 = bt - self.segsum(gam * c)
-                B1 = BZ[:, 1:]
-                T = (B1 - (2.0 * np.sum(w1 * B1, axis=1) / (2.0 * w0**2 - 1.0))[:, None] * w1) * ib2[:, None]
                 rhs = phi.copy()
                 rhs[:n] -= self.A_apply_rows(T).sum(axis=0)
                 rhs += mg.T @ (ag / hg * (psi0 - r0)) - qhat.T @ ((ag * r0 + D00 * psi0) / hg)
@@ -344,8 +389,29 @@ def robust_svm_ipm(
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
     ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
-    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).
+    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).  A Dask array ``X``
+    (with ``y``, ``gamma``, ``group_index`` -- and per-sample factors -- chunked along its rows) is
+    solved on its row blocks by :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
+    if is_dask_array(X):
+        from .dask_ipm import robust_svm_ipm_dask
+
+        return robust_svm_ipm_dask(
+            X,
+            y,
+            C,
+            gamma,
+            factors,
+            diagonal,
+            group_index,
+            max_iter=max_iter,
+            tol_gap_abs=tol_gap_abs,
+            tol_gap_rel=tol_gap_rel,
+            tol_feas=tol_feas,
+            verbose=verbose,
+            accept_inaccurate=accept_inaccurate,
+            print_fn=print_fn,
+        )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")
@@ -388,21 +454,28 @@ def robust_svm_ipm(
         "n_cones": prob.k,
         "alpha": prob.split_z(res.z)[0].copy(),
     }
-    if res.status != "optimal":
-        msg = (
-            f"robust IPM stopped with status {res.status!r} after {res.iterations} iterations "
-            f"(gap_rel {res.gap_rel:.2e}, pres {res.pres:.2e}, dres {res.dres:.2e})"
-        )
-        if not accept_inaccurate:
-            hint = {
-                "max_iter": "raise max_iter or loosen the tolerances",
-                "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'",
-            }[res.status]
-            raise SolverError(f"{msg}: {hint}.")
-        warnings.warn(
-            msg + "; accepted on request (accept_inaccurate=True), not certified optimal.", SolverWarning, stacklevel=2
-        )
+    finish_status(info, accept_inaccurate)
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
+
+
+def finish_status(info, accept_inaccurate):
+    """A run that did not reach "optimal": SolverError saying what to do, or with ``accept_inaccurate`` a
+    SolverWarning naming the status (in memory and on Dask row blocks alike)."""
+    if info["status"] == "optimal":
+        return
+    msg = (
+        f"robust IPM stopped with status {info['status']!r} after {info['iterations']} iterations "
+        f"(gap_rel {info['gap_rel']:.2e}, pres {info['pres']:.2e}, dres {info['dres']:.2e})"
+    )
+    if not accept_inaccurate:
+        hint = {
+            "max_iter": "raise max_iter or loosen the tolerances",
+            "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'",
+        }[info["status"]]
+        raise SolverError(f"{msg}: {hint}.")
+    warnings.warn(
+        msg + "; accepted on request (accept_inaccurate=True), not certified optimal.", SolverWarning, stacklevel=3
+    )
 
 
 def solve_robust_ipm(formulation, **opts):
@@ -416,9 +489,17 @@ def solve_robust_ipm(formulation, **opts):
     from .contract import Solution
 
     unc = formulation.current_uncertainty()
-    L, n = formulation.X.shape
+    X = formulation.X
+    L, n = X.shape
+    dask = is_dask_array(X)
     if unc is None:  # nominal SVM: no cone
-        factors, diagonal, gidx, gamma = np.zeros((1, n)), True, np.zeros(L, dtype=np.intp), np.zeros(L)
+        if dask:
+            import dask.array as da
+
+            gidx, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
+        else:
+            gidx, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
+        factors, diagonal = np.zeros((1, n)), True
     else:
         if unc.q != 2.0:
             raise ValueError(
@@ -427,7 +508,14 @@ def solve_robust_ipm(formulation, **opts):
             )
         factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
     t0 = time.perf_counter()
-    values, info = robust_svm_ipm(formulation.X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, **opts)
+    if dask:  # validated when the formulation was built
+        from .dask_ipm import robust_svm_ipm_dask
+
+        values, info = robust_svm_ipm_dask(
+            X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, check_input=False, **opts
+        )
+    else:
+        values, info = robust_svm_ipm(X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, **opts)
     sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
     sol.time = time.perf_counter() - t0
     sol.objective = float(formulation.objective(sol))

@@ -1,0 +1,869 @@
+"""The structured interior point of :mod:`.robust_ipm` on Dask row blocks: exact robust SVMs on data that
+do not fit one machine's memory.
+
+Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_ipm.RobustSVMCone`'s; the
+iteration is :func:`~.cone_ipm.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
+the same starting point, step rule, stopping test and iterative refinement of the corrector once the gap
+is below ``refine_below``); the Newton system is reduced to the same (n + 1) x (n + 1) Schur complement
+(robust_ipm's module docstring, whose cone algebra :class:`~.robust_ipm.ConeTerms` both use).  What
+changes is where the per-sample arrays live: every per-sample quantity -- the rows of X, y, gamma,
+group index, per-sample factors, and the per-sample part of the iterate (``xi``, the 2 L orthant
+slacks and multipliers, and for per-sample ellipsoids the L cones) -- stays in the workers' chunks
+(:class:`~.row_blocks.RowBlocks`), aligned with X's row chunks.  The client holds what is O(n + k n):
+``w``, ``b``, grouped cones ``(t_g, A_g'w)`` and their multipliers, and solves the small system.
+
+**Passes.**  One iteration is three passes over the row blocks, each one Dask graph of a task per block
+and a tree of combine tasks, returning O(n^2) numbers:
+
+1. *start*: each block applies the previous step to its rows of the iterate, then returns the sums the
+   client needs at the new iterate: residual rows of ``w, b, t_g`` (``X'(y z)``, ...), the objective and
+   gap terms, infinity norms, its part of the Schur complement (a weighted Gram matrix; for grouped cones
+   the Gram matrix of its rows centred by their block's group means, combined exactly between blocks),
+   and its part of the predictor's reduced right-hand side.  The client tests convergence, factors the
+   Schur complement (Cholesky) and solves for the predictor's ``(dw, db)``.
+2. *predictor*: each block forms its rows of the predictor direction, returns their largest step and its
+   part of the corrector's right-hand side (affine in ``sigma mu``: two parts, so that the corrector needs
+   no extra pass); the client sets ``sigma = (1 - alpha_aff)^3`` and solves for the corrector.
+3. *corrector*: each block forms its rows of the corrector direction and returns their largest step.  Once
+   the gap is small, the corrector is refined as in memory: the pass also returns the KKT residual's
+   reduced right-hand side, the client solves for the correction, and one more pass follows per refinement
+   step (at most ``refine``, usually in the last few iterations).
+
+No per-sample direction is stored: a block recomputes its rows of a direction from the small global
+solutions (``(dw, db)`` of the predictor and of each corrector solve, ``sigma``) and its own rows, the
+same way each time (deterministic).  The iterate is persisted in the workers once per iteration.
+
+**What goes over the network.**  Per pass and block: X's chunk is read where it lives (a Zarr store,
+or the workers' memory after ``X.persist()``); the plan (``w``, ``b``, and the step's global solutions:
+O(n + k n) numbers) goes to the block's worker and a partial result of ``(n + 1)^2 + O(k n)`` numbers
+comes back (combined in a tree of ``log_8`` depth), so the client receives O(n^2) numbers per pass,
+whatever L.  Per-sample state in the workers: 6 numbers per sample (``xi``, two orthant pairs, ``x_i'w``)
+plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30 arrays of its rows.
+
+**Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
+matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus 1-2 per refinement step in the
+last iterations, so 45-70 reads of X.  Equal to :func:`~.robust_ipm.robust_svm_ipm` to solver accuracy
+(the same iterates up to summation order; tested to 1e-8 relative in objective).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from .._validation import check_positive, is_dask_array
+from .cone_ipm import ConeSpec, Scaling, interior, jdiv, jprod, max_step
+from .robust_ipm import ConeTerms, apply_rows, centred_gram, finish_status, transpose_apply, weighted_gram
+from .row_blocks import RowBlocks
+
+__all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
+
+#: grouped cones (and their multipliers) live on the client: at most this many groups
+MAX_CLIENT_GROUPS = 100_000
+
+
+class _Eval:
+    """A block's rows at one iterate: residuals, scaling, the local part of the reduced KKT system."""
+
+
+class _Block:
+    """One row block's part of :class:`~.robust_ipm.RobustSVMCone` (its rows of every operator)."""
+
+    def __init__(self, blk, cfg):
+        self.cfg = cfg
+        self.X, self.y = blk["X"], blk["y"]
+        self.Lb, self.n = self.X.shape
+        self.mode = cfg["mode"]
+        self.sample = self.mode == "sample"
+        if self.mode == "grouped":
+            g = blk["gi"]
+            act = cfg["active"][g]
+            self.gam = np.where(act, blk["gamma"], 0.0)
+            self.gi = np.where(act, cfg["remap"][g], 0).astype(np.intp)
+        elif self.sample:
+            self.gam, self.F = blk["gamma"], blk["F"]
+        self.cones = ConeSpec(2 * self.Lb, [(self.Lb, self.n + 1)] if self.sample else [])
+
+    # ------------------------------------------------------------------ pieces
+    def split_z(self, z):
+        Lb = self.Lb
+        return z[:Lb], z[Lb : 2 * Lb], z[2 * Lb :].reshape(Lb if self.sample else 0, self.n + 1)
+
+    def initial(self):
+        """RobustSVMCone.initial_point's rows (t_g = 1 for grouped cones, on the client)."""
+        C, Lb, n = self.cfg["C"], self.Lb, self.n
+        z = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(z)
+        zm[:] = 0.5 * C
+        zx[:] = 0.5 * C
+        t = None
+        if self.sample:
+            Z[:] = 0.0
+            Z[:, 0] = self.gam * zm
+            t = np.ones(Lb)
+            xi = 2.0 + self.gam * t
+        elif self.mode == "grouped":
+            xi = 2.0 + self.gam * np.ones(self.cfg["k"])[self.gi]
+        else:
+            xi = np.full(Lb, 2.0)
+        Xw = np.zeros(Lb)
+        s = -self.Gx(np.zeros(n), 0.0, xi, t, np.ones(self.cfg["k"]), Xw)
+        s[:Lb] -= 1.0
+        return {"xi": xi, "t": t, "z": z, "s": s, "Xw": Xw}
+
+    def Gx(self, w, b, xi, t, tg, Xw=None):
+        """Rows of ``G x`` (margin rows, xi >= 0 rows, per-sample cones); ``Xw``: ``X @ w`` if known."""
+        out = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(out)
+        marg = self.y * ((self.X @ w if Xw is None else Xw) + b)
+        if self.sample:
+            zm[:] = -marg - xi + self.gam * t
+            Z[:, 0] = -t
+            Z[:, 1:] = -transpose_apply(self.F, self.cfg["diagonal"], w)
+        elif self.mode == "grouped":
+            zm[:] = -marg - xi + self.gam * tg[self.gi]
+        else:
+            zm[:] = -marg - xi
+        zx[:] = -xi
+        return out
+
+    def GTz(self, z, sums=True):
+        """This block's own rows of ``G'z`` (xi, per-sample t) and, with ``sums``, its sums for the rows of
+        w, b (and grouped t)."""
+        zm, zx, Z = self.split_z(z)
+        gt = self.gam * zm - Z[:, 0] if self.sample else None
+        part = {}
+        if sums:
+            yz = self.y * zm
+            gw = -(self.X.T @ yz)
+            part["gtz_b"] = -float(yz.sum())
+            if self.sample:
+                gw = gw - apply_rows(self.F, self.cfg["diagonal"], Z[:, 1:]).sum(axis=0)
+            elif self.mode == "grouped":
+                part["gtz_t"] = np.bincount(self.gi, weights=self.gam * zm, minlength=self.cfg["k"])
+            part["gtz_w"] = gw
+        return part, -zm - zx, gt
+
+    # ------------------------------------------------------------------ one iterate
+    def at(self, st, glob, sums=False) -> _Eval:
+        """Residuals, NT scaling and the local KKT quantities at the state ``st`` (global part ``glob``);
+        ``sums``: also this block's sums for the residual rows of w, b, t_g (``E.part``)."""
+        E = _Eval()
+        C, Lb = self.cfg["C"], self.Lb
+        E.xi, E.t, E.z, E.s = st["xi"], st["t"], st["z"], st["s"]
+        rz = self.Gx(glob["w"], glob["b"], E.xi, E.t, glob["tg"], st["Xw"]) + E.s
+        rz[:Lb] += 1.0
+        E.rz = rz
+        E.part, gxi, gt = self.GTz(E.z, sums)
+        E.rx_xi = C + gxi
+        E.rx_t = gt
+        E.sc = sc = Scaling(self.cones, E.s, E.z)
+        E.lam = sc.apply(E.z)
+        E.lam_sq = jprod(self.cones, E.lam, E.lam)
+        E.e = self.cones.identity()
+        d = sc.d_l
+        E.dm, E.dx = d[:Lb], d[Lb:]
+        E.delta = E.dm + E.dx
+        E.rho = E.dm * E.dx / E.delta
+        if self.sample:
+            E.ct = ct = ConeTerms(self.F, self.cfg["diagonal"], sc.beta[0], sc.wbar[0])
+            E.ag = E.rho * self.gam**2
+            cg = E.rho * self.gam * self.y
+            E.mg = np.empty((Lb, self.n + 1))
+            E.mg[:, : self.n] = (cg / E.ag)[:, None] * self.X
+            E.mg[:, self.n] = cg / E.ag
+            E.hg = E.ag + ct.D00
+        return E
+
+    def stats(self, E) -> dict:
+        """Sums for the residuals, objective values, gap and norms of cone_ipm's iteration log."""
+        part = dict(E.part)
+        zm = self.split_z(E.z)[0]
+        x_rx = float(E.xi @ E.rx_xi)
+        max_x, max_rx = float(np.max(np.abs(E.xi))), float(np.max(np.abs(E.rx_xi)))
+        if self.sample:
+            x_rx += float(E.t @ E.rx_t)
+            max_x = max(max_x, float(np.max(np.abs(E.t))))
+            max_rx = max(max_rx, float(np.max(np.abs(E.rx_t))))
+        part.update(
+            sum_xi=float(E.xi.sum()),
+            sum_zm=float(zm.sum()),
+            x_rx=x_rx,
+            sz=float(E.s @ E.z),
+            max_x=max_x,
+            max_s=float(np.max(np.abs(E.s))),
+            max_z=float(np.max(np.abs(E.z))),
+            max_rx=max_rx,
+            max_rz=float(np.max(np.abs(E.rz))),
+        )
+        return part
+
+    def schur(self, E) -> dict:
+        """This block's part of the Schur complement (the client adds the identity, grouped cone terms)."""
+        n, X, y, rho = self.n, self.X, self.y, E.rho
+        if self.mode == "grouped":
+            k = self.cfg["k"]
+            ag = np.bincount(self.gi, weights=rho * self.gam**2, minlength=k)
+            cg = rho * self.gam * y
+            sa = np.empty((k, n + 1))
+            sa[:, :n] = sp.csr_matrix((cg, (self.gi, np.arange(self.Lb))), shape=(k, self.Lb)) @ X
+            sa[:, n] = np.bincount(self.gi, weights=cg, minlength=k)
+            m = np.divide(sa, ag[:, None], out=np.zeros_like(sa), where=ag[:, None] > 0)
+            return {"centred": (ag, sa, centred_gram(X, y, rho, self.gam, self.gi, m))}
+        S = np.zeros((n + 1, n + 1))
+        if self.sample:
+            F = self.F
+            E.ct.add_schur(S, None if self.cfg["diagonal"] else np.einsum("kij,klj->kil", F, F))
+            S += weighted_gram(E.mg + E.ct.qhat, E.ag * E.ct.D00 / E.hg)
+        else:
+            S[:n, :n] = weighted_gram(X, rho)
+            Xr = X.T @ rho
+            S[:n, n] = Xr
+            S[n, :n] = Xr
+            S[n, n] = rho.sum()
+        return {"S": S}
+
+    # ------------------------------------------------------------------ the KKT solve, split
+    def prep(self, E, rhs, sums=True):
+        """Local half of the KKT solve before the client's: what :meth:`back` needs and, with ``sums``, this
+        block's part of the reduced right-hand side (``phi``; grouped: ``sgc = segsum(gamma c)``)."""
+        bxi, bt, bz = rhs
+        bzm, bzx, BZ = self.split_z(bz)
+        c = -E.rho * bzm - E.dm * (bxi - E.dx * bzx) / E.delta
+        part = {}
+        aux = (c, None, None)
+        if self.sample:
+            r0, T = E.ct.rhs_terms(BZ)
+            psi0 = bt - self.gam * c
+            aux = (c, r0, psi0)
+        if not sums:
+            return part, aux
+        yc = self.y * c
+        phi = np.empty(self.n + 1)
+        phi[: self.n] = self.X.T @ yc
+        phi[self.n] = yc.sum()
+        part["phi"] = phi
+        if self.mode == "grouped":
+            part["sgc"] = np.bincount(self.gi, weights=self.gam * c, minlength=self.cfg["k"])
+        elif self.sample:
+            ct, ag, hg = E.ct, E.ag, E.hg
+            phi[: self.n] -= apply_rows(self.F, self.cfg["diagonal"], T).sum(axis=0)
+            phi += E.mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
+        return part, aux
+
+    def back(self, E, rhs, aux, du, dtg):
+        """Local half after the client's solve ``du = (dw, db)`` (grouped: and ``dt_g``): this block's rows
+        of the direction, ``(dxi, dt, dz)``."""
+        bxi, _, bz = rhs
+        bzm, bzx, BZ = self.split_z(bz)
+        c, r0, psi0 = aux
+        n = self.n
+        dw, db = du[:n], du[n]
+        dt = None
+        if self.sample:
+            ct = E.ct
+            dt = (psi0 - r0) / E.hg + (E.ag * (E.mg @ du) - ct.D00 * (ct.qhat @ du)) / E.hg
+            gdt = self.gam * dt
+        elif self.mode == "grouped":
+            gdt = self.gam * dtg[self.gi]
+        else:
+            gdt = 0.0
+        adu = self.y * (self.X @ dw + db)
+        dxi = (bxi - E.dx * bzx - E.dm * bzm - E.dm * (adu - gdt)) / E.delta
+        dz = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(dz)
+        zm[:] = E.rho * (gdt - adu) + c
+        zx[:] = E.dx * (-dxi - bzx)
+        if self.sample:
+            Gd = np.empty((self.Lb, n + 1))
+            Gd[:, 0] = -dt
+            Gd[:, 1:] = -transpose_apply(self.F, self.cfg["diagonal"], dw)
+            Z[:] = E.sc.apply_soc(0, E.sc.apply_soc(0, Gd - BZ, True), True)
+        return dxi, dt, dz
+
+    def residual(self, E, rhs, d, du, dtg, sums=False):
+        """The KKT residual ``b - K d`` of a direction (cone_ipm's ``residual_kkt``): its local rows; with
+        ``sums`` also this block's sums for the global rows and the local part of its error norm."""
+        bxi, bt, bz = rhs
+        dxi, dt, dz = d
+        part, gxi, gt = self.GTz(dz, sums)
+        rxi = bxi - gxi
+        rt = None if gt is None else bt - gt
+        rz = bz - self.Gx(du[: self.n], du[self.n], dxi, dt, dtg) + E.sc.apply_sq(dz)
+        if not sums:
+            return part, (rxi, rt, rz)
+        err = max(float(np.max(np.abs(rxi))), float(np.max(np.abs(E.sc.apply(rz, inverse=True)))))
+        if rt is not None:
+            err = max(err, float(np.max(np.abs(rt))))
+        part["max_r"] = err
+        return part, (rxi, rt, rz)
+
+    # ------------------------------------------------------------------ directions of one iteration
+    def predictor(self, E, it):
+        """The predictor's rows: ``(u, rhs, dsa, dza)`` (``dsa``, ``dza``: scaled directions)."""
+        u = jdiv(self.cones, E.lam, -E.lam_sq)
+        rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
+        _, aux = self.prep(E, rhs, sums=False)
+        d = self.back(E, rhs, aux, *it["pred"])
+        dza = E.sc.apply(d[2])
+        return u, rhs, u - dza, dza
+
+    def corrector(self, E, it):
+        """The corrector's rows after every correction the client has solved for: ``(u, rhs, d)``."""
+        _, _, dsa, dza = self.predictor(E, it)
+        rl = -E.lam_sq - jprod(self.cones, dsa, dza) + it["sigma"] * it["mu"] * E.e
+        u = jdiv(self.cones, E.lam, rl)
+        rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
+        _, aux = self.prep(E, rhs, sums=False)
+        du, dtg = it["corr"][0]
+        d = self.back(E, rhs, aux, du, dtg)
+        for du_e, dtg_e in it["corr"][1:]:
+            _, r = self.residual(E, rhs, d, du, dtg)
+            _, aux = self.prep(E, r, sums=False)
+            e = self.back(E, r, aux, du_e, dtg_e)
+            d = (d[0] + e[0], None if d[1] is None else d[1] + e[1], d[2] + e[2])
+            du = du + du_e
+            dtg = None if dtg is None else dtg + dtg_e
+        return u, rhs, d
+
+
+def _prefixed(prefix, part):
+    return {prefix + k: v for k, v in part.items()}
+
+
+def _start_pass(blk, st, plan):
+    """Pass 1: apply the previous step (or start), then the sums at the new iterate."""
+    B = _Block(blk, plan["cfg"])
+    if st is None:
+        st = B.initial()
+    elif plan["move"] is not None:
+        st, halvings = _step(B, st, *plan["move"], plan["glob"]["w"])
+        if halvings:  # the client repeats the pass with the shorter step
+            return st, {"max_halvings": float(halvings)}
+    E = B.at(st, plan["glob"], sums=True)
+    part = B.stats(E)
+    part.update(B.schur(E))
+    u = jdiv(B.cones, E.lam, -E.lam_sq)
+    rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
+    part.update(_prefixed("p_", B.prep(E, rhs)[0]))
+    part["max_halvings"] = 0.0
+    return st, part
+
+
+def _step(B, st, it, step, w_new):
+    """``(new state, 0)`` after the step along the iteration ``it``'s direction (recomputed), or ``(st, h)``
+    when h halvings of the step are needed to keep this block's s and z interior (cone_ipm's back-off).
+    The state keeps ``X @ w`` of its iterate (``w_new`` after the step), computed once per iteration."""
+    E = B.at(st, it["glob"])
+    u, _, d = B.corrector(E, it)
+    dzt = E.sc.apply(d[2])
+    ds = E.sc.apply(u - dzt)
+    halvings = 0
+    while not (interior(B.cones, st["s"] + step * ds) and interior(B.cones, st["z"] + step * d[2])):
+        step *= 0.5
+        halvings += 1
+        if halvings == 30:
+            break
+    if halvings:
+        return st, halvings
+    return {
+        "xi": st["xi"] + step * d[0],
+        "t": None if d[1] is None else st["t"] + step * d[1],
+        "z": st["z"] + step * d[2],
+        "s": st["s"] + step * ds,
+        "Xw": B.X @ w_new,
+    }, 0
+
+
+def _predictor_pass(blk, st, plan):
+    """Pass 2: the predictor's largest step and the corrector's right-hand side in two parts."""
+    B = _Block(blk, plan["cfg"])
+    it = plan["it"]
+    E = B.at(st, it["glob"])
+    _, _, dsa, dza = B.predictor(E, it)
+    part = {"min_step": min(max_step(B.cones, E.lam, dsa), max_step(B.cones, E.lam, dza))}
+    u0 = jdiv(B.cones, E.lam, -E.lam_sq - jprod(B.cones, dsa, dza))
+    rhs0 = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u0))
+    part.update(_prefixed("c0_", B.prep(E, rhs0)[0]))
+    u1 = jdiv(B.cones, E.lam, E.e)
+    rhs1 = (np.zeros(B.Lb), None if E.rx_t is None else np.zeros(B.Lb), -E.sc.apply(u1))
+    part.update(_prefixed("c1_", B.prep(E, rhs1)[0]))
+    return part
+
+
+def _corrector_pass(blk, st, plan):
+    """Pass 3 (and one per refinement step): the corrector's largest step; when refining, also the KKT
+    residual's global sums, error norm and reduced right-hand side."""
+    B = _Block(blk, plan["cfg"])
+    it = plan["it"]
+    E = B.at(st, it["glob"])
+    u, rhs, d = B.corrector(E, it)
+    dzt = E.sc.apply(d[2])
+    dst = u - dzt
+    finite = all(np.all(np.isfinite(v)) for v in (d[0], d[2], dst) + (() if d[1] is None else (d[1],)))
+    part = {"min_step": min(max_step(B.cones, E.lam, dst), max_step(B.cones, E.lam, dzt)), "min_finite": float(finite)}
+    if plan["scale"]:
+        bxi, bt, bz = rhs
+        scale = max(float(np.max(np.abs(bxi))), float(np.max(np.abs(E.sc.apply(bz, inverse=True)))))
+        part["max_b"] = scale if bt is None else max(scale, float(np.max(np.abs(bt))))
+    if plan["refine"]:
+        du = sum(c[0] for c in it["corr"])
+        dtg = None if it["corr"][0][1] is None else sum(c[1] for c in it["corr"])
+        rpart, r = B.residual(E, rhs, d, du, dtg, sums=True)
+        part.update(_prefixed("r_", rpart))
+        part.update(_prefixed("e_", B.prep(E, r)[0]))
+    return part
+
+
+def _setup_pass(blk, plan):
+    """Which groups carry uncertainty (some gamma_i > 0) and the range of gamma."""
+    gam = blk["gamma"]
+    out = {"min_gamma": float(np.min(gam)), "max_gamma": float(np.max(gam))}
+    if "gi" in blk:
+        out["active"] = np.bincount(blk["gi"][gam > 0], minlength=plan["k_all"]).astype(float)
+    return out
+
+
+class _Cones:
+    """The grouped cones on the client: their part of every operator (cone rows of G x, G'z, ...)."""
+
+    def __init__(self, factors, diagonal, n):
+        self.F, self.diag, self.n = factors, diagonal, n
+        self.k = factors.shape[0]
+        self.spec = ConeSpec(0, [(self.k, n + 1)])
+        self.AAt = None if diagonal else np.einsum("kij,klj->kil", factors, factors)
+
+    def Gx(self, w, tg):
+        """Cone rows ``(-t_g, -A_g'w)`` (flat)."""
+        out = np.empty((self.k, self.n + 1))
+        out[:, 0] = -tg
+        out[:, 1:] = -transpose_apply(self.F, self.diag, w)
+        return out.ravel()
+
+    def GTz_w(self, Z):
+        """The cones' part of the w rows of ``G'z``: ``-sum_g A_g z_g1``."""
+        return -apply_rows(self.F, self.diag, Z.reshape(self.k, -1)[:, 1:]).sum(axis=0)
+
+
+def _ninf(v) -> float:
+    return float(np.max(np.abs(v))) if np.size(v) else 0.0
+
+
+def robust_svm_ipm_dask(
+    X,
+    y,
+    C,
+    gamma,
+    factors,
+    diagonal,
+    group_index,
+    *,
+    max_iter=100,
+    tol_gap_abs=1e-8,
+    tol_gap_rel=1e-8,
+    tol_feas=1e-8,
+    verbose=False,
+    accept_inaccurate=False,
+    print_fn=print,
+    step_fraction=0.99,
+    refine=2,
+    refine_below=1e-4,
+    check_input=True,
+):
+    """:func:`~.robust_ipm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
+    ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
+    grouped cones, or a Dask array ``(L, n)`` / ``(L, n, n)`` of per-sample factors (``group_index`` then
+    unused).  Returns ``(values, info)`` as robust_svm_ipm does, except that the per-sample values ``xi``
+    (and ``t`` of per-sample cones) and ``info["alpha"]`` are Dask arrays persisted in the workers.
+    ``info`` also has ``passes`` (reads of X) and ``max_fetched_bytes`` (the largest result of a pass
+    that reached the client).  ``check_input=False`` skips the validation pass (trusted arrays, e.g. from
+    a formulation that validated them).
+    """
+    t0 = time.perf_counter()
+    C = check_positive(C, "C")
+    if check_input:
+        _check_dask_inputs(X, y, gamma, factors)
+    L, n = X.shape
+    sample = is_dask_array(factors)
+    blocks = RowBlocks(X, y=y, gamma=gamma, **({"F": factors} if sample else {"gi": group_index}))
+    # ---- which groups are cones (RobustSVMCone.__init__): a pass over gamma and the group index
+    k_all = int(factors.shape[0])
+    info0, _ = blocks.run(_setup_pass, {"k_all": k_all}, uses=("gamma",) if sample else ("gamma", "gi"))
+    cfg = {"C": C, "diagonal": bool(diagonal), "k": 0}
+    cones = None
+    if info0["max_gamma"] <= 0.0:
+        cfg["mode"] = "nominal"
+    elif sample:
+        if info0["min_gamma"] <= 0.0:
+            raise ValueError(
+                "per-sample ellipsoids on Dask arrays need gamma_i > 0 for every sample (some "
+                "sample_radius are 0): give those samples a small radius, or a shared or grouped "
+                "ellipsoid."
+            )
+        cfg.update(mode="sample", k=L)
+    else:
+        active = info0["active"] > 0
+        k = int(active.sum())
+        if k > MAX_CLIENT_GROUPS:
+            raise ValueError(
+                f"{k} uncertainty groups: grouped cones live on the client (at most "
+                f"{MAX_CLIENT_GROUPS}); for one ellipsoid per sample pass groups='sample'."
+            )
+        cfg.update(mode="grouped", k=k, active=active, remap=np.cumsum(active) - 1)
+        cones = _Cones(np.ascontiguousarray(np.asarray(factors, dtype=float)[active]), bool(diagonal), n)
+    k = cfg["k"]
+    res = _iterate(
+        blocks,
+        cfg,
+        cones,
+        L,
+        n,
+        C,
+        max_iter=max_iter,
+        tol_gap_abs=tol_gap_abs,
+        tol_gap_rel=tol_gap_rel,
+        tol_feas=tol_feas,
+        verbose=verbose,
+        print_fn=print_fn,
+        step_fraction=step_fraction,
+        refine=refine,
+        refine_below=refine_below,
+    )
+    states, glob = res["states"], res["glob"]
+    t = np.zeros(k_all)
+    if cfg["mode"] == "grouped":
+        t[cfg["active"]] = glob["tg"]
+    elif cfg["mode"] == "sample":
+        t = blocks.vector(states, _entry_t)
+    info = {
+        key: res[key] for key in ("status", "iterations", "pcost", "dcost", "gap_abs", "gap_rel", "pres", "dres", "log")
+    }
+    info.update(
+        solve_time=time.perf_counter() - t0,
+        n_cones=k,
+        passes=blocks.passes,
+        max_fetched_bytes=blocks.fetched,
+        blocks=blocks.n_blocks,
+        alpha=blocks.vector(states, _margin_multipliers),
+    )
+    finish_status(info, accept_inaccurate)
+    return {"w": glob["w"], "b": float(glob["b"]), "xi": blocks.vector(states, _entry_xi), "t": t}, info
+
+
+def _margin_multipliers(st):
+    """A block's multipliers of the margin rows (``alpha``): the first orthant block of z."""
+    return st["z"][: st["xi"].shape[0]]
+
+
+def _entry_xi(st):
+    return st["xi"]
+
+
+def _entry_t(st):
+    return st["t"]
+
+
+def _check_dask_inputs(X, y, gamma, factors):
+    """robust_svm_ipm's checks, lazily: shapes now, values in one reduction pass."""
+    from .._validation import check_dask_values
+
+    if X.ndim != 2:
+        raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")
+    L = X.shape[0]
+    if y.shape != (L,) or gamma.shape != (L,):
+        raise ValueError("y and gamma must hold one entry per row of X.")
+    checks = {
+        "X": ("finite", X, "X must be a finite 2-D array (impute or drop NaN/inf entries)."),
+        "y": ("pm", y, "y must hold labels in {-1, +1} of both classes."),
+        "gamma": ("nonnegative", gamma, "gamma must hold one finite, nonnegative number per sample."),
+    }
+    if is_dask_array(factors):
+        checks["factors"] = ("finite", factors, "the uncertainty factors contain NaN or inf.")
+    elif not np.all(np.isfinite(factors)):
+        raise ValueError("the uncertainty factors contain NaN or inf.")
+    check_dask_values(checks)
+
+
+def _iterate(
+    blocks,
+    cfg,
+    cones,
+    L,
+    n,
+    C,
+    *,
+    max_iter,
+    tol_gap_abs,
+    tol_gap_rel,
+    tol_feas,
+    verbose,
+    print_fn,
+    step_fraction,
+    refine,
+    refine_below,
+):
+    """cone_ipm's loop over row blocks (module docstring); the client's part of every step."""
+    k, mode = cfg["k"], cfg["mode"]
+    grouped = mode == "grouped"
+    deg = 2 * L + k
+    nrm_q, nrm_h, nrm_b = C, 1.0, 0.0
+    glob = {"w": np.zeros(n), "b": 0.0, "tg": np.ones(k) if grouped else None}
+    if grouped:  # the cones' slack (t_g, A_g'w) = (1, 0); z0_g = sum_{i in g} gamma_i alpha_i from the first pass
+        Sc = -cones.Gx(glob["w"], glob["tg"])
+        Zc = np.zeros(k * (n + 1))
+    log = []
+    states, move, step = None, None, 0.0
+    if verbose:
+        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
+    out = {"glob": glob}
+
+    def result(status, it):
+        out.update(
+            status=status,
+            iterations=it,
+            states=states,
+            glob=glob,
+            log=log,
+            pcost=pcost,
+            dcost=dcost,
+            gap_abs=gap_abs,
+            gap_rel=gap_rel,
+            pres=pres,
+            dres=dres,
+        )
+        return out
+
+    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
+    for it_no in range(max_iter + 1):
+        # ---- pass 1: the step, then the sums at the new iterate
+        while True:
+            new = (
+                glob
+                if move is None
+                else {
+                    "w": glob["w"] + step * move["du"][:n],
+                    "b": glob["b"] + step * move["du"][n],
+                    "tg": None if not grouped else glob["tg"] + step * move["dtg"],
+                }
+            )
+            plan = {"cfg": cfg, "glob": new, "move": None if move is None else (move["it"], step)}
+            R, new_states = blocks.run(_start_pass, plan, states, keep=True)
+            if R["max_halvings"] == 0:
+                break
+            step *= 0.5 ** R["max_halvings"]
+            if R["max_halvings"] >= 30:
+                return result("numerical_error", it_no)
+        if move is not None and grouped:
+            Zc = Zc + step * move["dZc"]
+            Sc = Sc + step * move["dSc"]
+        glob, states = new, new_states
+        out["glob"] = glob
+        w, b = glob["w"], glob["b"]
+        if grouped and move is None:
+            Zc.reshape(k, n + 1)[:, 0] = R["gtz_t"]
+        # residuals (cone_ipm: rx = Px + q + G'z, rz = Gx + s - h), objective values, gap, norms
+        rx_w = w + R["gtz_w"]
+        rx_b = R["gtz_b"]
+        x_rx = b * rx_b + R["x_rx"]
+        nx = max(_ninf(w), abs(b), R["max_x"])
+        ns, nz, max_rx, max_rz = R["max_s"], R["max_z"], R["max_rx"], R["max_rz"]
+        gap = R["sz"]
+        if grouped:
+            rx_w = rx_w + cones.GTz_w(Zc)
+            rx_t = R["gtz_t"] - Zc.reshape(k, n + 1)[:, 0]
+            rz_c = cones.Gx(w, glob["tg"]) + Sc
+            x_rx += float(glob["tg"] @ rx_t)
+            nx = max(nx, _ninf(glob["tg"]))
+            ns, nz = max(ns, _ninf(Sc)), max(nz, _ninf(Zc))
+            max_rx = max(max_rx, _ninf(rx_t))
+            max_rz = max(max_rz, _ninf(rz_c))
+            gap += float(Sc @ Zc)
+        max_rx = max(max_rx, _ninf(rx_w), abs(rx_b))
+        x_rx += float(w @ rx_w)
+        xPx = float(w @ w)
+        pcost = 0.5 * xPx + C * R["sum_xi"]
+        dcost = -0.5 * xPx + R["sum_zm"] + x_rx
+        gap_abs = abs(pcost - dcost)
+        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
+        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
+        pres = max_rz / max(1.0, nrm_h + nrm_b + nx + ns)
+        dres = max_rx / max(1.0, nrm_q + nx + nz)
+        log.append(
+            dict(
+                iter=it_no,
+                pcost=pcost,
+                dcost=dcost,
+                gap=gap,
+                gap_rel=gap_rel,
+                pres=pres,
+                dres=dres,
+                step=step,
+                passes=blocks.passes,
+            )
+        )
+        if verbose:
+            print_fn(
+                f"{it_no:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
+            )
+        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
+            return result("numerical_error", it_no)
+        if (
+            pres <= tol_feas
+            and dres <= tol_feas
+            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
+            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
+        ):
+            return result("optimal", it_no)
+        if it_no == max_iter:
+            return result("max_iter", it_no)
+
+        # ---- the Schur complement and the predictor
+        mu = gap / deg
+        try:
+            system = _System(R, cfg, cones, Sc if grouped else None, Zc if grouped else None, n)
+        except (np.linalg.LinAlgError, ValueError):
+            return result("numerical_error", it_no)
+        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
+        pred = system.solve(R, "p_", bglob, system.pred_bz(-rz_c) if grouped else None)
+        it = {"glob": glob, "pred": pred[:2]}
+        # ---- pass 2: predictor step, corrector right-hand side
+        R2, _ = blocks.run(_predictor_pass, {"cfg": cfg, "it": it}, states)
+        amax = R2["min_step"]
+        if grouped:
+            amax = min(amax, system.cone_step(pred[2], system.u_pred))
+        sigma = (1.0 - min(1.0, amax)) ** 3
+        c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
+        bz_c = system.corr_bz(-rz_c, sigma, mu) if grouped else None
+        corr = system.solve(c_part, "", bglob, bz_c)
+        it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
+        dZc = corr[2]
+        # ---- pass 3 (+ refinement): corrector step
+        n_refine = refine if min(gap_rel, comp_rel) < refine_below else 0
+        scale = None
+        while True:
+            want = len(it["corr"]) - 1 < n_refine
+            R3, _ = blocks.run(
+                _corrector_pass, {"cfg": cfg, "it": it, "refine": want, "scale": want and scale is None}, states
+            )
+            if want:
+                if scale is None:
+                    scale = max(_ninf(bglob[0]), abs(bglob[1]), R3["max_b"], 1e-300)
+                    if grouped:
+                        scale = max(scale, _ninf(system.sc.apply(bz_c, inverse=True)), _ninf(bglob[2]))
+                du = sum(c[0] for c in it["corr"])
+                dtg = sum(c[1] for c in it["corr"]) if grouped else None
+                rw = bglob[0] - du[:n] - R3["r_gtz_w"]
+                rb = bglob[1] - R3["r_gtz_b"]
+                err = max(R3["r_max_r"], _ninf(rw), abs(rb))
+                rt = rzc = None
+                if grouped:
+                    rw = rw - cones.GTz_w(dZc)
+                    rt = bglob[2] - (R3["r_gtz_t"] - dZc.reshape(k, n + 1)[:, 0])
+                    rzc = bz_c - cones.Gx(du[:n], dtg) + system.sc.apply_sq(dZc)
+                    err = max(err, _ninf(rw), _ninf(rt), _ninf(system.sc.apply(rzc, inverse=True)))
+                if np.isfinite(err) and err > 1e-12 * scale:
+                    e = system.solve(
+                        {key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc
+                    )
+                    it["corr"].append(e[:2])
+                    if grouped:
+                        dZc = dZc + e[2]
+                    continue
+            break
+        amax = R3["min_step"]
+        du = sum(c[0] for c in it["corr"])
+        dtg = sum(c[1] for c in it["corr"]) if grouped else None
+        finite = R3["min_finite"] > 0 and np.all(np.isfinite(du))
+        dSc = None
+        if grouped:
+            u_c = system.u_corr
+            dzt = system.sc.apply(dZc)
+            dst = u_c - dzt
+            amax = min(amax, max_step(cones.spec, system.lam, dst), max_step(cones.spec, system.lam, dzt))
+            dSc = system.sc.apply(dst)
+            finite = finite and np.all(np.isfinite(dZc)) and np.all(np.isfinite(dst)) and np.all(np.isfinite(dtg))
+        step = min(1.0, step_fraction * amax)
+        if not np.isfinite(step) or not finite or step < 1e-10:
+            return result("numerical_error", it_no)
+        if grouped:  # back off where rounding puts the grouped cones' s or z on the boundary
+            for _ in range(30):
+                if interior(cones.spec, Sc + step * dSc) and interior(cones.spec, Zc + step * dZc):
+                    break
+                step *= 0.5
+            else:
+                return result("numerical_error", it_no)
+        move = {"it": it, "du": du, "dtg": dtg, "dZc": dZc, "dSc": dSc}
+    return result("max_iter", max_iter)  # pragma: no cover - loop returns
+
+
+class _System:
+    """The client's side of one iteration: the factored Schur complement, and for grouped cones their
+    scaling and t-eliminated terms (RobustSVMCone.kkt_factor's global part)."""
+
+    def __init__(self, R, cfg, cones, Sc, Zc, n):
+        self.n, self.cfg, self.cones = n, cfg, cones
+        mode = cfg["mode"]
+        S = np.zeros((n + 1, n + 1))
+        if mode == "grouped":
+            self.sc = sc = Scaling(cones.spec, Sc, Zc)
+            self.lam = sc.apply(Zc)
+            self.lam_sq = jprod(cones.spec, self.lam, self.lam)
+            ag, sa, F = R["centred"]
+            S += F
+            self.ct = ct = ConeTerms(cones.F, cones.diag, sc.beta[0], sc.wbar[0])
+            self.ag = ag
+            self.mg = sa / ag[:, None]
+            self.hg = ag + ct.D00
+            ct.add_schur(S, cones.AAt)
+            S += weighted_gram(self.mg + ct.qhat, ag * ct.D00 / self.hg)
+        else:
+            S += R["S"]
+        S[np.arange(n), np.arange(n)] += 1.0
+        self.cho = sla.cho_factor(S, lower=False, check_finite=True)
+
+    # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
+    def pred_bz(self, minus_rz):
+        """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
+        self.u_pred = jdiv(self.cones.spec, self.lam, -self.lam_sq)
+        return minus_rz - self.sc.apply(self.u_pred)
+
+    def cone_step(self, dZ, u):
+        """The cones' largest predictor step (and their scaled directions, kept for the corrector)."""
+        dza = self.sc.apply(dZ)
+        self.dsa_c, self.dza_c = u - dza, dza
+        return min(max_step(self.cones.spec, self.lam, self.dsa_c), max_step(self.cones.spec, self.lam, dza))
+
+    def corr_bz(self, minus_rz, sigma, mu):
+        """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
+        rl = -self.lam_sq - jprod(self.cones.spec, self.dsa_c, self.dza_c) + sigma * mu * self.cones.spec.identity()
+        self.u_corr = jdiv(self.cones.spec, self.lam, rl)
+        return minus_rz - self.sc.apply(self.u_corr)
+
+    def solve(self, P, prefix, bglob, bz_c):
+        """The reduced system's solution ``(du, dt_g, dz_cones)`` from the blocks' sums ``P`` and the global
+        rows of the right-hand side (RobustSVMCone.kkt_factor's solve, global part)."""
+        n = self.n
+        bw, bb, bt = bglob
+        phi = P[prefix + "phi"].copy()
+        phi[:n] += bw
+        phi[n] += bb
+        if self.cfg["mode"] != "grouped":
+            return sla.cho_solve(self.cho, phi), None, None
+        ct, ag, hg, mg = self.ct, self.ag, self.hg, self.mg
+        k = ag.shape[0]
+        BZ = bz_c.reshape(k, n + 1)
+        r0, T = ct.rhs_terms(BZ)
+        psi0 = bt - P[prefix + "sgc"]
+        rhs = phi
+        rhs[:n] -= apply_rows(ct.factors, ct.diagonal, T).sum(axis=0)
+        rhs += mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
+        du = sla.cho_solve(self.cho, rhs)
+        dt = (psi0 - r0) / hg + (ag * (mg @ du) - ct.D00 * (ct.qhat @ du)) / hg
+        Gd = np.empty((k, n + 1))
+        Gd[:, 0] = -dt
+        Gd[:, 1:] = -transpose_apply(ct.factors, ct.diagonal, du[:n])
+        dZ = self.sc.apply_soc(0, self.sc.apply_soc(0, Gd - BZ, True), True)
+        return du, dt, dZ.ravel()

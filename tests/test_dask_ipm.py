@@ -1,0 +1,247 @@
+"""The interior point on Dask row blocks (rsvm_conic.solvers.dask_ipm) against the in-memory one.
+
+Same model, same iterations: every kind of uncertainty (shared, grouped with per-sample scales, per-sample
+diagonal and full factors, nominal, chance-constrained) must give the in-memory objective to 1e-8
+(relative) with a certified gap, on uneven row chunks.  Runs on Dask's local threads (fast); the
+distributed cluster and on-disk stores are tests/test_dask_cluster.py and tests/test_dask_store.py.
+"""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC  # noqa: E402
+from rsvm_conic.formulations.chance import ChanceConstrainedSVM  # noqa: E402
+from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
+from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
+from rsvm_conic.solvers.certificates import project_box_hyperplane  # noqa: E402
+from rsvm_conic.solvers.conic import SolverError, SolverWarning  # noqa: E402
+from rsvm_conic.solvers.robust_ipm import centred_gram, robust_svm_ipm  # noqa: E402
+from rsvm_conic.solvers.row_blocks import combine, project_dual_set_rows  # noqa: E402
+from rsvm_conic.uncertainty.sets import UncertaintySet  # noqa: E402
+
+CHUNKS = (90, 130, 41, 200, 139)  # uneven row chunks, L = 600
+
+
+def _rows(a):
+    return da.from_array(a, chunks=(CHUNKS,) + a.shape[1:])
+
+
+def _data(seed, L=600, n=6, shift=0.8):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(L, n)) + shift * y[:, None] / np.sqrt(n)
+    return rng, X, y
+
+
+def _uncertainty(kind, rng, y, n, lazy):
+    L = y.shape[0]
+    wrap = _rows if lazy else (lambda a: a)
+    if kind == "shared":
+        return dict(Sigma=np.diag(rng.uniform(0.1, 1.0, n)), radius=0.5)
+    if kind == "shared_full":
+        B = rng.normal(size=(n, n)) / np.sqrt(n)
+        return dict(Sigma=B @ B.T, radius=0.7)
+    if kind in ("class", "class_zero"):
+        scale = rng.uniform(0.5, 1.5, L)
+        if kind == "class_zero":
+            scale[::7] = 0.0  # samples without uncertainty inside the groups
+        labels = np.where(y > 0, 7, 3)
+        return dict(
+            Sigma=np.stack([np.diag(rng.uniform(0.1, 1.0, n)), 0.3 * np.eye(n)]),
+            groups=wrap(labels),
+            sample_scale=wrap(scale),
+            radius=0.5,
+        )
+    if kind == "sample":
+        return dict(Sigma=wrap(rng.uniform(0.01, 0.6, (L, n))), groups="sample", radius=0.8)
+    if kind == "sample_full":
+        return dict(factor=wrap(rng.normal(size=(L, n, n)) * 0.3), radius=0.6)
+    raise AssertionError(kind)
+
+
+KINDS = ["shared", "shared_full", "class", "class_zero", "sample", "sample_full"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dask_route_equals_memory(kind):
+    """Grouped and per-sample ellipsoids: the same iterations and objective (1e-8), certified, on Dask."""
+    rng, X, y = _data(10 + KINDS.index(kind))
+    n = X.shape[1]
+    state = rng.bit_generator.state
+    mem = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=False)), C=1.0).solve("ipm")
+    rng.bit_generator.state = state
+    f = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=True)), C=1.0)
+    assert f.dask and f.backends == ("ipm",)
+    sol = f.solve("auto")
+    assert sol.backend == "ipm" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
+    assert sol.objective == pytest.approx(mem.objective, rel=1e-8)
+    assert sol.info["iterations"] == mem.info["iterations"]
+    np.testing.assert_allclose(sol["w"], mem["w"], rtol=1e-6, atol=1e-8)
+    assert sol.info["passes"] >= 3 * sol.info["iterations"]
+    # nothing of size L reached the client: each pass returned O(n^2 + k n) numbers
+    assert sol.info["max_fetched_bytes"] < 8 * 4 * (n + 1) ** 2
+    alpha = sol.info["alpha"]
+    assert isinstance(alpha, da.Array) and alpha.chunks == (CHUNKS,)
+    np.testing.assert_allclose(alpha.compute(), mem.info["alpha"], rtol=1e-5, atol=1e-7 * f.C)
+
+
+def test_nominal_and_chance_equal_memory():
+    rng, X, y = _data(3)
+    Xd, yd = _rows(X), _rows(y)
+    mem, dsk = NominalSVM(X, y, C=2.0).solve("ipm"), NominalSVM(Xd, yd, C=2.0).solve("auto")
+    assert dsk.objective == pytest.approx(mem.objective, rel=1e-8) and dsk.certificate.status == "optimal"
+    S = np.stack([np.diag(rng.uniform(0.1, 1.0, 6)), 0.2 * np.eye(6)])
+    g = (y > 0).astype(int)
+    mem = ChanceConstrainedSVM(X, y, S, g, C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
+    dsk = ChanceConstrainedSVM(Xd, yd, S, _rows(g), C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
+    assert dsk.objective == pytest.approx(mem.objective, rel=1e-8) and dsk.certificate.status == "optimal"
+
+
+def test_estimators_fit_dask_inputs():
+    """Estimators take Dask X, y (any two labels), groups and sample_radius: same fit as in memory."""
+    rng, X, y = _data(5, L=600, n=5)
+    labels = np.where(y > 0, "pos", "neg")
+    Sigma = np.stack([np.diag(rng.uniform(0.1, 1.0, 5)), 0.3 * np.eye(5)])
+    groups, radius = (y > 0).astype(int), rng.uniform(0.5, 1.5, 600)
+    for est, kw, kwd in [
+        (
+            RobustSVC(C=1.0, radius=0.5),
+            dict(Sigma=Sigma, groups=groups, sample_radius=radius),
+            dict(Sigma=Sigma, groups=_rows(groups), sample_radius=_rows(radius)),
+        ),
+        (
+            ChanceConstrainedSVC(C=1.0, epsilon=0.4, distribution="gaussian"),
+            dict(Sigma=Sigma, groups=groups),
+            dict(Sigma=Sigma, groups=groups),
+        ),
+        (NominalSVC(C=3.0), {}, {}),
+    ]:
+        ref = est.fit(X, labels, **kw)
+        obj, coef = ref.objective_, ref.coef_.copy()
+        fit = est.fit(_rows(X), _rows(labels), **kwd)
+        assert fit.objective_ == pytest.approx(obj, rel=1e-8)
+        np.testing.assert_allclose(fit.coef_, coef, rtol=1e-6, atol=1e-9)
+        assert list(fit.classes_) == ["neg", "pos"] and fit.n_features_in_ == 5
+        assert fit.solver_stats_["route"] == "ipm" and fit.solver_stats_["status"] == "optimal"
+        scores = fit.decision_function(_rows(X))
+        assert isinstance(scores, da.Array)
+        np.testing.assert_allclose(scores.compute(), fit.decision_function(X))
+
+
+def test_public_solver_takes_dask_arrays():
+    rng, X, y = _data(6)
+    gam = rng.uniform(0.2, 1.0, 600)
+    F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
+    v, info = robust_svm_ipm(X, y, 1.0, gam, F, True, g)
+    vd, infod = robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
+    assert infod["status"] == "optimal" and infod["pcost"] == pytest.approx(info["pcost"], rel=1e-8)
+    np.testing.assert_allclose(vd["t"], v["t"], rtol=1e-6)
+    np.testing.assert_allclose(vd["xi"].compute(), v["xi"], rtol=1e-5, atol=1e-7)
+    Xbad = X.copy()
+    Xbad[17, 2] = np.nan
+    with pytest.raises(ValueError, match="finite 2-D"):
+        robust_svm_ipm(_rows(Xbad), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
+    with pytest.raises(ValueError, match="nonnegative"):
+        robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(-gam), F, True, _rows(g))
+    with pytest.raises(ValueError, match="labels in"):
+        robust_svm_ipm(_rows(X), _rows(np.abs(y)), 1.0, _rows(gam), F, True, _rows(g))
+    with pytest.raises(SolverError, match="max_iter"):
+        robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g), max_iter=2)
+    with pytest.warns(SolverWarning, match="max_iter"):
+        _, info = robust_svm_ipm(
+            _rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g), max_iter=2, accept_inaccurate=True
+        )
+    assert info["status"] == "max_iter"
+
+
+def test_validation_is_lazy_and_clear():
+    rng, X, y = _data(7, L=600, n=4)
+    Xbad = X.copy()
+    Xbad[[3, 400], 1] = np.inf
+    with pytest.raises(ValueError, match="contains 2 NaN or infinite"):
+        RobustSVC().fit(_rows(Xbad), _rows(y))
+    with pytest.raises(ValueError, match="more than 2 classes"):
+        RobustSVC().fit(_rows(X), _rows(np.arange(600) % 3))
+    with pytest.raises(ValueError, match="single class"):
+        RobustSVC().fit(_rows(X), _rows(np.ones(600)))
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        RobustSVC().fit(_rows(X)[_rows(y) > 0], _rows(y)[_rows(y) > 0])
+    with pytest.raises(ValueError, match="one entry per row"):
+        RobustSVC().fit(_rows(X), y[:10])
+    with pytest.raises(ValueError, match="p = 2"):
+        RobustSVC(norm=1).fit(_rows(X), _rows(y))
+    with pytest.raises(ValueError, match="cannot be solved with backend 'clarabel'"):
+        RobustSVC(solver="clarabel").fit(_rows(X), _rows(y))
+    with pytest.raises(ValueError, match="gamma_i > 0"):
+        RobustSVC().fit(
+            _rows(X), _rows(y), Sigma=_rows(np.ones((600, 4))), groups="sample", sample_radius=np.r_[0.0, np.ones(599)]
+        )
+    with pytest.raises(ValueError, match="sample_scale must hold 600 nonnegative"):
+        RobustSVC().fit(_rows(X), _rows(y), sample_radius=_rows(-np.ones(600)))
+    with pytest.raises(ValueError, match="no CVXPY model"):
+        RobustSVM(_rows(X), _rows(y)).problem
+    # several column chunks and integer data are fine (rechunked and cast lazily)
+    Xi = np.round(3 * X).astype(int)
+    ref = NominalSVC(C=1.0).fit(Xi.astype(float), y).objective_
+    fit = NominalSVC(C=1.0).fit(da.from_array(Xi, chunks=(150, 2)), _rows(y))
+    assert fit.objective_ == pytest.approx(ref, rel=1e-8)
+
+
+def test_centred_gram_combines_exactly_across_blocks():
+    """The Chan combination of blocks' centred Gram matrices is the centred Gram matrix of all rows."""
+    rng = np.random.default_rng(8)
+    L, n, k = 500, 4, 3
+    X, y = rng.normal(size=(L, n)), np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    rho, gam, gi = rng.uniform(0.1, 2.0, L), rng.uniform(0.0, 1.0, L), rng.integers(0, k, L)
+    gam[:40] = 0.0
+
+    def part(sl):
+        ag = np.bincount(gi[sl], weights=rho[sl] * gam[sl] ** 2, minlength=k)
+        sa = np.zeros((k, n + 1))
+        np.add.at(sa[:, :n], gi[sl], (rho * gam * y)[sl, None] * X[sl])
+        sa[:, n] = np.bincount(gi[sl], weights=(rho * gam * y)[sl], minlength=k)
+        m = np.divide(sa, ag[:, None], out=np.zeros_like(sa), where=ag[:, None] > 0)
+        return {"centred": (ag, sa, centred_gram(X[sl], y[sl], rho[sl], gam[sl], gi[sl], m))}
+
+    whole = part(slice(None))["centred"]
+    cuts = [0, 30, 31, 200, 360, 500]
+    out = combine(*[part(slice(a, b)) for a, b in zip(cuts[:-1], cuts[1:])])["centred"]
+    np.testing.assert_allclose(out[0], whole[0], rtol=1e-12)
+    np.testing.assert_allclose(out[2], whole[2], rtol=1e-10, atol=1e-10)
+
+
+def test_projection_on_row_blocks_is_the_projection():
+    rng = np.random.default_rng(9)
+    for C in (0.5, 10.0):
+        y = np.where(rng.random(600) < 0.3, 1.0, -1.0)
+        v = rng.normal(size=600) * C + 0.3 * C
+        a, passes = project_dual_set_rows(_rows(np.zeros((600, 1))), _rows(v), _rows(y), C)
+        a = a.compute()
+        np.testing.assert_allclose(a, project_box_hyperplane(v, y, C), atol=1e-12 * C)
+        assert abs(y @ a) <= 1e-9 * C and a.min() >= 0 and a.max() <= C and passes <= 10
+
+
+def test_certificate_pieces_equal_memory():
+    """objective_wb and dual_value (the certificate) on row blocks equal the in-memory ones at any point."""
+    rng, X, y = _data(11)
+    for kind in ("class", "sample"):
+        state = rng.bit_generator.state
+        fm = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=False)), C=0.7)
+        rng.bit_generator.state = state
+        fd = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=True)), C=0.7)
+        w, b, alpha = rng.normal(size=6), 0.3, rng.uniform(0, 0.7, 600)
+        assert fd.objective_wb(w, b) == pytest.approx(fm.objective_wb(w, b), rel=1e-12)
+        assert fd.dual_value(_rows(alpha), w) == pytest.approx(fm.dual_value(alpha, w), rel=1e-9)
+
+
+def test_check_instance_dask_route_agrees_with_memory():
+    """``rsvm-conic check robust-outofcore-sample``: both routes optimal and within 1e-8."""
+    import problems
+    from rsvm_conic.runner import check_instance
+
+    reports, ok = check_instance(problems.get("INSTANCES", "robust-outofcore-sample"))
+    assert ok, reports
+    assert [r.backend for r in reports] == ["ipm", "ipm_dask"] and all(r.status == "optimal" for r in reports)
+    assert reports[1].agreement == 1.0
