@@ -86,9 +86,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
                 f"{type(self).__name__}: solver {self.solver!r} stopped at max_epochs "
-                f"({sol.info.get('epochs')}) with certified relative gap {gap:.2e} > "
+                f"({sol.info.get('epochs', sol.info.get('rounds'))}; max_rounds on Dask row blocks) with certified "
+                f"relative gap {gap:.2e} > "
                 f"{sol.certificate.tol if sol.certificate is not None else 0:g} (status {sol.status!r}); "
-                "increase max_epochs in solver_options or use solver='auto' (an exact, certified route).",
+                "increase max_epochs (max_rounds) in solver_options or use solver='auto' (an exact, certified route).",
                 ConvergenceWarning,
                 stacklevel=2,
             )

@@ -341,7 +341,7 @@ class LinearSVMFormulation(Formulation):
         return ("clarabel", "scs")
 
     #: the routes for samples given as a Dask array (per-sample work on the row blocks)
-    DASK_BACKENDS = ("ipm",)
+    DASK_BACKENDS = ("ipm", "sgd", "prox")
 
     #: tighter solver tolerances for one retry when a route's result misses the certificate's
     #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
@@ -400,6 +400,8 @@ class LinearSVMFormulation(Formulation):
 
     # ------------------------------------------------------------------ stochastic backends
     def _stochastic(self, method, name, **options) -> Solution:
+        if self.dask:
+            return self._stochastic_rows(name, **options)
         L = self.X.shape[0]
         lam = 1.0 / (self.C * L)
         t0 = time.perf_counter()
@@ -413,6 +415,35 @@ class LinearSVMFormulation(Formulation):
             values={"w": res.w, "b": res.b},
             info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history},
             certificate=res.info,
+        )
+        return sol
+
+    def _stochastic_rows(self, name, **options) -> Solution:
+        """The stochastic route on Dask row blocks: iterative parameter mixing, certified by the dual bound over
+        the blocks (:mod:`rsvm_conic.solvers.dask_stochastic`); SolverError unless the certified gap meets ``tol``
+        (as for the exact routes: a failed solve is never returned as a model)."""
+        from ..solvers.dask_stochastic import stochastic_mixing
+
+        t0 = time.perf_counter()
+        (w, b), info, history = stochastic_mixing(
+            self.X,
+            self.y,
+            self.current_uncertainty(),
+            self.C,
+            self.objective_wb,
+            lambda alpha, w: self.dual_value(alpha, w),
+            prox=name == "prox",
+            **options,
+        )
+        info.floor = 1e-9 * self.C * self.X.shape[0]
+        sol = Solution(
+            backend=name,
+            status=info.status,
+            objective=info.primal,
+            time=time.perf_counter() - t0,
+            values={"w": w, "b": b},
+            info={"rounds": info.detail["rounds"], "eta0": info.detail["eta0"], "gap_history": history},
+            certificate=info,
         )
         return sol
 
