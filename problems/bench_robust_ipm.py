@@ -28,6 +28,7 @@ waiting for the shared cores.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -264,6 +265,96 @@ def run(quick: bool = False) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- target 1: the lower bound
+def _lower_bound_unit(X, reps=5) -> float:
+    """Best-of-``reps`` seconds of what any interior-point iteration must do at least: one weighted Gram
+    matrix [X 1]' D [X 1] (a BLAS ``dsyrk`` on the pre-scaled rows) plus one ``X w`` and one ``X' v`` pass."""
+    from scipy.linalg.blas import dsyrk
+
+    L, n = X.shape
+    Xs = np.empty((L, n + 1), order="F")
+    Xs[:, :n] = X * np.sqrt(np.linspace(0.5, 1.5, L))[:, None]
+    Xs[:, n] = 1.0
+    w, v = np.ones(n), np.ones(L)
+    best = np.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        dsyrk(1.0, Xs, trans=1)
+        X @ w
+        X.T @ v
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def part_bound(Ls, ns, ks, C=1.0, print_fn=functools.partial(print, flush=True)):
+    """The interior point against its own lower bound: time / (iterations x (one syrk + two matrix-vector
+    passes)), goal <= 1.5; peak traced memory against the bytes of X; Clarabel's iteration count where its
+    CVXPY model is affordable (L n <= 10^6 grouped)."""
+    import os as _os
+    import tracemalloc
+
+    print_fn(
+        f"Target 1: interior point vs its lower bound ({_os.cpu_count()} cores, 1 BLAS thread; time: best of 3 "
+        "at L <= 2e4, one run above)"
+    )
+    hdr = (
+        f"{'L':>7} {'n':>4} {'k':>3} | {'ipm [s]':>8} {'its':>4} {'Clarabel its':>12} | {'unit [ms]':>9} "
+        f"{'its x unit [s]':>14} {'ratio':>6} | {'peak [MB]':>9} {'X [MB]':>7} {'peak/X':>6}"
+    )
+    print_fn(hdr)
+    print_fn("-" * len(hdr))
+    rows = []
+    for L in Ls:
+        for n in ns:
+            for k in ks:
+                kk = "L" if k == "L" else str(k)
+                if k == "L" and L * n > IPM_MAX_LN_SAMPLE:
+                    print_fn(f"{L:>7} {n:>4} {kk:>3} | skipped (per-sample ellipsoids, L*n > 4e6)")
+                    continue
+                X, y, unc = _data(L, n, k)
+                res = unc.resolve(L, n)
+                args = (X, y, C, res.gamma, res.factors, res.diagonal, res.group_index)
+                times, peak = [], 0.0
+                for r in range(3 if L <= 20000 else 1):
+                    if r == 0:
+                        tracemalloc.start()
+                    t0 = time.perf_counter()
+                    vals, info = robust_svm_ipm(*args)
+                    times.append(time.perf_counter() - t0)
+                    if r == 0:
+                        peak = tracemalloc.get_traced_memory()[1] / 2**20
+                        tracemalloc.stop()
+                t_ipm = min(times)
+                its = info["iterations"]
+                clar = "-"
+                if k != "L" and L * n <= CVXPY_MAX_LN:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        sol = RobustSVM(X, y, unc, C=C).solve("clarabel")
+                    clar = str(sol.info.get("num_iters", sol.info.get("iterations", "?")))
+                unit = _lower_bound_unit(X)
+                xmb = X.nbytes / 2**20
+                ratio = t_ipm / (its * unit)
+                print_fn(
+                    f"{L:>7} {n:>4} {kk:>3} | {t_ipm:8.3f} {its:>4} {clar:>12} | {1e3 * unit:9.2f} "
+                    f"{its * unit:14.3f} {ratio:6.2f} | {peak:9.0f} {xmb:7.0f} {peak / xmb:6.2f}"
+                )
+                rows.append(dict(L=L, n=n, k=kk, time=t_ipm, iterations=its, unit=unit, ratio=ratio, peak_mb=peak))
+    return rows
+
+
+def run_bound(quick: bool = False) -> int:
+    """Target 1 alone (``rsvm-conic bench robust-ipm-bound``; quick: L = 2e4, n = 50)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        if quick:
+            part_bound([20000], [50], [1, 2, "L"])
+        else:
+            part_bound([20000, 200000], [50, 200], [1, 2, "L"])
+    return 0
+
+
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
     """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
@@ -324,7 +415,7 @@ def _instances():
 
 
 INSTANCES = _instances()
-BENCHMARKS = {"robust-ipm": run, "robust-ipm-grid": run_part2}
+BENCHMARKS = {"robust-ipm": run, "robust-ipm-grid": run_part2, "robust-ipm-bound": run_bound}
 
 if __name__ == "__main__":  # pragma: no cover
     import sys
