@@ -54,7 +54,24 @@ def test_mixing_is_bracketed_by_its_certificate_and_nears_the_optimum(kind, rout
     assert c.dual <= opt * (1 + 1e-9) and c.primal >= opt * (1 - 1e-9)
     assert c.primal == pytest.approx(sol.objective) and c.primal == pytest.approx(f.objective(sol), rel=1e-12)
     assert c.primal <= opt * (1 + 5e-3)  # the mixed iterate is near the optimum after 25 passes
-    assert c.gap_rel < 0.5 and np.isfinite(c.dual)
+    assert c.gap_rel < 0.05  # measured 2.8e-3..9e-3 (least-squares dual points over the blocks)
+
+
+@pytest.mark.parametrize("kind", ["nominal", "class", "sample"])
+def test_least_squares_dual_points_certify_the_exact_optimum_over_the_blocks(kind):
+    """At the exact optimum (the in-memory interior point) the best least-squares point built on the blocks
+    closes the gap: the dual construction over the blocks is the in-memory one."""
+    from rsvm_conic.solvers.dask_stochastic import ls_dual_points
+
+    opt = _problem(kind, lazy=False).solve("ipm")
+    f = _problem(kind, lazy=True)
+    cands = ls_dual_points(f.X, f.y, f.current_uncertainty(), f.C, opt["w"], opt["b"])
+    assert len(cands) == 3 and all(a.chunks == (CHUNKS,) for a in cands)
+    best = max(f.dual_value(a, opt["w"]) for a in cands)
+    # per-sample cones put many samples exactly on the margin: the min-norm coefficients leave the box there and
+    # the projection costs 6e-5 (the in-memory route refines further; over the blocks the point is used as is)
+    rel = 1e-4 if kind == "sample" else 1e-6
+    assert best <= opt.objective * (1 + 1e-9) and best >= opt.objective * (1 - rel)
 
 
 def test_mixing_is_reproducible_and_reports_optimal_when_the_gap_is_met():

@@ -17,9 +17,15 @@ its primal objective (one pass) and the dual value ``D(alpha, u)`` of the feasib
 ``alpha = C x fraction`` projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (a few passes over ``(alpha, y)``
 and one over ``X``; see :meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.dual_value`).  The
 best primal iterate and the best dual value are kept; the run stops when their relative gap meets ``tol``
-(status ``"optimal"``), else after ``max_rounds`` with status ``"max_iter"``.  The in-memory routes refine
-their dual point further (a band candidate and least-squares rounds on the margin set); over the blocks
-the dual point is the activity alone, so the certified gap is looser at equal effort.
+(status ``"optimal"``), else after ``max_rounds`` with status ``"max_iter"``.
+
+The dual candidates are those of the in-memory :func:`.certificates.dual_bound` that need no refinement: the
+activity, and (p = 2 or the nominal hinge) the least-squares points of steps 1-4 for each margin tolerance
+of :data:`TAUS` -- alpha at C where the robust margin is below ``1 - tau``, 0 above ``1 + tau``, and on the
+margin the min-norm coefficients that reproduce ``[w; 0]``, found from the (n+1) x (n+1) Gram matrix of the
+margin columns (one pass for all taus; each candidate is a lazy vector persisted in the workers).  The
+in-memory routes refine their best point further (a band candidate, least-squares rounds on the margin
+set); over the blocks the point is used as it is, so the certified gap is looser at equal effort.
 
 The client receives O(n) numbers per block and round (each block's averaged ``w``, ``b``); nothing of size
 L is gathered.  Seeded: block ``j``'s stream is seeded from ``(seed, first row of the block)``, so a run is
@@ -35,10 +41,11 @@ import time
 
 import numpy as np
 
-from ..uncertainty.sets import ResolvedUncertainty
+from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
 from .contract import certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
+from .robust_ipm import apply_rows, transpose_apply
 from .row_blocks import RowBlocks
 from .stochastic import _Activity, _blocks, _pass, auto_batch_size, calibrate_eta0
 
@@ -93,6 +100,121 @@ def _activity_entry(state):
     return state["activity"].fraction()
 
 
+# ------------------------------------------------------------------ least-squares dual points over the blocks
+#: margin tolerances of the least-squares dual points (as in memory: :func:`.certificates.dual_bound`)
+TAUS = (1e-1, 1e-2, 1e-3)
+
+
+def _columns(blk, plan):
+    """Robust margins ``m_i`` and the columns ``[y_i x_i - gamma_i A_g(i) u_g(i); y_i]`` of one block, ``u_g`` the
+    maximiser of ``u'A_g'w`` (p = 2): ``w = sum_i alpha_i c_i`` and ``y'alpha = 0`` read ``sum_i alpha_i [c_i; y_i]
+    = [w; 0]``."""
+    X, y = blk["X"], blk["y"]
+    w = plan["w"]
+    n = X.shape[1]
+    m = y * (X @ w + plan["b"])
+    cols = np.empty((X.shape[0], n + 1))
+    np.multiply(X, y[:, None], out=cols[:, :n])
+    cols[:, n] = y
+    if plan["p"] is not None:
+        g = blk["gamma"]
+        if "F" in blk:
+            V = transpose_apply(blk["F"], plan["diagonal"], w)
+            m -= g * dual_norm_values(V, plan["q"])
+            cols[:, :n] -= g[:, None] * apply_rows(blk["F"], plan["diagonal"], dual_norm_subgradient(V, plan["q"]))
+        else:
+            m -= g * plan["sup"][blk["gi"]]
+            cols[:, :n] -= g[:, None] * plan["Au"][blk["gi"]]
+    return m, cols
+
+
+def _ls_block(blk, plan):
+    """Per tau: the Gram matrix of the columns on the margin (``|m_i - 1| <= tau``) and ``C x`` the sum of the
+    columns at C (``m_i < 1 - tau``)."""
+    m, cols = _columns(blk, plan)
+    out = {}
+    for j, tau in enumerate(plan["taus"]):
+        on = np.abs(m - 1.0) <= tau
+        out[f"G{j}"] = cols[on].T @ cols[on]
+        out[f"r{j}"] = plan["C"] * cols[m < 1.0 - tau].sum(axis=0)
+    return out
+
+
+def _ls_alpha_block(*blocks, names, plan):
+    """One block of the least-squares point: C at C, the min-norm coefficients on the margin, 0 elsewhere."""
+    blk = dict(zip(names, blocks))
+    m, cols = _columns(blk, plan)
+    tau = plan["tau"]
+    alpha = np.where(m < 1.0 - tau, plan["C"], 0.0)
+    on = np.abs(m - 1.0) <= tau
+    alpha[on] = cols[on] @ plan["coef"]
+    return alpha
+
+
+def _ls_points(rows, w, b, C, unc, plan):
+    """The least-squares dual candidates of :func:`.certificates.dual_bound` (steps 1-4, p = 2 or the nominal
+    hinge) at ``(w, b)``, over the blocks: one pass for the tau's small systems, each candidate a lazy Dask
+    vector (persisted in the workers) to project and evaluate."""
+    import dask.array as da
+
+    n = rows.n
+    ls = dict(plan, w=np.asarray(w, dtype=float), b=float(b), C=float(C), taus=TAUS)
+    if plan["p"] is not None and plan["factors"] is not None:
+        V = transpose_apply(unc.factors, unc.diagonal, ls["w"])
+        ls["sup"] = dual_norm_values(V, unc.q)
+        ls["Au"] = apply_rows(unc.factors, unc.diagonal, dual_norm_subgradient(V, unc.q))
+    sums, _ = rows.run(_ls_block, ls)
+    names = tuple(k for k in rows.cols if k != "row")
+    args = []
+    for name in names:
+        arr = rows.cols[name]
+        args += [arr, "i" + "jkl"[: arr.ndim - 1]]
+    out = []
+    for j, tau in enumerate(TAUS):
+        rhs = np.concatenate([ls["w"], [0.0]]) - sums[f"r{j}"]
+        coef = np.linalg.lstsq(sums[f"G{j}"], rhs, rcond=1e-12)[0] if np.any(sums[f"G{j}"]) else np.zeros(n + 1)
+        alpha = da.blockwise(
+            _ls_alpha_block,
+            "i",
+            *args,
+            names=names,
+            plan=dict(ls, tau=tau, coef=coef),
+            dtype=float,
+            concatenate=True,
+            align_arrays=False,
+        )
+        out.append(alpha.persist())
+    return out
+
+
+def _rows_and_plan(X, y, unc):
+    """RowBlocks of the arrays the blocks read (X, y, the row numbers, gamma and the group index or the
+    per-sample factors) and the plan entries describing the robust term (grouped factors travel in it)."""
+    import dask.array as da
+
+    robust = unc is not None and unc.radius != 0
+    per_sample = robust and not isinstance(unc.factors, np.ndarray)
+    kw = {"row": da.arange(X.shape[0], chunks=(X.chunks[0],))}
+    if robust:
+        kw["gamma"] = unc.gamma
+        kw["F" if per_sample else "gi"] = unc.factors if per_sample else unc.group_index
+    plan = {
+        "p": unc.p if robust else None,
+        "q": unc.q if robust else None,
+        "diagonal": unc.diagonal if robust else None,
+        "factors": unc.factors if robust and not per_sample else None,
+    }
+    return RowBlocks(X, y=y, **kw), plan
+
+
+def ls_dual_points(X, y, unc, C, w, b) -> list:
+    """The least-squares dual candidates at ``(w, b)`` for samples on Dask row blocks (one per tau of
+    :data:`TAUS`; p = 2 or the nominal hinge): lazy vectors persisted in the workers, to be projected and
+    evaluated by the formulation's ``dual_value`` (the in-memory :func:`.certificates.dual_bound`, steps 1-4)."""
+    rows, plan = _rows_and_plan(X, y, unc)
+    return _ls_points(rows, w, b, C, unc, plan)
+
+
 def stochastic_mixing(
     X,
     y,
@@ -105,7 +227,7 @@ def stochastic_mixing(
     tol: float = 1e-3,
     max_rounds: int = 50,
     epochs: int = 1,
-    certify_every: int = 1,
+    certify_every: int = 5,
     eta0="auto",
     batch_size="auto",
     seed: int = 0,
@@ -118,35 +240,18 @@ def stochastic_mixing(
     chunks: trusted.  ``objective(w, b)`` and ``dual_value(alpha, w)`` (the formulation's, over the blocks)
     give the certificate.  Returns ``((w, b), info, detail)`` with ``info`` a SolveInfo (route ``"prox"`` or
     ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``)."""
-    import dask.array as da
 
     t0 = time.perf_counter()
     L, n = X.shape
-    robust = unc is not None and unc.radius != 0
-    rows_kw = {"row": da.arange(L, chunks=(X.chunks[0],))}
-    if robust:
-        per_sample = not isinstance(unc.factors, np.ndarray)
-        rows_kw["gamma"] = unc.gamma
-        rows_kw["F" if per_sample else "gi"] = unc.factors if per_sample else unc.group_index
-    rows = RowBlocks(X, y=y, **rows_kw)
+    rows, plan = _rows_and_plan(X, y, unc)
     B = auto_batch_size(max(rows.sizes)) if batch_size == "auto" else int(batch_size)
     lam = 1.0 / (C * L)
-    plan = {
-        "p": unc.p if robust else None,
-        "q": unc.q if robust else None,
-        "diagonal": unc.diagonal if robust else None,
-        "factors": unc.factors if robust and not per_sample else None,
-        "lam": lam,
-        "prox": prox,
-        "batch_size": B,
-        "epochs": int(epochs),
-        "seed": int(seed),
-    }
+    plan.update(lam=lam, prox=prox, batch_size=B, epochs=int(epochs), seed=int(seed))
     if eta0 == "auto":  # calibrated on the first rows (at most 2000: O(n) each, gathered once)
         m = min(L, 2000)
         sub = {"X": np.asarray(X[:m]), "y": np.asarray(y[:m])}
         for key in ("gamma", "gi", "F"):
-            if key in rows_kw:
+            if key in rows.cols:
                 sub[key] = np.asarray(rows.cols[key][:m])
         fit = _local_fit(sub, plan).initialize(sub["X"], sub["y"])
         eta0 = calibrate_eta0(sub["X"], sub["y"], fit, L2Squared(lam), prox, B, np.random.default_rng(seed))
@@ -166,7 +271,10 @@ def stochastic_mixing(
         P = float(objective(w, b))
         if P < best[0]:
             best = (P, w.copy(), b)
-        D = float(dual_value(C * rows.vector(states, _activity_entry), w))
+        cands = [C * rows.vector(states, _activity_entry)]
+        if plan["p"] in (None, 2.0):  # the least-squares points need the unique maximiser u (p = 2)
+            cands += _ls_points(rows, w, b, C, unc, plan)
+        D = max(float(dual_value(a, w)) for a in cands)
         dual = max(dual, D)
         gap = relative_gap(best[0], dual)
         history.append((rounds, best[0], dual, gap, time.perf_counter() - t0))
