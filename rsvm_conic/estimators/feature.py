@@ -205,7 +205,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Iterations of the upper-level search (None: the backend's default, 100 hypergradient steps or 300 outer
         iterations of the stochastic method).
     solver : {"hypergradient", "stochastic_bilevel"}, default="hypergradient"
-        Backend of the upper-level search (:attr:`SafeSVM.BACKENDS <rsvm_conic.formulations.safe.SafeSVM.BACKENDS>`).
+        Backend of the upper-level search (``SafeSVM.BACKENDS``).
     random_state : int or None, default=None
         Seed of the validation split and of the stochastic method (None: seed 0 for the latter).
 
