@@ -80,10 +80,11 @@ def _cmd_check(args) -> int:
     reports, ok = check_instance(instance, backends)
     print(format_reports(reports))
     verdict = "AGREE" if ok else "DISAGREE"
+    values = "".join(f", |{key} - reference's| <= {tol:g}" for key, tol in instance.value_atol.items())
     print(
-        f"\n{verdict}: every backend within relative objective gap {instance.rtol:g} of the best"
+        f"\n{verdict}: every backend within relative objective gap {instance.rtol:g} of the best{values}"
         if ok
-        else f"\n{verdict}: some backend failed or is more than {instance.rtol:g} from the best"
+        else f"\n{verdict}: some backend failed or is more than {instance.rtol:g} from the best{values}"
     )
     return 0 if ok else 1
 

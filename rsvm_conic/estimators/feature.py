@@ -187,9 +187,9 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Safe SVM [CJ20, eq. 7]: learn per-feature ellipsoid semi-axes, then fit the robust SVM.
 
-    The semi-axes sigma in ``[sigma_min, sigma_max]`` are learned on a validation split by hypergradient descent
-    (:class:`~rsvm_conic.formulations.safe.SafeSVM`); then the exact robust SVM (eq. 4, ``Sigma = diag(sigma)^2``)
-    is refitted on all the data by the fastest certified route.
+    The semi-axes sigma in ``[sigma_min, sigma_max]`` are learned on a validation split by hypergradient descent or
+    by the paper's stochastic bi-level method (:class:`~rsvm_conic.formulations.safe.SafeSVM`, ``solver``); then the
+    exact robust SVM (eq. 4, ``Sigma = diag(sigma)^2``) is refitted on all the data by the fastest certified route.
 
     Parameters
     ----------
@@ -201,10 +201,13 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Share of the data held out (stratified) for the upper-level (validation) loss.
     tau : float, default=0.05
         Softplus smoothing of the hinge on both levels (``tau -> 0`` recovers the non-smooth problem).
-    max_iter : int, default=100
-        Iterations of the hypergradient descent.
+    max_iter : int or None, default=None
+        Iterations of the upper-level search (None: the backend's default, 100 hypergradient steps or 300 outer
+        iterations of the stochastic method).
+    solver : {"hypergradient", "stochastic_bilevel"}, default="hypergradient"
+        Backend of the upper-level search (``SafeSVM.BACKENDS``).
     random_state : int or None, default=None
-        Seed of the validation split.
+        Seed of the validation split and of the stochastic method (None: seed 0 for the latter).
 
     Attributes
     ----------
@@ -213,7 +216,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     sigma_ : ndarray of shape (n_features,)
         Learned semi-axes.
     bilevel_ : SafeResult
-        The upper-level search (history, iterations).
+        The upper-level search (history, iterations, the certificate of its lower level on the training split).
     n_iter_ : int
         Iterations of the upper-level search.
     coef_ : ndarray of shape (1, n_features)
@@ -228,7 +231,15 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(
-        self, C=1.0, sigma_min=0.05, sigma_max=1.0, validation_fraction=0.3, tau=0.05, max_iter=100, random_state=None
+        self,
+        C=1.0,
+        sigma_min=0.05,
+        sigma_max=1.0,
+        validation_fraction=0.3,
+        tau=0.05,
+        max_iter=None,
+        solver="hypergradient",
+        random_state=None,
     ):
         self.C = C
         self.sigma_min = sigma_min
@@ -236,6 +247,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.tau = tau
         self.max_iter = max_iter
+        self.solver = solver
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -245,6 +257,9 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         from ..formulations.safe import SafeSVM
 
         check_positive(self.C, "C")
+        check_choice(self.solver, "solver", tuple(SafeSVM.BACKENDS))
+        if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
+            raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}.")
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction}.")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
@@ -252,7 +267,12 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             X, y_pm, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
         )
         bil = SafeSVM(Xa, ya, Xv, yv, C=self.C, sigma_min=self.sigma_min, sigma_max=self.sigma_max, tau=self.tau)
-        res = bil.solve(max_iter=self.max_iter)
+        if self.solver == "hypergradient":
+            opts = {} if self.max_iter is None else {"max_iter": int(self.max_iter)}
+        else:
+            seed = 0 if self.random_state is None else self.random_state
+            opts = {"seed": seed} if self.max_iter is None else {"seed": seed, "n_outer": int(self.max_iter)}
+        res = bil.solve(self.solver, **opts)
         sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C).solve("auto")
         self.classes_ = classes
         self.sigma_ = res.sigma

@@ -28,6 +28,8 @@ class ProblemInstance:
     backends: tuple[str, ...] | None = None
     backend_options: dict[str, dict] = field(default_factory=dict)
     rtol: float = 1e-3  # agreement required between backends (relative objective gap)
+    #: values compared too: key -> tolerance on ``max |values[key] - reference's|`` (e.g. a learned parameter)
+    value_atol: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -40,6 +42,7 @@ class BackendReport:
     agreement: float
     time: float
     error: str | None = None
+    value_diff: dict[str, float] = field(default_factory=dict)  # max |values[key] - reference's| per compared key
 
 
 def relative_gap(value: float, best: float) -> float:
@@ -47,13 +50,20 @@ def relative_gap(value: float, best: float) -> float:
 
 
 def compare_backends(
-    formulation: Formulation, test, y_test, backends=None, backend_options=None, reference: str | None = None
+    formulation: Formulation,
+    test,
+    y_test,
+    backends=None,
+    backend_options=None,
+    reference: str | None = None,
+    value_keys=(),
 ) -> tuple[list[BackendReport], dict[str, Solution]]:
     """Solve with every backend, then report objective, gap to the best, accuracy and agreement.
 
     A backend that raises is reported with its error (status ``"error"``); it does not stop the others.
     Agreement is the fraction of test predictions equal to the reference backend's
-    (the first backend that succeeded unless ``reference`` is given).
+    (the first backend that succeeded unless ``reference`` is given); for each of ``value_keys`` the
+    largest absolute difference of ``solution.values[key]`` from the reference's is reported too.
     """
     backends = tuple(backends or formulation.backends)
     backend_options = backend_options or {}
@@ -90,6 +100,12 @@ def compare_backends(
                     float(np.mean(pred == y_test)),
                     float(np.mean(pred == ref_pred)),
                     sol.time,
+                    value_diff={
+                        key: float(
+                            np.max(np.abs(np.asarray(sol.values[key]) - np.asarray(solutions[ref_name].values[key])))
+                        )
+                        for key in value_keys
+                    },
                 )
             )
         else:
@@ -110,12 +126,24 @@ def format_reports(reports: list[BackendReport], title: str = "") -> str:
         )
         if r.error:
             lines.append(f"    error: {r.error}")
+        for key, diff in r.value_diff.items():
+            lines.append(f"    max |{key} - reference's {key}| = {diff:.3g}")
     return "\n".join(lines)
 
 
 def check_instance(instance: ProblemInstance, backends=None) -> tuple[list[BackendReport], bool]:
-    """Build and solve an instance with all its backends; ``ok`` is True if all gaps are within ``rtol``."""
+    """Build and solve an instance with all its backends; ``ok`` is True if all gaps are within ``rtol`` (and the
+    compared values within ``value_atol``)."""
     formulation, test, y_test = instance.build()
-    reports, _ = compare_backends(formulation, test, y_test, backends or instance.backends, instance.backend_options)
-    ok = all(r.error is None and r.gap <= instance.rtol for r in reports)
+    reports, _ = compare_backends(
+        formulation,
+        test,
+        y_test,
+        backends or instance.backends,
+        instance.backend_options,
+        value_keys=tuple(instance.value_atol),
+    )
+    ok = all(r.error is None and r.gap <= instance.rtol for r in reports) and all(
+        r.value_diff.get(key, 0.0) <= tol for r in reports for key, tol in instance.value_atol.items()
+    )
     return reports, ok
