@@ -38,6 +38,11 @@ from rsvm_conic.runner import GridExperiment, ProblemInstance
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CHUNKS = 4  # row chunks of the Dask side of the check instances
+#: a pass's task holds its block of X, the block read from the store and a few block-sized temporaries (the
+#: scaled rows of the Gram matrix, X w, the per-sample state): measured, 64 MiB chunks on 512 MiB workers
+#: paused them and one was killed; a chunk of at most 1/16 of a worker's memory keeps them below the
+#: pause threshold (80 %) beside the ~150 MiB a worker process holds idle
+CHUNK_FRACTION = 16
 
 
 class DaskVsMemory(Formulation):
@@ -314,16 +319,21 @@ def benchmark(
     """Write a synthetic store (two classes, one noise ellipsoid per class) block by block, fit
     ``RobustSVC(C, radius)`` on it on a LocalCluster of ``workers`` single-threaded workers of
     ``memory_limit`` each (or on the cluster at ``scheduler``), print and return the figures.  Chunks:
-    ``chunk_rows`` rows (default about 64 MiB of X, at least 4 chunks per worker).  The store is removed
-    afterwards unless ``keep``."""
+    ``chunk_rows`` rows (default about 64 MiB of X, at most 1/16 of a worker's memory, at least 4 chunks
+    per worker).  The store is removed afterwards unless ``keep``."""
     from distributed import Client, LocalCluster
 
     from rsvm_conic.datasets.zarr_store import default_chunk_rows, make_classification_store, open_dataset
     from rsvm_conic.estimators import RobustSVC
     from rsvm_conic.solvers.row_blocks import RowBlocks
 
-    if chunk_rows is None:  # about 64 MiB of X per chunk, and at least 4 chunks per worker
+    if chunk_rows is None:  # about 64 MiB of X per chunk, at most 1/16 of a worker's memory, >= 4 chunks per worker
         chunk_rows = min(default_chunk_rows(n_features), -(-int(n_samples) // (4 * workers)))
+        if memory_limit and not scheduler:
+            from dask.utils import parse_bytes
+
+            limit = parse_bytes(memory_limit) if isinstance(memory_limit, str) else int(memory_limit)
+            chunk_rows = min(chunk_rows, default_chunk_rows(n_features, limit // CHUNK_FRACTION))
     base = Path(tempfile.mkdtemp(prefix="rsvm-outofcore-", dir=directory))
     path = base / "data.zarr"
     cluster = None
