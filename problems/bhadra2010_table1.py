@@ -388,7 +388,7 @@ def neg_eig_table(cells: list[dict], results: list[dict], cfg: dict) -> dict:
 #: Known causes, attached only when :func:`verdict` finds a cell not reproduced (text, not measured); the
 #: cell's note names the key and the measured numbers that matched it.
 REASONS = {
-    "a": "the paper's RSVM^(g) RE of 91-94% is not reached under either reading: with kappa = -Phi^-1(epsilon) in "
+    "a": "the paper's RSVM^(g) RE of 91-94% is not reached: with kappa = -Phi^-1(epsilon) in "
     "the grid's range the Gaussian chance constraint is exactly calibrated (epsilon_effective ~ epsilon, Fig. 3), "
     "so a test point near the boundary is wrong on some of its 100 sampled kernels, which RobustErr counts",
     "b": "the paper ranks RSVM^(g) above RSVM under Gaussian noise; but kappa = -Phi^-1(epsilon) is below "
