@@ -19,7 +19,12 @@ Choices the paper leaves open (documented, fixed by the seed):
 * all ``n^2`` noise entries are drawn independently (the independence Lemma 1 and
   Theorem 2 assume), so ``K^s`` is not symmetric -- as the paper allows ("not necessarily
   psd and symmetric").  ``symmetric=True`` draws one value per pair instead;
-* ``iid=True`` (Fig. 2) uses one common ``l = scale * mean |K_bar|`` for every entry.
+* ``iid=True`` (Fig. 2) uses one common ``l = scale * mean |K_bar|`` for every entry;
+* the data scale, which the paper never states: ``data_scale`` multiplies the points (after the
+  seeded draws, so the same seed gives the same points up to the factor).  It matters only through
+  ``C``: scaling the points by ``s`` scales ``K_bar``, ``l`` and every noisy kernel by ``s^2`` and
+  ``beta`` by ``s^4``, which is exactly the problem at scale 1 with ``C`` multiplied by ``s^2`` (same
+  predictions, objective times ``s^2``; ``tests/test_bhadra_reproduction.py`` checks it).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from rsvm_conic._validation import check_positive
 
 __all__ = ["NOISE_LAWS", "base_noise", "noise_std", "BhadraData", "make_bhadra2010", "sample_kernels"]
 
@@ -75,11 +82,13 @@ def make_bhadra2010(
     std: float = 0.7,
     center=(2.0, 2.0),
     sep: float = 1.5,
+    data_scale: float = 1.0,
     dtype=np.float64,
 ) -> BhadraData:
     """One synthetic dataset (points, clean linear kernel, ``n_samples`` noisy kernels)."""
     if law not in NOISE_LAWS:
         raise ValueError(f"law must be one of {NOISE_LAWS}; got {law!r}.")
+    data_scale = check_positive(data_scale, "data_scale")
     rng = np.random.default_rng(seed)
     center = np.asarray(center, dtype=float)
     u = np.array([1.0, -1.0]) / np.sqrt(2.0)
@@ -90,7 +99,7 @@ def make_bhadra2010(
     X = np.vstack(Xs)
     y = np.concatenate(ys)
     perm = rng.permutation(X.shape[0])
-    X, y = X[perm], y[perm]
+    X, y = data_scale * X[perm], y[perm]
     K_bar = X @ X.T
     if iid:
         l = np.full_like(K_bar, scale * float(np.mean(np.abs(K_bar))))
