@@ -637,8 +637,9 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
             "grid_acc_inside": float(np.mean(P[inside] == truth[inside])),
             "grid_acc_outside": float(np.mean(P[~inside] == truth[~inside])),
             "train_acc": float(est.score(X, y)),
-            "sigma_dir": sd,
         }
+        if sd is not None:
+            stats[key]["sigma_dir"] = float(sd)
         ax.contourf(g, g, P.reshape(grid, grid), levels=[-0.5, 0.5, 1.5], colors=colors)
         ax.scatter(X[y == 0, 0], X[y == 0, 1], marker="o", facecolors="none", edgecolors="k", s=12)
         ax.scatter(X[y == 1, 0], X[y == 1, 1], marker="x", c="r", s=12)
