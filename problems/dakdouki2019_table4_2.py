@@ -26,7 +26,7 @@ Protocol (what the thesis states, and what we had to choose):
   :mod:`rsvm_conic.kernels.consolidation` with tolerance 0.25; a sensitivity table repeats the
   kappa^m cells at tolerances 0.1, 0.5 and 1 on Liver, Wine and Banana).
 * Table 4.4: the thesis's literature numbers and its kappa^m rates beside ours; Segmentation at
-  the thesis's tuned ``sigma = sqrt(2)`` (full run, 3 draws), Wine from the Table 4.2 cells; Glass,
+  the thesis's tuned ``sigma = sqrt(2)`` (full run, 2 draws), Wine from the Table 4.2 cells; Glass,
   Abalone, Digit Recognizer and Covertype are not vendored.
 * sigma: (a) ``sqrt(5 dim)`` as in the thesis; (b) cross-validated: 3-fold stratified CV over
   ``sigma in sqrt(5 dim) x {1/16, 1/8, 1/4, 1/2, 1, 2}`` ({1/4, 1/2, 1} with ``--quick``) on at
@@ -79,6 +79,8 @@ EXCLUSION_TOLS = (0.1, 0.25, 0.5, 1.0)
 SENSITIVITY_FULL = ("bupa", "wine", "banana")  # Segmentation: a k^m cell takes about a minute
 #: Thesis Table 4.4: Segmentation with sigma = sqrt(2) (the thesis tuned sigma there).
 TABLE44_SIGMA = math.sqrt(2.0)
+#: Its draws: two (a k^m Segmentation cell at sigma = sqrt(2) costs about 2 CPU minutes; the 15-minute budget).
+TABLE44_SEEDS = (0, 1)
 SIGMA_FACTORS = (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0)
 QUICK_FACTORS = (0.25, 0.5, 1.0)
 CV_MAX = 1000
@@ -347,7 +349,7 @@ def variance_cells(quick: bool) -> list[dict]:
                     }
                 )
     if not quick:
-        for seed in SEEDS_LARGE:  # Table 4.4: three draws (a k^m Segmentation cell takes about a minute)
+        for seed in TABLE44_SEEDS:
             for kernel in ("rbf", "consolidation"):
                 cells.append({"dataset": "segment", "model": "ww", "kernel": kernel, "sigma": "sqrt2", "seed": seed})
     return cells
@@ -495,17 +497,20 @@ def variance_table(cells, results) -> tuple[str, dict]:
             T_th = THESIS_TABLE43[name][0]
             sig_th = abs(T_th) > 1.96 if not math.isnan(T_th) else False
             sig_ours = abs(T) > 1.96 if not math.isnan(T) else False
-            if sig_th == sig_ours:
+            same_side = (th[3] - th[1]) * (k.mean() - g.mean()) > 0  # the same kernel ahead
+            if sig_th == sig_ours and (same_side or not sig_th):
                 v = "reproduced" + (" (significant)" if sig_th else " (not significant)")
             else:
                 v = "not reproduced: " + (
-                    "the thesis's difference is significant, ours is not"
+                    "both significant, but the other kernel is ahead"
+                    if sig_th == sig_ours
+                    else "the thesis's difference is significant, ours is not"
                     if sig_th
                     else "ours is significant, the thesis's is not"
                 )
             tlines.append(
                 f"| {TITLES[name]} | {abs(T_th):.3f} | {T:.3f} | {n_sig} / {len(per)} | "
-                f"{mean_sd(k - g)[0]:+.2f} | {v} |"
+                f"{k.mean() - g.mean():+.2f} | {v} |"
             )
             summary[f"{name}/T"] = {"T_mean_rates": T, "significant_draws": n_sig, "verdict": v}
     lines += [
