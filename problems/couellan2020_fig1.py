@@ -82,32 +82,46 @@ def report(run) -> tuple[str, bool]:
 
     fig = Figure(figsize=(9, 4.2))
     (a, b) = fig.subplots(1, 2)
-    colors = np.where(y > 0, "tab:red", "tab:blue")
-    a.scatter(X[:, 0], X[:, 1], s=6, c=colors, alpha=0.5)
-    a.scatter(
-        CENTERS[:, 0], CENTERS[:, 1], s=80, c=np.where(LABELS > 0, "tab:red", "tab:blue"), edgecolor="k", marker="o"
-    )
+    for cls, col in ((1, "tab:red"), (-1, "tab:blue")):
+        a.scatter(X[y == cls, 0], X[y == cls, 1], s=6, c=col, alpha=0.5, label=f"observations, y = {cls:+d}")
+        a.scatter(
+            CENTERS[LABELS == cls, 0],
+            CENTERS[LABELS == cls, 1],
+            s=80,
+            c=col,
+            edgecolor="k",
+            marker="o",
+            label=f"nominal points, y = {cls:+d}",
+        )
     a.set_title("input space: 4 nominal points + noisy observations")
+    a.set(xlabel="$x_1$", ylabel="$x_2$")
     a.set_aspect("equal")
+    a.legend(fontsize=7, loc="best")
     t = np.linspace(0, 2 * np.pi, 400)
-    b.plot(np.cos(t), np.sin(t), color="0.7", lw=1)
-    b.scatter(P[:, 0], P[:, 1], s=6, c=colors, alpha=0.5)
+    b.plot(np.cos(t), np.sin(t), color="0.7", lw=1, label="unit circle (RFF image, D = 2)")
+    for cls, col in ((1, "tab:red"), (-1, "tab:blue")):
+        b.scatter(P[y == cls, 0], P[y == cls, 1], s=6, c=col, alpha=0.5, label=f"mapped observations, y = {cls:+d}")
     for k in range(4):
-        b.add_patch(Circle(Pc[k], Gamma[k], fill=False, ls="--", color="0.3"))
+        b.add_patch(
+            Circle(Pc[k], Gamma[k], fill=False, ls="--", color="0.3", label="bound disc Gamma_i" if k == 0 else None)
+        )
     w, c0 = svc.coef_.ravel(), svc.intercept_[0]
     u = np.linspace(-1.5, 1.5, 2)
     if abs(w[1]) > abs(w[0]):
-        b.plot(u, -(w[0] * u + c0) / w[1], "k-")
+        b.plot(u, -(w[0] * u + c0) / w[1], "k-", label="linear SVM boundary")
     else:
-        b.plot(-(w[1] * u + c0) / w[0], u, "k-")
+        b.plot(-(w[1] * u + c0) / w[0], u, "k-", label="linear SVM boundary")
     b.set_xlim(-1.5, 1.5)
     b.set_ylim(-1.5, 1.5)
+    b.set(xlabel="RFF feature $z_1(x)$", ylabel="RFF feature $z_2(x)$")
     b.set_aspect("equal")
+    b.legend(fontsize=6, loc="lower left")
     b.set_title(
         f"RFF, D = 2 (sigma={sigma}, seed={seed}): linear separation;\n"
         f"dashed: feature-space bound Gamma_i (Prop. 4.1, corrected)",
         fontsize=8,
     )
+    fig.suptitle("[CJ20] Fig. 1: noisy XOR points and their random-Fourier-feature images")
     fig.tight_layout()
     fig.savefig(run.out / "couellan2020_fig1.png", dpi=120)
     return (

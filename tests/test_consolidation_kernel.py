@@ -209,3 +209,46 @@ def test_large_offsets_match_extended_precision_definition(m, offset):
         np.testing.assert_allclose(np.diag(G), k.diag_value(), rtol=0, atol=tol)
         np.testing.assert_allclose(G, G.T, rtol=0, atol=2 * tol)
         assert abs(H[4, 0] - k.diag_value()) <= tol  # a row shared by X and Y: the diagonal value
+
+
+@pytest.mark.parametrize("tol", [0.0, 0.1, 0.25, 0.5, 1.0])
+def test_exclusion_tolerance_against_brute_force(tol):
+    """Issue 15: exclusion_tol is a documented parameter.  Brute force over every same-class pair and every
+    (centre a, other-class centre b, orientation): a pair is kept iff no ||a +- v - b|| <= tol ||v||."""
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(12, 3))
+    owner = np.repeat([0, 1, 2], 4)
+    V, pairs, excluded = consolidation_directions(centres, owner, tol)
+    kept = set()
+    for p in range(12):
+        for q in range(p + 1, 12):
+            if owner[p] != owner[q]:
+                continue
+            v = centres[q] - centres[p]
+            hit = any(
+                np.linalg.norm(centres[a] + s * v - centres[b]) <= tol * np.linalg.norm(v)
+                for a in range(12)
+                for b in range(12)
+                for s in (1.0, -1.0)
+                if owner[a] != owner[b]
+            )
+            if not hit:
+                kept.add((p, q))
+    assert {tuple(pq) for pq in pairs} == kept
+    assert len(kept) + len(excluded) == 3 * 6
+
+
+def test_exclusion_tolerance_large_enough_gives_the_gaussian_kernel():
+    """Once no direction survives, kappa^m is the Gaussian kernel: the WW machines coincide."""
+    from rsvm_conic.estimators import WestonWatkinsSVC
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    km = WestonWatkinsSVC(C=10.0, kernel="consolidation", sigma=1.0, exclusion_tol=1e6, n_subclasses=3).fit(X, y)
+    assert km.kernel_obj_.n_directions == 0
+    g = WestonWatkinsSVC(C=10.0, kernel="rbf", sigma=1.0).fit(X, y)
+    assert km.solver_stats_["primal"] == pytest.approx(g.solver_stats_["primal"], rel=1e-6)
+    assert np.array_equal(km.predict(X), g.predict(X))
+    with pytest.raises(ValueError, match="exclusion_tol"):
+        WestonWatkinsSVC(kernel="consolidation", exclusion_tol=-1.0, n_subclasses=2).fit(X, y)

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from rsvm_conic.estimators import HyperbolicSVC, KernelRobustSVC, WestonWatkinsSVC
 from rsvm_conic.formulations.hyperbolic import HyperbolicMachine
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, ww_objective
+from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective, ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
@@ -477,15 +477,16 @@ def test_fuzz_weston_watkins_svc(data, st_):
 
     def check(e):
         _multiclass_check(e, X, y, bad, f"{kind}, C={C}, sigma={sigma}, kernel={kernel}, n_components={nc}")
-        # never worse than the trivial feasible point W = 0, b = 0 (objective 2 C n (classes - 1))
+        # never worse than the trivial feasible point W = 0, b = 0 (objective C n (classes - 1) in MSVMpack's
+        # convention, margin 1; issue 15 changed it from eq. 1.9's margin 2 with zeta = C: 2 C n (classes - 1))
         codes = np.searchsorted(e.classes_, y)
         if e.rff_ is not None:
             sq, scores = float(np.sum(e.coef_**2)), e._features(X) @ e.coef_ + e.intercept_
         else:
             Kx = e._gram(X, X)
             sq, scores = float(np.sum(e.dual_coef_ * (Kx @ e.dual_coef_))), Kx @ e.dual_coef_ + e.intercept_
-        obj = ww_objective(sq, scores, codes, C)
-        trivial = 2.0 * C * X.shape[0] * (e.classes_.size - 1)
+        obj = msvmpack_objective(sq, scores, codes, C)
+        trivial = C * X.shape[0] * (e.classes_.size - 1)
         assert obj <= trivial * (1 + 1e-6) + 1e-9, (obj, trivial)
 
     _attempt("WestonWatkinsSVC", key, bad, lambda: est.fit(X, y), check)

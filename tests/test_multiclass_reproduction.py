@@ -6,11 +6,15 @@ import math
 import pytest
 
 from rsvm_conic.problems.dakdouki2019_table4_2 import (
+    EXCLUSION_TOLS,
     EXPERIMENT,
+    SEEDS,
     THESIS_TABLE42,
     THESIS_TABLE43,
     make_cells,
+    mean_sd,
     two_proportion_test,
+    verdict,
 )
 from rsvm_conic.datasets.keel import TABLE41_SIZES
 
@@ -50,6 +54,43 @@ def test_quick_reproduction(tmp_path):
         assert data["summary"][key]["km"]["recognition"] >= 85
     # XOR: both kernels fit the training square
     assert data["xor"]["consolidation"]["grid_acc_inside"] > 0.9
+    # issue 15: the wider envelope is shown too, and it extends the pattern outside the square further
+    assert data["xor"]["consolidation_env3"]["grid_acc_outside"] > data["xor"]["consolidation"]["grid_acc_outside"]
+    # every thesis-sigma cell of the quick grid is reported over all draws, beside the thesis, with a verdict
+    for name in ("bupa", "wine"):
+        for kernel in ("rbf", "consolidation"):
+            v = data["variance"][f"{name}/{kernel}"]
+            assert v["draws"] == len(SEEDS)
+            assert v["verdict_recognition"].startswith(("reproduced", "not reproduced: "))
+        assert len([k for k in data["exclusion"] if k.startswith(name + "/")]) == len(EXCLUSION_TOLS)
+    assert "| Liver | k^m | 5 | 23.91 |" in md and "not vendored" in md
     # resumable: a second call recomputes nothing and rewrites the same table
     assert EXPERIMENT.run(tmp_path, quick=True, progress=False).ok
     assert len((tmp_path / "results.jsonl").read_text().strip().splitlines()) == len(lines)
+
+
+def test_verdict_rule_by_hand():
+    """mean +- max(2 sd, one sample): draws 70, 72, 74 have mean 72, sd 2 (ddof 1), so 68..76 is reproduced."""
+    assert mean_sd([70.0, 72.0, 74.0]) == pytest.approx((72.0, 2.0))
+    assert verdict(75.9, [70.0, 72.0, 74.0], 1.0) == "reproduced"
+    assert verdict(67.9, [70.0, 72.0, 74.0], 1.0).startswith("not reproduced: ours 4.10 pts above")
+    # identical draws: the tolerance is one sample of the evaluated set, not zero
+    assert verdict(100.0, [100 * 35 / 36] * 5, 100 / 36) == "reproduced"
+    assert verdict(100.0, [100 * 34 / 36] * 5, 100 / 36).startswith("not reproduced: ours 5.56 pts below")
+    assert mean_sd([3.0]) == (3.0, 0.0)
+
+
+def test_draws_differ_in_split_and_draw_zero_keeps_the_shared_seeds():
+    import numpy as np
+
+    from rsvm_conic.problems.dakdouki2019_table4_2 import _data, _seeds
+    from rsvm_conic.runner import seed_from_cell
+
+    assert _seeds("bupa", 0) == (0, seed_from_cell({"dataset": "bupa"}) % (2**31))
+    assert _seeds("bupa", 1)[0] == 1 and _seeds("bupa", 1)[1] != _seeds("bupa", 0)[1]
+    a, b = _data("bupa", 0), _data("bupa", 1)
+    assert a[0].shape == b[0].shape == (276, 6) and not np.allclose(a[0], b[0])
+    import json
+
+    cells = make_cells(True)
+    assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)  # no cell twice

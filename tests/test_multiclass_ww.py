@@ -306,5 +306,36 @@ def test_alm_is_the_default_on_random_features():
     X, y = _blobs(120, 4, seed=12, std=2.5)
     est = WestonWatkinsSVC(C=10.0, sigma=1.5, n_components=40).fit(X, y)
     assert est.solver_ == "alm" and est.solver_stats_["gap_rel"] <= 1e-6
-    ref = WWFeatures(est._features(X), np.searchsorted(est.classes_, y), 4, 10.0).solve("clarabel")
-    assert est.solver_stats_["primal"] == pytest.approx(ref.objective, rel=1e-6)
+    # issue 15 changed the convention: the estimator's C is MSVMpack's (margin 1), eq. 1.9's zeta = 2 C and
+    # eq. 1.9's objective is 4 x MSVMpack's (before: zeta = C, objective compared directly)
+    ref = WWFeatures(est._features(X), np.searchsorted(est.classes_, y), 4, 20.0).solve("clarabel")
+    assert est.solver_stats_["primal"] == pytest.approx(ref.objective / 4, rel=1e-6)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_C_is_msvmpacks_margin_one_convention(n_classes):
+    """Issue 15: ``C`` is MSVMpack's (margin 1).  Brute force: Clarabel on MSVMpack's margin-1 primal QP,
+    written out here independently of the module, gives the estimator's objective and scores."""
+    import cvxpy as cp
+
+    X, y = _blobs(40, n_classes, seed=21, std=2.5)
+    C = 10.0
+    est = WestonWatkinsSVC(C=C, kernel="linear", solver="dual").fit(X, y)
+    codes = np.searchsorted(est.classes_, y)
+    W, b = cp.Variable((X.shape[1], n_classes)), cp.Variable(n_classes)
+    S = X @ W + np.ones((X.shape[0], 1)) @ cp.reshape(b, (1, n_classes), order="C")
+    Y = np.eye(n_classes)[codes]
+    fy = cp.reshape(cp.sum(cp.multiply(S, Y), axis=1), (X.shape[0], 1), order="C")
+    hinge = cp.multiply(1.0 - Y, cp.pos(1.0 - fy @ np.ones((1, n_classes)) + S))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W) + C * cp.sum(hinge)))
+    prob.solve(solver="CLARABEL")
+    assert est.solver_stats_["primal"] == pytest.approx(prob.value, rel=1e-5)
+    assert est.solver_stats_["dual"] <= prob.value * (1 + 1e-7)
+    Wd = X.T @ est.dual_coef_  # linear kernel: w_k = sum_i beta_ik x_i
+    assert np.allclose(Wd, W.value, atol=1e-3 * (1 + np.abs(W.value).max()))
+    # the old convention (eq. 1.9, margin 2, zeta = C) is MSVMpack's C / 2: same classifier, scores doubled
+    half = WestonWatkinsSVC(C=C / 2, kernel="linear", solver="dual").fit(X, y)
+    from rsvm_conic.formulations.multiclass_ww import WWKernelDual
+
+    old = WWKernelDual(X @ X.T, codes, n_classes, zeta=C).solve("clarabel")
+    assert old.objective == pytest.approx(4 * half.solver_stats_["primal"], rel=1e-5)

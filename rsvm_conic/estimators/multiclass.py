@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
-from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor
+from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor, msvmpack_zeta
 from ..solvers.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
@@ -60,6 +60,7 @@ class _KernelMixin:
                 sigma_dir=sd,
                 m=self.m,
                 n_subclasses=self.n_subclasses,
+                exclusion_tol=getattr(self, "exclusion_tol", 0.25),
                 random_state=self.random_state,
             ).fit(X, codes)
         self.rff_ = None
@@ -110,16 +111,25 @@ def _binary_scores(scores):
 
 
 class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
-    """Weston-Watkins multi-class SVM [ElD19, eq. 1.9], margin 2, penalty ``C`` (the thesis's zeta).
+    """Weston-Watkins multi-class SVM [ElD19, eq. 1.9] in MSVMpack's convention: margin 1, penalty ``C``.
+
+    ``min 1/2 sum_k ||w_k||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i}(x_i) + f_k(x_i))``, the model of
+    MSVMpack (the package the thesis used; its default is ``C = 10``).  Eq. 1.9 writes margin 2 with
+    penalty ``zeta``; the two are the same classifier for ``zeta = 2 C`` (scores and weights doubled,
+    objective times 4, :func:`~rsvm_conic.formulations.multiclass_ww.msvmpack_zeta`).  Until issue 15 this
+    estimator passed ``C`` as eq. 1.9's ``zeta``, i.e. its ``C = 10`` was MSVMpack's ``C = 5``.
 
     Parameters
     ----------
-    C : penalty on the slacks (> 0).
+    C : MSVMpack's penalty on the slacks (margin 1; > 0).
     kernel : ``"rbf"`` (Gaussian), ``"consolidation"`` (kappa^m, Def. 4.2) or ``"linear"``.
     sigma : length scale, or ``"thesis"`` for ``sqrt(5 n_features)``.
     m, n_subclasses : consolidation-kernel settings (Fourier terms, k-means subclasses per class).
     sigma_dir : length scale of the Gaussian envelope of the consolidation kernel's periodic
         terms (``None``: the same as ``sigma``; ``np.inf``: no envelope, purely periodic terms).
+    exclusion_tol : the consolidation kernel's exclusion tolerance (>= 0, default 0.25): a direction
+        ``c_1 - c_2`` is dropped when it moves a subclass centre within ``exclusion_tol`` times its length of a
+        centre of another class (:func:`~rsvm_conic.kernels.consolidation.consolidation_directions`).
     n_components : ``None`` for the exact kernel, else the number of random features.
     solver : ``"auto"``, ``"alm"`` (exact numpy solver: method of multipliers with semismooth Newton-CG steps,
         certified to a 1e-6 relative gap; the default except for two classes on an exact kernel),
@@ -141,7 +151,8 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     solver_ : str
         The route that returned the model (``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
     solver_stats_ : dict
-        Route, status, primal and dual objective, certified gap, fallbacks (``solver_info_`` is the same dict).
+        Route, status, primal and dual objective (MSVMpack's, margin 1), certified gap, fallbacks
+        (``solver_info_`` is the same dict).
     dual_coef_ : ndarray of shape (n_train, n_classes)
         Kernel expansion coefficients (exact kernel); ``X_fit_`` holds the training inputs.
     coef_ : ndarray of shape (n_features_map, n_classes)
@@ -168,9 +179,11 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         primal_tol=1e-3,
         random_state=0,
         sigma_dir=None,
+        exclusion_tol=0.25,
     ):
         self.C = C
         self.sigma_dir = sigma_dir
+        self.exclusion_tol = exclusion_tol
         self.primal_mu = primal_mu
         self.primal_max_iter = primal_max_iter
         self.primal_tol = primal_tol
@@ -184,7 +197,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, codes, classes = _check_fit_input(self, X, y)
-        zeta = check_positive(self.C, "C")
+        zeta = msvmpack_zeta(check_positive(self.C, "C"))  # eq. 1.9 (margin 2) solves MSVMpack's C at zeta = 2 C
         check_choice(self.solver, "solver", ("auto", "alm", "libsvm", "dual", "primal"))
         primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
@@ -216,9 +229,13 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         )
         cert = sol.certificate
         cert.detail["fallbacks"] = [route for route, _ in failures]
-        coef, b = sol["coef"], sol["b"]
+        coef, b = 0.5 * sol["coef"], 0.5 * sol["b"]  # eq. 1.9's (W, b) = 2 x MSVMpack's
         self.solver_ = sol.backend
-        self.solver_info_ = self.solver_stats_ = cert.as_dict()
+        stats = cert.as_dict()
+        for key in ("primal", "dual", "gap_abs"):  # eq. 1.9's objective = 4 x MSVMpack's
+            if isinstance(stats.get(key), numbers.Real):
+                stats[key] = 0.25 * stats[key]
+        self.solver_info_ = self.solver_stats_ = stats
         if self.rff_ is not None:
             self.coef_, self.intercept_ = coef, b
             return self

@@ -21,6 +21,15 @@ primal).  For ``C = 2`` the WW machine is exactly ``2 x`` the binary SVM with ``
 (``w_1 = -w_0 = v``, ``f_1 - f_0 = 2 (v . phi + c)``), so libsvm solves it exactly; this is the
 ``libsvm`` backend and the fastest path for the binary data sets.
 
+C convention (MSVMpack)
+-----------------------
+The thesis trained this machine with MSVMpack (Lauer & Guermeur, JMLR 12, 2011), whose WW model has
+margin 1, ``f_{y_i} - f_k >= 1 - xi_ik``, penalty ``C`` (default ``C = 10``).  The substitution
+``(W, b, xi) = 2 (W', b', xi')`` maps eq. 1.9 with ``zeta = 2 C`` onto it exactly (same classifier, eq. 1.9's
+objective is 4 times MSVMpack's): :func:`msvmpack_zeta`, :func:`msvmpack_objective`.  The formulations in
+this module take eq. 1.9's ``zeta``; :class:`~rsvm_conic.estimators.WestonWatkinsSVC` takes MSVMpack's
+``C`` and reports MSVMpack's scores and objective.
+
 Backends
 --------
 ``WWKernelDual``  (Gram matrix in): ``clarabel`` / ``scs`` (the dual QP above, vectorised, one
@@ -108,6 +117,17 @@ def ww_losses(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
     z = np.maximum(0.0, 2.0 - fy + scores)
     z[np.arange(n), codes] = 0.0
     return z
+
+
+def msvmpack_zeta(C: float) -> float:
+    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1): ``zeta = 2 C``."""
+    return 2.0 * float(C)
+
+
+def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C: float) -> float:
+    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``
+    (= eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4)."""
+    return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
 def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta: float) -> float:
