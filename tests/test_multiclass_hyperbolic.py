@@ -311,3 +311,24 @@ def test_segmentation_subset_at_least_as_accurate_as_nearest_class_mean(solver):
     assert hyp.objective_ < 0.9 * ncm.objective_
     slack = 0.0 if solver == "ccp" else 0.01
     assert hyp.score(Xte, yte) >= ncm.score(Xte, yte) - slack
+
+
+def test_hyperbolic_hyper_parameters_are_cross_validated_by_gridsearchcv():
+    """sigma, lam and gamma are plain parameters: GridSearchCV tunes them, and the reproduction's helper
+    (sigma first, then lam x gamma) returns grid values with the scores it compared."""
+    from sklearn.model_selection import GridSearchCV
+
+    from rsvm_conic.kernels.rbf import thesis_sigma
+    from rsvm_conic.problems.dakdouki2019_table4_2 import cv_hyperbolic
+
+    X, y = make_blobs(n_samples=60, centers=3, n_features=2, cluster_std=1.2, random_state=3)
+    grid = {"sigma": [0.5, 2.0], "lam": [1e-3, 1e-1], "gamma": ["auto", 0.3]}
+    gs = GridSearchCV(HyperbolicSVC(n_starts=1, max_iter=2, max_rank=8), grid, cv=3).fit(X, y)
+    assert all(gs.best_params_[k] in v for k, v in grid.items())
+    assert gs.best_estimator_.score(X, y) == gs.score(X, y) > 0.8
+    params, scores = cv_hyperbolic(X, y, seed=0, factors=(0.25, 1.0), lams=(1e-2, 1e-1), gammas=("auto",))
+    base = thesis_sigma(2)
+    assert params["sigma"] in (pytest.approx(base / 4), pytest.approx(base))
+    assert params["lam"] in (1e-2, 1e-1) and params["gamma"] == "auto"
+    assert set(scores["sigma"]) == {"1", "0.25"} and len(scores["lam_gamma"]) == 2
+    assert max(scores["sigma"].values()) == pytest.approx(scores["lam_gamma"]["0.01/auto"])
