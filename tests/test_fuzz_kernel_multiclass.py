@@ -681,11 +681,7 @@ def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
 
     def fit():
         f = HyperbolicMachine(Phi, codes, n_classes, gamma=gamma, lam=lam)
-        opts = (
-            dict(n_starts=1, max_iter=3)
-            if backend == "ccp"
-            else dict(n_starts=1, max_iter=3, n_anchors=3, inner_steps=20)
-        )
+        opts = dict(n_starts=1, max_iter=3) if backend == "ccp" else dict(n_starts=1, max_iter=3, n_anchors=3)
         return f, f.solve(backend, **opts)
 
     def check(res):

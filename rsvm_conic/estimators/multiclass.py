@@ -275,8 +275,13 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
-    solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (large-scale numpy), ``"auto"``
-        (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
+    solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (the centres restricted to the hulls of
+        ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
+        anchors' dimension), ``"auto"`` (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
+        Both start from the class means with equal radii (the nearest-class-mean rule) and never end
+        with a larger objective.  ``lam``, ``gamma`` and ``sigma`` are plain parameters:
+        ``GridSearchCV`` tunes them (the thesis's ``sigma = sqrt(5 d)`` suits the WW machine, not
+        necessarily this one).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations, anchors per class (``anchors``).
     random_state : seed for k-means, random features and the CCP starts.
 
@@ -294,6 +299,10 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         Objective of Problem 1 at the returned machine (the CCP is a local method: no optimality certificate).
     histories_ : list of lists
         Objective per CCP iteration, one list per start; ``n_iter_`` is the longest.
+    stops_ : list of str
+        Why each start stopped: ``"converged"`` (decrease below ``tol``), ``"fixed_point"`` (the
+        majoriser's minimiser does not lower the objective: a fixed point of the CCP to the SOCP
+        solver's accuracy), ``"max_iter"``, or ``"solver_failed: ..."``.
     solver_ : str
         The route used (``"ccp"`` or ``"anchors"``).
     sigma_ : float
@@ -377,6 +386,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.radii_ = sol["R"]
         self.objective_ = sol.objective
         self.histories_ = sol.info["histories"]
+        self.stops_ = sol.info["stops"]
         self.n_iter_ = max(len(h) for h in self.histories_)  # CCP iterations of the longest start
         return self
 

@@ -45,11 +45,20 @@ in ``[0, gamma]``; the best final objective wins.
 
 Large-scale version (backend ``anchors``): ``O_k`` is restricted to the convex hull of ``p``
 anchors per class, the centroids of k-means clusters of that class's feature vectors (each a
-mean of class points, hence inside the class hull: Problem 1's constraint still holds).  The CCP
-majoriser is then minimised in numpy by projected subgradient steps on
-``(mu_k in simplex_p, R >= 0)`` at ``O(n p C)`` per step (distances through ``A A^T`` and ``A phi_i``),
-keeping the best majoriser value found; a step is accepted only if it lowers the majoriser, so the
-objective again never increases.  Use it on explicit (random) features for large ``n``.
+mean of class points, hence inside the class hull: Problem 1's constraint still holds).  Start 0
+weights the anchors by their cluster sizes, which gives the class means exactly (the same start as
+``ccp``: the nearest-class-mean rule).  Each CCP majoriser is solved exactly, as the same SOCP written
+in the anchors' coordinates (cones of dimension ``rank(A_k) + 2 <= p + 2``, independent of the
+feature dimension), and checked like the ``ccp`` steps, so the objective never increases and
+training never ends worse than the nearest-class-mean rule.  (Version 1 ran projected-subgradient
+steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
+of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
+
+Stop reasons (``info["stops"]``): ``converged`` (decrease below ``tol``), ``fixed_point`` (the
+majoriser's minimiser does not lower ``f``: the current point is a fixed point of the CCP to the
+solver's accuracy; the step is not taken), ``max_iter``, ``solver_failed: ...``.
+``info["majorizer_drops"]``: ``f(theta_t) - M(theta_{t+1} | theta_t)`` per step, non-negative up
+to the solver's accuracy (each majoriser minimised no worse than its start).
 
 Geometry (Appendix .1): for ``R_k = R_l`` the boundary ``h_k = h_l`` is the mediator hyperplane
 of ``[O_k, O_l]``; otherwise it is the branch of the hyperbola(oid) ``||x - O_l|| - ||x - O_k||
@@ -68,7 +77,6 @@ import numpy as np
 from .._validation import check_positive
 from ..kernels.rbf import reference_point, squared_distances
 from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
-from ..solvers.projections import project_simplex
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -191,7 +199,7 @@ def auto_gamma(Phi, codes, n_classes: int) -> float:
     return float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
 
 
-#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors' numpy version beyond
+#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors route beyond
 CCP_MAX = 1000
 
 
@@ -199,7 +207,7 @@ class HyperbolicMachine(Formulation):
     """Problem 1 on explicit features ``Phi`` (rows ``phi(x_i)``; for a kernel, a factor of K).
 
     Backends (:attr:`BACKENDS`): ``ccp`` (sequence of SOCPs, Clarabel by default) and ``anchors``
-    (large-scale numpy); :meth:`auto_routes` picks by size.  ``gamma`` is a number in (0, 1] or
+    (the same over anchor hulls); :meth:`auto_routes` picks by size.  ``gamma`` is a number in (0, 1] or
     ``"auto"`` (:func:`auto_gamma`).  Solutions hold ``O`` (C, D), ``R`` (C,), and ``lam`` (simplex
     weights, n) or ``mu`` (anchors); they carry no certificate (a local optimum of a non-convex problem).
     """
@@ -208,7 +216,7 @@ class HyperbolicMachine(Formulation):
     conic_backends = ()
     BACKENDS = {
         "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
-        "anchors": "CCP over anchor hulls, projected-subgradient steps in numpy (large n)",
+        "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
     }
 
     def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float | str = 0.1, lam: float = 1e-2):
@@ -365,7 +373,7 @@ class HyperbolicMachine(Formulation):
             lam_w, R = np.asarray(lam_w, float), np.asarray(R, float)
             O = self._O_from_lambda(lam_w)
             fval = self.f(O, R)
-            hist, stop, n_inaccurate, retries = [fval], "max_iter", 0, []
+            hist, stop, n_inaccurate, retries, m_drop = [fval], "max_iter", 0, [], []
             for _ in range(max_iter):
                 dist = centre_distances(O, self.Phi)
                 c, e, _ = _tangent_coefficients(dist, R, self.codes)
@@ -385,6 +393,7 @@ class HyperbolicMachine(Formulation):
                     lam_new[idx] /= lam_new[idx].sum()
                 R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
                 O_new = self._O_from_lambda(lam_new)
+                m_drop.append(fval - self.majorizer(O_new, R_new, O, R))  # >= 0 up to the solver's accuracy
                 f_new = self.f(O_new, R_new)
                 if f_new > fval + 1e-9 * (1.0 + abs(fval)):
                     # the majoriser's minimiser cannot increase f in exact arithmetic: the current
@@ -398,7 +407,17 @@ class HyperbolicMachine(Formulation):
                     stop = "converged"
                     break
             runs.append(
-                dict(lam=lam_w, R=R, O=O, f=fval, history=hist, stop=stop, inaccurate=n_inaccurate, retries=retries)
+                dict(
+                    lam=lam_w,
+                    R=R,
+                    O=O,
+                    f=fval,
+                    history=hist,
+                    stop=stop,
+                    inaccurate=n_inaccurate,
+                    retries=retries,
+                    majorizer_drops=m_drop,
+                )
             )
         ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
         if not ok:  # a failed solve is never returned as a trained model
@@ -430,129 +449,183 @@ class HyperbolicMachine(Formulation):
                 "starts_objectives": [x["f"] for x in runs],
                 "inaccurate_solves": [x["inaccurate"] for x in runs],
                 "retries": [x["retries"] for x in runs],
+                "majorizer_drops": [x["majorizer_drops"] for x in runs],
             },
         )
         return sol
 
-    # -- large-scale numpy version ----------------------------------------------------------------
-    def _solve_anchors(
-        self,
-        n_anchors: int = 20,
-        max_iter: int = 30,
-        inner_steps: int = 200,
-        tol: float = 1e-6,
-        n_starts: int = 2,
-        random_state=0,
-    ) -> Solution:
-        """CCP over anchor hulls with a projected-subgradient inner solver (see module docstring)."""
+    # -- large-scale version: the CCP over anchor hulls -------------------------------------------
+    def _anchors(self, n_anchors, rng):
+        """Per class: ``p <= n_anchors`` k-means centroids (each a mean of class points) and their cluster
+        sizes; the size-weighted centroids average to the class mean exactly."""
         from sklearn.cluster import MiniBatchKMeans
 
-        t0 = time.perf_counter()
-        rng = np.random.default_rng(random_state)
-        C = self.n_classes
-        anchors = []
-        for k in range(C):
+        anchors, sizes = [], []
+        for k in range(self.n_classes):
             Pk = self.Phi[self.codes == k]
             p = int(min(n_anchors, Pk.shape[0]))
             if p == Pk.shape[0]:
                 anchors.append(Pk.copy())
-            else:
-                km = MiniBatchKMeans(
-                    n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048
-                ).fit(Pk)
-                lab = km.labels_
-                anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in range(p) if np.any(lab == q)]))
-        # ||mu' A_k - phi_i||^2 expanded in mu (cheap per step); on the simplex (sum mu = 1) it equals
-        # the same form in coordinates shifted by a common point c, which keeps the cancellation at
-        # the scale of the data spread (the final objective uses centre_distances, exact form)
+                sizes.append(np.ones(p))
+                continue
+            km = MiniBatchKMeans(
+                n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048
+            ).fit(Pk)
+            lab = km.labels_
+            used = [q for q in range(p) if np.any(lab == q)]
+            anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in used]))
+            sizes.append(np.array([np.sum(lab == q) for q in used], dtype=np.float64))
+        return anchors, sizes
+
+    def _build_anchor_socp(self, anchors):
+        """The CCP majoriser restricted to ``O_k = mu_k^T A_k`` (``mu_k`` on the simplex), as an SOCP in
+        the anchors' own coordinates: with ``c`` a reference point and ``B_k`` an orthonormal basis of
+        ``span(A_k - c)``, ``||O_k - phi_i||^2 = ||mu_k^T (A_k - c) B_k^T - z_ik||^2 + r_ik^2`` where
+        ``z_ik = B_k (phi_i - c)`` and ``r_ik`` is the distance of ``phi_i - c`` to that span (exact,
+        since ``sum mu_k = 1``).  Each cone has dimension ``rank(A_k) + 2 <= p + 2``, independent of D."""
+        n = self.Phi.shape[0]
+        C = self.n_classes
+        Y = self.Y
         c = reference_point(self.Phi)
         Pc = self.Phi - c
-        Ac = [A - c for A in anchors]
-        AP = [A @ Pc.T for A in Ac]  # (p_k, n)
-        AA = [A @ A.T for A in Ac]
         phin = np.einsum("ij,ij->i", Pc, Pc)
+        mus = [cp.Variable(A.shape[0], nonneg=True, name=f"mu{k}") for k, A in enumerate(anchors)]
+        qs = [cp.Parameter(A.shape[0], name=f"q{k}") for k, A in enumerate(anchors)]
+        R = cp.Variable(C, nonneg=True, name="R")
+        nu = cp.Variable((n, C), name="nu")
+        t = cp.Variable(n, name="t")
+        s = cp.Variable(n, name="s")
+        e = cp.Parameter(C, name="e")
+        cons = [cp.sum(mu) == 1.0 for mu in mus]
+        ones_n = np.ones((n, 1))
+        for k, A in enumerate(anchors):
+            Ac = A - c
+            U, S, Vt = np.linalg.svd(Ac, full_matrices=False)
+            r = int(np.sum(S > 1e-12 * max(S[0], 1e-300))) if S.size else 0
+            Bk = Vt[:r]
+            AB = Ac @ Bk.T  # (p, r)
+            Z = Pc @ Bk.T  # (n, r)
+            perp = np.sqrt(np.maximum(phin - np.einsum("ij,ij->i", Z, Z), 0.0))
+            v = cp.Variable(r, name=f"v{k}")  # the centre's coordinates: each cone row touches one entry
+            cons.append(v == AB.T @ mus[k])
+            diff = cp.hstack([ones_n @ cp.reshape(v, (1, r), order="C") - Z, -perp[:, None]])
+            cons.append(cp.SOC(nu[:, k], diff, axis=1))
+        noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
+        branch = (
+            cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C))
+            - nu
+            + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
+        )
+        cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
+        a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
+        b = 0.5 * noff
+        cons += [s >= self.gamma + a, s >= b]
+        obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
+        return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e)
 
-        def dists(mus):
-            cols = []
-            for k in range(C):
-                mu = mus[k]
-                sq = mu @ AA[k] @ mu - 2.0 * mu @ AP[k] + phin
-                cols.append(np.sqrt(np.maximum(sq, 0.0)))
-            return np.stack(cols, axis=1)
+    def _solve_anchors(
+        self,
+        n_anchors: int = 20,
+        max_iter: int = 30,
+        tol: float = 1e-6,
+        n_starts: int = 2,
+        random_state=0,
+        solver: str = "clarabel",
+        **options,
+    ) -> Solution:
+        """CCP over anchor hulls, each majoriser solved exactly as an SOCP (see module docstring)."""
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(random_state)
+        C = self.n_classes
+        anchors, sizes = self._anchors(n_anchors, rng)
+        P = self._build_anchor_socp(anchors)
+        if solver == "clarabel":
+            options = {"tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7, "tol_feas": 1e-7, **options}
 
         def O_of(mus):
             return np.stack([mus[k] @ anchors[k] for k in range(C)])
 
         runs = []
-        for s in range(n_starts):
-            mus = [
-                np.full(A.shape[0], 1.0 / A.shape[0]) if s == 0 else rng.dirichlet(np.ones(A.shape[0])) for A in anchors
-            ]
-            R = np.zeros(C) if s == 0 else rng.uniform(0, self.gamma, size=C)
-            fval = self.f(O_of(mus), R)
-            hist, stop = [fval], "max_iter"
+        for s_ in range(n_starts):
+            if s_ == 0:  # the class means (size-weighted anchors), equal radii: the nearest-class-mean rule
+                mus = [w / w.sum() for w in sizes]
+                R = np.zeros(C)
+            else:
+                mus = [rng.dirichlet(np.ones(A.shape[0])) for A in anchors]
+                R = rng.uniform(0, self.gamma, size=C)
+            O = O_of(mus)
+            fval = self.f(O, R)
+            hist, stop, n_inaccurate, retries, m_drop = [fval], "max_iter", 0, [], []
             for _ in range(max_iter):
-                dist_t = dists(mus)
-                c, e, _ = _tangent_coefficients(dist_t, R, self.codes)
-                # tangent of sum_i H_i in terms of mu: sum_ij c_ij (O_j^t - phi_i).(O_j - phi_i)/n_ij^t
-                w = np.where(dist_t > 1e-12, c / np.maximum(dist_t, 1e-300), 0.0)
-                lin_mu = [w[:, k].sum() * (AA[k] @ mus[k]) - AP[k] @ w[:, k] for k in range(C)]  # d/dmu_k
-                eR = e.sum(axis=0)
-
-                def M(mu_list, Rv, dist=None):
-                    dist = dists(mu_list) if dist is None else dist
-                    a, b = self._ab(dist, Rv)
-                    G = np.maximum(self.gamma + a, b)
-                    lin = sum(lin_mu[k] @ mu_list[k] for k in range(C)) + eR @ Rv
-                    return self.lam * np.sum(Rv**2) + (G.sum() - lin) / self.gamma, dist
-
-                m0, dist = M(mus, R, dist_t)
-                best_m, best = m0, (mus, R)
-                cur_mu, cur_R = mus, R
-                scale = 1.0
-                for it in range(inner_steps):
-                    gmu, gR = self._majorizer_subgradient(dist, cur_R, cur_mu, AA, AP, lin_mu, eR)
-                    step = scale / np.sqrt(it + 1.0)
-                    nrm = np.sqrt(sum(np.sum(g * g) for g in gmu) + np.sum(gR * gR)) + 1e-12
-                    cand_mu = [project_simplex(cur_mu[k] - step * gmu[k] / nrm) for k in range(C)]
-                    cand_R = np.maximum(cur_R - step * gR / nrm, 0.0)
-                    m, dist = M(cand_mu, cand_R)
-                    cur_mu, cur_R = cand_mu, cand_R
-                    if m < best_m:
-                        best_m, best = m, (cand_mu, cand_R)
-                mus_new, R_new = best
-                f_new = self.f(O_of(mus_new), R_new)
+                dist = centre_distances(O, self.Phi)
+                cc, e, _ = _tangent_coefficients(dist, R, self.codes)
+                w = np.where(dist > 1e-12, cc / np.maximum(dist, 1e-300), 0.0)  # (n, C)
+                # d/dmu_k of sum_i w_ik (O_k^t - phi_i).O_k, O_k = mu_k^T A_k
+                for k in range(C):
+                    P["qs"][k].value = anchors[k] @ (w[:, k].sum() * O[k] - w[:, k] @ self.Phi)
+                P["e"].value = e.sum(axis=0)
+                stats, failures = _solve_step(P["problem"], solver, options)
+                retries.extend(failures)
+                if stats is None:
+                    stop = "solver_failed: " + " | ".join(failures)
+                    break
+                if stats["status"] != cp.OPTIMAL:
+                    n_inaccurate += 1
+                mus_new = []
+                for mu in P["mus"]:
+                    v = np.clip(np.asarray(mu.value), 0.0, None)
+                    mus_new.append(v / v.sum())
+                R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+                O_new = O_of(mus_new)
+                # the majoriser at its minimiser against its value at the current point (= f there)
+                m_drop.append(fval - self.majorizer(O_new, R_new, O, R))
+                f_new = self.f(O_new, R_new)
                 if f_new > fval + 1e-9 * (1.0 + abs(fval)):
-                    stop = "fixed_point"  # no decrease within the inner solver's accuracy
+                    stop = "fixed_point"  # no decrease within the SOCP solver's accuracy
                     break
                 decrease = fval - f_new
-                mus, R, fval = mus_new, R_new, f_new
+                mus, R, O, fval = mus_new, R_new, O_new, f_new
                 hist.append(fval)
                 if decrease <= tol * (1.0 + abs(fval)):
                     stop = "converged"
                     break
-            runs.append(dict(mus=mus, R=R, O=O_of(mus), f=fval, history=hist, stop=stop))
-        best = min(range(len(runs)), key=lambda i: runs[i]["f"])
+            runs.append(
+                dict(
+                    mus=mus,
+                    R=R,
+                    O=O,
+                    f=fval,
+                    history=hist,
+                    stop=stop,
+                    inaccurate=n_inaccurate,
+                    retries=retries,
+                    majorizer_drops=m_drop,
+                )
+            )
+        ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
+        if not ok:
+            raise SolverError(
+                "hyperbolic anchors CCP: the SOCP step failed in every start: "
+                + "; ".join(r["stop"][len("solver_failed: ") :] for r in runs)
+                + ". Rescale the features (e.g. a smaller kernel width) or lower lam."
+            )
+        best = min(ok, key=lambda i: runs[i]["f"])
         r = runs[best]
+        status = "local_optimum" if r["stop"] in ("converged", "fixed_point") else r["stop"]
         return Solution(
             "anchors",
-            "local_optimum",
+            status,
             r["f"],
             time.perf_counter() - t0,
             {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
-            {"histories": [x["history"] for x in runs], "stops": [x["stop"] for x in runs], "best_start": best},
+            {
+                "histories": [x["history"] for x in runs],
+                "stops": [x["stop"] for x in runs],
+                "best_start": best,
+                "starts_objectives": [x["f"] for x in runs],
+                "inaccurate_solves": [x["inaccurate"] for x in runs],
+                "retries": [x["retries"] for x in runs],
+                "majorizer_drops": [x["majorizer_drops"] for x in runs],
+                "anchor_sizes": sizes,
+            },
         )
-
-    def _majorizer_subgradient(self, dist, R, mus, AA, AP, lin_mu, eR):
-        """A subgradient of the convex majoriser in (mu, R): d G_i / d n_ij and d G_i / d R_l on the
-        active piece of ``G_i = max(gamma + a_i, b_i)``."""
-        C = dist.shape[1]
-        cn, cR, _ = _tangent_coefficients(dist, R, self.codes, shift=self.gamma)
-        w = np.where(dist > 1e-12, cn / np.maximum(dist, 1e-300), 0.0)
-        gmu = []
-        for k in range(C):
-            # d n_ik / d mu_k = (AA mu_k - AP[:, i]) / n_ik
-            g = w[:, k].sum() * (AA[k] @ mus[k]) - AP[k] @ w[:, k]
-            gmu.append((g - lin_mu[k]) / self.gamma)
-        gR = 2.0 * self.lam * R + (cR.sum(axis=0) - eR) / self.gamma
-        return gmu, gR
