@@ -186,8 +186,65 @@ def kernel_problem(draw):
     return dict(n=n, K=K, Ks=Ks, y=y, sigma2=sigma2, a=a, b=b, kind=kind, bad=bad)
 
 
+def _as_logged(data):
+    """``data`` with K and its samples as the log prints them (8 decimals): a PSD rank-one K becomes
+    indefinite at -4e-9, which C = 1e4 makes visible; pinned beside the exact arrays."""
+    return dict(data, K=np.round(data["K"], 8), Ks=np.round(data["Ks"], 8))
+
+
+def _kernel_problem_of(n, S, seed, p, scale, noise, kind):
+    """The dict :func:`kernel_problem` draws for these draws (the same generator calls in the same order), for
+    ``@example``: the logs print the arrays rounded to 8 digits, which moves a rank-one K's zero eigenvalues
+    to +-5e-9 -- a different problem at C = 1e4 -- so the pins rebuild the exact arrays from the seed."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) * scale
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    y[:2] = [1, -1]
+    K = X @ X.T
+    Z = rng.standard_normal((S, n, n)) * noise
+    Ks = K[None] + 0.5 * (Z + Z.transpose(0, 2, 1))
+    sigma2 = np.full((n, n), noise**2)
+    a, b = -np.full((n, n), 2 * noise), np.full((n, n), 2 * noise)
+    assert kind in ("ok", "a_pos")  # the pinned kinds
+    if kind == "a_pos":
+        a = a + 1.0 + 4 * noise
+    return dict(n=n, K=K, Ks=Ks, y=y, sigma2=sigma2, a=a, b=b, kind=kind, bad=kind != "ok")
+
+
+class _Draws:
+    """A scripted ``st.data()`` for ``@example``: ``draw`` returns the logged draws in order."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+
+    def draw(self, strategy, label=None):
+        return self.values.pop(0)
+
+    def __repr__(self):
+        return f"_Draws{tuple(self.values)!r}"
+
+
 @fuzz(400)
 @given(data=kernel_problem(), st_=st.data())
+# rank-one K (C ||K|| = 3.9e4), beta = 0, kappa = 0: projected Newton stalled on the singular face, every
+# route failed (newest dependencies); the exact optimum is -4C
+@example(
+    data=_kernel_problem_of(5, 5, 5, 1, 1.0, 0.0, "a_pos"),
+    st_=_Draws("socp", "gaussian", "samples", False, 1e4, False, 0.5),
+)
+# rank-one K, n = 6, finite noise with a = b = 0 (beta = 0), C = 1e4: the same (hypothesis 6.0, the floor)
+@example(
+    data=_kernel_problem_of(6, 2, 58777, 1, 1.0, 0.0, "ok"),
+    st_=_Draws("socp", "finite", "params", False, 1e4, False, 1e-6),
+)
+@example(
+    data=_as_logged(_kernel_problem_of(5, 5, 5, 1, 1.0, 0.0, "a_pos")),
+    st_=_Draws("socp", "gaussian", "samples", False, 1e4, False, 0.5),
+)
+@example(
+    data=_as_logged(_kernel_problem_of(6, 2, 58777, 1, 1.0, 0.0, "ok")),
+    st_=_Draws("socp", "finite", "params", False, 1e4, False, 1e-6),
+)
 def test_fuzz_kernel_robust_svc(data, st_):
     draw = st_.draw
     method = draw(st.sampled_from(["qp", "socp", "qn"]))

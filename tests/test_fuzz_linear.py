@@ -130,6 +130,22 @@ _W0_INF = (
 _W0_INF_P = {"C": 1000.0, "dist": "chebyshev", "epsilon": 0.3, "norm": np.inf, "radius": 0.5}
 
 
+def _two_far_points():
+    """What :func:`datasets` draws for L = 2, n = 5, seed 50239, scale 1e3, kind "ok", Sigma "full" (the same
+    generator calls in the same order): two points of norm ~4e3, one per class.  With p = 1, radius 1e-6,
+    C = 1e6 (optimum 2.06e-7) Clarabel 0.9.0 raised; 0.10.0 and 0.11 solve it (the same optimum as SCS):
+    a solver-version limitation, hence the floor clarabel >= 0.10.0 in pyproject.toml."""
+    rng = np.random.default_rng(50239)
+    X = rng.standard_normal((2, 5)) * 1e3
+    y = rng.integers(0, 2, 2)
+    y[:2] = [0, 1]
+    B = rng.standard_normal((5, 5))
+    return X, y, B @ B.T, None
+
+
+_TWO_FAR_P = {"C": 1e6, "dist": "chebyshev", "epsilon": 0.01, "norm": 1, "radius": 1e-6}
+
+
 @st.composite
 def datasets(draw):
     L = draw(st.integers(1, 30))
@@ -261,6 +277,7 @@ def test_fuzz_nominal_svc(data, p):
 @FUZZ
 @given(data=datasets(), p=params)
 @example(data=_W0_INF, p=_W0_INF_P)
+@example(data=_two_far_points(), p=_TWO_FAR_P)
 def test_fuzz_robust_builder(data, p):
     X, y, Sigma, groups = data
     try:

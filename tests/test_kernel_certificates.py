@@ -153,19 +153,15 @@ def test_pinned_socp_zero_beta_newton_certifies():
 
 
 @pytest.mark.parametrize("name,method", [("svc_socp_noise_free", "socp"), ("svc_qn_noise_free", "qn")])
-def test_pinned_hard_noise_free_cases_certify_or_raise(name, method):
-    """C ||K|| ~ 1.2e8-1.4e8 with a rank-deficient K: no route certifies today (known limitation).
-    The estimator must then raise SolverError naming every route -- never return a model."""
+def test_pinned_hard_noise_free_cases_certify(name, method):
+    """C ||K|| ~ 1.2e8-1.4e8 with a rank-deficient K: no route certified these (every route raised) until
+    projected Newton handled a singular face (H_FF of a rank-deficient kernel at kappa = 0); now the
+    default route certifies them, without a fallback."""
     K, y = PINS[f"{name}__K"], PINS[f"{name}__y"]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SolverWarning)
-        try:
-            clf = KernelRobustSVC(method=method, C=1e4, n_random_starts=0).fit(K, y)
-        except SolverError as exc:
-            assert "no route returned a certified solution" in str(exc)
-            assert all(r in str(exc) for r in ("newton", "ipm", "clarabel", "scs"))
-            return
-    assert clf.solver_info_["status"] == "optimal"
+        warnings.simplefilter("error", SolverWarning)
+        clf = KernelRobustSVC(method=method, C=1e4, n_random_starts=0).fit(K, y)
+    assert clf.solver_info_["status"] == "optimal" and clf.solver_info_["gap_rel"] <= 1e-6
 
 
 def test_estimator_beta_rule_follows_the_samples(noisy):
@@ -183,3 +179,81 @@ def test_estimator_beta_rule_follows_the_samples(noisy):
     rng = np.random.default_rng(0)
     asym = Ks + 1e-3 * rng.standard_normal(Ks.shape)  # independent entries: the paper's model
     assert KernelRobustSVC(method="socp", C=1.0).fit(asym, data.y).beta_rule_ == "paper"
+
+
+# ---------------------------------------------------------------------------- rank-deficient kernels
+def _rank_one_case():
+    """The fuzz input of ``test_fuzz_kernel_robust_svc`` (newest dependencies, seed 5 of its generator):
+    K = x x' (rank one, n = 5), C = 1e4 (C ||K|| = 3.9e4)."""
+    x = np.random.default_rng(5).standard_normal((5, 1))
+    return x @ x.T, np.array([1.0, -1.0, 1.0, 1.0, -1.0]), 1e4
+
+
+def test_rank_one_kernel_svm_dual_is_certified_at_the_exact_optimum():
+    """Q = Y K Y = u u' (u = y * x): q(a) = 1/2 (u'a)^2 - e'a >= -e'a >= -2 C min(#pos, #neg) = -4C on S, and
+    -4C is attained (both negatives at C, the positives summing to 2C with u'a = 0: a one-dimensional face on
+    which H_FF = u_F u_F' is singular).  The projected Newton route (kappa = 0), libsvm + polish, and the
+    estimator's default routes must certify it to 1e-6 with the exact optimum -4C."""
+    from rsvm_conic.solvers.rsvm_socp import solve_rsvm_socp
+    from rsvm_conic.solvers.svm_dual import certified_svm_dual, libsvm_dual
+
+    K, y, C = _rank_one_case()
+    exact = -4.0 * C
+    u = y * np.sqrt(np.diag(K)) * np.sign(K[0])  # K = x x': x = sqrt(diag K) with the signs of K's first row
+    assert np.allclose(np.outer(y * u, y * u), K, rtol=0, atol=1e-14)
+    # a point of the face attains -4C exactly (a_2 = C, a_0 + a_3 = C, u'a = 0): the reference is tight
+    a0 = -C * (u[1] + u[2] + u[4] + u[3]) / (u[0] - u[3])
+    ref = np.array([a0, C, C, C - a0, C])
+    assert np.all((ref >= 0) & (ref <= C)) and abs(y @ ref) <= 1e-9 * C and abs(u @ ref) <= 1e-9 * C
+
+    def check(alpha, primal, dual):
+        assert np.all((alpha >= 0) & (alpha <= C)) and abs(y @ alpha) <= 1e-9 * C
+        assert dual <= exact + 1e-9 * C  # a valid lower bound
+        assert abs(primal - exact) <= 1e-6 * abs(exact) and abs(dual - exact) <= 1e-6 * abs(exact)
+
+    res = solve_rsvm_socp(K, np.zeros((5, 5)), y, C, 0.0, tol=1e-8, fallback=False)
+    assert res.route == "projected-newton" and res.solve_info.status == "optimal"
+    check(res.alpha, res.solve_info.primal, res.solve_info.dual)
+
+    alpha, _ = libsvm_dual(K, y, C)
+    alpha, _, info = certified_svm_dual(lambda idx: K[:, idx], y, C, alpha, 1e-6, full_kernel=lambda: K)
+    assert info.status == "optimal"
+    check(alpha, info.primal, info.dual)
+
+    Ks = np.repeat(K[None], 5, axis=0)  # identical samples: beta = 0; Gaussian epsilon = 0.5: kappa = 0
+    for method, route in (("socp", "newton"), ("qp", "libsvm")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SolverWarning)  # the default route itself certifies: no fallback
+            clf = KernelRobustSVC(method=method, noise="gaussian", epsilon=0.5, C=C, n_random_starts=0).fit(Ks, y)
+        assert clf.solution_.backend == route
+        cert = clf.solver_info_
+        assert cert["status"] == "optimal"
+        check(clf.alpha_, cert["primal"], cert["dual"])
+
+
+@pytest.mark.parametrize("seed", [14, 16, 18, 24, 30, 45])
+def test_rank_deficient_kernel_newton_certifies_against_clarabel(seed):
+    """Random rank-1..3 kernels X X' (n = 3..24, C up to 1e4, C ||K|| <= 1e6) on which projected Newton
+    (kappa = 0) stalled before its face step handled a singular H_FF; the reference optimum is Clarabel's
+    on 1/2 ||X'(y * a)||^2 - e'a (the same objective without forming K)."""
+    import cvxpy as cp
+
+    from rsvm_conic.solvers.rsvm_socp import solve_rsvm_socp
+
+    rng = np.random.default_rng(seed)
+    n, r = int(rng.integers(3, 25)), int(rng.integers(1, 4))
+    C, scale = float(rng.choice([1.0, 1e2, 1e4])), float(rng.choice([1e-3, 1.0, 30.0]))
+    X = rng.standard_normal((n, r)) * scale
+    K = X @ X.T
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    assert np.linalg.matrix_rank(K) < n
+    res = solve_rsvm_socp(K, np.zeros((n, n)), y, C, 0.0, tol=1e-8, fallback=False)
+    assert res.solve_info.status == "optimal"
+    a = cp.Variable(n)
+    prob = cp.Problem(
+        cp.Minimize(0.5 * cp.sum_squares(X.T @ cp.multiply(y, a)) - cp.sum(a)), [a >= 0, a <= C, y @ a == 0]
+    )
+    prob.solve(solver="CLARABEL")
+    assert res.solve_info.dual <= prob.value + 1e-7 * max(1.0, abs(prob.value))
+    assert abs(res.objective - prob.value) <= 2e-6 * max(1.0, abs(prob.value))

@@ -30,7 +30,12 @@ Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected
 * Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
   with the Hessian of :class:`RobustKernelObjective`, then an Armijo search along the projection arc
   ``P_S(alpha + t d)`` (exact projection onto S); if no Newton step decreases F a projected-gradient
-  step is taken.
+  step is taken.  Where ``H_FF`` is singular or nearly so (a rank-deficient kernel with ``kappa = 0``) the
+  Schur complement of ``y_F`` cancels catastrophically; the step is then taken on the face in an orthonormal
+  basis of ``{y_F'd = 0}`` (:func:`_face_direction`: minimum-norm Newton on the range of the reduced Hessian,
+  or a ray to the first bound where the model is linear along its null space).  Where the predicted decrease
+  is below the rounding of ``F`` itself (``1/2 alpha'Q alpha`` cancelling at large C), the full step is
+  accepted when ``F`` stays within its rounding and the Frank-Wolfe gap shrinks.
 * Warm starts.  Along a grid the previous point's alpha is the start; after a change of C (and
   for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
   previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
@@ -372,7 +377,7 @@ class RobustKernelObjective:
 
 
 # ------------------------------------------------------------------------------------ projected Newton
-def _newton_direction(F, parts, a, g, y, bound, target):
+def _newton_direction(F, parts, a, g, y, C, bound, target):
     """Newton step on ``F`` (``parts = F.evaluate(a)``): bound coordinates move to ``target``; free ones
     solve the Newton system with ``y'(alpha + d) = 0``."""
     n = a.size
@@ -391,14 +396,70 @@ def _newton_direction(F, parts, a, g, y, bound, target):
     if m < n and d.any():  # the bound moves enter through the Hessian's (free, bound) block: H[F, :] @ d (d_F = 0;
         rhs[:, 0] -= F.hessian_rows_times(a, parts, idx, d)  # with no move the product is exactly 0: skipped)
     c, info = dpotrf(H, lower=0, clean=0, overwrite_a=1)
-    if info != 0:
-        return d, m  # not positive definite: no Newton step on the free set (caller falls back)
+    cd = np.abs(np.diag(c)) if info == 0 else None
+    if info != 0 or float(cd.min()) ** 2 < _SINGULAR_FACE * float(cd.max()) ** 2:
+        # H_FF singular or nearly so (cond(H_FF) >= (max c_ii / min c_ii)^2): the Schur complement below
+        # would cancel catastrophically; solve on the face {y_F'd_F = fixed} in an orthonormal basis instead
+        return _face_direction(F, parts, a, g, y, C, idx, d, rhs[:, 0])
     v, info = dpotrs(c, rhs, lower=0)
     v1, v2 = v[:, 0], v[:, 1]
     mu = (float(yf @ v1) + float(y @ d) + float(y @ a)) / float(yf @ v2)
-    d[idx] = v1 - mu * v2
+    dF = v1 - mu * v2
+    big = max(float(np.max(np.abs(v1))), abs(mu) * float(np.max(np.abs(v2))))
+    if big > _CANCELLATION * float(np.max(np.abs(dF))):  # v1 and mu v2 cancel: H_FF nearly singular on the face
+        return _face_direction(F, parts, a, g, y, C, idx, d, rhs[:, 0])
+    d[idx] = dF
     # enforce y'(alpha + d) = 0 exactly (H_FF can be nearly singular, e.g. a low-rank kernel, kappa = 0)
     d[idx] -= yf * (float(y @ (a + d)) / m)
+    return d, m
+
+
+#: (min c_ii / max c_ii)^2 of the Cholesky factor of H_FF below which the Newton step is taken on the face
+#: by an eigendecomposition (:func:`_face_direction`) instead of the Schur complement of y_F
+_SINGULAR_FACE = 1e-8
+#: ... or where the two Cholesky solutions cancel in ``v1 - mu v2`` by more than this factor (the diagonal ratio
+#: detects a singular H_FF only when its null vector is spread out; the cancellation then shows it)
+_CANCELLATION = 1e4
+
+
+def _face_direction(F, parts, a, g, y, C, idx, d, b):
+    """The Newton step on the free set ``idx`` for a singular or nearly singular ``H_FF`` (e.g. a rank-deficient
+    kernel with ``kappa = 0``): ``d`` holds the bound moves, ``b = -(g_F + H_FB d_B)``.
+
+    With ``Z`` an orthonormal basis of ``{y_F'z = 0}`` and ``d_p = -y_F (y'(alpha + d_B)) / m`` (so that
+    ``y'(alpha + d) = 0``), ``d_F = d_p + Z w`` minimises the quadratic model over the face: ``Z'H_FF Z w =
+    Z'(b - H_FF d_p)``, solved in the eigenbasis of ``Z'H_FF Z``.  On its range the step is the minimum-norm
+    Newton step.  Where the reduced gradient has a component ``c_0`` in its null space the model is linear
+    (unbounded below) along ``-c_0``: the step is then that ray alone, scaled to reach the first bound (the
+    line search of the caller takes it or a part of it), so that each such step adds a bound to the working
+    set.  A null-space component at round-off level (a flat, non-unique face) is ignored."""
+    m = idx.size
+    yf = y[idx]
+    H = F.hessian(a, parts, idx)
+    H = 0.5 * (H + H.T)
+    d_p = -yf * (float(y @ (a + d)) / m)
+    if m == 1:
+        d[idx] = d_p
+        return d, m
+    Qf = np.linalg.qr(yf[:, None], mode="complete")[0]
+    Z = Qf[:, 1:]
+    lam, V = np.linalg.eigh(Z.T @ H @ Z)
+    ZV = Z @ V
+    c = ZV.T @ (b - H @ d_p)  # minus the reduced gradient, in the eigenbasis
+    rng = lam > 1e-10 * float(np.max(np.abs(lam)))  # the range of Z'H_FF Z (all False for H_FF = 0)
+    c0 = np.where(rng, 0.0, c)
+    lin = float(np.linalg.norm(c0))
+    if lin > 1e-9 * (1.0 + float(np.linalg.norm(g[idx]))) * np.sqrt(m):
+        r = ZV @ c0  # descent ray on which the model is linear
+        base = a[idx] + d_p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.where(r < 0, base / -r, np.where(r > 0, (C - base) / r, np.inf))
+        t = float(np.min(lim))
+        d[idx] = d_p + r * (t if np.isfinite(t) and t > 0 else 1.0)
+        return d, m
+    w = np.zeros(lam.size)
+    w[rng] = c[rng] / lam[rng]
+    d[idx] = d_p + ZV @ w
     return d, m
 
 
@@ -474,7 +535,7 @@ def solve_rsvm_socp(
     n_newton = n_pg = 0
     trace = []
     parts = None  # objective pieces of the current point when the line search already computed them
-    c = None
+    c = q_absmax = None
     for it in range(max_iter + 1):
         if abs(float(y @ a)) > 1e-13 * C * n:  # keep iterates exactly feasible (ray steps can drift)
             a = project_box_hyperplane_sorted(a, y, C)
@@ -501,7 +562,7 @@ def solve_rsvm_socp(
         bound = (p <= 0.0) | (p >= C)
         target = p.copy()
         for _inner in range(10):
-            d, m = _newton_direction(Fobj, parts, a, g, y, bound, target)
+            d, m = _newton_direction(Fobj, parts, a, g, y, C, bound, target)
             # free coordinates sitting on a bound that the step would push outside: fix them there
             blocked = ~bound & (((a <= eps_b) & (d < 0)) | ((a >= C - eps_b) & (d > 0)))
             if not blocked.any():
@@ -517,7 +578,21 @@ def solve_rsvm_socp(
             with np.errstate(divide="ignore", invalid="ignore"):
                 lim = np.where(d < 0, -a / d, np.where(d > 0, (C - a) / d, np.inf))
             t_max = float(np.min(lim))
-            if t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
+            # (0) a predicted decrease below the rounding of F itself (large C, alpha'Q alpha cancelling on a
+            # rank-deficient kernel): F cannot judge the step (a backtracking search on it accepts round-off
+            # noise at tiny t); take the full step when F stays within its rounding and the Frank-Wolfe gap
+            # (the certificate, from the accurate gradient) shrinks
+            if q_absmax is None:
+                q_absmax = float(np.max(np.abs(Q)))
+            sa = float(a.sum())
+            noise = 8.0 * np.finfo(float).eps * (n * q_absmax * sa * sa + sa + kappa * n * s)
+            if -float(g @ d) <= noise:
+                a_new = project_box_hyperplane_sorted(a + d, y, C)
+                parts_new = Fobj.evaluate(a_new)
+                F_new = parts_new[0]
+                if F_new <= F + noise:
+                    accepted = frank_wolfe_gap(Fobj.gradient(a_new, parts_new), a_new, y, C) < gap
+            if not accepted and t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
                 a_new = np.clip(a + d, 0.0, C)
                 parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
