@@ -299,6 +299,23 @@ class HyperbolicMachine(Formulation):
         return Q, const
 
     # -- the SOCP majoriser, compiled once -----------------------------------------------------
+    def _hinge_constraints(self, Y, nu, R, t, s):
+        """The truncated-hinge epigraph shared by the exact and the anchors majorisers: ``s_i`` bounds both
+        branches given the cone distances ``nu`` (n, C), radii ``R`` and the own-class slack ``t``."""
+        n, C = nu.shape
+        noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
+        branch = (
+            cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C))
+            - nu
+            + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
+        )
+        a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
+        return [
+            cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0,
+            s >= self.gamma + a,
+            s >= 0.5 * noff,
+        ]
+
     def _build_socp(self):
         n, D = self.Phi.shape
         C = self.n_classes
@@ -317,16 +334,7 @@ class HyperbolicMachine(Formulation):
         for k in range(C):
             diff = ones_n @ cp.reshape(O[k, :], (1, D), order="C") - self.Phi
             cons.append(cp.SOC(nu[:, k], diff, axis=1))
-        noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
-        branch = (
-            cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C))
-            - nu
-            + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
-        )
-        cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
-        a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
-        b = 0.5 * noff
-        cons += [s >= self.gamma + a, s >= b]
+        cons += self._hinge_constraints(Y, nu, R, t, s)
         obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - cp.sum(cp.multiply(Q, O)) - e @ R
         prob = cp.Problem(cp.Minimize(obj), cons)
         self._socp = dict(problem=prob, lam=lam_w, R=R, O=O, Q=Q, e=e)
@@ -510,16 +518,7 @@ class HyperbolicMachine(Formulation):
             cons.append(v == AB.T @ mus[k])
             diff = cp.hstack([ones_n @ cp.reshape(v, (1, r), order="C") - Z, -perp[:, None]])
             cons.append(cp.SOC(nu[:, k], diff, axis=1))
-        noff = cp.sum(cp.multiply(1.0 - Y, nu), axis=1)
-        branch = (
-            cp.reshape(noff, (n, 1), order="C") @ np.ones((1, C))
-            - nu
-            + np.ones((n, 1)) @ cp.reshape(R, (1, C), order="C")
-        )
-        cons.append(cp.multiply(1.0 - Y, branch - cp.reshape(t, (n, 1), order="C") @ np.ones((1, C))) <= 0)
-        a = 0.5 * (t + cp.sum(cp.multiply(Y, nu), axis=1) - Y @ R)
-        b = 0.5 * noff
-        cons += [s >= self.gamma + a, s >= b]
+        cons += self._hinge_constraints(Y, nu, R, t, s)
         obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
         return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e)
 

@@ -46,7 +46,7 @@ from .contract import certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
 from .robust_ipm import apply_rows, transpose_apply
-from .row_blocks import RowBlocks
+from .row_blocks import _rows_for
 from .stochastic import _Activity, _blocks, _pass, auto_batch_size, calibrate_eta0
 
 
@@ -188,23 +188,19 @@ def _ls_points(rows, w, b, C, unc, plan):
 
 
 def _rows_and_plan(X, y, unc):
-    """RowBlocks of the arrays the blocks read (X, y, the row numbers, gamma and the group index or the
-    per-sample factors) and the plan entries describing the robust term (grouped factors travel in it)."""
+    """RowBlocks of the arrays the blocks read (:func:`.row_blocks._rows_for`, plus the row numbers) and the
+    plan entries describing the robust term (grouped factors travel in it)."""
     import dask.array as da
 
-    robust = unc is not None and unc.radius != 0
-    per_sample = robust and not isinstance(unc.factors, np.ndarray)
-    kw = {"row": da.arange(X.shape[0], chunks=(X.chunks[0],))}
-    if robust:
-        kw["gamma"] = unc.gamma
-        kw["F" if per_sample else "gi"] = unc.factors if per_sample else unc.group_index
+    rows = _rows_for(X, y, unc, row=da.arange(X.shape[0], chunks=(X.chunks[0],)))
+    robust = "gamma" in rows.cols
     plan = {
         "p": unc.p if robust else None,
         "q": unc.q if robust else None,
         "diagonal": unc.diagonal if robust else None,
-        "factors": unc.factors if robust and not per_sample else None,
+        "factors": None if not robust or "F" in rows.cols else unc.factors,
     }
-    return RowBlocks(X, y=y, **kw), plan
+    return rows, plan
 
 
 def ls_dual_points(X, y, unc, C, w, b) -> list:
