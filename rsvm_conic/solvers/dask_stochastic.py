@@ -47,7 +47,7 @@ from .datafits import RobustHinge
 from .penalties import L2Squared
 from .robust_ipm import apply_rows, transpose_apply
 from .row_blocks import _rows_for
-from .stochastic import _Activity, _blocks, _pass, auto_batch_size, calibrate_eta0
+from .stochastic import _Activity, _blocks, _in_order, _pass, auto_batch_size, calibrate_eta0
 
 
 def _local_fit(blk, plan) -> RobustHinge:
@@ -77,11 +77,11 @@ def _round_block(blk, state, plan):
     avg = [w.copy(), b, 0]
     for _ in range(plan["epochs"]):
         perm = rng.permutation(Lb)
+        activity.reorder(perm)
         w, b, t, avg = _pass(
             X[perm],
             y[perm],
-            perm,
-            fit,
+            _in_order(fit, perm),
             penalty,
             plan["prox"],
             w,

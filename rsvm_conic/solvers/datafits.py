@@ -68,7 +68,7 @@ class RobustHinge:
         if idx is None:
             return self.unc.robust_penalty(w)
         gamma, gi = self._gamma[idx], self.unc.group_index[idx]
-        if self.unc.n_groups <= 64:
+        if self.unc.n_groups <= ALL_GROUPS:
             s = self.unc.support(w)[gi]
         else:
             ug, inv = np.unique(gi, return_inverse=True)
@@ -83,24 +83,19 @@ class RobustHinge:
         """Sum of the robust hinge losses of the samples ``idx`` (all by default)."""
         return float(np.sum(self.losses(y, w, Xw, idx)))
 
-    def subgradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx: np.ndarray):
+    def subgradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx):
         """Mean subgradient w.r.t. (w, b) over the samples ``idx`` (rows ``X``, labels ``y``, scores ``Xw``): the
         nominal hinge part over the active samples plus :meth:`_robust_subgradient` (the gradient of the
         robust term).  Returns ``(gw, gb, active)``, ``active`` the mask of the samples whose loss is positive
         (the stochastic solvers average it into a dual estimate)."""
-        term, robust_grad = self._robust_batch(w, idx)
-        active = 1.0 - y * Xw + term > 0
-        m = idx.shape[0]
-        if not np.any(active):
-            return np.zeros_like(w), 0.0, active
-        ya = y * active  # y on the active samples, 0 elsewhere: one pass over X's rows, no copy of them
-        gw = -(ya @ X)
-        gb = -float(np.sum(ya))
-        if robust_grad is not None:
-            gw = gw + robust_grad(active)
-        return gw / m, gb / m, active
+        return _hinge_step(X, y, w, Xw, *self._robust_batch(w, idx))
 
-    def _robust_batch(self, w: np.ndarray, idx: np.ndarray):
+    def blocks(self, perm: np.ndarray) -> "HingeBlocks":
+        """The minibatch steps of this loss on the samples ``perm``, in that order (:class:`HingeBlocks`): its
+        per-sample parameters are gathered once, so that a step on the samples ``perm[s:e]`` reads views."""
+        return HingeBlocks(self, perm)
+
+    def _robust_batch(self, w: np.ndarray, idx):
         """The robust term of the samples ``idx`` and a function ``active -> sum_{active} gamma_i d||A_{g(i)}^T w||_q
         / dw`` (``(0.0, None)`` without a robust term): the factors meet ``w`` once per distinct group of the batch
         (every group when there are at most 64), for the loss and its subgradient alike."""
@@ -108,27 +103,12 @@ class RobustHinge:
         if unc is None or unc.radius == 0:
             return 0.0, None
         gamma, gi = self._gamma[idx], unc.group_index[idx]
-        if unc.n_groups <= 64:
-            F, inv = unc.factors, gi
-        elif self._one_per_sample:  # a group per sample: the batch's groups are distinct, no sort needed
-            F, inv = unc.factors[gi], None
-        else:
-            ug, inv = np.unique(gi, return_inverse=True)
-            F = unc.factors[ug]
-        V = F * w if unc.diagonal else np.einsum("kij,i->kj", F, w)  # A_g^T w, (k, n)
-        sup = dual_norm_values(V, unc.q)
-        term = gamma * (sup if inv is None else sup[inv])
-
-        def grad(active):
-            if inv is None:
-                weights = gamma * active
-            else:
-                weights = np.bincount(inv[active], weights=gamma[active], minlength=F.shape[0])
-            G = dual_norm_subgradient(V, unc.q)
-            D = F * G if unc.diagonal else np.einsum("kij,kj->ki", F, G)
-            return weights @ D
-
-        return term, grad
+        if unc.n_groups <= ALL_GROUPS:
+            return _group_terms(unc.factors, unc.diagonal, unc.q, gamma, gi, w)
+        if self._one_per_sample:  # a group per sample: the batch's groups are distinct, no sort needed
+            return _sample_terms(unc.factors[gi], unc.diagonal, unc.q, gamma, w)
+        ug, inv = np.unique(gi, return_inverse=True)
+        return _group_terms(unc.factors[ug], unc.diagonal, unc.q, gamma, inv, w)
 
     def _robust_subgradient(self, w: np.ndarray, ia: np.ndarray):
         """``sum_{i in ia} gamma_i d||A_{g(i)}^T w||_q / dw`` (None when there is no robust term)."""
@@ -140,6 +120,121 @@ class RobustHinge:
         G = self.unc.support_grad(w, ug)  # (len(ug), n)
         weights = np.bincount(inv, weights=gamma, minlength=ug.shape[0])
         return weights @ G
+
+
+#: a batch's robust term applies every group's factor to w when there are at most this many groups (no sort)
+ALL_GROUPS = 64
+
+
+def _hinge_step(X, y, w, Xw, term, robust_grad):
+    """``(gw, gb, active)`` of :meth:`RobustHinge.subgradient` from the batch's robust term and its gradient."""
+    active = 1.0 - y * Xw + term > 0
+    m = X.shape[0]
+    if not active.any():  # (array methods: a step is O(B) work, where numpy's function wrappers would show)
+        return np.zeros_like(w), 0.0, active
+    ya = y * active  # y on the active samples, 0 elsewhere: one pass over X's rows, no copy of them
+    gw = -(ya @ X)
+    gb = -float(ya.sum())
+    if robust_grad is not None:
+        gw += robust_grad(active)
+    gw /= m
+    return gw, gb / m, active
+
+
+def _group_terms(F, diagonal, q, gamma, inv, w):
+    """Robust term ``gamma_i ||A_{inv(i)}^T w||_q`` of a batch whose samples use the factors ``F[inv]`` (k groups),
+    and its gradient ``active -> sum_{active} gamma_i d||A_{inv(i)}^T w||_q / dw``: each factor meets w once."""
+    V = F * w if diagonal else w @ F  # A_g^T w, (k, n)
+    term = gamma * dual_norm_values(V, q)[inv]
+
+    def grad(active):
+        weights = np.bincount(inv, weights=gamma * active, minlength=F.shape[0])
+        G = dual_norm_subgradient(V, q)
+        D = F * G if diagonal else np.matmul(F, G[:, :, None])[:, :, 0]  # A_g u_g, (k, n)
+        return weights @ D
+
+    return term, grad
+
+
+def _sample_terms(F, diagonal, q, gamma, w):
+    """As :func:`_group_terms` for one factor per sample, ``F`` (m, n) or (m, n, n) the batch's factors."""
+    V = F * w if diagonal else np.einsum("kij,i->kj", F, w)
+    term = gamma * dual_norm_values(V, q)
+
+    def grad(active):
+        G = dual_norm_subgradient(V, q)
+        D = F * G if diagonal else np.einsum("kij,kj->ki", F, G)
+        return (gamma * active) @ D
+
+    return term, grad
+
+
+def _power_terms(P, q, gamma, w):
+    """As :func:`_sample_terms` for diagonal factors ``a_i`` (rows of F) and q in {1, 2}, from ``P = a * a`` (q = 2)
+    or ``P = |a|`` (q = 1): ``||a_i * w||_2 = sqrt(P_i . w^2)``, gradient ``P_i * w / ||a_i * w||_2``;
+    ``||a_i * w||_1 = P_i . |w|``, gradient ``P_i * sign(w)``.  Two (m, n) x (n,) products and no (m, n)
+    temporary."""
+    if q == 2.0:
+        nrm = np.sqrt(P @ (w * w))
+        term = gamma * nrm
+
+        def grad(active):
+            c = gamma * active
+            c = np.divide(c, nrm, out=np.zeros_like(c), where=nrm > 0)  # a zero row's subgradient is 0
+            return (c @ P) * w
+
+        return term, grad
+
+    term = gamma * (P @ np.abs(w))
+
+    def grad(active):
+        return ((gamma * active) @ P) * np.sign(w)
+
+    return term, grad
+
+
+class HingeBlocks:
+    """The minibatch steps of a :class:`RobustHinge` on its samples ``perm``, in that order: sample ``j`` here is
+    sample ``perm[j]`` of the loss.  The per-sample parameters a step reads -- gamma_i, the group index, and for
+    a factor per sample the factors -- are gathered once into that order, so that :meth:`subgradient` on the
+    samples ``s:e`` (a ``slice``) reads views: no fancy-indexed copy per step.  Per-sample diagonal factors
+    with q in {1, 2} are kept as ``a * a`` (q = 2) or ``|a|`` (q = 1): a step's robust term and its gradient
+    are then one ``(B, n) x (n,)`` product each (:func:`_power_terms`).  Memory: O(L) numbers, plus one
+    (L, n) or (L, n, n) copy of the factors for a factor per sample.
+    """
+
+    def __init__(self, fit: RobustHinge, perm: np.ndarray):
+        unc = fit.unc
+        self.robust = unc is not None and unc.radius != 0
+        self.gamma = self.gi = self.F = self.P = None
+        if not self.robust:
+            return
+        self.diagonal, self.q = unc.diagonal, unc.q
+        self.gamma = fit._gamma[perm]
+        self.all_groups = unc.n_groups <= ALL_GROUPS
+        if fit._one_per_sample and not self.all_groups:
+            F = unc.factors[unc.group_index[perm]]
+            if unc.diagonal and unc.q in (1.0, 2.0):
+                self.P = np.multiply(F, F, out=F) if unc.q == 2.0 else np.abs(F, out=F)
+            else:
+                self.F = F
+        else:
+            self.gi, self.F = unc.group_index[perm], unc.factors
+
+    def subgradient(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, Xw: np.ndarray, idx: slice):
+        """:meth:`RobustHinge.subgradient` of the samples ``idx`` (a slice of this order)."""
+        if not self.robust:
+            return _hinge_step(X, y, w, Xw, 0.0, None)
+        gamma = self.gamma[idx]
+        if self.P is not None:
+            return _hinge_step(X, y, w, Xw, *_power_terms(self.P[idx], self.q, gamma, w))
+        if self.gi is None:
+            return _hinge_step(X, y, w, Xw, *_sample_terms(self.F[idx], self.diagonal, self.q, gamma, w))
+        gi = self.gi[idx]
+        if self.all_groups:
+            return _hinge_step(X, y, w, Xw, *_group_terms(self.F, self.diagonal, self.q, gamma, gi, w))
+        ug, inv = np.unique(gi, return_inverse=True)
+        return _hinge_step(X, y, w, Xw, *_group_terms(self.F[ug], self.diagonal, self.q, gamma, inv, w))
 
 
 def _restrict(unc: ResolvedUncertainty | None, idx) -> ResolvedUncertainty | None:

@@ -78,6 +78,10 @@ class RotatedRobustHinge(RobustHinge):
     def restrict(self, idx) -> "RotatedRobustHinge":
         return RotatedRobustHinge(self.cos[idx], self.sin[idx], self.gamma[idx], self.q)
 
+    def blocks(self, perm) -> "RotatedRobustHinge":
+        """The loss on the samples ``perm`` in that order (:meth:`restrict`): a step on a slice reads views."""
+        return self.restrict(perm)
+
     def factor_ops(self) -> "RotationOps | None":
         return RotationOps(self.cos, self.sin, self.gamma, self.q) if np.any(self.gamma) else None
 

@@ -27,8 +27,11 @@ fresh permutation into the same buffer each epoch (one extra pass; ``"auto"`` pi
 few fixed blocks slow convergence, and ``"once"`` above :data:`RESHUFFLE_MAX` entries).  ``batch_size="auto"``
 is 64, or ``ceil(L / MAX_STEPS)`` for large L, so the Python/numpy overhead of the steps stays below one pass
 over X: an epoch then costs about one ``X @ w`` plus one ``X.T @ v`` pass (``rsvm-conic bench stochastic``).
-The data fit's robust term meets w once per distinct group of a batch (:meth:`.RobustHinge._robust_batch`),
-for the loss and its subgradient alike.  ``eta_0="auto"`` picks the
+The data fit's per-sample parameters are gathered into the copy's order with it (``datafit.blocks(perm)``,
+:class:`.datafits.HingeBlocks`: gamma_i and the group index, a factor per sample; per-sample diagonal factors as
+``a * a`` for p = 2, so that a step's robust term and its gradient are two ``(B, n) x (n,)`` products), and so is
+the dual estimate of the certificate (:class:`_Activity`): a step reads and writes slices only.  The robust term
+meets w once per distinct group of a batch, for the loss and its subgradient alike.  ``eta_0="auto"`` picks the
 initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
 ``datafit.restrict(idx)`` and the subsample's rows, so any data fit calibrates on its own loss).
 
@@ -137,16 +140,25 @@ class _Activity:
 
     Visit k weighs ``(k + 3)^3``, as the polynomial-decay average weighs iterate k, so ``C * fraction``
     is the dual estimate that goes with the averaged iterate (the ergodic multipliers of the
-    subgradient method: a sample on the margin is active a fraction of the time).  O(batch) per step.
+    subgradient method: a sample on the margin is active a fraction of the time).  The sums are kept in the
+    order of the shuffled copy (:meth:`reorder`), so that a step adds to a slice: O(batch) per step and no
+    scattered writes into arrays of size L.
     """
 
     def __init__(self, L):
         self.hits = np.zeros(L)
         self.visits = np.zeros(L)
+        self.perm = None  # entry j of hits / visits is sample perm[j] (None: sample j)
         self.k = 0
         self.scale = 1.0
 
-    def add(self, idx, active):
+    def reorder(self, perm):
+        """Keep the sums in the order ``perm`` from now on (row j of the shuffled copy is sample ``perm[j]``)."""
+        hits, visits = self._in_sample_order()
+        self.hits, self.visits, self.perm = hits[perm], visits[perm], perm
+
+    def add(self, rows, active):
+        """One visit of the rows ``rows`` (a slice of the current order), ``active`` their loss mask."""
         self.k += 1
         om = (self.k + 3.0) ** 3 * self.scale
         if om > 1e200:  # rescale everything: the sums stay finite in arbitrarily long runs
@@ -154,33 +166,62 @@ class _Activity:
             self.visits *= 1e-200
             self.scale *= 1e-200
             om *= 1e-200
-        self.hits[idx] += om * active
-        self.visits[idx] += om
+        self.hits[rows] += om * active
+        self.visits[rows] += om
+
+    def _in_sample_order(self):
+        if self.perm is None:
+            return self.hits, self.visits
+        hits, visits = np.empty_like(self.hits), np.empty_like(self.visits)
+        hits[self.perm], visits[self.perm] = self.hits, self.visits
+        return hits, visits
 
     def fraction(self):
-        return np.divide(self.hits, self.visits, out=np.zeros_like(self.hits), where=self.visits > 0)
+        hits, visits = self._in_sample_order()
+        return np.divide(hits, visits, out=np.zeros_like(hits), where=visits > 0)
 
 
 def _blocks(L: int, batch_size: int) -> int:
     return -(-L // batch_size)
 
 
-def _pass(Xp, yp, perm, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
-    """One epoch: a minibatch step on each contiguous block ``Xp[j B:(j + 1) B]`` of the once-shuffled copy, in the
-    block order ``order``; ``perm`` maps the copy's rows to the samples of the data fit.  Returns (w, b, t, avg).
+class _Gathered:
+    """The minibatch steps of a data fit without ``blocks`` on its samples ``perm``, in that order: a step on the
+    samples ``s:e`` of this order calls ``datafit.subgradient`` with the indices ``perm[s:e]``."""
 
-    No row is copied (each block is a view); per step: one ``Xb @ w``, one ``v @ Xb`` and O(B + n) vector work."""
+    def __init__(self, datafit, perm):
+        self.datafit, self.perm = datafit, perm
+
+    def subgradient(self, X, y, w, Xw, idx):
+        return self.datafit.subgradient(X, y, w, Xw, self.perm[idx])
+
+
+def _in_order(datafit, perm):
+    """The minibatch steps of ``datafit`` on its samples ``perm``, in that order: ``datafit.blocks(perm)`` (its
+    per-sample parameters gathered once, a step reads views), else :class:`_Gathered`.  Either has
+    ``subgradient(X, y, w, Xw, slice(s, e))`` for the samples ``perm[s:e]``."""
+    blocks = getattr(datafit, "blocks", None)
+    return blocks(perm) if callable(blocks) else _Gathered(datafit, perm)
+
+
+def _pass(Xp, yp, steps, penalty, prox, w, b, eta0, t, order, batch_size, avg=None, activity=None):
+    """One epoch: a minibatch step on each contiguous block ``Xp[j B:(j + 1) B]`` of the once-shuffled copy, in the
+    block order ``order``.  ``steps`` is the data fit in the copy's order (:func:`_in_order`: its sample ``s`` is
+    row ``s`` of ``Xp``), and so is ``activity`` (:meth:`_Activity.reorder`).  Returns (w, b, t, avg).
+
+    No row is copied (each block is a view, and so are the data fit's per-sample parameters of the block); per
+    step: one ``Xb @ w``, one ``v @ Xb``, the robust term's own products and O(B + n) vector work."""
     lam = penalty.lam
     L = Xp.shape[0]
     for j in order.tolist():
         s = j * batch_size
         e = min(s + batch_size, L)
         Xb = Xp[s:e]
-        idx = perm[s:e]
         eta = eta0 / (1.0 + eta0 * lam * t)
-        gw, gb, active = datafit.subgradient(Xb, yp[s:e], w, Xb @ w + b, idx)
+        rows = slice(s, e)
+        gw, gb, active = steps.subgradient(Xb, yp[s:e], w, Xb @ w + b, rows)
         if activity is not None:
-            activity.add(idx, active)
+            activity.add(rows, active)
         if prox:
             w = penalty.prox(w - eta * gw, eta)
         else:
@@ -203,13 +244,12 @@ def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) ->
     Xs, ys = X[sub], y[sub]
     sub_fit = datafit.restrict(sub).initialize(Xs, ys)
     best, best_eta = np.inf, 1.0
-    ident = np.arange(sub.shape[0])
+    steps = _in_order(sub_fit, np.arange(sub.shape[0]))
     for eta0 in 10.0 ** np.arange(-3, 4):
         w, b, _, _ = _pass(
             Xs,
             ys,
-            ident,
-            sub_fit,
+            steps,
             penalty,
             prox,
             np.zeros(n),
@@ -340,9 +380,13 @@ def _solve(
     if shuffle == "auto":
         shuffle = "epoch" if L * n <= RESHUFFLE_MAX else "once"
     n_blocks = _blocks(L, batch_size)
+    activity = _Activity(L) if bound is not None else None  # kept in the shuffled copy's order
     if shuffle == "once":
         perm = rng.permutation(L)
         Xp, yp = np.ascontiguousarray(X[perm]), y[perm]
+        steps = _in_order(datafit, perm)
+        if activity is not None:
+            activity.reorder(perm)
     else:
         Xp = np.empty((L, n), dtype=np.result_type(X.dtype, np.float64))
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
@@ -352,7 +396,6 @@ def _solve(
     history, gap_history = [], []
     best = (np.inf, w.copy(), b)  # (P, w, b)
     dual, warm, tau = -np.inf, None, math.nan
-    activity = _Activity(L) if bound is not None else None
     n_eval, n_cert = 0, 0
     cert_gaps = []  # the certified gap after each certificate (for patience)
     status = "max_iter"
@@ -368,7 +411,10 @@ def _solve(
             perm = rng.permutation(L)
             np.take(X, perm, axis=0, out=Xp)
             yp, order = y[perm], np.arange(n_blocks)
-        w, b, t, avg = _pass(Xp, yp, perm, datafit, penalty, prox, w, b, eta0, t, order, batch_size, avg, activity)
+            steps = _in_order(datafit, perm)
+            if activity is not None:
+                activity.reorder(perm)
+        w, b, t, avg = _pass(Xp, yp, steps, penalty, prox, w, b, eta0, t, order, batch_size, avg, activity)
         bar.update(1)
         if epoch % eval_every == 0 or epoch == max_epochs:
             wc, bc = (avg[0], avg[1]) if avg is not None else (w, b)

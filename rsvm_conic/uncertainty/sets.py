@@ -43,11 +43,11 @@ def psd_sqrt(S: np.ndarray) -> np.ndarray:
 
 
 def dual_norm_values(U: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
-    if q == 2.0:
-        return np.sqrt(np.sum(U * U, axis=axis))
+    if q == 2.0:  # array methods, not numpy's function wrappers: the stochastic solvers call this per minibatch
+        return np.sqrt((U * U).sum(axis=axis))
     if q == 1.0:
-        return np.sum(np.abs(U), axis=axis)
-    return np.max(np.abs(U), axis=axis)
+        return np.abs(U).sum(axis=axis)
+    return np.abs(U).max(axis=axis)
 
 
 def dual_norm_subgradient(U: np.ndarray, q: float) -> np.ndarray:
@@ -56,7 +56,7 @@ def dual_norm_subgradient(U: np.ndarray, q: float) -> np.ndarray:
     It is also the maximiser u* of <U_row, u> over the unit p-ball, p dual to q.
     """
     if q == 2.0:
-        nrm = np.sqrt(np.sum(U * U, axis=-1, keepdims=True))
+        nrm = np.sqrt((U * U).sum(axis=-1, keepdims=True))
         return np.divide(U, nrm, out=np.zeros_like(U), where=nrm > 0)
     if q == 1.0:
         return np.sign(U)
