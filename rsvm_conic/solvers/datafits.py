@@ -179,8 +179,10 @@ def _power_terms(P, q, gamma, w):
         term = gamma * nrm
 
         def grad(active):
+            # gamma_i / ||a_i * w|| on the active samples; a zero norm leaves gamma_i there, whose row contributes
+            # exactly 0 all the same (P_ij w_j^2 = 0 for every j: P_ij = 0 or the product is multiplied by w_j = 0)
             c = gamma * active
-            c = np.divide(c, nrm, out=np.zeros_like(c), where=nrm > 0)  # a zero row's subgradient is 0
+            np.divide(c, nrm, out=c, where=nrm > 0)
             return (c @ P) * w
 
         return term, grad

@@ -158,7 +158,8 @@ class _Activity:
         self.hits, self.visits, self.perm = hits[perm], visits[perm], perm
 
     def add(self, rows, active):
-        """One visit of the rows ``rows`` (a slice of the current order), ``active`` their loss mask."""
+        """One visit of the rows ``rows`` of the current order (a slice, or distinct indices), ``active`` their
+        loss mask."""
         self.k += 1
         om = (self.k + 3.0) ** 3 * self.scale
         if om > 1e200:  # rescale everything: the sums stay finite in arbitrarily long runs
@@ -166,8 +167,13 @@ class _Activity:
             self.visits *= 1e-200
             self.scale *= 1e-200
             om *= 1e-200
-        self.hits[rows] += om * active
-        self.visits[rows] += om
+        if isinstance(rows, slice):  # views: added in place, no write-back
+            hits, visits = self.hits[rows], self.visits[rows]
+            hits += om * active
+            visits += om
+        else:
+            self.hits[rows] += om * active
+            self.visits[rows] += om
 
     def _in_sample_order(self):
         if self.perm is None:
@@ -219,7 +225,9 @@ def _pass(Xp, yp, steps, penalty, prox, w, b, eta0, t, order, batch_size, avg=No
         Xb = Xp[s:e]
         eta = eta0 / (1.0 + eta0 * lam * t)
         rows = slice(s, e)
-        gw, gb, active = steps.subgradient(Xb, yp[s:e], w, Xb @ w + b, rows)
+        Xw = Xb @ w
+        Xw += b
+        gw, gb, active = steps.subgradient(Xb, yp[s:e], w, Xw, rows)
         if activity is not None:
             activity.add(rows, active)
         if prox:
