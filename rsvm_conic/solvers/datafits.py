@@ -197,26 +197,30 @@ def _power_terms(P, q, gamma, w):
 
 class HingeBlocks:
     """The minibatch steps of a :class:`RobustHinge` on its samples ``perm``, in that order: sample ``j`` here is
-    sample ``perm[j]`` of the loss.  The per-sample parameters a step reads -- gamma_i, the group index, and for
-    a factor per sample the factors -- are gathered once into that order, so that :meth:`subgradient` on the
+    sample ``perm[j]`` of the loss.  The per-sample parameters a step reads -- gamma_i, the group index, and
+    per-sample diagonal factors -- are gathered once into that order, so that :meth:`subgradient` on the
     samples ``s:e`` (a ``slice``) reads views: no fancy-indexed copy per step.  Per-sample diagonal factors
     with q in {1, 2} are kept as ``a * a`` (q = 2) or ``|a|`` (q = 1): a step's robust term and its gradient
-    are then one ``(B, n) x (n,)`` product each (:func:`_power_terms`).  Memory: O(L) numbers, plus one
-    (L, n) or (L, n, n) copy of the factors for a factor per sample.
+    are then one ``(B, n) x (n,)`` product each (:func:`_power_terms`).  Memory: O(L) numbers, plus one (L, n)
+    copy of per-sample diagonal factors; per-sample full factors are not copied (no second (L, n, n) array: a
+    step gathers its (B, n, n) factors, as :meth:`RobustHinge.subgradient` does).
     """
 
     def __init__(self, fit: RobustHinge, perm: np.ndarray):
         unc = fit.unc
         self.robust = unc is not None and unc.radius != 0
-        self.gamma = self.gi = self.F = self.P = None
+        self.gamma = self.gi = self.F = self.P = self.rows = None
         if not self.robust:
             return
         self.diagonal, self.q = unc.diagonal, unc.q
         self.gamma = fit._gamma[perm]
         self.all_groups = unc.n_groups <= ALL_GROUPS
         if fit._one_per_sample and not self.all_groups:
+            if not unc.diagonal:  # full factors: their rows in this order, gathered per step
+                self.rows, self.F = unc.group_index[perm], unc.factors
+                return
             F = unc.factors[unc.group_index[perm]]
-            if unc.diagonal and unc.q in (1.0, 2.0):
+            if unc.q in (1.0, 2.0):
                 self.P = np.multiply(F, F, out=F) if unc.q == 2.0 else np.abs(F, out=F)
             else:
                 self.F = F
@@ -230,6 +234,8 @@ class HingeBlocks:
         gamma = self.gamma[idx]
         if self.P is not None:
             return _hinge_step(X, y, w, Xw, *_power_terms(self.P[idx], self.q, gamma, w))
+        if self.rows is not None:
+            return _hinge_step(X, y, w, Xw, *_sample_terms(self.F[self.rows[idx]], False, self.q, gamma, w))
         if self.gi is None:
             return _hinge_step(X, y, w, Xw, *_sample_terms(self.F[idx], self.diagonal, self.q, gamma, w))
         gi = self.gi[idx]
