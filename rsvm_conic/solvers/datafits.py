@@ -169,39 +169,13 @@ def _sample_terms(F, diagonal, q, gamma, w):
     return term, grad
 
 
-def _power_terms(P, q, gamma, w):
-    """As :func:`_sample_terms` for diagonal factors ``a_i`` (rows of F) and q in {1, 2}, from ``P = a * a`` (q = 2)
-    or ``P = |a|`` (q = 1): ``||a_i * w||_2 = sqrt(P_i . w^2)``, gradient ``P_i * w / ||a_i * w||_2``;
-    ``||a_i * w||_1 = P_i . |w|``, gradient ``P_i * sign(w)``.  Two (m, n) x (n,) products and no (m, n)
-    temporary."""
-    if q == 2.0:
-        nrm = np.sqrt(P @ (w * w))
-        term = gamma * nrm
-
-        def grad(active):
-            # gamma_i / ||a_i * w|| on the active samples; a zero norm leaves gamma_i there, whose row contributes
-            # exactly 0 all the same (P_ij w_j^2 = 0 for every j: P_ij = 0 or the product is multiplied by w_j = 0)
-            c = gamma * active
-            np.divide(c, nrm, out=c, where=nrm > 0)
-            return (c @ P) * w
-
-        return term, grad
-
-    term = gamma * (P @ np.abs(w))
-
-    def grad(active):
-        return ((gamma * active) @ P) * np.sign(w)
-
-    return term, grad
-
-
 class HingeBlocks:
     """The minibatch steps of a :class:`RobustHinge` on its samples ``perm``, in that order: sample ``j`` here is
     sample ``perm[j]`` of the loss.  The per-sample parameters a step reads -- gamma_i, the group index, and
     per-sample diagonal factors -- are gathered once into that order, so that :meth:`subgradient` on the
     samples ``s:e`` (a ``slice``) reads views: no fancy-indexed copy per step.  Per-sample diagonal factors
     with q in {1, 2} are kept as ``a * a`` (q = 2) or ``|a|`` (q = 1): a step's robust term and its gradient
-    are then one ``(B, n) x (n,)`` product each (:func:`_power_terms`).  Memory: O(L) numbers, plus one (L, n)
+    are then one ``(B, n) x (n,)`` product each (:meth:`_power_step`).  Memory: O(L) numbers, plus one (L, n)
     copy of per-sample diagonal factors; per-sample full factors are not copied (no second (L, n, n) array: a
     step gathers its (B, n, n) factors, as :meth:`RobustHinge.subgradient` does).
     """
@@ -233,7 +207,7 @@ class HingeBlocks:
             return _hinge_step(X, y, w, Xw, 0.0, None)
         gamma = self.gamma[idx]
         if self.P is not None:
-            return _hinge_step(X, y, w, Xw, *_power_terms(self.P[idx], self.q, gamma, w))
+            return self._power_step(X, y, w, Xw, self.P[idx], gamma)
         if self.rows is not None:
             return _hinge_step(X, y, w, Xw, *_sample_terms(self.F[self.rows[idx]], False, self.q, gamma, w))
         if self.gi is None:
@@ -243,6 +217,36 @@ class HingeBlocks:
             return _hinge_step(X, y, w, Xw, *_group_terms(self.F, self.diagonal, self.q, gamma, gi, w))
         ug, inv = np.unique(gi, return_inverse=True)
         return _hinge_step(X, y, w, Xw, *_group_terms(self.F[ug], self.diagonal, self.q, gamma, inv, w))
+
+    def _power_step(self, X, y, w, Xw, P, gamma):
+        """:func:`_hinge_step` for per-sample diagonal factors ``a_i`` and q in {1, 2}, from ``P = a * a`` (q = 2) or
+        ``P = |a|`` (q = 1): ``||a_i * w||_2 = sqrt(P_i . w^2)``, gradient ``P_i * w / ||a_i * w||_2``;
+        ``||a_i * w||_1 = P_i . |w|``, gradient ``P_i * sign(w)`` (``a_i * sign(a_i * w)`` of
+        :func:`_sample_terms`).  Two ``(B, n) x (n,)`` products, no (B, n) temporary, few numpy calls (the
+        per-sample hot path)."""
+        if self.q == 2.0:
+            nrm = P @ (w * w)
+            np.sqrt(nrm, out=nrm)
+        else:
+            nrm = P @ np.abs(w)
+        active = 1.0 - y * Xw + gamma * nrm > 0
+        m = X.shape[0]
+        if not active.any():
+            return np.zeros_like(w), 0.0, active
+        ya = y * active
+        c = gamma * active
+        if self.q == 2.0:
+            if nrm.all():
+                c /= nrm
+            else:  # a zero norm leaves gamma_i there: its row contributes exactly 0 all the same (P_ij w_j^2 = 0
+                # for every j: P_ij = 0, or the column's sum is multiplied by w_j = 0)
+                np.divide(c, nrm, out=c, where=nrm > 0)
+            gw = (c @ P) * w
+        else:
+            gw = (c @ P) * np.sign(w)
+        gw -= ya @ X
+        gw /= m
+        return gw, -float(ya.sum()) / m, active
 
 
 def _restrict(unc: ResolvedUncertainty | None, idx) -> ResolvedUncertainty | None:
