@@ -444,7 +444,8 @@ class RSVMQP(_KernelRobust):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
         if rho is None and self.kappa == 0.0:
             rho = np.zeros(self.n)  # kappa rho = 0 whatever rho is: skip the eigen-solve
-        self.rho = rank_one_approx(self.beta) if rho is None else np.asarray(rho, dtype=float)
+        # self.beta is symmetric: symmetrised by the validation, or trusted (KernelUncertainty.beta symmetrises)
+        self.rho = rank_one_approx(self.beta, symmetric=True) if rho is None else np.asarray(rho, dtype=float)
         if self.rho.shape != (self.n,) or np.any(self.rho < 0):
             raise ValueError("rho must be a nonnegative vector with one entry per training point.")
         self.libsvm_tol = libsvm_tol

@@ -216,15 +216,19 @@ def psd_part(beta, *, rel_tol: float = 1e-12):
     return beta_hat, B
 
 
-def rank_one_approx(beta):
+def rank_one_approx(beta, *, symmetric: bool = False):
     """``rho`` with ``beta_hat = rho rho'`` as in Sec. 5.1: ``beta_hat = sqrt(v_max) e e'``.
 
     ``v_max``, ``e`` are the principal eigenpair of ``beta beta'`` (so ``sqrt(v_max)`` is the
     spectral radius of the symmetric ``beta``).  For elementwise nonnegative ``beta`` the
     Perron vector is nonnegative; its sign is fixed so and round-off negatives are set to 0.
     ``beta = 0`` (a noise-free kernel) gives ``rho = 0`` (ARPACK rejects a zero matrix).
+    ``symmetric=True``: ``beta`` is already exactly symmetric (e.g. validated and symmetrised by the
+    caller), so ``(beta + beta')/2`` -- the same matrix -- is not formed again.
     """
-    beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
+    beta = np.asarray(beta, dtype=float)
+    if not symmetric:
+        beta = 0.5 * (beta + beta.T)
     if not np.any(beta):
         return np.zeros(beta.shape[0])
     if beta.shape[0] > 300:  # only the principal pair is needed: Lanczos instead of a full eigh
