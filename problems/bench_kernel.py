@@ -70,8 +70,8 @@ def part_qp(n: int, print_fn=print) -> dict:
         "KernelRobustSVC(method='qp').fit(K, y, sigma2=...)": lambda: KernelRobustSVC(
             method="qp", noise="gaussian", epsilon=EPSILON, C=C
         ).fit(K, y, sigma2=sigma2),
-        "  of which: check_mean_kernel (symmetry, Cholesky)": lambda: check_mean_kernel(K),
-        "  of which: rank_one_approx(beta) (Lanczos)": lambda: rank_one_approx(sigma2),
+        "  of which: check_mean_kernel (finite, symmetric, PSD)": lambda: check_mean_kernel(K),
+        "  of which: rank_one_approx(beta) (Lanczos)": lambda: rank_one_approx(sigma2, symmetric=True),
     }
     best = {name: np.inf for name in sides}
     out = {}

@@ -52,7 +52,14 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_choice, check_finite_array, check_positive, check_two_classes, psd_factor
+from .._validation import (
+    check_choice,
+    check_finite_array,
+    check_positive,
+    check_two_classes,
+    psd_factor,
+    symmetric_part,
+)
 from ..solvers.certificates import project_box_hyperplane_sorted
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.contract import SolveInfo, certify
@@ -83,9 +90,9 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     beta = check_finite_array(beta, "beta", ndim=2)
     if beta.shape != (n, n):
         raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
-    if np.any(beta < 0):
+    if float(beta.min()) < 0:  # (finite: checked above)
         raise ValueError("beta must be elementwise >= 0 (variances or l^2 gamma^2).")
-    beta = 0.5 * (beta + beta.T)
+    beta = symmetric_part(beta)
     C = check_positive(C, "C")
     kappa = check_positive(kappa, "kappa", strict=False)
     return K_bar, y, beta, C, kappa
