@@ -118,6 +118,62 @@ def test_grid_results_do_not_depend_on_the_blas_thread_limit(monkeypatch):
         np.testing.assert_allclose(limited[p].alpha, free[p].alpha, rtol=1e-6, atol=1e-9 * p[0])
 
 
+def test_well_conditioned_faces_take_the_schur_step(monkeypatch):
+    """The face step (an eigendecomposition, for singular H_FF) is for singular faces only: on the paper's data
+    (kappa > 0, H_FF well conditioned) the Schur complement of y_F answers every Newton step -- near a solution
+    -g_F is nearly a multiple of y_F, which the right side no longer carries into the two Cholesky solves (they
+    cancelled and sent ~a third of the steps to the face path) -- and the grid still matches Clarabel."""
+    import sys
+
+    mod = sys.modules["rsvm_conic.solvers.rsvm_socp"]
+    calls = []
+    face = mod._face_direction
+    monkeypatch.setattr(mod, "_face_direction", lambda *a, **k: calls.append(1) or face(*a, **k))
+    K, y, beta = _data(80, 0)
+    beta_hat, B = prepare_beta(beta, 80)
+    ref = Eq16(K, y, beta_hat)
+    Cs, kappas = [0.1, 10.0, 100.0], np.sqrt(2 * np.log(1 / np.array([0.05, 0.2, 0.5])))
+    grid = rsvm_socp_grid(K, beta, y, Cs, kappas)
+    assert not calls
+    for (C, kp), res in grid.items():
+        assert res.route == "projected-newton" and res.solve_info.status == "optimal"
+        assert res.objective == pytest.approx(ref.solve(C, kp), rel=1e-6, abs=1e-8)
+
+
+def test_sorted_projection_is_the_plain_formula_bitwise():
+    """project_box_hyperplane_sorted (preallocated, in place) computes every value by the same floating-point
+    operations as its plain form (concatenate / diff / clip): the same bits."""
+
+    def plain(v, y, C):
+        pos = y > 0
+        lo = y * v - C * pos
+        target = C * float(np.count_nonzero(pos))
+        pts = np.concatenate([lo, lo + C])
+        order = np.argsort(pts, kind="stable")
+        pts = pts[order]
+        slope = np.cumsum(np.where(order < lo.size, 1.0, -1.0))
+        val = np.concatenate([[0.0], np.cumsum(slope[:-1] * np.diff(pts))])
+        k = int(np.searchsorted(val, target, side="left"))
+        if k == 0:
+            lam = pts[0]
+        elif k >= pts.size:
+            lam = pts[-1]
+        else:
+            sl = slope[k - 1]
+            lam = pts[k - 1] + (target - val[k - 1]) / sl if sl > 0 else pts[k]
+        return np.clip(v - lam * y, 0.0, C)
+
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(1, 60))
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+        v = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3)
+        if trial % 3 == 0:
+            v = np.round(v, 1)  # ties among breakpoints
+        C = 10.0 ** rng.uniform(-2, 4)
+        np.testing.assert_array_equal(project_box_hyperplane_sorted(v, y, C), plain(v, y, C))
+
+
 def test_warm_start_reduces_iterations():
     K, y, beta = _data(60, 3)
     cold = solve_rsvm_socp(K, beta, y, 1.0, 1.5)

@@ -8,6 +8,7 @@ from rsvm_conic._validation import (
     check_psd,
     check_symmetric,
     check_two_classes,
+    low_rank_psd_ok,
     psd_eigh,
     psd_factor,
 )
@@ -64,6 +65,49 @@ def test_check_symmetric_and_psd():
         check_psd(S - 0.1 * np.eye(12), "S", hint="do this")
     with pytest.raises(ValueError, match=r"\(block 1\) is not positive semidefinite"):
         check_psd(np.stack([S, S - 0.1 * np.eye(12)]), "S")
+
+
+def test_large_symmetric_check_by_blocks_is_the_whole_array_expression():
+    """check_symmetric of one large matrix (row blocks, no n x n temporaries): the same bits as (S + S^T) / 2 and
+    the same verdicts, asymmetry threshold included."""
+    rng = np.random.default_rng(3)
+    n = 700  # >= 2 blocks of 256, the last one partial
+    S = _psd(n, 5, seed=1)
+    S += 1e-12 * rng.standard_normal((n, n))  # asymmetric at round-off level: accepted and symmetrised
+    out = check_symmetric(S, rtol=1e-8)
+    np.testing.assert_array_equal(out, 0.5 * (S + S.T))
+    bad = S.copy()
+    bad[600, 3] += 1e-6 * np.abs(S).max()
+    with pytest.raises(ValueError, match="S is not symmetric"):
+        check_symmetric(bad, "S", rtol=1e-8)
+    check_symmetric(bad, "S", rtol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_low_rank_psd_proof_agrees_with_the_eigenvalues(seed):
+    """low_rank_psd_ok proves lambda_min >= -slack only where it holds (eigvalsh decides), for PSD low-rank
+    matrices (proved), indefinite ones with small diagonals (never proved) and full-rank ones (not attempted
+    past max_rank); check_psd through it gives the same verdicts as before."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    X = rng.standard_normal((n, 1 + seed))
+    K = X @ X.T
+    slack = 1e-8 * n * np.abs(K).max()
+    assert low_rank_psd_ok(K, slack)  # rank 1 + seed
+    assert low_rank_psd_ok(np.zeros((n, n)), 0.0)
+    u = rng.standard_normal(n)
+    v = u + 1e-3 * rng.standard_normal(n)
+    bad = K + 10.0 * slack * (np.outer(u, v) + np.outer(v, u) - 2.0 * np.outer(u, u))  # indefinite, tiny diagonal
+    assert np.linalg.eigvalsh(bad)[0] < -slack
+    assert not low_rank_psd_ok(bad, slack)
+    with pytest.raises(ValueError, match="not positive semidefinite"):
+        check_psd(bad, neg_tol=1e-8 * n)
+    barely = K - 0.5 * slack * np.outer(u, u) / (u @ u)  # lambda_min = -slack / 2: PSD to the slack
+    assert np.linalg.eigvalsh(barely)[0] >= -slack
+    check_psd(barely, neg_tol=1e-8 * n)
+    full = _psd(n, n, seed=seed)  # full rank: more directions than max_rank, nothing proved, Cholesky decides
+    assert not low_rank_psd_ok(full, 1e-8 * n * np.abs(full).max())
+    check_psd(full, neg_tol=1e-8 * n)
 
 
 def test_psd_eigh_and_factor():

@@ -162,6 +162,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         check_choice(self.solver, "solver", ("auto",) + _SOLVERS[self.method])
         solver = _SOLVERS[self.method][0] if self.solver == "auto" else self.solver
         # validation happens here, once; the formulations below take the checked arrays as trusted
+        labels = None
         if _is_samples(X):
             X = check_finite_array(X, "X", ndim=3)
             if sigma2 is not None or a is not None or b is not None:
@@ -179,7 +180,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 ensure_min_samples=2,
             )
             X = check_finite_array(X, "X", ndim=2)
-            check_binary_labels(y, X.shape[0])  # 'Only binary classification ...' before the shape complaint
+            labels = check_binary_labels(y, X.shape[0])  # 'Only binary classification ...' before the shape complaint
             if X.shape[0] != X.shape[1]:
                 raise ValueError(
                     f"X must be a square kernel matrix (n, n) or kernel samples (S, n, n); got shape "
@@ -210,7 +211,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                     b=b if self.noise == "finite" else None,
                 )
         n = unc.n
-        y_pm, classes = check_binary_labels(y, n)
+        y_pm, classes = check_binary_labels(y, n) if labels is None else labels  # (n = X.shape[0] there)
         rule = self.beta if self.beta != "auto" else ("symmetric" if unc.symmetric_noise else "paper")
         beta = unc.beta(self.noise, rule=rule)
         common = dict(C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias, check_input=False)

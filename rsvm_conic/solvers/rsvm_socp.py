@@ -395,25 +395,33 @@ def _newton_direction(F, parts, a, g, y, C, bound, target):
     rhs[:, 1] = yf
     if m < n and d.any():  # the bound moves enter through the Hessian's (free, bound) block: H[F, :] @ d (d_F = 0;
         rhs[:, 0] -= F.hessian_rows_times(a, parts, idx, d)  # with no move the product is exactly 0: skipped)
+    b = rhs[:, 0].copy()  # -(g_F + H_FB d_B), for the face step
+    # the multiple of y_F in the right side is the multiplier's business, not H_FF's: near a solution -g_F is
+    # nearly b y_F (b the bias), and v1 = H^-1(-g_F) and mu v2 would cancel however well conditioned H_FF is;
+    # solving for the part orthogonal to y_F (the same step in exact arithmetic) leaves the cancellation test
+    # below to measure H_FF's conditioning on the face only
+    mu0 = float(yf @ b) / m  # yf'yf = m
+    rhs[:, 0] -= mu0 * yf
     c, info = dpotrf(H, lower=0, clean=0, overwrite_a=1)
-    cd = np.abs(np.diag(c)) if info == 0 else None
+    cd = np.abs(c.diagonal()) if info == 0 else None
     if info != 0 or float(cd.min()) ** 2 < _SINGULAR_FACE * float(cd.max()) ** 2:
         # H_FF singular or nearly so (cond(H_FF) >= (max c_ii / min c_ii)^2): the Schur complement below
         # would cancel catastrophically; solve on the face {y_F'd_F = fixed} in an orthonormal basis instead
-        return _face_direction(F, parts, a, g, y, C, idx, d, rhs[:, 0])
+        return _face_direction(F, parts, a, g, y, C, idx, d, b)
     v, info = dpotrs(c, rhs, lower=0)
     v1, v2 = v[:, 0], v[:, 1]
     mu = (float(yf @ v1) + float(y @ d) + float(y @ a)) / float(yf @ v2)
     dF = v1 - mu * v2
     big = max(float(np.max(np.abs(v1))), abs(mu) * float(np.max(np.abs(v2))))
     if big > _CANCELLATION * float(np.max(np.abs(dF))):  # v1 and mu v2 cancel: H_FF nearly singular on the face
-        return _face_direction(F, parts, a, g, y, C, idx, d, rhs[:, 0])
+        return _face_direction(F, parts, a, g, y, C, idx, d, b)
     d[idx] = dF
     # enforce y'(alpha + d) = 0 exactly (H_FF can be nearly singular, e.g. a low-rank kernel, kappa = 0)
     d[idx] -= yf * (float(y @ (a + d)) / m)
     return d, m
 
 
+_EPS8 = 8.0 * float(np.finfo(float).eps)
 #: (min c_ii / max c_ii)^2 of the Cholesky factor of H_FF below which the Newton step is taken on the face
 #: by an eigendecomposition (:func:`_face_direction`) instead of the Schur complement of y_F
 _SINGULAR_FACE = 1e-8
@@ -535,15 +543,19 @@ def solve_rsvm_socp(
     n_newton = n_pg = 0
     trace = []
     parts = None  # objective pieces of the current point when the line search already computed them
+    known = None  # (gradient, Frank-Wolfe gap) of the current point when step (0) already computed them
     c = q_absmax = None
     for it in range(max_iter + 1):
         if abs(float(y @ a)) > 1e-13 * C * n:  # keep iterates exactly feasible (ray steps can drift)
             a = project_box_hyperplane_sorted(a, y, C)
-            parts = None
+            parts = known = None
         parts = parts if parts is not None else Fobj.evaluate(a)
         F, _, u, s = parts
-        g = Fobj.gradient(a, parts)
-        gap = frank_wolfe_gap(g, a, y, C)
+        if known is None:
+            g = Fobj.gradient(a, parts)
+            gap = frank_wolfe_gap(g, a, y, C)
+        else:
+            g, gap = known
         lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0  # min of the multipliers
         if relative_gap(F, F - gap) <= tol and lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u)))):
             certified = True
@@ -569,15 +581,16 @@ def solve_rsvm_socp(
                 break
             bound = bound | blocked
             target[blocked] = a[blocked]
-        parts = None
+        parts = known = None
         took_newton = float(g @ d) < 0
         t = 1.0
         accepted = False
         if took_newton:
             slack = 1e-15 * max(1.0, abs(F))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lim = np.where(d < 0, -a / d, np.where(d > 0, (C - a) / d, np.inf))
-            t_max = float(np.min(lim))
+            # the first bound hit along d: a / -d where d < 0, (C - a) / d where d > 0 (no division by 0)
+            lim = np.full(n, np.inf)
+            np.divide(np.where(d < 0, a, C - a), np.abs(d), out=lim, where=d != 0)
+            t_max = float(lim.min())
             # (0) a predicted decrease below the rounding of F itself (large C, alpha'Q alpha cancelling on a
             # rank-deficient kernel): F cannot judge the step (a backtracking search on it accepts round-off
             # noise at tiny t); take the full step when F stays within its rounding and the Frank-Wolfe gap
@@ -585,13 +598,17 @@ def solve_rsvm_socp(
             if q_absmax is None:
                 q_absmax = float(np.max(np.abs(Q)))
             sa = float(a.sum())
-            noise = 8.0 * np.finfo(float).eps * (n * q_absmax * sa * sa + sa + kappa * n * s)
-            if -float(g @ d) <= noise:
-                a_new = project_box_hyperplane_sorted(a + d, y, C)
+            noise = _EPS8 * (n * q_absmax * sa * sa + sa + kappa * n * s)
+            if -float(g @ d) <= noise:  # (the full step stays feasible for t_max >= 1: no projection needed)
+                a_new = np.clip(a + d, 0.0, C) if t_max >= 1.0 else project_box_hyperplane_sorted(a + d, y, C)
                 parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 if F_new <= F + noise:
-                    accepted = frank_wolfe_gap(Fobj.gradient(a_new, parts_new), a_new, y, C) < gap
+                    g_new = Fobj.gradient(a_new, parts_new)
+                    gap_new = frank_wolfe_gap(g_new, a_new, y, C)
+                    accepted = gap_new < gap
+                    if accepted:  # the next iteration starts from them
+                        known = (g_new, gap_new)
             if not accepted and t_max >= 1.0:  # the full step stays feasible (y'd = 0): no projection needed
                 a_new = np.clip(a + d, 0.0, C)
                 parts_new = Fobj.evaluate(a_new)
