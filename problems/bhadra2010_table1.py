@@ -800,7 +800,7 @@ EXPERIMENT = GridExperiment(
     cells,
     run_cell,
     report,
-    version="2",
+    version="3",  # 3: RSVM_QP with its rank-one factor (the model is built at kappa = 0; rho was 0 before)
 )
 
 
