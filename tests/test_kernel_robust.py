@@ -74,6 +74,26 @@ def test_qp_libsvm_matches_cvxpy(noisy):
         assert f.robust_term(lib["alpha"]) == pytest.approx(np.sqrt(nu @ np.outer(f.rho, f.rho) @ nu), rel=1e-10)
 
 
+def test_qp_built_at_kappa_zero_then_set_params(noisy):
+    """A model built at kappa = 0 (Table 1's grid does so) and given a kappa later solves RSVM_QP with the
+    rank-one factor of beta, not the nominal SVM (rho was once fixed to 0 at construction): same alpha as a
+    model built at that kappa, and the objective of the exact reference (Clarabel)."""
+    data, U = noisy
+    beta = U.beta("finite", rule="paper")
+    k = kappa(0.1, "finite")
+    f = RSVMQP(U.K_bar, data.y, beta, C=5.0)
+    nominal = f.solve("libsvm")
+    f.set_params(kappa=k)
+    late = f.solve("libsvm")
+    ref = RSVMQP(U.K_bar, data.y, beta, C=5.0, kappa=k)
+    assert np.any(f.rho > 0)
+    np.testing.assert_array_equal(f.rho, ref.rho)
+    np.testing.assert_array_equal(late["alpha"], ref.solve("libsvm")["alpha"])
+    assert late.status == "optimal"
+    assert rel(late.objective, ref.solve("clarabel").objective) <= 1e-5
+    assert rel(late.objective, nominal.objective) > 1e-3  # the robust term is there
+
+
 def test_variants_from_uncertainty(noisy):
     data, U = noisy
     g = RSVMSOCP.from_uncertainty(U, data.y, "gaussian", 0.1, C=2.0)

@@ -448,16 +448,35 @@ class RSVMQP(_KernelRobust):
 
     def __init__(self, K_bar, y, beta, C=1.0, kappa=0.0, *, rho=None, libsvm_tol: float = 1e-7, **kw):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
-        if rho is None and self.kappa == 0.0:
-            rho = np.zeros(self.n)  # kappa rho = 0 whatever rho is: skip the eigen-solve
-        # self.beta is symmetric: symmetrised by the validation, or trusted (KernelUncertainty.beta symmetrises)
-        self.rho = rank_one_approx(self.beta, symmetric=True) if rho is None else np.asarray(rho, dtype=float)
-        if self.rho.shape != (self.n,) or np.any(self.rho < 0):
-            raise ValueError("rho must be a nonnegative vector with one entry per training point.")
+        self._rho = None if rho is None else self._checked_rho(np.asarray(rho, dtype=float))
         self.libsvm_tol = libsvm_tol
+
+    def _checked_rho(self, rho):
+        if rho.shape != (self.n,) or np.any(rho < 0):
+            raise ValueError("rho must be a nonnegative vector with one entry per training point.")
+        return rho
+
+    @property
+    def rho(self) -> np.ndarray:
+        """The rank-one factor (computed from ``beta`` on first use, whatever ``kappa`` was at construction: a
+        model built at ``kappa = 0`` and then given ``set_params(kappa=k)`` solves RSVM_QP, not the nominal SVM)."""
+        if self._rho is None:
+            # self.beta is symmetric: symmetrised by the validation, or trusted (KernelUncertainty.beta symmetrises)
+            self._rho = self._checked_rho(rank_one_approx(self.beta, symmetric=True))
+        return self._rho
+
+    def _kappa_rho(self):
+        """``kappa rho``, or None at ``kappa = 0`` (then no eigen-solve for ``rho``)."""
+        return None if self.kappa == 0.0 else self.kappa * self.rho
 
     def robust_term(self, alpha) -> float:
         return float(self.rho @ (np.asarray(alpha) ** 2))
+
+    def t_value(self, alpha) -> float:
+        if self.kappa == 0.0:  # quad + 0 * robust_term: no eigen-solve for rho
+            a = np.asarray(alpha, dtype=float)
+            return float(a @ self._Qa(a))
+        return super().t_value(alpha)
 
     def modified_kernel(self) -> np.ndarray:
         """``K_bar + kappa diag(rho)`` (cached; a new kappa only rewrites the diagonal)."""
@@ -466,7 +485,8 @@ class RSVMQP(_KernelRobust):
             self._Kmod_kappa = None
         if self._Kmod_kappa != self.kappa:
             idx = np.diag_indices(self.n)
-            self._Kmod[idx] = self.K_bar[idx] + self.kappa * self.rho
+            kr = self._kappa_rho()
+            self._Kmod[idx] = self.K_bar[idx] if kr is None else self.K_bar[idx] + kr
             self._Kmod_kappa = self.kappa
         return self._Kmod
 
@@ -488,7 +508,8 @@ class RSVMQP(_KernelRobust):
         the Frank-Wolfe bound) gives a lower bound.  Valid because ``K_bar`` is PSD.
         """
         a = np.asarray(alpha, dtype=float)
-        g = self._Qa(a) + self.kappa * self.rho * a - 1.0
+        kr = self._kappa_rho()
+        g = self._Qa(a) - 1.0 if kr is None else self._Qa(a) + kr * a - 1.0
         F = 0.5 * float(a @ (g - 1.0))
         return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
 
