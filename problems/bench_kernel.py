@@ -26,6 +26,8 @@ import warnings
 
 import numpy as np
 
+from ._bench import peak_mb
+
 C = 10.0
 EPSILON = 0.1
 REPEATS = 3
@@ -40,17 +42,6 @@ def _data(n: int, seed: int = 0):
     sigma2 = (0.25 * K) ** 2 * (1.0 + 0.1 * rng.random((n, n)))
     sigma2 = 0.5 * (sigma2 + sigma2.T)
     return K, y, sigma2
-
-
-def _peak_mb(fn) -> float:
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def part_qp(n: int, print_fn=print) -> dict:
@@ -84,7 +75,7 @@ def part_qp(n: int, print_fn=print) -> dict:
                 t0 = time.perf_counter()
                 out[name] = fn()
                 best[name] = min(best[name], time.perf_counter() - t0)
-        peaks = {name: _peak_mb(fn) for name, fn in list(sides.items())[:4]}
+        peaks = {name: peak_mb(fn) for name, fn in list(sides.items())[:4]}
     names = list(sides)
     ref = best[names[0]]
     sol, est = out[names[2]], out[names[3]]

@@ -35,6 +35,8 @@ import warnings
 
 import numpy as np
 
+from ._bench import peak_mb
+
 from rsvm_conic.formulations.robust import RobustSVM
 from rsvm_conic.solvers.robust_ipm import robust_svm_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
@@ -185,7 +187,7 @@ def part2(n=160):
         t0, c0 = time.perf_counter(), time.process_time()  # each call starts from scratch (no state is kept)
         grid = rsvm_socp_grid(K, B, y, Cs, kappas, factor=True)
         t_fast, c_fast = min(t_fast, time.perf_counter() - t0), min(c_fast, time.process_time() - c0)
-    peak_mb = _peak_mb(lambda: rsvm_socp_grid(K, B, y, Cs, kappas, factor=True))  # one more run, not timed
+    grid_peak_mb = peak_mb(lambda: rsvm_socp_grid(K, B, y, Cs, kappas, factor=True))  # one more run, not timed
 
     t0, c0 = time.perf_counter(), time.process_time()
     cold = {(C, kp): solve_rsvm_socp(K, B, y, C, kp, factor=True) for C, kp in points}
@@ -221,22 +223,10 @@ def part2(n=160):
     print(
         f"warm route: certified relative gaps max {max(gaps):.1e} (tolerance 1e-9), all optimal: "
         f"{all(grid[p].solve_info.status == 'optimal' for p in points)}; peak Python memory of one grid "
-        f"(tracemalloc) {peak_mb:.2f} MB; {os.cpu_count()} cores; target CPU ratio <= 0.1: "
+        f"(tracemalloc) {grid_peak_mb:.2f} MB; {os.cpu_count()} cores; target CPU ratio <= 0.1: "
         f"{'met' if c_fast / c_cvx <= 0.1 else 'NOT met'} ({c_fast / c_cvx:.3f})"
     )
     return t_fast / t_cvx
-
-
-def _peak_mb(fn) -> float:
-    """Peak memory allocated by ``fn()`` as traced by ``tracemalloc`` (numpy's buffers included), in MB."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def run_part2(quick: bool = False) -> int:

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import os
 import time
-import tracemalloc
 import warnings
 
 import numpy as np
+
+from ._bench import peak_mb
 from threadpoolctl import threadpool_limits
 
 from rsvm_conic.datasets.synthetic import make_uncertain_classification
@@ -63,15 +64,6 @@ def _alternate(fn, ref, reps=3):
     return t_fn, t_ref
 
 
-def _peak(fn):
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def part1(L, n=50, lam=1e-4):
     X, y, Sigma, groups = make_uncertain_classification(L, n, separation=2.0, noise_scale=0.3, random_state=1)
     rng = np.random.default_rng(0)
@@ -104,7 +96,7 @@ def part1(L, n=50, lam=1e-4):
     for name, fit in fits.items():
         fit.initialize(X, y)
         # the per-sample parameters in the copy's order, gathered once as Xp is (its memory: "in-order MiB")
-        setup = _peak(lambda fit=fit: _in_order(fit, perm)) / 2**20
+        setup = peak_mb(lambda fit=fit: _in_order(fit, perm))
         steps = _in_order(fit, perm)
         for route, prox in (("sgd", False), ("prox", True)):
             activity = _Activity(L)  # the dual estimate a certified run keeps, in the copy's order (set up once)
@@ -128,7 +120,7 @@ def part1(L, n=50, lam=1e-4):
                 )
 
             t_ep, t_ref = _alternate(epoch, reference)
-            peak = _peak(epoch) / 2**20
+            peak = peak_mb(epoch)
             print(f"{name:<22} {route:<6} {t_ep * 1e3:11.1f} {t_ep / t_ref:20.2f} {peak:9.1f} {setup:13.1f}")
 
 
@@ -155,7 +147,7 @@ def part2(L, n=50, lam=1e-4, tol=1e-3):
             return solve(X, y, RobustHinge(None), L2Squared(lam), tol=tol, seed=0)
 
         res, t = _best(run)
-        peak = _peak(run) / 2**20
+        peak = peak_mb(run)
         ours[route] = t
         cert_t = res.info.detail["certificate_time"]
         print(
