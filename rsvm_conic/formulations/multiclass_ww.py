@@ -758,7 +758,7 @@ def ww_primal_alm(
     tol: float = 1e-6,
     mu0: float = 0.1,
     mu_factor: float = 0.2,
-    mu_min: float = 1e-4,
+    mu_min: float = 1e-2,
     max_outer: int = 60,
     max_newton: int = 50,
     max_cg: int = 200,
@@ -789,6 +789,10 @@ def ww_primal_alm(
 
     Unlike the smoothing continuation the iterates converge to the exact optimum for a fixed ``mu`` (the
     multipliers absorb the smoothing); ``mu`` still shrinks by ``mu_factor`` per step down to ``mu_min``.
+    A smaller ``mu`` speeds the multipliers up but narrows the zone, and below ``~1e-2`` (margins are ~2)
+    the Newton steps stall on the kinks (exact line-search steps of 1e-2 to 1e-4 of the full step, every
+    inner solve at ``max_newton``): measured on Letter with 1000 consolidation-kernel features, 667
+    points, ``mu_min = 1e-4`` took 266 s and ``1e-2`` 47 s, both certified.
     After each outer step from the second on, an *active-set step* guesses the optimum's partition (free
     multipliers = margins in the zone, ``zeta`` beyond it, 0 elsewhere) and solves eq. 1.9's optimality
     conditions for it exactly (:func:`_ww_partition_solve`), moving violators and repeating up to
@@ -929,7 +933,7 @@ def ww_primal_alm(
                     break
                 t = tn
             t = lo if hi == np.inf else (t if lo <= t <= hi else lo)
-            if t <= 0.0:
+            if t <= 1e-12:  # no progress along the step (rounding): the inner solve has stalled
                 break
             W = W + t * xW
             b = b + t * xb
