@@ -94,3 +94,32 @@ def test_draws_differ_in_split_and_draw_zero_keeps_the_shared_seeds():
 
     cells = make_cells(True)
     assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)  # no cell twice
+
+
+def test_cv_fits_on_random_features_use_the_certified_primal_route_then_the_exact_one(monkeypatch):
+    import numpy as np
+    from sklearn.datasets import make_blobs
+
+    from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
+    from rsvm_conic.problems import dakdouki2019_table4_2 as t42
+    from rsvm_conic.solvers.conic import SolverError
+
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=2.0, random_state=0)
+    est = t42._cv_fit("rbf", 2.0, 40, 0, X, y)
+    assert est.solver_ == "primal"
+    assert est.solver_stats_["gap_rel"] <= t42.CV_PRIMAL_TOL
+    # an exact kernel never takes the loose route
+    assert t42._cv_fit("rbf", 2.0, None, 0, X, y).solver_ in ("alm", "dual")
+
+    fit = WestonWatkinsSVC.fit
+
+    def primal_fails(self, X, y):
+        if self.solver == "primal":
+            raise SolverError("primal: not certified")
+        return fit(self, X, y)
+
+    monkeypatch.setattr(WestonWatkinsSVC, "fit", primal_fails)
+    est = t42._cv_fit("rbf", 2.0, 40, 0, X, y)
+    assert est.solver_ == "alm"
+    assert est.solver_stats_["gap_rel"] <= 1e-6
+    assert np.isfinite(est.score(X, y))
