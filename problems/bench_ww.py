@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import os
 import time
-import tracemalloc
 import warnings
 
 import numpy as np
+
+from ._bench import peak_mb
 
 C_WW = 10.0
 N_FEATURES = 1000
@@ -92,10 +93,7 @@ def run(quick: bool = False) -> int:
         for name in names:
             Phi, codes, K = _features(name)
             repeat = 1 if Phi.shape[0] > 5000 else 3
-            tracemalloc.start()
-            ww_primal_alm(Phi, codes, K, C_WW)
-            peak = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
+            peak = peak_mb(lambda: ww_primal_alm(Phi, codes, K, C_WW))
             t_alm, (_, _, info) = _best_of(lambda: ww_primal_alm(Phi, codes, K, C_WW), repeat)
             t_old, (_, _, old) = _best_of(lambda: ww_primal_lbfgs(Phi, codes, K, C_WW, tol=1e-3), repeat)
             t_cs = [

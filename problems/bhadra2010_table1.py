@@ -878,13 +878,11 @@ def benchmark(quick: bool = False) -> int:
     n_fig = {k: sum(x["kind"] == k for x in fcells) for k in t_fig}
     total = total_cells + t_data * n_data + sum(t_fig[k] * n_fig[k] for k in t_fig)
     import resource
-    import tracemalloc
+
+    from ._bench import peak_mb
 
     with threadpool_limits(1):
-        tracemalloc.start()
-        table_cell(cells[0])
-        peak_cell = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
+        peak_cell = peak_mb(lambda: table_cell(cells[0]))
     print(
         f"  datasets {t_data:8.3f} s each x {n_data}; figure cells "
         + ", ".join(f"{k} {t_fig[k]:.3f} s x {n_fig[k]}" for k in t_fig)
