@@ -118,7 +118,7 @@ def _cases(quick):
             peers=svc_pre,
         ),
     ]
-    # multi-class [ElD19]: digits, 10 classes; auto -> alm (exact), the dual QP and the primal L-BFGS beside it
+    # multi-class [ElD19]: digits, 10 classes; auto -> cd (exact), alm, the dual QP and the primal L-BFGS beside it
     Xd, yd = load_digits(return_X_y=True)
     nd = 300 if quick else 600
     Xd = StandardScaler().fit_transform(Xd[:nd])
@@ -130,7 +130,7 @@ def _cases(quick):
             X=Xd,
             y=yd,
             fit_kw={},
-            routes=["alm", "dual", "primal"],
+            routes=["cd", "alm", "dual", "primal"],
             peers={
                 "SVC": lambda: SVC(kernel="rbf", gamma=1.0 / (2 * 5 * Xd.shape[1])).fit(Xd, yd),
                 "LinearSVC": lambda: LinearSVC(multi_class="crammer_singer", max_iter=10**5).fit(Xd, yd),

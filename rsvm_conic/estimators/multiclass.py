@@ -131,8 +131,9 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         ``c_1 - c_2`` is dropped when it moves a subclass centre within ``exclusion_tol`` times its length of a
         centre of another class (:func:`~rsvm_conic.kernels.consolidation.consolidation_directions`).
     n_components : ``None`` for the exact kernel, else the number of random features.
-    solver : ``"auto"``, ``"alm"`` (exact numpy solver: method of multipliers with semismooth Newton-CG steps,
-        certified to a 1e-6 relative gap; the default except for two classes on an exact kernel),
+    solver : ``"auto"``, ``"cd"`` (exact: compiled dual coordinate descent with a Newton endgame, certified
+        to a 1e-6 relative gap; the default except for two classes on an exact kernel), ``"alm"`` (exact
+        numpy solver: method of multipliers with semismooth Newton-CG steps, 1e-6; ``cd``'s fallback),
         ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
     primal_tol, primal_mu, primal_max_iter : the ``primal`` path is certified: after every smoothing
         stage a dual bound is built from its multipliers
@@ -149,7 +150,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     solver_ : str
-        The route that returned the model (``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
+        The route that returned the model (``"cd"``, ``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
     solver_stats_ : dict
         Route, status, primal and dual objective (MSVMpack's, margin 1), certified gap, fallbacks
         (``solver_info_`` is the same dict).
@@ -198,7 +199,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = msvmpack_zeta(check_positive(self.C, "C"))  # eq. 1.9 (margin 2) solves MSVMpack's C at zeta = 2 C
-        check_choice(self.solver, "solver", ("auto", "alm", "libsvm", "dual", "primal"))
+        check_choice(self.solver, "solver", ("auto", "cd", "alm", "libsvm", "dual", "primal"))
         primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
         nC = classes.size

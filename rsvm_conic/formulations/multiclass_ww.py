@@ -407,6 +407,8 @@ class WWMachine(Formulation):
         "certificate: dual bound of its multipliers (1e-6)",
         "alm": "numpy method of multipliers with semismooth Newton-CG steps (features, or the kernel's PSD "
         "factor), bias exact; certificate: dual bound of its multipliers (1e-6)",
+        "cd": "compiled dual coordinate descent with shrinking, bias by multipliers, then alm's Newton steps "
+        "(features, or the kernel's PSD factor); certificate: dual bound of its multipliers (1e-6)",
         "dual": "kernel-dual QP in CVXPY + Clarabel (rescaled retries for badly scaled instances); "
         "certificate: dual bound of its multipliers (1e-6)",
         "primal": "numpy L-BFGS on the smoothed primal (features, or the kernel's PSD factor); "
@@ -428,18 +430,24 @@ class WWMachine(Formulation):
 
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm (then the dual QP) for two classes on an exact kernel; otherwise, on features or an exact
-        kernel, the exact ``alm`` solver (with its fallbacks, :meth:`chain`)."""
+        kernel, the exact ``cd`` solver (with its fallbacks, :meth:`chain`).  ``cd`` rather than ``alm``:
+        measured one core, ``ww-exact`` bench and Letter with 1000 random features, ``cd`` is 0.8x ``alm``'s
+        speed on the easy digits and Segmentation fits (0.6-0.75 s) and 2-17x faster on the hard ones
+        (Letter: 74 s against over 250 s with the consolidation kernel's features, 41 s against 685 s
+        with the Gaussian's at sigma / 2; a 667-point Letter fold: 2.1 s against 35 s)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
-        return self.chain("alm")
+        return self.chain("cd")
 
     def chain(self, route: str) -> tuple[str, ...]:
-        """``route`` and its fallbacks: an uncertified ``alm`` or primal run falls back to the dual QP while
-        that is of moderate size (``n C <= DUAL_FALLBACK_MAX``; the smoothed multipliers cannot certify optima
-        whose multipliers are tiny, e.g. kernel entries ~1e6), and ``alm`` beyond it to the primal L-BFGS
-        (certified to its own, looser tolerance)."""
-        if route in ("alm", "primal") and self.n * self.n_classes <= DUAL_FALLBACK_MAX:
+        """``route`` and its fallbacks: an uncertified ``cd``, ``alm`` or primal run falls back to the dual
+        QP while that is of moderate size (``n C <= DUAL_FALLBACK_MAX``; the smoothed multipliers cannot
+        certify optima whose multipliers are tiny, e.g. kernel entries ~1e6); beyond it ``cd`` falls back to
+        ``alm`` and ``alm`` to the primal L-BFGS (certified to its own, looser tolerance)."""
+        if route in ("cd", "alm", "primal") and self.n * self.n_classes <= DUAL_FALLBACK_MAX:
             return (route, "dual")
+        if route == "cd":
+            return ("cd", "alm", "primal")
         if route == "alm":
             return ("alm", "primal")
         return (route,)
@@ -476,6 +484,17 @@ class WWMachine(Formulation):
         W, b, info = ww_primal_alm(U * np.sqrt(lam), codes, nC, zeta)
         info["certificate"].time = time.perf_counter() - t0
         return self._solution("alm", U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"])
+
+    def _solve_cd(self) -> Solution:
+        codes, nC, zeta = self.codes, self.n_classes, self.zeta
+        if self.Phi is not None:
+            W, b, info = ww_dual_cd(self.Phi, codes, nC, zeta)
+            return self._solution("cd", W, b, info["certificate"])
+        t0 = time.perf_counter()
+        _, U, lam = self.kernel_factor()
+        W, b, info = ww_dual_cd(U * np.sqrt(lam), codes, nC, zeta)
+        info["certificate"].time = time.perf_counter() - t0
+        return self._solution("cd", U @ (W / np.sqrt(lam)[:, None]), b, info["certificate"])
 
     def _solve_libsvm(self) -> Solution:
         t0 = time.perf_counter()
@@ -769,6 +788,7 @@ def ww_primal_alm(
     inner_decay: float = 0.1,
     W0=None,
     b0=None,
+    lam0=None,
 ):
     """Exact solver for eq. 1.9 on explicit features: the method of multipliers on the hinge terms with a
     semismooth Newton-CG inner solver (as SSNAL [Li, Sun, Toh] for SVMs), bias an ordinary variable.
@@ -802,8 +822,9 @@ def ww_primal_alm(
     repair: box and the bias constraints ``sum_i beta_ik = 0``); the run stops when the relative gap is
     ``<= tol``, else ends with status ``"max_iter"``.
 
-    Returns ``(W (D, C), b (C,), info)`` as :func:`ww_primal_lbfgs` (route ``"alm"``); every step is a
-    matrix product over all samples (no loop over samples).
+    ``W0``, ``b0``, ``lam0`` warm-start the iterate and the multipliers (:func:`ww_dual_cd` hands over its
+    point this way).  Returns ``(W (D, C), b (C,), info)`` as :func:`ww_primal_lbfgs` (route ``"alm"``);
+    every step is a matrix product over all samples (no loop over samples).
     """
     t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)
@@ -816,7 +837,7 @@ def ww_primal_alm(
     zeta = float(zeta)
     W = np.zeros((D, C)) if W0 is None else np.array(W0, dtype=np.float64).reshape(D, C)
     b = np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).ravel()
-    lam = np.zeros((n, C))
+    lam = np.zeros((n, C)) if lam0 is None else np.clip(np.array(lam0, dtype=np.float64), 0.0, zeta) * (1.0 - Y)
     floor = 1e-9 * zeta * n
 
     def margins(S):
@@ -1014,6 +1035,125 @@ def ww_primal_alm(
             "certificate": cert,
             "multipliers": lam,
         },
+    )
+
+
+def ww_dual_cd(
+    Phi,
+    codes,
+    n_classes: int,
+    zeta: float,
+    *,
+    tol: float = 1e-6,
+    rho: float = 0.3,
+    inner: int = 5,
+    handoff: float = 1e-3,
+    direct_max: int = 5000,
+    max_epochs: int = 20000,
+    eps: float = 1e-3,
+    seed: int = 0,
+):
+    """Exact solver for eq. 1.9 on explicit features: dual coordinate descent with shrinking
+    (:func:`~rsvm_conic.solvers.ww_cd.ww_cd_epoch`, compiled), the bias constraints by the method of
+    multipliers (``nu += rho r`` every ``inner`` epochs, ``rho`` times the mean ``||phi_i||^2``), and a
+    Newton endgame.  Shrunk samples return at every certificate check, as the multiplier steps move the
+    bias that shrinking assumed fixed.
+
+    Coordinate descent finds the optimum's partition of the multipliers (0, free, ``zeta``) at a cost of
+    one score vector per active sample and epoch, but its last digits come slowly when many margins sit
+    at the kink or ``zeta`` is large; the semismooth Newton steps of :func:`ww_primal_alm` are the
+    reverse.  Measured on Letter (16 000 points, 1000 random features, 26 classes, one core): with the
+    consolidation kernel's features ``alm`` alone was at a relative gap of 0.7 after 250 s, this route
+    certifies 8e-7 in 74 s; with the Gaussian's at sigma / 2, ``alm`` 685 s, this route 41 s.  So once
+    the certified gap is ``<= handoff`` (or has not halved over ten checks) and at most ``direct_max``
+    multipliers are free (the Newton systems are then one Cholesky factorisation), ``ww_primal_alm``
+    continues from the point and the multipliers (``W0``, ``b0``, ``lam0``) at its zone floor; if it
+    does not certify, coordinate descent goes on (``handoff = 0``: coordinate descent alone).  Every
+    iterate is judged only by the certificate: the true objective of the best ``(W, b)``
+    (``b = nu + rho r``) against the best :func:`ww_dual_bound` of the multipliers, checked every 10-50
+    epochs.  Seeded (the sample order of each epoch); the same input gives the same result.  Returns
+    ``(W (D, C), b (C,), info)`` as :func:`ww_primal_alm` (route ``"cd"``).
+    """
+    from ..solvers.ww_cd import ww_cd_epoch
+
+    t_start = time.perf_counter()
+    Phi = np.ascontiguousarray(Phi, dtype=np.float64)
+    n, D = Phi.shape
+    C = int(n_classes)
+    zeta = float(zeta)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    Y = np.zeros((n, C))
+    Y[np.arange(n), codes] = 1.0
+    alpha, WT, nu, r = np.zeros((n, C)), np.zeros((C, D)), np.zeros(C), np.zeros(C)
+    sqn = np.einsum("ij,ij->i", Phi, Phi)
+    rho = float(rho) * max(float(sqn.mean()), 1e-300)  # the bias's penalty on the features' scale
+    rng = np.random.default_rng(seed)
+    floor = 1e-9 * zeta * n
+
+    def gram(B):
+        V = Phi.T @ B
+        return float(np.sum(V * V))
+
+    best = {"f": np.inf, "W": np.zeros((D, C)), "b": np.zeros(C), "d": 0.0}
+    active, n_active, thr = np.arange(n, dtype=np.int64), n, np.inf
+    gap, epoch, next_check, handed, alm_info, history = np.inf, 0, 10, False, None, []
+    while epoch < max_epochs:
+        epoch += 1
+        rng.shuffle(active[:n_active])
+        n_active, viol = ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, thr)
+        thr = viol
+        if viol <= eps and n_active < n:  # the shrunk problem is solved: restore every sample, tighten
+            active, n_active, thr, eps = np.arange(n, dtype=np.int64), n, np.inf, max(0.1 * eps, 1e-12)
+        if epoch % inner == 0:
+            nu += rho * r
+        if epoch < next_check:
+            continue
+        next_check = epoch + min(50, max(10, epoch // 4))
+        # shrinking assumed a fixed bias, which the multiplier steps move: every sample is back after a check
+        active, n_active, thr = np.arange(n, dtype=np.int64), n, np.inf
+        W, b = WT.T.copy(), nu + rho * r
+        f = ww_objective(float(np.sum(W * W)), Phi @ W + b, codes, zeta)
+        if f < best["f"]:
+            best.update(f=f, W=W, b=b)
+        best["d"] = max(best["d"], ww_dual_bound(alpha, codes, zeta, gram)[0])
+        gap = relative_gap(best["f"], best["d"], floor)
+        if gap <= tol:
+            break
+        history.append(gap)
+        stalled = len(history) > 10 and gap > 0.5 * history[-11]  # not halved over the last ten checks
+        free = int(np.count_nonzero((alpha > 0.0) & (alpha < zeta)))
+        if not handed and handoff > 0.0 and (gap <= handoff or stalled) and free <= direct_max:
+            handed = True
+            Wa, ba, alm_info = ww_primal_alm(
+                Phi, codes, C, zeta, tol=tol, mu0=1e-2, direct_max=direct_max, W0=W, b0=b, lam0=alpha
+            )
+            cert_a = alm_info["certificate"]
+            if cert_a.primal < best["f"]:
+                best.update(f=cert_a.primal, W=Wa, b=ba)
+            best["d"] = max(best["d"], cert_a.dual)
+            gap = relative_gap(best["f"], best["d"], floor)
+            if gap <= tol:
+                break
+    cert = certify(
+        "cd",
+        best["f"],
+        best["d"],
+        tol,
+        failed_status="max_iter",
+        iterations=epoch,
+        time=time.perf_counter() - t_start,
+        floor=floor,
+        detail={
+            "epochs": epoch,
+            "rho": rho,
+            "newton_endgame": None if alm_info is None else alm_info["certificate"].detail,
+        },
+    )
+    bb = best["b"]
+    return (
+        best["W"],
+        bb - bb.mean(),
+        {"status": cert.status, "iterations": epoch, "objective": best["f"], "certificate": cert, "multipliers": alpha},
     )
 
 
