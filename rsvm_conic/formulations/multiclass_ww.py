@@ -1082,8 +1082,6 @@ def ww_dual_cd(
     C = int(n_classes)
     zeta = float(zeta)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    Y = np.zeros((n, C))
-    Y[np.arange(n), codes] = 1.0
     alpha, WT, nu, r = np.zeros((n, C)), np.zeros((C, D)), np.zeros(C), np.zeros(C)
     sqn = np.einsum("ij,ij->i", Phi, Phi)
     rho = float(rho) * max(float(sqn.mean()), 1e-300)  # the bias's penalty on the features' scale
