@@ -297,7 +297,7 @@ def test_cd_matches_the_exact_qp_and_certifies(n_classes, zeta, handoff):
     (``handoff = 1e-3``, the default) and by coordinate descent alone (``handoff = 0``): objective within
     1e-6 relative, certified (its dual bound below the QP's optimum); seeded, so a rerun is identical.
     Coordinate descent alone is left out at zeta = 30, where it needs over 20 000 epochs with three or more
-    classes (measured: gaps 3.8e-4 to 6.8e-4 after 20 000), the endgame's reason."""
+    classes (measured: gaps 3.8e-4 to 6.8e-4 after 20 000) and 16 000 with two, the endgame's reason."""
     if handoff == 0.0 and zeta == 30.0:
         pytest.skip("coordinate descent alone is too slow here (see the docstring)")
     rng = np.random.default_rng(n_classes)
