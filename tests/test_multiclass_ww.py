@@ -263,11 +263,8 @@ def test_pinned_large_scale_primal_falls_back_to_the_certified_dual():
     assert est.solver_ == "dual" and est.solver_stats_["gap_rel"] <= 1e-6
 
 
-@pytest.mark.parametrize("n_classes", [2, 3, 5, 8])
-@pytest.mark.parametrize("zeta", [0.05, 1.0, 30.0])
-def test_alm_matches_the_exact_qp_and_certifies(n_classes, zeta):
-    """The exact alm route against Clarabel on the primal QP (features with a bias): objective within
-    1e-6 relative, certified (its dual bound below the QP's optimum), bias constraints met."""
+def _features_instance(n_classes, zeta):
+    """90 points, 12 features with an offset the bias must absorb, and Clarabel's optimum of the primal QP."""
     rng = np.random.default_rng(n_classes)
     n, D = 90, 12
     X = rng.normal(size=(n, D))
@@ -275,15 +272,29 @@ def test_alm_matches_the_exact_qp_and_certifies(n_classes, zeta):
     y[:n_classes] = np.arange(n_classes)
     X[np.arange(n), y % D] += 1.0
     X[:, 0] += 3.0  # an offset the bias must absorb
-    ref = WWFeatures(X, y, n_classes, zeta).solve("clarabel")
-    W, b, info = ww_primal_alm(X, y, n_classes, zeta)
+    return X, y, WWFeatures(X, y, n_classes, zeta).solve("clarabel")
+
+
+def _check_exact_route(route, W, b, info, X, y, n_classes, zeta, ref):
+    """Certified 1e-6, the bound below the QP's optimum, the objective equal to it and to (W, b)'s own."""
     cert = info["certificate"]
-    assert info["status"] == cert.status == "optimal" and cert.route == "alm" and cert.gap_rel <= 1e-6
+    assert info["status"] == cert.status == "optimal" and cert.route == route and cert.gap_rel <= 1e-6
     assert cert.dual <= ref.objective * (1 + 1e-7)
     assert cert.primal == pytest.approx(ref.objective, rel=1e-6)
     assert WWFeatures(X, y, n_classes, zeta, build_conic=False).objective(
-        type(ref)("alm", "optimal", 0.0, 0.0, {"W": W, "b": b})
+        type(ref)(route, "optimal", 0.0, 0.0, {"W": W, "b": b})
     ) == pytest.approx(cert.primal, rel=1e-12)
+    return cert
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 8])
+@pytest.mark.parametrize("zeta", [0.05, 1.0, 30.0])
+def test_alm_matches_the_exact_qp_and_certifies(n_classes, zeta):
+    """The exact alm route against Clarabel on the primal QP (features with a bias): objective within
+    1e-6 relative, certified (its dual bound below the QP's optimum), bias constraints met."""
+    X, y, ref = _features_instance(n_classes, zeta)
+    W, b, info = ww_primal_alm(X, y, n_classes, zeta)
+    _check_exact_route("alm", W, b, info, X, y, n_classes, zeta, ref)
     # too few outer steps: 'max_iter', never a false 'optimal'
     _, _, short = ww_primal_alm(X, y, n_classes, zeta, max_outer=1, max_newton=1)
     assert short["status"] == "max_iter" and short["certificate"].gap_rel > 1e-6
@@ -300,22 +311,9 @@ def test_cd_matches_the_exact_qp_and_certifies(n_classes, zeta, handoff):
     classes (measured: gaps 3.8e-4 to 6.8e-4 after 20 000) and 16 000 with two, the endgame's reason."""
     if handoff == 0.0 and zeta == 30.0:
         pytest.skip("coordinate descent alone is too slow here (see the docstring)")
-    rng = np.random.default_rng(n_classes)
-    n, D = 90, 12
-    X = rng.normal(size=(n, D))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    X[np.arange(n), y % D] += 1.0
-    X[:, 0] += 3.0  # an offset the bias must absorb
-    ref = WWFeatures(X, y, n_classes, zeta).solve("clarabel")
+    X, y, ref = _features_instance(n_classes, zeta)
     W, b, info = ww_dual_cd(X, y, n_classes, zeta, handoff=handoff)
-    cert = info["certificate"]
-    assert info["status"] == cert.status == "optimal" and cert.route == "cd" and cert.gap_rel <= 1e-6
-    assert cert.dual <= ref.objective * (1 + 1e-7)
-    assert cert.primal == pytest.approx(ref.objective, rel=1e-6)
-    assert WWFeatures(X, y, n_classes, zeta, build_conic=False).objective(
-        type(ref)("cd", "optimal", 0.0, 0.0, {"W": W, "b": b})
-    ) == pytest.approx(cert.primal, rel=1e-12)
+    cert = _check_exact_route("cd", W, b, info, X, y, n_classes, zeta, ref)
     if handoff == 0.0:
         assert cert.detail["newton_endgame"] is None
     W2, b2, _ = ww_dual_cd(X, y, n_classes, zeta, handoff=handoff)
