@@ -622,9 +622,7 @@ def ww_primal_lbfgs(
     if b0 is not None:
         x[D * C :] = np.asarray(b0, dtype=np.float64)
 
-    def gram(B):  # sum_k beta_k' Phi Phi' beta_k
-        V = Phi.T @ B
-        return float(np.sum(V * V))
+    gram = _feature_gram(Phi)
 
     floor = 1e-9 * zeta * n  # a trivial objective's scale (all scores 0 cost 2 zeta n (C - 1))
     mu, nit, stages = 1.0, 0, 0
@@ -847,9 +845,7 @@ def ww_primal_alm(
         dS = G - Y * G.sum(axis=1, keepdims=True)
         return Phi.T @ dS, dS.sum(axis=0)
 
-    def gram(B):
-        V = Phi.T @ B
-        return float(np.sum(V * V))
+    gram = _feature_gram(Phi)
 
     best = {"f": np.inf, "W": W, "b": b, "d": 0.0}
     mu, nit_newton, nit_cg, nit_direct, nit_polish, outer, gap = float(mu0), 0, 0, 0, 0, 0, np.inf
@@ -1006,36 +1002,15 @@ def ww_primal_alm(
             if gap <= tol:
                 break
         mu = max(mu * mu_factor, mu_min)
-    cert = certify(
-        "alm",
-        best["f"],
-        best["d"],
-        tol,
-        failed_status="max_iter",
-        iterations=nit_newton,
-        time=time.perf_counter() - t_start,
-        floor=floor,
-        detail={
-            "outer": outer,
-            "newton": nit_newton,
-            "cg": nit_cg,
-            "direct": nit_direct,
-            "active_set": nit_polish,
-            "mu": mu,
-        },
-    )
-    bb = best["b"]
-    return (
-        best["W"],
-        bb - bb.mean(),
-        {
-            "status": cert.status,
-            "iterations": nit_newton,
-            "objective": best["f"],
-            "certificate": cert,
-            "multipliers": lam,
-        },
-    )
+    detail = {
+        "outer": outer,
+        "newton": nit_newton,
+        "cg": nit_cg,
+        "direct": nit_direct,
+        "active_set": nit_polish,
+        "mu": mu,
+    }
+    return _certified_result("alm", best, tol, floor, t_start, nit_newton, detail, lam)
 
 
 def ww_dual_cd(
@@ -1088,9 +1063,7 @@ def ww_dual_cd(
     rng = np.random.default_rng(seed)
     floor = 1e-9 * zeta * n
 
-    def gram(B):
-        V = Phi.T @ B
-        return float(np.sum(V * V))
+    gram = _feature_gram(Phi)
 
     best = {"f": np.inf, "W": np.zeros((D, C)), "b": np.zeros(C), "d": 0.0}
     active, n_active, thr = np.arange(n, dtype=np.int64), n, np.inf
@@ -1119,8 +1092,12 @@ def ww_dual_cd(
             break
         history.append(gap)
         stalled = len(history) > 10 and gap > 0.5 * history[-11]  # not halved over the last ten checks
-        free = int(np.count_nonzero((alpha > 0.0) & (alpha < zeta)))
-        if not handed and handoff > 0.0 and (gap <= handoff or stalled) and free <= direct_max:
+        if (
+            not handed
+            and handoff > 0.0
+            and (gap <= handoff or stalled)
+            and np.count_nonzero((alpha > 0.0) & (alpha < zeta)) <= direct_max  # free multipliers
+        ):
             handed = True
             Wa, ba, alm_info = ww_primal_alm(
                 Phi, codes, C, zeta, tol=tol, mu0=1e-2, direct_max=direct_max, W0=W, b0=b, lam0=alpha
@@ -1132,27 +1109,43 @@ def ww_dual_cd(
             gap = relative_gap(best["f"], best["d"], floor)
             if gap <= tol:
                 break
+    endgame = None if alm_info is None else alm_info["certificate"].detail
+    detail = {"epochs": epoch, "rho": rho, "newton_endgame": endgame}
+    return _certified_result("cd", best, tol, floor, t_start, epoch, detail, alpha)
+
+
+def _feature_gram(Phi):
+    """``B -> sum_k beta_k' Phi Phi' beta_k`` (the quadratic term of :func:`ww_dual_bound`) on features."""
+
+    def gram(B):
+        V = Phi.T @ B
+        return float(np.sum(V * V))
+
+    return gram
+
+
+def _certified_result(route, best, tol, floor, t_start, iterations, detail, multipliers):
+    """The exact feature solvers' return value from their best iterate ``best`` (keys ``f``, ``d``, ``W``,
+    ``b``): ``(W, b - mean(b), info)`` with the certificate of ``f`` against ``d``."""
     cert = certify(
-        "cd",
+        route,
         best["f"],
         best["d"],
         tol,
         failed_status="max_iter",
-        iterations=epoch,
+        iterations=iterations,
         time=time.perf_counter() - t_start,
         floor=floor,
-        detail={
-            "epochs": epoch,
-            "rho": rho,
-            "newton_endgame": None if alm_info is None else alm_info["certificate"].detail,
-        },
+        detail=detail,
     )
-    bb = best["b"]
-    return (
-        best["W"],
-        bb - bb.mean(),
-        {"status": cert.status, "iterations": epoch, "objective": best["f"], "certificate": cert, "multipliers": alpha},
-    )
+    info = {
+        "status": cert.status,
+        "iterations": iterations,
+        "objective": best["f"],
+        "certificate": cert,
+        "multipliers": multipliers,
+    }
+    return best["W"], best["b"] - best["b"].mean(), info
 
 
 def _ww_partition_solve(Phi, codes, Y, free, upper, zeta):
