@@ -45,7 +45,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ConeSpec", "Scaling", "IPMResult", "DenseConeQP", "cone_ipm", "soc_max_step", "max_step", "jprod", "jdiv"]
+from .row_kernels import (
+    orthant_max_step,
+    soc_apply,
+    soc_jdet,
+    soc_jdiv,
+    soc_jprod,
+    soc_min_step,
+    soc_nt_scaling,
+)
+
+__all__ = ["ConeSpec", "Scaling", "IPMResult", "DenseConeQP", "cone_ipm", "max_step", "jprod", "jdiv"]
 
 
 @dataclass
@@ -81,27 +91,10 @@ class ConeSpec:
 
 
 # ---------------------------------------------------------------------------------- cone algebra
+# The row loops are compiled (:mod:`.row_kernels`): one pass per operation over a batch's (m, d) array.
 def _jdet(Q: np.ndarray) -> np.ndarray:
     """``u0^2 - ||u1||^2`` per row, computed as a product to limit cancellation."""
-    Q1 = Q[:, 1:]
-    nr = np.sqrt(np.einsum("ij,ij->i", Q1, Q1))
-    return (Q[:, 0] - nr) * (Q[:, 0] + nr)
-
-
-def soc_max_step(X: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """Largest ``a`` (inf if none) with ``X + a D`` in the SOC, per row; X interior."""
-    D1 = D[:, 1:]
-    a = D[:, 0] ** 2 - np.einsum("ij,ij->i", D1, D1)
-    b = X[:, 0] * D[:, 0] - np.einsum("ij,ij->i", X[:, 1:], D1)
-    c = np.maximum(_jdet(X), 0.0)
-    disc = b * b - a * c
-    hit = (a < 0) | ((b < 0) & (disc >= 0))
-    out = np.full(X.shape[0], np.inf)
-    sq = np.sqrt(np.maximum(disc[hit], 0.0))
-    den = sq - b[hit]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out[hit] = np.where(den > 0, c[hit] / den, 0.0)
-    return out
+    return soc_jdet(Q)
 
 
 class Scaling:
@@ -128,13 +121,10 @@ class Scaling:
         self.w_l = np.sqrt(sl / zl)
         self.beta, self.wbar = [], []
         for S, Z in zip(sq, zq):
-            ds, dz = np.sqrt(_jdet(S)), np.sqrt(_jdet(Z))
-            Sb, Zb = S / ds[:, None], Z / dz[:, None]
-            gam = np.sqrt(0.5 * (1.0 + np.einsum("ij,ij->i", Sb, Zb)))
-            Zb[:, 1:] *= -1.0
-            wb = (Sb + Zb) / (2.0 * gam)[:, None]
+            wb, bt = np.empty_like(S), np.empty(S.shape[0])
+            soc_nt_scaling(S, Z, wb, bt)
             self.wbar.append(wb)
-            self.beta.append(np.sqrt(ds / dz))
+            self.beta.append(bt)
 
     # D = (W'W)^{-1} pieces, for KKT solvers --------------------------------------------
     @property
@@ -154,16 +144,8 @@ class Scaling:
 
     def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False) -> np.ndarray:
         """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d)."""
-        wb, bt = self.wbar[j], self.beta[j]
-        w0, w1 = wb[:, 0], wb[:, 1:]
-        V1 = V[:, 1:]
-        sgn = -1.0 if inverse else 1.0
-        dot = np.einsum("ij,ij->i", w1, V1)
-        O = np.empty_like(V)
-        O[:, 0] = w0 * V[:, 0] + sgn * dot
-        np.multiply(w1, (sgn * V[:, 0] + dot / (1.0 + w0))[:, None], out=O[:, 1:])
-        O[:, 1:] += V1
-        O *= (1.0 / bt if inverse else bt)[:, None]
+        O = np.empty(V.shape)
+        soc_apply(self.wbar[j], self.beta[j], V, inverse, O)
         return O
 
     def apply_sq(self, v: np.ndarray) -> np.ndarray:
@@ -184,8 +166,7 @@ def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     ol, oq = cones.split(out)
     ol[:] = ul * vl
     for U, V, O in zip(uq, vq, oq):
-        O[:, 0] = np.einsum("ij,ij->i", U, V)
-        O[:, 1:] = U[:, :1] * V[:, 1:] + V[:, :1] * U[:, 1:]
+        soc_jprod(U, V, O)
     return out
 
 
@@ -197,10 +178,7 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray) -> np.ndarray:
     ol, oq = cones.split(out)
     ol[:] = rl / ll
     for Lm, R, O in zip(lq, rq, oq):
-        l0, l1 = Lm[:, 0], Lm[:, 1:]
-        u0 = (l0 * R[:, 0] - np.einsum("ij,ij->i", l1, R[:, 1:])) / _jdet(Lm)
-        O[:, 0] = u0
-        O[:, 1:] = (R[:, 1:] - u0[:, None] * l1) / l0[:, None]
+        soc_jdiv(Lm, R, O)
     return out
 
 
@@ -216,13 +194,10 @@ def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
     """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded."""
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
-    a = np.inf
-    neg = dl < 0
-    if np.any(neg):
-        a = float(np.min(-xl[neg] / dl[neg]))
+    a = float(orthant_max_step(xl, dl))
     for X, D in zip(xq, dq):
         if X.shape[0]:
-            a = min(a, float(np.min(soc_max_step(X, D))))
+            a = min(a, float(soc_min_step(X, D)))
     return a
 
 
@@ -282,7 +257,8 @@ def cone_ipm(
     ``prob`` provides: ``q, h, b`` (arrays; ``b`` may be empty), ``cones`` (:class:`ConeSpec`),
     ``Px(x)``, ``Gx(x)``, ``GTz(z)``, ``Ax(x)``, ``ATy(y)`` and ``kkt_factor(scaling)`` returning a
     function ``solve(bx, by, bz) -> (dx, dy, dz)`` (or raising ``np.linalg.LinAlgError``); optionally
-    ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start).
+    ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start)
+    and ``Gx_GTz(x, z) -> (Gx, G'z)`` (both products in one pass over the data).
     Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
     below ``refine_below`` (earlier iterates do not need the digits).
     """
@@ -291,11 +267,16 @@ def cone_ipm(
     q, h, b = prob.q, prob.h, prob.b
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
 
+    def G_pair(x, z):  # (G x, G' z): one pass over the data where the problem fuses them
+        fused = getattr(prob, "Gx_GTz", None)
+        return fused(x, z) if fused is not None else (prob.Gx(x), prob.GTz(z))
+
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
+        Gdx, GTdz = G_pair(dx, dz)
         return (
-            bx - prob.Px(dx) - prob.ATy(dy) - prob.GTz(dz),
+            bx - prob.Px(dx) - prob.ATy(dy) - GTdz,
             by - prob.Ax(dx),
-            bz - prob.Gx(dx) + scaling.apply_sq(dz),
+            bz - Gdx + scaling.apply_sq(dz),
         )
 
     def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine):
@@ -342,9 +323,10 @@ def cone_ipm(
     step = 0.0
     for it in range(max_iter + 1):
         Px = prob.Px(x)
-        rx = Px + q + prob.ATy(y) + prob.GTz(z)
+        Gx, GTz = G_pair(x, z)
+        rx = Px + q + prob.ATy(y) + GTz
         ry = prob.Ax(x) - b
-        rz = prob.Gx(x) + s - h
+        rz = Gx + s - h
         xPx = float(x @ Px)
         pcost = 0.5 * xPx + float(q @ x)
         dcost = -0.5 * xPx - float(h @ z) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)

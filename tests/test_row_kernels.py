@@ -1,0 +1,89 @@
+"""The compiled row kernels (rsvm_conic.solvers.row_kernels) against plain numpy formulas."""
+
+import numpy as np
+import pytest
+
+from rsvm_conic.solvers.robust_ipm import centred_gram
+from rsvm_conic.solvers.row_kernels import (
+    group_row_sums,
+    matvec_pair,
+    orthant_max_step,
+    robust_solve_rows_in,
+    robust_solve_rows_out,
+)
+
+
+def _rows(L, n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(L, n)) * rng.uniform(0.1, 10.0, n)
+    y = np.where(rng.random(L) < 0.5, -1.0, 1.0)
+    gidx = np.arange(L, dtype=np.intp) if k == "L" else rng.integers(0, k, L).astype(np.intp)
+    return rng, X, y, gidx
+
+
+@pytest.mark.parametrize("k", [1, 3, "L"])
+@pytest.mark.parametrize("chunk", [None, 7, 64])
+def test_centred_gram_is_the_centred_weighted_gram(k, chunk):
+    L, n = 300, 9
+    rng, X, y, gidx = _rows(L, n, k)
+    kk = L if k == "L" else k
+    rho, gam = rng.random(L) * 1e3, rng.random(L)
+    gam[::5] = 0.0
+    mg = rng.normal(size=(kk, n + 1))
+    C = y[:, None] * np.column_stack([X, np.ones(L)]) - gam[:, None] * mg[gidx]
+    ref = C.T @ (rho[:, None] * C)
+    out = centred_gram(X, y, rho, gam, gidx, mg, chunk=chunk)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_array_equal(out, out.T)
+
+
+def test_group_sums_and_matvec_pair():
+    L, n, k = 500, 13, 4
+    rng, X, y, gidx = _rows(L, n, k, seed=1)
+    v, w = rng.normal(size=L), rng.normal(size=n)
+    v[::3] = 0.0
+    ref = np.zeros((k, n))
+    np.add.at(ref, gidx, v[:, None] * X)
+    scale = np.abs(X).max() * np.abs(v).sum()
+    np.testing.assert_allclose(group_row_sums(X, v, gidx, k), ref, atol=1e-13 * scale)
+    xw, xtv = matvec_pair(X, w, v)
+    np.testing.assert_allclose(xw, X @ w, atol=1e-13 * np.abs(X).max() * np.abs(w).sum())
+    np.testing.assert_allclose(xtv, X.T @ v, atol=1e-13 * scale)
+
+
+def test_orthant_max_step_is_the_ratio_test():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        x, d = rng.random(50) + 1e-3, rng.normal(size=50)
+        neg = d < 0
+        assert orthant_max_step(x, d) == pytest.approx(np.min(-x[neg] / d[neg]), rel=1e-15)
+    assert orthant_max_step(np.ones(5), np.abs(rng.normal(size=5))) == np.inf
+    assert orthant_max_step(np.ones(5), np.zeros(5)) == np.inf
+
+
+@pytest.mark.parametrize("k", [0, 2, "L"])
+def test_newton_solve_halves_match_the_elementwise_formulas(k):
+    L, n = 400, 11
+    rng, X, y, gidx = _rows(L, n, 1 if k == 0 else k, seed=3)
+    kk = 1 if k == 0 else (L if k == "L" else k)
+    gam = np.zeros(L) if k == 0 else rng.random(L)
+    dm, dx = 10.0 ** rng.uniform(-6, 6, L), 10.0 ** rng.uniform(-6, 6, L)
+    rho = dm * dx / (dm + dx)
+    bzm, bxi, bzx = rng.normal(size=L), rng.normal(size=L), rng.normal(size=L)
+    c, gsum = np.empty(L), np.zeros(kk)
+    xtyc, syc = robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum)
+    c_ref = -rho * bzm - dm * (bxi - dx * bzx) / (dm + dx)
+    np.testing.assert_allclose(c, c_ref, rtol=1e-14)
+    np.testing.assert_allclose(gsum, np.bincount(gidx, gam * c_ref, minlength=kk), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(xtyc, X.T @ (y * c_ref), rtol=1e-12, atol=1e-12 * np.abs(X.T).max() * np.abs(c).sum())
+    assert syc == pytest.approx(float(np.sum(y * c_ref)), rel=1e-12, abs=1e-12 * np.abs(c).sum())
+    dw, db, dt = rng.normal(size=n), 0.7, rng.normal(size=kk)
+    dxi, zm, zx = np.empty(L), np.empty(L), np.empty(L)
+    robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db, dt, dxi, zm, zx)
+    a = y * (X @ dw + db)
+    g = gam * dt[gidx]
+    dxi_ref = (bxi - dx * bzx - dm * bzm - dm * (a - g)) / (dm + dx)
+    tol = 1e-12 * (np.abs(X).max() * np.abs(dw).sum() + 1.0)
+    np.testing.assert_allclose(dxi, dxi_ref, rtol=1e-10, atol=tol)
+    np.testing.assert_allclose(zm, rho * (g - a) + c, rtol=1e-10, atol=tol * rho.max())
+    np.testing.assert_allclose(zx, dx * (-dxi_ref - bzx), rtol=1e-10, atol=tol * dx.max())
