@@ -37,6 +37,7 @@ __all__ = [
     "soc_jdiv",
     "soc_jprod",
     "soc_min_step",
+    "soc_rhs_terms",
     "soc_nt_scaling",
 ]
 
@@ -260,3 +261,18 @@ def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db
         dxi[i] = d
         zm[i] = rho[i] * (g - a) + c[i]
         zx[i] = dx[i] * (-d - bzx[i])
+
+
+@njit(cache=True)
+def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
+    """Per cone row (:meth:`~.robust_ipm.ConeTerms.rhs_terms`): with ``d = w1'bz1``,
+    ``r0 = (den bz0 - 2 w0 d) ib2`` and ``T = (bz1 - (2 d / den) w1) ib2``."""
+    m, d1 = BZ.shape
+    for i in range(m):
+        dot = 0.0
+        for j in range(1, d1):
+            dot += wbar[i, j] * BZ[i, j]
+        r0[i] = (den[i] * BZ[i, 0] - 2.0 * wbar[i, 0] * dot) * ib2[i]
+        f = 2.0 * dot / den[i]
+        for j in range(1, d1):
+            T[i, j - 1] = (BZ[i, j] - f * wbar[i, j]) * ib2[i]
