@@ -87,3 +87,16 @@ def test_newton_solve_halves_match_the_elementwise_formulas(k):
     np.testing.assert_allclose(dxi, dxi_ref, rtol=1e-10, atol=tol)
     np.testing.assert_allclose(zm, rho * (g - a) + c, rtol=1e-10, atol=tol * rho.max())
     np.testing.assert_allclose(zx, dx * (-dxi_ref - bzx), rtol=1e-10, atol=tol * dx.max())
+
+
+def test_kernels_divide_by_zero_as_numpy_does():
+    """A cone row on its boundary gives inf or nan (the engine then reports "numerical_error"), never a
+    ZeroDivisionError (numba's default error model raises one; pinned: a run without refinement crashed)."""
+    from rsvm_conic.solvers.row_kernels import soc_jdiv
+
+    assert orthant_max_step(np.zeros(3), -np.ones(3)) == 0.0
+    lam = np.array([[1.0, 1.0, 0.0]])  # det(lam) = 0
+    out = np.empty((1, 3))
+    with np.errstate(all="ignore"):
+        soc_jdiv(lam, np.array([[1.0, 0.5, 0.0]]), out)
+    assert not np.all(np.isfinite(out))

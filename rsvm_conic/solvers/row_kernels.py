@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
     """Rows ``i0 .. i0 + len(B) - 1``: ``B[r] = sr_i (y_i [x_i; 1] - gam_i m_{g(i)})`` (``B`` is (m, n + 1))."""
     m, n1 = B.shape
@@ -57,7 +57,7 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
         B[r, n] = ys - gs * mg[g, n]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def group_row_sums(X, v, gidx, k):
     """``out[g] = sum_{i : gidx_i = g} v_i x_i`` (k, n), one pass over the rows of ``X``."""
     L, n = X.shape
@@ -71,7 +71,7 @@ def group_row_sums(X, v, gidx, k):
     return out
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def _row_dot(X, i, w):
     """``x_i' w``, summed in any order (so that it vectorises)."""
     s = 0.0
@@ -80,7 +80,7 @@ def _row_dot(X, i, w):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def matvec_pair(X, w, v):
     """``(X w, X' v)`` in one pass over the rows of ``X``."""
     L, n = X.shape
@@ -94,7 +94,7 @@ def matvec_pair(X, w, v):
     return xw, xtv
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def orthant_max_step(x, d):
     """Largest ``a`` with ``x + a d >= 0`` (``x > 0``; inf if ``d >= 0``), one pass without temporaries:
     ``1 / max_i(-d_i / x_i)`` (a branch-free maximum: 4x faster than the minimum of ``-x_i / d_i`` over
@@ -112,7 +112,7 @@ def orthant_max_step(x, d):
 # are the row loops of :mod:`.cone_ipm`'s cone algebra, each one pass over its operands.
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_jdet(Q):
     """``u0^2 - ||u1||^2`` per row, as the product ``(u0 - ||u1||)(u0 + ||u1||)`` (limits cancellation)."""
     m, d = Q.shape
@@ -126,7 +126,7 @@ def soc_jdet(Q):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_apply(wbar, beta, V, inverse, O):
     """``O = W V`` (or ``W^{-1} V``) row by row, ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``
     (the NT scaling of :class:`~.cone_ipm.Scaling`; ``W^{-1}`` flips the sign of ``w1`` and inverts beta)."""
@@ -145,7 +145,7 @@ def soc_apply(wbar, beta, V, inverse, O):
             O[i, j] = sc * (wbar[i, j] * coef + V[i, j])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_jprod(U, V, O):
     """Jordan product per row: ``O0 = u'v``, ``O1 = u0 v1 + v0 u1``."""
     m, d = U.shape
@@ -159,7 +159,7 @@ def soc_jprod(U, V, O):
         O[i, 0] = s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_jdiv(Lm, R, O):
     """Solve ``lam o u = r`` per row (``lam`` interior): ``u0 = (l0 r0 - l1'r1) / det(lam)``,
     ``u1 = (r1 - u0 l1) / l0``."""
@@ -178,7 +178,7 @@ def soc_jdiv(Lm, R, O):
             O[i, j] = (R[i, j] - u0 * Lm[i, j]) / l0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_min_step(X, D):
     """Largest ``a`` (inf if none) with ``X_i + a D_i`` in the cone for every row (``X`` interior): the
     smallest positive root of ``det(X_i + a D_i) = 0`` over the rows where the ray leaves the cone."""
@@ -205,7 +205,7 @@ def soc_min_step(X, D):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_nt_scaling(S, Z, wbar, beta):
     """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior)."""
     m, d = S.shape
@@ -229,7 +229,7 @@ def soc_nt_scaling(S, Z, wbar, beta):
 
 
 # ---------------------------------------------------------------------------------- robust SVM Newton solve
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     """The per-sample half of a robust-SVM Newton solve before the Schur system, in one pass over ``X``:
     ``c_i = -rho_i bzm_i - dm_i (bxi_i - dx_i bzx_i) / (dm_i + dx_i)`` (written to ``c``),
@@ -248,7 +248,7 @@ def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     return xtv, tot
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db, dt, dxi, zm, zx):
     """The per-sample half after it, in one pass over ``X``: with ``a_i = y_i (x_i'dw + db)`` and
     ``g_i = gam_i dt_{g(i)}``, ``dxi_i = (bxi_i - dx_i bzx_i - dm_i bzm_i - dm_i (a_i - g_i)) / (dm_i + dx_i)``,
@@ -263,7 +263,7 @@ def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db
         zx[i] = dx[i] * (-d - bzx[i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
     """Per cone row (:meth:`~.robust_ipm.ConeTerms.rhs_terms`): with ``d = w1'bz1``,
     ``r0 = (den bz0 - 2 w0 d) ib2`` and ``T = (bz1 - (2 d / den) w1) ib2``."""
