@@ -52,11 +52,11 @@ import time
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 
 from .._validation import check_positive, is_dask_array
 from .cone_ipm import ConeSpec, Scaling, interior, jdiv, jprod, max_step
-from .robust_ipm import ConeTerms, apply_rows, centred_gram, finish_status, transpose_apply, weighted_gram
+from .robust_ipm import ConeTerms, centred_gram, finish_status, sum_apply_rows, transpose_apply, weighted_gram
+from .row_kernels import group_row_sums
 from .row_blocks import RowBlocks
 
 __all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
@@ -141,7 +141,7 @@ class _Block:
             gw = -(self.X.T @ yz)
             part["gtz_b"] = -float(yz.sum())
             if self.sample:
-                gw = gw - apply_rows(self.F, self.cfg["diagonal"], Z[:, 1:]).sum(axis=0)
+                gw = gw - sum_apply_rows(self.F, self.cfg["diagonal"], Z[:, 1:])
             elif self.mode == "grouped":
                 part["gtz_t"] = np.bincount(self.gi, weights=self.gam * zm, minlength=self.cfg["k"])
             part["gtz_w"] = gw
@@ -209,7 +209,7 @@ class _Block:
             ag = np.bincount(self.gi, weights=rho * self.gam**2, minlength=k)
             cg = rho * self.gam * y
             sa = np.empty((k, n + 1))
-            sa[:, :n] = sp.csr_matrix((cg, (self.gi, np.arange(self.Lb))), shape=(k, self.Lb)) @ X
+            sa[:, :n] = group_row_sums(X, cg, self.gi, k)
             sa[:, n] = np.bincount(self.gi, weights=cg, minlength=k)
             m = np.divide(sa, ag[:, None], out=np.zeros_like(sa), where=ag[:, None] > 0)
             return {"centred": (ag, sa, centred_gram(X, y, rho, self.gam, self.gi, m))}
@@ -250,7 +250,7 @@ class _Block:
             part["sgc"] = np.bincount(self.gi, weights=self.gam * c, minlength=self.cfg["k"])
         elif self.sample:
             ct, ag, hg = E.ct, E.ag, E.hg
-            phi[: self.n] -= apply_rows(self.F, self.cfg["diagonal"], T).sum(axis=0)
+            phi[: self.n] -= sum_apply_rows(self.F, self.cfg["diagonal"], T)
             phi += E.mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
         return part, aux
 
@@ -445,7 +445,7 @@ class _Cones:
 
     def GTz_w(self, Z):
         """The cones' part of the w rows of ``G'z``: ``-sum_g A_g z_g1``."""
-        return -apply_rows(self.F, self.diag, Z.reshape(self.k, -1)[:, 1:]).sum(axis=0)
+        return -sum_apply_rows(self.F, self.diag, Z.reshape(self.k, -1)[:, 1:])
 
 
 def _ninf(v) -> float:
@@ -858,7 +858,7 @@ class _System:
         r0, T = ct.rhs_terms(BZ)
         psi0 = bt - P[prefix + "sgc"]
         rhs = phi
-        rhs[:n] -= apply_rows(ct.factors, ct.diagonal, T).sum(axis=0)
+        rhs[:n] -= sum_apply_rows(ct.factors, ct.diagonal, T)
         rhs += mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
         du = sla.cho_solve(self.cho, rhs)
         dt = (psi0 - r0) / hg + (ag * (mg @ du) - ct.D00 * (ct.qhat @ du)) / hg

@@ -79,6 +79,7 @@ __all__ = [
     "centred_gram",
     "robust_svm_ipm",
     "solve_robust_ipm",
+    "sum_apply_rows",
     "transpose_apply",
     "weighted_gram",
 ]
@@ -256,10 +257,6 @@ class RobustSVMCone:
         """Rows ``A_g' w`` (k, n)."""
         return transpose_apply(self.factors, self.diagonal, w)
 
-    def A_apply_rows(self, V):
-        """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
-        return apply_rows(self.factors, self.diagonal, V)
-
     def segsum(self, v):
         if self.k == 1:
             return np.array([v.sum()])
@@ -290,7 +287,7 @@ class RobustSVMCone:
         yz = self.y * zm
         w[:] = -(self.X.T @ yz if XTyz is None else XTyz)
         if self.k:
-            w -= self.A_apply_rows(Z[:, 1:]).sum(axis=0)
+            w -= sum_apply_rows(self.factors, self.diagonal, Z[:, 1:])
             t[:] = self.segsum(self.gamma * zm) - Z[:, 0]
         out[self.n] = -yz.sum()
         xi[:] = -zm - zx
