@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .row_kernels import row_dot
+
 
 @njit(cache=True)
 def ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, thr):
@@ -31,17 +33,17 @@ def ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, 
     the bias residuals ``r`` (C,) in place.  Returns ``(n_kept, max_violation)``: the kept samples are
     moved to the front of ``active``; the violation is the largest projected-gradient entry seen (the
     optimality measure of the box problem at fixed ``nu``)."""
-    C = WT.shape[0]
+    C, D = WT.shape
     dbeta = np.zeros(C)
+    s = np.empty(C)
     maxviol = 0.0
     keep = 0
     for ii in range(n_active):
         i = active[ii]
         y = codes[i]
         phi = Phi[i]
-        s = WT @ phi
-        for c in range(C):
-            s[c] += nu[c] + rho * r[c]
+        for c in range(C):  # the scores W' phi_i: C vectorised dot products (no BLAS call, no allocation)
+            s[c] = row_dot(WT, c, phi) + nu[c] + rho * r[c]
             dbeta[c] = 0.0
         q = sqn[i] + rho
         safe = True
@@ -77,8 +79,10 @@ def ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, 
                 r[k] -= d
         if changed:
             for c in range(C):
-                if dbeta[c] != 0.0:
-                    WT[c] += dbeta[c] * phi
+                dc = dbeta[c]
+                if dc != 0.0:
+                    for j in range(D):
+                        WT[c, j] += dc * phi[j]
         if changed or not safe:
             active[keep] = i
             keep += 1
