@@ -431,10 +431,11 @@ class WWMachine(Formulation):
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm (then the dual QP) for two classes on an exact kernel; otherwise, on features or an exact
         kernel, the exact ``cd`` solver (with its fallbacks, :meth:`chain`).  ``cd`` rather than ``alm``:
-        measured one core, ``ww-exact`` bench and Letter with 1000 random features, ``cd`` is 0.8x ``alm``'s
-        speed on the easy digits and Segmentation fits (0.6-0.75 s) and 2-17x faster on the hard ones
-        (Letter: 74 s against over 250 s with the consolidation kernel's features, 41 s against 685 s
-        with the Gaussian's at sigma / 2; a 667-point Letter fold: 2.1 s against 35 s)."""
+        measured one core, ``ww-exact`` bench and Letter with 1000 random features, ``cd`` is as fast as ``alm``
+        on the easy digits, Segmentation and Letter fits (0.5-17 s) and far faster on the hard ones
+        (Letter: 42 s against over 250 s with the consolidation kernel's features; 41 s against 685 s with
+        the Gaussian's at sigma / 2, measured before ``cd``'s epoch became 2x faster; a 667-point Letter fold:
+        2.1 s against 35 s)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
         return self.chain("cd")
