@@ -115,16 +115,21 @@ def orthant_max_step(x, d):
 
 
 @njit(cache=True, error_model="numpy")
+def _row_jdet(Q, i):
+    """``u0^2 - ||u1||^2`` of row i, as the product ``(u0 - ||u1||)(u0 + ||u1||)`` (limits cancellation)."""
+    s = 0.0
+    for j in range(1, Q.shape[1]):
+        s += Q[i, j] * Q[i, j]
+    nr = np.sqrt(s)
+    return (Q[i, 0] - nr) * (Q[i, 0] + nr)
+
+
+@njit(cache=True, error_model="numpy")
 def soc_jdet(Q):
-    """``u0^2 - ||u1||^2`` per row, as the product ``(u0 - ||u1||)(u0 + ||u1||)`` (limits cancellation)."""
-    m, d = Q.shape
-    out = np.empty(m)
-    for i in range(m):
-        s = 0.0
-        for j in range(1, d):
-            s += Q[i, j] * Q[i, j]
-        nr = np.sqrt(s)
-        out[i] = (Q[i, 0] - nr) * (Q[i, 0] + nr)
+    """``u0^2 - ||u1||^2`` per row (:func:`_row_jdet`)."""
+    out = np.empty(Q.shape[0])
+    for i in range(Q.shape[0]):
+        out[i] = _row_jdet(Q, i)
     return out
 
 
@@ -167,14 +172,11 @@ def soc_jdiv(Lm, R, O):
     ``u1 = (r1 - u0 l1) / l0``."""
     m, d = Lm.shape
     for i in range(m):
-        s = 0.0
         dot = 0.0
         for j in range(1, d):
-            s += Lm[i, j] * Lm[i, j]
             dot += Lm[i, j] * R[i, j]
-        nr = np.sqrt(s)
         l0 = Lm[i, 0]
-        u0 = (l0 * R[i, 0] - dot) / ((l0 - nr) * (l0 + nr))
+        u0 = (l0 * R[i, 0] - dot) / _row_jdet(Lm, i)
         O[i, 0] = u0
         for j in range(1, d):
             O[i, j] = (R[i, j] - u0 * Lm[i, j]) / l0
@@ -189,15 +191,12 @@ def soc_min_step(X, D):
     for i in range(m):
         dd = 0.0
         xd = 0.0
-        xx = 0.0
         for j in range(1, d):
             dd += D[i, j] * D[i, j]
             xd += X[i, j] * D[i, j]
-            xx += X[i, j] * X[i, j]
         a = D[i, 0] * D[i, 0] - dd
         b = X[i, 0] * D[i, 0] - xd
-        nr = np.sqrt(xx)
-        c = max((X[i, 0] - nr) * (X[i, 0] + nr), 0.0)
+        c = max(_row_jdet(X, i), 0.0)
         disc = b * b - a * c
         if a < 0.0 or (b < 0.0 and disc >= 0.0):
             den = np.sqrt(max(disc, 0.0)) - b
@@ -212,14 +211,7 @@ def soc_nt_scaling(S, Z, wbar, beta):
     """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior)."""
     m, d = S.shape
     for i in range(m):
-        ss = 0.0
-        zz = 0.0
-        for j in range(1, d):
-            ss += S[i, j] * S[i, j]
-            zz += Z[i, j] * Z[i, j]
-        ns, nz = np.sqrt(ss), np.sqrt(zz)
-        ds = np.sqrt((S[i, 0] - ns) * (S[i, 0] + ns))
-        dz = np.sqrt((Z[i, 0] - nz) * (Z[i, 0] + nz))
+        ds, dz = np.sqrt(_row_jdet(S, i)), np.sqrt(_row_jdet(Z, i))
         sz = 0.0
         for j in range(d):
             sz += (S[i, j] / ds) * (Z[i, j] / dz)
