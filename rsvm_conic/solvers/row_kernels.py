@@ -1,4 +1,5 @@
-"""Compiled one-pass kernels over rows (numba), for the interior points' hot loops.
+"""Compiled one-pass kernels over rows (numba): the interior points' hot loops, and the row dot product that
+the Weston-Watkins epoch (:mod:`.ww_cd`) also uses.
 
 Each kernel reads its operands once and fuses work that numpy would spread over several passes and
 temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.robust_ipm`):
@@ -29,17 +30,17 @@ __all__ = [
     "fill_centred_rows",
     "group_row_sums",
     "matvec_pair",
+    "orthant_max_step",
     "robust_solve_rows_in",
     "robust_solve_rows_out",
     "row_dot",
-    "orthant_max_step",
     "soc_apply",
     "soc_jdet",
     "soc_jdiv",
     "soc_jprod",
     "soc_min_step",
-    "soc_rhs_terms",
     "soc_nt_scaling",
+    "soc_rhs_terms",
 ]
 
 
@@ -75,7 +76,8 @@ def group_row_sums(X, v, gidx, k):
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def row_dot(X, i, w):
     """``x_i' w`` (row i of ``X``), summed in any order (so that it vectorises: 2x the speed of the sequential
-    sum; deterministic for a given build)."""
+    sum; deterministic for a given build).  Also compiled into :func:`.ww_cd.ww_cd_epoch`; numba's on-disk
+    cache of that module does not notice an edit here (clear its ``__pycache__`` after changing this)."""
     s = 0.0
     for j in range(X.shape[1]):
         s += X[i, j] * w[j]
