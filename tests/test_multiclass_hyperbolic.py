@@ -264,9 +264,71 @@ def test_anchors_start_is_class_mean_and_stays_in_hull():
         assert np.allclose(sol["O"][k], mu @ A)
 
 
-def test_anchors_with_every_point_solves_the_same_majoriser_as_ccp():
-    """With every class point as an anchor the restricted problem is Problem 1 itself: the anchors' reduced
-    SOCP (cones in the anchors' coordinates) and the full SOCP of the exact route take the same first step."""
+def _majoriser_minimum_in_feature_coordinates(f, O_t, R_t):
+    """Independent reference: the CCP majoriser ``M(. | O_t, R_t)`` written directly with one norm per
+    (point, class) in the feature coordinates, ``O = (Y o lambda)^T Phi``, minimised by CVXPY + Clarabel."""
+    import cvxpy as cp
+
+    from rsvm_conic.formulations.hyperbolic import _tangent_coefficients
+
+    n, C = f.Phi.shape[0], f.n_classes
+    dist_t = centre_distances(O_t, f.Phi)
+    c, e, _ = _tangent_coefficients(dist_t, R_t, f.codes)
+    Q, const = f._tangent_Q(c, dist_t, O_t)
+    lam = cp.Variable(n, nonneg=True)
+    R = cp.Variable(C, nonneg=True)
+    O = cp.vstack([f.Phi.T @ cp.multiply(f.Y[:, k], lam) for k in range(C)])
+    G = []
+    for i in range(n):
+        y = f.codes[i]
+        d = [cp.norm(O[k] - f.Phi[i]) for k in range(C)]
+        off = sum(d[j] for j in range(C) if j != y)
+        branches = [R[l] + sum(d[j] for j in range(C) if j not in (y, l)) for l in range(C) if l != y]
+        a = 0.5 * (cp.max(cp.hstack(branches)) + d[y] - R[y])
+        G.append(cp.maximum(f.gamma + a, 0.5 * off))
+    lin = cp.sum(cp.multiply(Q, O)) - const + e.sum(axis=0) @ R
+    obj = f.lam * cp.sum_squares(R) + (cp.sum(cp.hstack(G)) - lin) / f.gamma
+    cons = [f.Y.T @ lam == 1.0]
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    prob.solve(solver="CLARABEL")
+    return prob.value, lam.value, R.value
+
+
+@pytest.mark.parametrize(
+    "n, C, D, singleton",
+    [(24, 3, 4, False), (12, 3, 10, False), (13, 3, 6, True)],
+    ids=["rank_D", "fewer_points_than_features", "one_point_class"],
+)
+def test_class_coordinate_majoriser_matches_the_feature_coordinate_socp(n, C, D, singleton):
+    """The exact route solves each majoriser in the class points' own coordinates (cones of dimension
+    ``rank + 2``, the off-span distance as one coordinate). Its minimum equals the majoriser written in the
+    feature coordinates with one norm per (point, class), minimised independently: at the class-mean start
+    and at a random start, for classes with more points than features, fewer, and a single point."""
+    rng = np.random.default_rng(n + D)
+    X, y = make_blobs(n_samples=n, centers=C, n_features=D, cluster_std=1.5, random_state=n)
+    if singleton:
+        y = np.where(np.arange(n) == 0, 2, np.where(y == 2, 1, y))  # class 2 = one point
+    f = HyperbolicMachine(X / np.linalg.norm(X, axis=1).max(), y, C, gamma=0.3, lam=0.05)
+    members = [np.flatnonzero(f.codes == k) for k in range(C)]
+    for s in range(2):
+        lam_t = np.zeros(n)
+        for idx in members:
+            lam_t[idx] = rng.dirichlet(np.ones(idx.size)) if s else 1.0 / idx.size
+        R_t = rng.uniform(0, 0.3, C) if s else np.zeros(C)
+        O_t = f._O_from_lambda(lam_t)
+        sol = f.solve("ccp", max_iter=1, init=(lam_t, R_t))
+        m_ours = sol.info["histories"][0][0] - sol.info["majorizer_drops"][0][0]
+        m_ref, lam_ref, R_ref = _majoriser_minimum_in_feature_coordinates(f, O_t, R_t)
+        assert m_ours == pytest.approx(m_ref, abs=1e-5 * (1 + abs(m_ref)))
+        # the reference's minimiser, evaluated exactly, is no better than ours
+        assert f.majorizer(f._O_from_lambda(np.clip(lam_ref, 0, None)), np.clip(R_ref, 0, None), O_t, R_t) >= (
+            m_ours - 1e-5 * (1 + abs(m_ours))
+        )
+
+
+def test_anchors_with_every_point_take_the_exact_routes_first_step():
+    """With every class point as an anchor the restricted problem is Problem 1 itself: the anchors route
+    (its own start and k-means path) takes the exact route's first step."""
     f, _ = _machine(n=24, C=3, D=4, gamma=0.3, seed=5)
     a = f.solve("anchors", n_starts=1, max_iter=1, n_anchors=100)
     c = f.solve("ccp", n_starts=1, max_iter=1)
