@@ -492,7 +492,7 @@ class HyperbolicMachine(Formulation):
         and dropped when ``r_k = D``).  Each cone has dimension ``r_k + 2 <= min(p_k, D) + 1``: a class with
         fewer points than features gets smaller cones than the feature coordinates would give, and the
         interior point's dense coupling block shrinks from ``C D`` to ``sum_k r_k`` (measured on 300 Letter
-        points, 26 classes, D = 20: 5.6 s -> 1.9 s per Clarabel solve; 5x on the 100-point folds)."""
+        points, 26 classes, D = 20: 5.6 s -> 1.3 s per step; 5x on the 100-point folds)."""
         n, D = self.Phi.shape
         C = self.n_classes
         Y = self.Y
