@@ -361,8 +361,7 @@ class HyperbolicMachine(Formulation):
         ``init = (lam, R)`` replaces the starts by one given point (``lam``: simplex weights per class)."""
         t0 = time.perf_counter()
         members = [np.flatnonzero(self.codes == k) for k in range(self.n_classes)]
-        if self._socp is None:
-            self._socp = self._class_socp([self.Phi[idx] for idx in members])
+        anchors = [self.Phi[idx] for idx in members]
         if init is not None:
             lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
             starts = [([lam_w[idx] for idx in members], R)]
@@ -370,18 +369,20 @@ class HyperbolicMachine(Formulation):
             starts = self._initial_points(
                 [np.ones(idx.size) for idx in members], n_starts, np.random.default_rng(random_state)
             )
-        runs = self._ccp_runs(self._socp, starts, solver, max_iter, tol, options)
+        runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options, cache=True)
         best = self._best_run(runs, "hyperbolic CCP")
         lam_w = np.zeros(self.Phi.shape[0])
         for idx, mu in zip(members, runs[best]["mus"]):
             lam_w[idx] = mu
         return self._ccp_solution("ccp", runs, best, t0, {"lam": lam_w, "R": runs[best]["R"], "O": runs[best]["O"]})
 
-    def _ccp_runs(self, P, starts, solver, max_iter, tol, options) -> list[dict]:
-        """The CCP from each start ``(mus, R)`` on the compiled majoriser ``P`` (:meth:`_class_socp`)."""
+    def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
+        """The CCP from each start ``(mus, R)`` over the hulls of ``anchors``; the majoriser
+        (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and kept on the machine
+        for later solves when ``cache``."""
         if solver == "clarabel":
             options = {**CLARABEL_CCP, **options}
-        anchors = P["anchors"]
+        P = self._socp if cache else None
 
         def O_of(mus):
             return np.stack([mu @ A for mu, A in zip(mus, anchors)])
@@ -395,6 +396,10 @@ class HyperbolicMachine(Formulation):
                 dist = centre_distances(O, self.Phi)
                 c, e, _ = _tangent_coefficients(dist, R, self.codes)
                 Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
+                if P is None:
+                    P = self._class_socp(anchors)
+                    if cache:
+                        self._socp = P
                 for k, A in enumerate(anchors):
                     P["qs"][k].value = A @ Q[k]
                 P["e"].value = e.sum(axis=0)
@@ -527,7 +532,7 @@ class HyperbolicMachine(Formulation):
         obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
         self.variables = {"R": R, "nu": nu, **{f"mu{k}": mu for k, mu in enumerate(mus)}}
         self.parameters = {"e": e, **{f"q{k}": q for k, q in enumerate(qs)}}
-        return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e, anchors=anchors)
+        return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e)
 
     # -- large-scale version: the CCP over anchor hulls -------------------------------------------
     def _anchors(self, n_anchors, rng):
@@ -566,8 +571,7 @@ class HyperbolicMachine(Formulation):
         t0 = time.perf_counter()
         rng = np.random.default_rng(random_state)
         anchors, sizes = self._anchors(n_anchors, rng)
-        P = self._class_socp(anchors)
-        runs = self._ccp_runs(P, self._initial_points(sizes, n_starts, rng), solver, max_iter, tol, options)
+        runs = self._ccp_runs(anchors, self._initial_points(sizes, n_starts, rng), solver, max_iter, tol, options)
         best = self._best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(
