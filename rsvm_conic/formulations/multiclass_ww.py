@@ -1027,7 +1027,7 @@ def ww_dual_cd(
     zeta: float,
     *,
     tol: float = 1e-6,
-    rho: float = 0.3,
+    rho: float = 0.1,
     inner: int = 5,
     handoff: float = 1e-3,
     direct_max: int = 5000,
@@ -1037,7 +1037,9 @@ def ww_dual_cd(
 ):
     """Exact solver for eq. 1.9 on explicit features: dual coordinate descent with shrinking
     (:func:`~rsvm_conic.solvers.ww_cd.ww_cd_epoch`, compiled), the bias constraints by the method of
-    multipliers (``nu += rho r`` every ``inner`` epochs, ``rho`` times the mean ``||phi_i||^2``), and a
+    multipliers (``nu += rho r`` every ``inner`` epochs, ``rho`` times the mean ``||phi_i||^2``; 0.1 rather
+    than 0.3 saves 11-20% of the epochs on digits, Segmentation and three Letter fits, e.g. the kappa^m one
+    2383 -> 1983 epochs, 49 -> 40 s, and 1.0 or 3.0 cost 1.6x and 3.3x), and a
     Newton endgame.  Shrunk samples return at every certificate check, as the multiplier steps move the
     bias that shrinking assumed fixed.
 
