@@ -345,10 +345,12 @@ def cv_hyperbolic(X, y, seed=0, factors=SIGMA_FACTORS, lams=HYP_LAMS, gammas=HYP
     base = thesis_sigma(X.shape[1])
     sigmas = [base * f for f in sorted(factors, reverse=True)]  # wider first: ties -> the wider kernel
     est = _hyp(base, max_iter=HYP_CV_ITER, seed=seed)
-    g1 = GridSearchCV(est, {"sigma": sigmas}, cv=skf, error_score=0.0).fit(X, y)
+    # refit=False: only the chosen parameters are used (the final fit is on the HYP_MAX points), so the
+    # search's own refit on the CV subset would be wasted work
+    g1 = GridSearchCV(est, {"sigma": sigmas}, cv=skf, error_score=0.0, refit=False).fit(X, y)
     sigma = g1.best_params_["sigma"]
     grid2 = [{"lam": [lam], "gamma": [g]} for lam in lams for g in gammas]
-    g2 = GridSearchCV(est.set_params(sigma=sigma), grid2, cv=skf, error_score=0.0).fit(X, y)
+    g2 = GridSearchCV(est.set_params(sigma=sigma), grid2, cv=skf, error_score=0.0, refit=False).fit(X, y)
     scores = {
         "sigma": {f"{s / base:.4g}": float(v) for s, v in zip(sigmas, g1.cv_results_["mean_test_score"])},
         "lam_gamma": {
