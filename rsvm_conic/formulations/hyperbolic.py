@@ -510,6 +510,7 @@ class HyperbolicMachine(Formulation):
         e = cp.Parameter(C, name="e")
         cons = [cp.sum(mu) == 1.0 for mu in mus]
         ones_n = np.ones((n, 1))
+        by_width: dict = {}  # cone rows of equal width, one SOC constraint per width
         for k, A in enumerate(anchors):
             ck = A.mean(axis=0)
             Ac = A - ck
@@ -527,7 +528,14 @@ class HyperbolicMachine(Formulation):
                 diff = cp.hstack([ones_n @ cp.reshape(v, (1, r), order="C") + cols[0]] + cols[1:])
             else:  # one anchor: the centre is fixed
                 diff = cp.Constant(np.hstack(cols[1:]))
-            cons.append(cp.SOC(nu[:, k], diff, axis=1))
+            by_width.setdefault(diff.shape[1], []).append((k, diff))
+        # one SOC constraint per cone width rather than per class: the same cones, and CVXPY's DPP compilation
+        # interleaves each SOC constraint's rows over the whole parameter tensor, so 26 constraints took 1.6 s
+        # to compile on 300 Letter points and 2 take 0.1 s
+        for group in by_width.values():
+            cones_t = cp.hstack([nu[:, k] for k, _ in group])
+            cones_x = group[0][1] if len(group) == 1 else cp.vstack([diff for _, diff in group])
+            cons.append(cp.SOC(cones_t, cones_x, axis=1))
         cons += self._hinge_constraints(Y, nu, R, t, s)
         obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
         self.variables = {"R": R, "nu": nu, **{f"mu{k}": mu for k, mu in enumerate(mus)}}
