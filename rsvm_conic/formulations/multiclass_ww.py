@@ -427,6 +427,7 @@ class WWMachine(Formulation):
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
         self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
+        self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
 
     def _available(self, backend: str) -> bool:
         return backend != "libsvm" or (self.K is not None and self.n_classes == 2)
@@ -484,7 +485,9 @@ class WWMachine(Formulation):
         n, D = self.Phi.shape
         if n > ROW_SPACE_RATIO * D:
             return self.Phi, lambda W: W
-        Q, R = np.linalg.qr(self.Phi.T)
+        if self._rows is None:  # once: a fallback route (cd -> alm -> primal) reuses it, as kernel_factor
+            self._rows = np.linalg.qr(self.Phi.T)
+        Q, R = self._rows
         return np.ascontiguousarray(R.T), lambda W: Q @ W
 
     def _feature_route(self, route, solver, **options) -> Solution:

@@ -92,9 +92,6 @@ class ConeSpec:
 
 # ---------------------------------------------------------------------------------- cone algebra
 # The row loops are compiled (:mod:`.row_kernels`): one pass per operation over a batch's (m, d) array.
-def _jdet(Q: np.ndarray) -> np.ndarray:
-    """``u0^2 - ||u1||^2`` per row, computed as a product to limit cancellation."""
-    return soc_jdet(Q)
 
 
 class Scaling:
@@ -187,7 +184,7 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
     xl, xq = cones.split(x)
     if np.any(xl <= 0.0):
         return False
-    return all(np.all(X[:, 0] > 0.0) and np.all(_jdet(X) > 0.0) for X in xq if X.shape[0])
+    return all(np.all(X[:, 0] > 0.0) and np.all(soc_jdet(X) > 0.0) for X in xq if X.shape[0])
 
 
 def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .certificates import box_hyperplane_root
 from .conic import SolverError
-from .robust_ipm import apply_rows, transpose_apply
+from .robust_ipm import sum_apply_rows, transpose_apply
 
 __all__ = ["RowBlocks", "combine", "dual_terms", "hinge_sum", "project_dual_set_rows", "resolve_uncertainty"]
 
@@ -293,7 +293,7 @@ def _dual_block(blk, plan):
         out["s"] = np.bincount(blk["gi"], weights=a * blk["gamma"], minlength=plan["k"])
     elif "F" in blk:  # sum_i s_i A_i u_i, u_i the maximiser of u'A_i'w over the unit p-ball
         U = dual_norm_subgradient(transpose_apply(blk["F"], plan["diagonal"], plan["w"]), plan["q"])
-        out["robust"] = ((a * blk["gamma"])[:, None] * apply_rows(blk["F"], plan["diagonal"], U)).sum(axis=0)
+        out["robust"] = sum_apply_rows(blk["F"], plan["diagonal"], (a * blk["gamma"])[:, None] * U)
     return out
 
 
