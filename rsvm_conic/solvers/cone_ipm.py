@@ -46,8 +46,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .row_kernels import (
+    ninf,
     orthant_max_step,
     soc_apply,
+    soc_apply_sq,
     soc_jdet,
     soc_jdiv,
     soc_jprod,
@@ -145,14 +147,29 @@ class Scaling:
         soc_apply(self.wbar[j], self.beta[j], V, inverse, O)
         return O
 
+    def apply_soc_sq(self, j: int, V: np.ndarray, inverse: bool = False, out: np.ndarray | None = None):
+        """``W^2`` (or ``W^{-2}``) of SOC batch ``j`` on the rows of ``V``: two applications of the factored
+        ``W`` (better conditioned than the explicit ``beta^2 (2 wbar wbar' - J)``), fused into one pass."""
+        O = np.empty(V.shape) if out is None else out
+        soc_apply_sq(self.wbar[j], self.beta[j], V, inverse, O)
+        return O
+
+    def _apply_sq(self, v: np.ndarray, inverse: bool) -> np.ndarray:
+        out = np.empty_like(v)
+        vl, vq = self.cones.split(v)
+        ol, oq = self.cones.split(out)
+        ol[:] = vl / self.w_l / self.w_l if inverse else vl * self.w_l * self.w_l
+        for j, (V, O) in enumerate(zip(vq, oq)):
+            self.apply_soc_sq(j, V, inverse, O)
+        return out
+
     def apply_sq(self, v: np.ndarray) -> np.ndarray:
-        """``W'W v = W^2 v`` (two applications of the factored W: better conditioned than the
-        explicit ``beta^2 (2 wbar wbar' - J)``)."""
-        return self.apply(self.apply(v))
+        """``W'W v = W^2 v`` (:meth:`apply` twice, in one pass)."""
+        return self._apply_sq(v, False)
 
     def apply_inv_sq(self, v: np.ndarray) -> np.ndarray:
         """``W^{-2} v``."""
-        return self.apply(self.apply(v, inverse=True), inverse=True)
+        return self._apply_sq(v, True)
 
 
 def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -232,7 +249,8 @@ class IPMResult:
 
 
 def _ninf(v) -> float:
-    return float(np.max(np.abs(v))) if np.size(v) else 0.0
+    """``||v||_inf`` (0 if empty; NaN propagates), one compiled pass over the entries."""
+    return float(ninf(np.ravel(v)))
 
 
 def cone_ipm(
@@ -280,6 +298,8 @@ def cone_ipm(
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
         # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W)
         dx, dy, dz = solve(bx, by, bz)
+        if not n_refine:
+            return dx, dy, dz
         scale = max(_ninf(bx), _ninf(by), _ninf(scaling.apply(bz, inverse=True)), 1e-300)
         for _ in range(n_refine):
             rx, ry, rz = residual_kkt(dx, dy, dz, scaling, bx, by, bz)
@@ -311,7 +331,6 @@ def cone_ipm(
             z = np.zeros(cones.size)
         s = shift_into_cone(cones, -z)
         z = shift_into_cone(cones, z)
-    e = cones.identity()
     deg = cones.degree
 
     pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
@@ -321,9 +340,13 @@ def cone_ipm(
     for it in range(max_iter + 1):
         Px = prob.Px(x)
         Gx, GTz = G_pair(x, z)
-        rx = Px + q + prob.ATy(y) + GTz
+        rx = Px + q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
+        rx += prob.ATy(y)
+        rx += GTz
         ry = prob.Ax(x) - b
-        rz = Gx + s - h
+        rz = Gx  # Gx + s - h
+        rz += s
+        rz -= h
         xPx = float(x @ Px)
         pcost = 0.5 * xPx + float(q @ x)
         dcost = -0.5 * xPx - float(h @ z) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
@@ -364,11 +387,20 @@ def cone_ipm(
         dsa = dza = None
         sigma = 0.0
         for corrector in (False, True):
-            if corrector:
-                rl = -lam_sq - jprod(cones, dsa, dza) + sigma * mu * e
+            if corrector:  # rl = -lam o lam - dsa o dza + sigma mu e
+                rl = jprod(cones, dsa, dza)
+                rl += lam_sq
+                np.negative(rl, out=rl)
+                rl_l, rl_q = cones.split(rl)
+                rl_l += sigma * mu
+                for Q in rl_q:
+                    Q[:, 0] += sigma * mu
             else:
                 rl = -lam_sq
             u = jdiv(cones, lam, rl)  # = ds~ + dz~
+            bz = scaling.apply(u)  # -rz - W u
+            bz += rz
+            np.negative(bz, out=bz)
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(
@@ -376,13 +408,14 @@ def cone_ipm(
                     scaling,
                     -rx,
                     -ry,
-                    -rz - scaling.apply(u),
+                    bz,
                     refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
                 )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
             dzt = scaling.apply(dz)
-            dst = u - dzt
+            dst = u  # u - dzt (u is not used again)
+            dst -= dzt
             amax = min(max_step(cones, lam, dst), max_step(cones, lam, dzt))
             if not corrector:
                 a_aff = min(1.0, amax)
@@ -399,15 +432,17 @@ def cone_ipm(
             return result("numerical_error", it)
         ds = scaling.apply(dst)
         for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
-            if interior(cones, s + step * ds) and interior(cones, z + step * dz):  # s or z on the boundary
-                break
+            s_new = s + step * ds  # s or z on the boundary
+            if interior(cones, s_new):
+                z_new = z + step * dz
+                if interior(cones, z_new):
+                    break
             step *= 0.5
         else:
             return result("numerical_error", it)
         x = x + step * dx
         y = y + step * dy
-        z = z + step * dz
-        s = s + step * ds
+        z, s = z_new, s_new
     return result("max_iter", max_iter)  # pragma: no cover - loop returns
 
 

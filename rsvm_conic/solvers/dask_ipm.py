@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, interior, jdiv, jprod, max_step
+from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, jprod, max_step
 from .robust_ipm import ConeTerms, centred_gram, finish_status, sum_apply_rows, transpose_apply, weighted_gram
 from .row_kernels import group_row_sums
 from .row_blocks import RowBlocks
@@ -235,23 +235,19 @@ class _Block:
         c = -E.rho * bzm - E.dm * (bxi - E.dx * bzx) / E.delta
         part = {}
         aux = (c, None, None)
-        if self.sample:
-            r0, T = E.ct.rhs_terms(BZ)
+        phi = np.zeros(self.n + 1)
+        if self.sample:  # the cones' part of this block's phi (discarded without sums: r0 is what back needs)
             psi0 = bt - self.gam * c
+            r0 = E.ct.reduced_rhs(BZ, psi0, E.ag, E.hg, E.mg, phi)
             aux = (c, r0, psi0)
         if not sums:
             return part, aux
         yc = self.y * c
-        phi = np.empty(self.n + 1)
-        phi[: self.n] = self.X.T @ yc
-        phi[self.n] = yc.sum()
+        phi[: self.n] += self.X.T @ yc
+        phi[self.n] += yc.sum()
         part["phi"] = phi
         if self.mode == "grouped":
             part["sgc"] = np.bincount(self.gi, weights=self.gam * c, minlength=self.cfg["k"])
-        elif self.sample:
-            ct, ag, hg = E.ct, E.ag, E.hg
-            phi[: self.n] -= sum_apply_rows(self.F, self.cfg["diagonal"], T)
-            phi += E.mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
         return part, aux
 
     def back(self, E, rhs, aux, du, dtg):
@@ -263,9 +259,10 @@ class _Block:
         n = self.n
         dw, db = du[:n], du[n]
         dt = None
+        dz = np.empty(self.cones.size)
+        zm, zx, Z = self.split_z(dz)
         if self.sample:
-            ct = E.ct
-            dt = (psi0 - r0) / E.hg + (E.ag * (E.mg @ du) - ct.D00 * (ct.qhat @ du)) / E.hg
+            dt = E.ct.back(BZ, psi0, r0, E.ag, E.hg, E.mg, du, Z)
             gdt = self.gam * dt
         elif self.mode == "grouped":
             gdt = self.gam * dtg[self.gi]
@@ -273,15 +270,8 @@ class _Block:
             gdt = 0.0
         adu = self.y * (self.X @ dw + db)
         dxi = (bxi - E.dx * bzx - E.dm * bzm - E.dm * (adu - gdt)) / E.delta
-        dz = np.empty(self.cones.size)
-        zm, zx, Z = self.split_z(dz)
         zm[:] = E.rho * (gdt - adu) + c
         zx[:] = E.dx * (-dxi - bzx)
-        if self.sample:
-            Gd = np.empty((self.Lb, n + 1))
-            Gd[:, 0] = -dt
-            Gd[:, 1:] = -transpose_apply(self.F, self.cfg["diagonal"], dw)
-            Z[:] = E.sc.apply_soc(0, E.sc.apply_soc(0, Gd - BZ, True), True)
         return dxi, dt, dz
 
     def residual(self, E, rhs, d, du, dtg, sums=False):
@@ -446,10 +436,6 @@ class _Cones:
     def GTz_w(self, Z):
         """The cones' part of the w rows of ``G'z``: ``-sum_g A_g z_g1``."""
         return -sum_apply_rows(self.F, self.diag, Z.reshape(self.k, -1)[:, 1:])
-
-
-def _ninf(v) -> float:
-    return float(np.max(np.abs(v))) if np.size(v) else 0.0
 
 
 def robust_svm_ipm_dask(
@@ -855,15 +841,9 @@ class _System:
         ct, ag, hg, mg = self.ct, self.ag, self.hg, self.mg
         k = ag.shape[0]
         BZ = bz_c.reshape(k, n + 1)
-        r0, T = ct.rhs_terms(BZ)
         psi0 = bt - P[prefix + "sgc"]
-        rhs = phi
-        rhs[:n] -= sum_apply_rows(ct.factors, ct.diagonal, T)
-        rhs += mg.T @ (ag / hg * (psi0 - r0)) - ct.qhat.T @ ((ag * r0 + ct.D00 * psi0) / hg)
-        du = sla.cho_solve(self.cho, rhs)
-        dt = (psi0 - r0) / hg + (ag * (mg @ du) - ct.D00 * (ct.qhat @ du)) / hg
-        Gd = np.empty((k, n + 1))
-        Gd[:, 0] = -dt
-        Gd[:, 1:] = -transpose_apply(ct.factors, ct.diagonal, du[:n])
-        dZ = self.sc.apply_soc(0, self.sc.apply_soc(0, Gd - BZ, True), True)
+        r0 = ct.reduced_rhs(BZ, psi0, ag, hg, mg, phi)
+        du = sla.cho_solve(self.cho, phi)
+        dZ = np.empty((k, n + 1))
+        dt = ct.back(BZ, psi0, r0, ag, hg, mg, du, dZ)
         return du, dt, dZ.ravel()

@@ -64,11 +64,14 @@ from .._validation import check_two_classes, is_dask_array
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 from .row_kernels import (
+    cone_back_rows,
+    cone_rhs_rows,
     fill_centred_rows,
     group_row_sums,
     matvec_pair,
     robust_solve_rows_in,
     robust_solve_rows_out,
+    soc_apply_sq,
     soc_rhs_terms,
 )
 
@@ -158,7 +161,7 @@ class ConeTerms:
     def __init__(self, factors, diagonal, beta, wbar):
         self.factors, self.diagonal = factors, diagonal
         k, n = factors.shape[0], factors.shape[-1]
-        self.wbar = wbar
+        self.wbar, self.beta = wbar, beta
         self.w0, self.w1 = wbar[:, 0], wbar[:, 1:]
         self.den = 2.0 * self.w0**2 - 1.0
         self.ib2 = 1.0 / beta**2
@@ -185,6 +188,40 @@ class ConeTerms:
         r0, T = np.empty(k), np.empty((k, d - 1))
         soc_rhs_terms(self.wbar, self.den, self.ib2, BZ, r0, T)
         return r0, T
+
+    def reduced_rhs(self, BZ, psi0, ag, hg, mg, rhs):
+        """Add the cones' part of the reduced right-hand side to ``rhs`` (n + 1,) in place and return ``r0``:
+        ``rhs -= [sum_g A_g T_g; 0]`` and ``rhs += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a_g (psi0_g - r0_g)
+        / h_g``, ``c2 = (a_g r0_g + (D_g)_00 psi0_g) / h_g`` (``psi0``: the t rows of the right-hand side less
+        their margin part).  Diagonal factors: one compiled pass over the cone rows
+        (:func:`~.row_kernels.cone_rhs_rows`)."""
+        if self.diagonal:
+            r0 = np.empty(BZ.shape[0])
+            cone_rhs_rows(
+                self.wbar, self.den, self.ib2, self.D00, self.factors, mg, self.qhat, BZ, psi0, ag, hg, r0, rhs
+            )
+            return r0
+        r0, T = self.rhs_terms(BZ)
+        rhs[:-1] -= sum_apply_rows(self.factors, False, T)
+        rhs += mg.T @ (ag / hg * (psi0 - r0)) - self.qhat.T @ ((ag * r0 + self.D00 * psi0) / hg)
+        return r0
+
+    def back(self, BZ, psi0, r0, ag, hg, mg, du, Z):
+        """After the Schur solve ``du = (dw, db)``: the cones' ``dt_g = (psi0_g - r0_g) / h_g + (a_g m_g'du -
+        (D_g)_00 qhat_g'du) / h_g`` (returned) and their rows of ``dz``, ``Z = W^{-2} ((-dt_g, -A_g'dw) - bz_g)``
+        (written).  Diagonal factors: one compiled pass (:func:`~.row_kernels.cone_back_rows`)."""
+        k = BZ.shape[0]
+        if self.diagonal:
+            dt = np.empty(k)
+            cone_back_rows(self.wbar, self.beta, self.D00, self.factors, mg, self.qhat, BZ, psi0, r0, ag, hg, du, dt, Z)
+            return dt
+        dt = (psi0 - r0) / hg + (ag * (mg @ du) - self.D00 * (self.qhat @ du)) / hg
+        Gd = np.empty(BZ.shape)
+        Gd[:, 0] = -dt
+        Gd[:, 1:] = -transpose_apply(self.factors, False, du[:-1])
+        Gd -= BZ
+        soc_apply_sq(self.wbar, self.beta, Gd, True, Z)
+        return dt
 
 
 class RobustSVMCone:
@@ -348,14 +385,13 @@ class RobustSVMCone:
             phi = np.empty(n + 1)
             phi[:n] = bw + xtyc
             phi[n] = bb + syc
+            dz = np.empty(self.cones.size)
+            zm, zx, Z = self.split_z(dz)
             if k:
-                r0, T = cones.rhs_terms(BZ)
                 psi0 = bt - sgc
-                rhs = phi.copy()
-                rhs[:n] -= sum_apply_rows(self.factors, self.diagonal, T)
-                rhs += mg.T @ (ag / hg * (psi0 - r0)) - qhat.T @ ((ag * r0 + D00 * psi0) / hg)
-                du = sla.cho_solve(cho, rhs)
-                dt = (psi0 - r0) / hg + (ag * (mg @ du) - D00 * (qhat @ du)) / hg
+                r0 = cones.reduced_rhs(BZ, psi0, ag, hg, mg, phi)
+                du = sla.cho_solve(cho, phi)
+                dt = cones.back(BZ, psi0, r0, ag, hg, mg, du, Z)
             else:
                 du = sla.cho_solve(cho, phi)
                 dt = np.zeros(0)
@@ -365,16 +401,9 @@ class RobustSVMCone:
             w_[:] = dw
             out_x[n] = db
             t_[:] = dt
-            dz = np.empty(self.cones.size)
-            zm, zx, Z = self.split_z(dz)
             robust_solve_rows_out(
                 X, y, gam, self.gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db, dt if k else dt0, dxi, zm, zx
             )
-            if k:
-                Gd = np.empty((k, n + 1))
-                Gd[:, 0] = -dt
-                Gd[:, 1:] = -self.At_apply(dw)
-                Z[:] = scaling.apply_soc(0, scaling.apply_soc(0, Gd - BZ, True), True)
             return out_x, np.zeros(0), dz
 
         return solve
