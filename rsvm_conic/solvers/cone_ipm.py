@@ -138,12 +138,12 @@ class Scaling:
         ol, oq = self.cones.split(out)
         ol[:] = vl / self.w_l if inverse else vl * self.w_l
         for j, (V, O) in enumerate(zip(vq, oq)):
-            O[:] = self.apply_soc(j, V, inverse)
+            self.apply_soc(j, V, inverse, O)
         return out
 
-    def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False) -> np.ndarray:
-        """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d)."""
-        O = np.empty(V.shape)
+    def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+        """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d), into ``out`` if given."""
+        O = np.empty(V.shape) if out is None else out
         soc_apply(self.wbar[j], self.beta[j], V, inverse, O)
         return O
 
@@ -383,24 +383,24 @@ def cone_ipm(
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it)
         mu = gap / deg
-        lam_sq = jprod(cones, lam, lam)
+        m_lam_sq = jprod(cones, lam, lam)  # -lam o lam
+        np.negative(m_lam_sq, out=m_lam_sq)
+        m_rz = np.negative(rz)
         dsa = dza = None
         sigma = 0.0
         for corrector in (False, True):
             if corrector:  # rl = -lam o lam - dsa o dza + sigma mu e
                 rl = jprod(cones, dsa, dza)
-                rl += lam_sq
-                np.negative(rl, out=rl)
+                np.subtract(m_lam_sq, rl, out=rl)
                 rl_l, rl_q = cones.split(rl)
                 rl_l += sigma * mu
                 for Q in rl_q:
                     Q[:, 0] += sigma * mu
             else:
-                rl = -lam_sq
+                rl = m_lam_sq
             u = jdiv(cones, lam, rl)  # = ds~ + dz~
             bz = scaling.apply(u)  # -rz - W u
-            bz += rz
-            np.negative(bz, out=bz)
+            np.subtract(m_rz, bz, out=bz)
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(
