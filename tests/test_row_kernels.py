@@ -169,3 +169,25 @@ def test_cone_rhs_and_back_rows_match_the_full_factor_formulas(k):
     dt_d, dt_f = diag.back(BZ, psi0, r0_f, ag, hg, mg, du, Z_d), full.back(BZ, psi0, r0_f, ag, hg, mg, du, Z_f)
     np.testing.assert_allclose(dt_d, dt_f, rtol=1e-12, atol=1e-12 * np.abs(dt_f).max())
     np.testing.assert_allclose(Z_d, Z_f, rtol=1e-9, atol=1e-10 * np.abs(Z_f).max())
+
+
+def test_step_into_is_the_step_and_the_interior_test():
+    from rsvm_conic.solvers.cone_ipm import ConeSpec, interior, step_into
+
+    rng = np.random.default_rng(7)
+    cones = ConeSpec(5, [(4, 3), (2, 6)])
+    x = cones.identity() * 3.0 + 0.1 * rng.normal(size=cones.size)
+    assert interior(cones, x)
+    seen = set()
+    for a in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0):
+        d = rng.normal(size=cones.size)
+        out, inside = step_into(cones, x, d, a)
+        np.testing.assert_array_equal(out, x + a * d)
+        assert inside == interior(cones, x + a * d)
+        seen.add(inside)
+    assert seen == {True, False}
+    # a cone row exactly on its boundary (det = 0) is outside, as for interior()
+    on_boundary = x.copy()
+    on_boundary[5:8] = [1.0, 1.0, 0.0]
+    assert not step_into(cones, on_boundary, np.zeros(cones.size), 0.0)[1]
+    assert step_into(cones, x, np.zeros(cones.size), 0.0)[1]

@@ -48,6 +48,7 @@ import numpy as np
 from .row_kernels import (
     ninf,
     orthant_max_step,
+    orthant_step,
     soc_apply,
     soc_apply_sq,
     soc_jdet,
@@ -55,6 +56,7 @@ from .row_kernels import (
     soc_jprod,
     soc_min_step,
     soc_nt_scaling,
+    soc_step,
 )
 
 __all__ = ["ConeSpec", "Scaling", "IPMResult", "DenseConeQP", "cone_ipm", "max_step", "jprod", "jdiv"]
@@ -202,6 +204,18 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
     if np.any(xl <= 0.0):
         return False
     return all(np.all(X[:, 0] > 0.0) and np.all(soc_jdet(X) > 0.0) for X in xq if X.shape[0])
+
+
+def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float):
+    """``(x + a d, inside)``: the step and whether it is strictly inside K (:func:`interior`), in one pass."""
+    out = np.empty_like(x)
+    xl, xq = cones.split(x)
+    dl, dq = cones.split(d)
+    ol, oq = cones.split(out)
+    ok = bool(orthant_step(xl, dl, a, ol))
+    for X, D, O in zip(xq, dq, oq):
+        ok = bool(soc_step(X, D, a, O)) and ok
+    return out, ok
 
 
 def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
@@ -432,10 +446,10 @@ def cone_ipm(
             return result("numerical_error", it)
         ds = scaling.apply(dst)
         for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
-            s_new = s + step * ds  # s or z on the boundary
-            if interior(cones, s_new):
-                z_new = z + step * dz
-                if interior(cones, z_new):
+            s_new, inside = step_into(cones, s, ds, step)  # s or z on the boundary
+            if inside:
+                z_new, inside = step_into(cones, z, dz, step)
+                if inside:
                     break
             step *= 0.5
         else:

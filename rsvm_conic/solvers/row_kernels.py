@@ -34,6 +34,7 @@ __all__ = [
     "matvec_pair",
     "ninf",
     "orthant_max_step",
+    "orthant_step",
     "robust_solve_rows_in",
     "robust_solve_rows_out",
     "row_dot",
@@ -45,6 +46,7 @@ __all__ = [
     "soc_min_step",
     "soc_nt_scaling",
     "soc_rhs_terms",
+    "soc_step",
 ]
 
 
@@ -192,6 +194,31 @@ def ninf(v):
         elif a != a:
             return a
     return m
+
+
+@njit(cache=True, error_model="numpy")
+def soc_step(X, D, a, O):
+    """``O = X + a D`` row by row; returns whether every row of ``O`` is strictly inside the cone as computed
+    in floating point (``o0 > 0`` and :func:`_row_jdet` ``> 0``, the test of :func:`~.cone_ipm.interior`)."""
+    m, d = X.shape
+    ok = True
+    for i in range(m):
+        for j in range(d):
+            O[i, j] = X[i, j] + a * D[i, j]
+        if not (O[i, 0] > 0.0 and _row_jdet(O, i) > 0.0):
+            ok = False
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_step(x, d, a, o):
+    """``o = x + a d``; returns whether every entry is ``> 0``."""
+    ok = True
+    for i in range(x.shape[0]):
+        o[i] = x[i] + a * d[i]
+        if not o[i] > 0.0:
+            ok = False
+    return ok
 
 
 @njit(cache=True, error_model="numpy")
