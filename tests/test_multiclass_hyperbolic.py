@@ -274,7 +274,8 @@ def _majoriser_minimum_in_feature_coordinates(f, O_t, R_t):
     n, C = f.Phi.shape[0], f.n_classes
     dist_t = centre_distances(O_t, f.Phi)
     c, e, _ = _tangent_coefficients(dist_t, R_t, f.codes)
-    Q, const = f._tangent_Q(c, dist_t, O_t)
+    Q, w = f._tangent_Q(c, dist_t, O_t)
+    const = np.einsum("ij,ijd,id->", w, O_t[None, :, :] - f.Phi[:, None, :], f.Phi)  # sum w_ij (O_j - phi_i).phi_i
     lam = cp.Variable(n, nonneg=True)
     R = cp.Variable(C, nonneg=True)
     O = cp.vstack([f.Phi.T @ cp.multiply(f.Y[:, k], lam) for k in range(C)])

@@ -299,15 +299,17 @@ class HyperbolicMachine(Formulation):
 
     def _tangent_value(self, c, e, dist_t, O_t, O, R):
         """``sum_ij c_ij [g_ij . (O_j - phi_i)] + sum_il e_il R_l`` with ``g_ij = (O_j^t - phi_i)/n_ij^t``."""
-        Q, const = self._tangent_Q(c, dist_t, O_t)
+        Q, w = self._tangent_Q(c, dist_t, O_t)
+        const = float(np.sum(w * (self.Phi @ O_t.T - np.einsum("ij,ij->i", self.Phi, self.Phi)[:, None])))
         return float(np.sum(Q * O) - const + np.sum(e.sum(axis=0) * R))
 
     def _tangent_Q(self, c, dist_t, O_t):
+        """The tangent's gradient in O, ``Q_j = sum_i w_ij (O_j^t - phi_i)`` with ``w_ij = c_ij / n_ij^t``, and
+        the weights ``w``; :meth:`_tangent_value` adds the constant ``sum_ij w_ij (O_j^t - phi_i) . phi_i``, which
+        the CCP loop does not need."""
         w = np.where(dist_t > 1e-12, c / np.maximum(dist_t, 1e-300), 0.0)  # (n, C)
-        Q = w.sum(axis=0)[:, None] * O_t - w.T @ self.Phi  # sum_i w_ij (O_j^t - phi_i)
-        # constant: sum_ij w_ij (O_j^t - phi_i) . phi_i
-        const = float(np.sum(w * (self.Phi @ O_t.T - np.einsum("ij,ij->i", self.Phi, self.Phi)[:, None])))
-        return Q, const
+        Q = w.sum(axis=0)[:, None] * O_t - w.T @ self.Phi
+        return Q, w
 
     # -- the SOCP majoriser, compiled once -----------------------------------------------------
     def _hinge_constraints(self, Y, nu, R, t, s):
