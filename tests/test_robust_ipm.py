@@ -37,6 +37,16 @@ def test_nt_scaling_identities():
     np.testing.assert_allclose(W.apply_inv_sq(W.apply_sq(v)), v, atol=1e-10)
     # Jordan product inverse
     np.testing.assert_allclose(jprod(cones, lam, jdiv(cones, lam, v)), v, atol=1e-12)
+    # the interior point updates one Scaling in place: the same arrays as a fresh one
+    s2, z2 = _interior(cones, rng), _interior(cones, rng)
+    fresh, reused = Scaling(cones, s2, z2), W.update(s2, z2)
+    assert reused is W
+    np.testing.assert_array_equal(reused.w_l, fresh.w_l)
+    for a, b in zip(reused.wbar + reused.beta, fresh.wbar + fresh.beta):
+        np.testing.assert_array_equal(a, b)
+    out = np.empty(cones.size)
+    assert W.apply(v, out=out) is out
+    np.testing.assert_array_equal(out, fresh.apply(v))
 
 
 def test_max_step_reaches_boundary():

@@ -117,15 +117,22 @@ class Scaling:
                 wb[:, 0] = 1.0
                 self.wbar.append(wb)
             return
-        sl, sq = cones.split(s)
-        zl, zq = cones.split(z)
-        self.w_l = np.sqrt(sl / zl)
-        self.beta, self.wbar = [], []
-        for S, Z in zip(sq, zq):
-            wb, bt = np.empty_like(S), np.empty(S.shape[0])
+        self.w_l = np.empty(cones.n_l)
+        self.wbar = [np.empty((m, d)) for m, d in cones.soc]
+        self.beta = [np.empty(m) for m, _ in cones.soc]
+        self.update(s, z)
+
+    def update(self, s: np.ndarray, z: np.ndarray) -> "Scaling":
+        """The scaling of a new pair ``(s, z)``, written over this one's arrays (the interior point's iterations
+        reuse one :class:`Scaling`: a fresh scaling per iteration costs page faults when the cone arrays exceed
+        the allocator's reuse threshold, e.g. per-sample cones at 2e5 x 50)."""
+        sl, sq = self.cones.split(s)
+        zl, zq = self.cones.split(z)
+        np.divide(sl, zl, out=self.w_l)
+        np.sqrt(self.w_l, out=self.w_l)
+        for S, Z, wb, bt in zip(sq, zq, self.wbar, self.beta):
             soc_nt_scaling(S, Z, wb, bt)
-            self.wbar.append(wb)
-            self.beta.append(bt)
+        return self
 
     # D = (W'W)^{-1} pieces, for KKT solvers --------------------------------------------
     @property
@@ -133,9 +140,9 @@ class Scaling:
         """Diagonal of ``W^{-2}`` on the orthant (``z / s``)."""
         return 1.0 / self.w_l**2
 
-    def apply(self, v: np.ndarray, inverse: bool = False) -> np.ndarray:
-        """``W v`` (or ``W^{-1} v``)."""
-        out = np.empty_like(v)
+    def apply(self, v: np.ndarray, inverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+        """``W v`` (or ``W^{-1} v``), into ``out`` if given."""
+        out = np.empty_like(v) if out is None else out
         vl, vq = self.cones.split(v)
         ol, oq = self.cones.split(out)
         ol[:] = vl / self.w_l if inverse else vl * self.w_l
@@ -174,9 +181,9 @@ class Scaling:
         return self._apply_sq(v, True)
 
 
-def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Jordan product ``u o v``."""
-    out = np.empty_like(u)
+def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Jordan product ``u o v`` (into ``out`` if given)."""
+    out = np.empty_like(u) if out is None else out
     ul, uq = cones.split(u)
     vl, vq = cones.split(v)
     ol, oq = cones.split(out)
@@ -186,9 +193,9 @@ def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Solve ``lam o u = r`` for ``u`` (lam interior)."""
-    out = np.empty_like(r)
+def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Solve ``lam o u = r`` for ``u`` (lam interior; into ``out`` if given)."""
+    out = np.empty_like(r) if out is None else out
     ll, lq = cones.split(lam)
     rl, rq = cones.split(r)
     ol, oq = cones.split(out)
@@ -206,9 +213,10 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
     return all(np.all(X[:, 0] > 0.0) and np.all(soc_jdet(X) > 0.0) for X in xq if X.shape[0])
 
 
-def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float):
-    """``(x + a d, inside)``: the step and whether it is strictly inside K (:func:`interior`), in one pass."""
-    out = np.empty_like(x)
+def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.ndarray | None = None):
+    """``(x + a d, inside)``: the step (into ``out`` if given) and whether it is strictly inside K
+    (:func:`interior`), in one pass."""
+    out = np.empty_like(x) if out is None else out
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
     ol, oq = cones.split(out)
@@ -302,11 +310,9 @@ def cone_ipm(
 
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
         Gdx, GTdz = G_pair(dx, dz)
-        return (
-            bx - prob.Px(dx) - prob.ATy(dy) - GTdz,
-            by - prob.Ax(dx),
-            bz - Gdx + scaling.apply_sq(dz),
-        )
+        rz = np.subtract(bz, Gdx, out=Gdx)  # bz - G dx + W'W dz, in G dx's array
+        rz += scaling.apply_sq(dz)
+        return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), rz
 
     def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine):
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
@@ -347,6 +353,16 @@ def cone_ipm(
         z = shift_into_cone(cones, z)
     deg = cones.degree
 
+    # work arrays of the cone's size, reused by every iteration (fresh ones cost page faults once they exceed the
+    # allocator's reuse threshold: measured 1/3 of the time of per-sample cones at 2e5 x 50)
+    buffers: dict = {}
+
+    def work(name):
+        if name not in buffers:
+            buffers[name] = np.empty(cones.size)
+        return buffers[name]
+
+    scaling = None
     pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
     if verbose:
         print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
@@ -390,21 +406,22 @@ def cone_ipm(
             return result("max_iter", it)
 
         # ---- scaling and factorisation ---------------------------------------------------
-        scaling = Scaling(cones, s, z)
-        lam = scaling.apply(z)
+        scaling = Scaling(cones, s, z) if scaling is None else scaling.update(s, z)
+        lam = scaling.apply(z, out=work("lam"))
         try:
             solve = prob.kkt_factor(scaling)
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it)
         mu = gap / deg
-        m_lam_sq = jprod(cones, lam, lam)  # -lam o lam
+        m_lam_sq = jprod(cones, lam, lam, out=work("m_lam_sq"))  # -lam o lam
         np.negative(m_lam_sq, out=m_lam_sq)
-        m_rz = np.negative(rz)
+        m_rz = np.negative(rz, out=work("m_rz"))
         dsa = dza = None
         sigma = 0.0
         for corrector in (False, True):
+            tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
             if corrector:  # rl = -lam o lam - dsa o dza + sigma mu e
-                rl = jprod(cones, dsa, dza)
+                rl = jprod(cones, dsa, dza, out=work("rl"))
                 np.subtract(m_lam_sq, rl, out=rl)
                 rl_l, rl_q = cones.split(rl)
                 rl_l += sigma * mu
@@ -412,8 +429,8 @@ def cone_ipm(
                     Q[:, 0] += sigma * mu
             else:
                 rl = m_lam_sq
-            u = jdiv(cones, lam, rl)  # = ds~ + dz~
-            bz = scaling.apply(u)  # -rz - W u
+            u = jdiv(cones, lam, rl, out=work("u_" + tag))  # = ds~ + dz~
+            bz = scaling.apply(u, out=work("bz"))  # -rz - W u
             np.subtract(m_rz, bz, out=bz)
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
@@ -427,7 +444,7 @@ def cone_ipm(
                 )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
-            dzt = scaling.apply(dz)
+            dzt = scaling.apply(dz, out=work("dzt_" + tag))
             dst = u  # u - dzt (u is not used again)
             dst -= dzt
             amax = min(max_step(cones, lam, dst), max_step(cones, lam, dzt))
@@ -440,15 +457,17 @@ def cone_ipm(
                     sigma = (1.0 - a_aff) ** 3
                 dsa, dza = dst, dzt
         step = min(1.0, step_fraction * amax)
-        if not np.isfinite(step) or not all(np.all(np.isfinite(v)) for v in (dx, dy, dz, dst)):
+        if not np.isfinite(step) or not all(np.isfinite(_ninf(v)) for v in (dx, dy, dz, dst)):
             return result("numerical_error", it)
         if step < 1e-10:
             return result("numerical_error", it)
-        ds = scaling.apply(dst)
+        ds = scaling.apply(dst, out=work("ds"))
+        # the new s and z go to the buffer of each pair that is not the current iterate
+        s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))
         for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
-            s_new, inside = step_into(cones, s, ds, step)  # s or z on the boundary
+            s_new, inside = step_into(cones, s, ds, step, out=s_out)  # s or z on the boundary
             if inside:
-                z_new, inside = step_into(cones, z, dz, step)
+                z_new, inside = step_into(cones, z, dz, step, out=z_out)
                 if inside:
                     break
             step *= 0.5
