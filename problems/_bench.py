@@ -13,3 +13,16 @@ def peak_mb(fn) -> float:
         return tracemalloc.get_traced_memory()[1] / 2**20
     finally:
         tracemalloc.stop()
+
+
+def available_mb() -> float | None:
+    """The memory the operating system reports as available (``MemAvailable`` of ``/proc/meminfo``), in MiB;
+    None where that is unknown (not Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -8,8 +8,8 @@ Grid: L in {2000, 20000, 200000}, n in {20, 50, 200}, k in {1, 2, L} (one shared
 per class, one diagonal ellipsoid per sample).  The CVXPY side is skipped where L * n > 10^6
 (grouped) or L * n > 10^5 (per sample): measured under load, L = 2000, n = 50 per-sample took 34 s
 and n = 200 more than 5 minutes, L = 20000, n = 50 grouped 24 s; the skipped cells are larger
-(the table says "skipped").  The ipm side itself is skipped for per-sample ellipsoids with
-L * n > 4e6 (see IPM_MAX_LN_SAMPLE).
+(the table says "skipped").  The ipm side itself is skipped for per-sample ellipsoids whose
+expected peak memory exceeds what the machine has available (see :func:`_sample_ipm_fits`).
 Both sides are checked to reach the same objective (relative difference printed).
 
 Part 2 -- RSVM_SOCP [BBBB10, eq. 16] re-solved over the paper's grid C in {0.1, 1, 5, 10, 50,
@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from ._bench import peak_mb
+from ._bench import available_mb, peak_mb
 
 from rsvm_conic.formulations.robust import RobustSVM
 from rsvm_conic.solvers.robust_ipm import robust_svm_ipm
@@ -43,9 +43,21 @@ from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CVXPY_MAX_LN = 1_000_000  # shared or grouped ellipsoids: CVXPY + Clarabel only where L * n <= 1e6
 CVXPY_MAX_LN_SAMPLE = 100_000  # per-sample ellipsoids (L cones of size n + 1): only where L * n <= 1e5
-# per-sample ellipsoids hold ~20 arrays of shape (L, n + 1) in the IPM; measured 151 s at L = 2e5, n = 20
-# under load (21 its): L = 2e5 with n = 50 / 200 would need > 5 GB and far more than 5 minutes here
+# per-sample ellipsoids hold about 30 arrays the size of X at once in the IPM (measured: the process's peak
+# resident memory 9.2 GB at L = 2e5, n = 200, X 305 MB); where the available memory is unknown, the cells
+# above IPM_MAX_LN_SAMPLE are skipped
+SAMPLE_PEAK_PER_X = 30
 IPM_MAX_LN_SAMPLE = 4_000_000
+
+
+def _sample_ipm_fits(L, n):
+    """``(runs, why)``: whether the interior point on L x n per-sample ellipsoids fits in 60% of the available
+    memory (expected peak ``SAMPLE_PEAK_PER_X`` times the bytes of X)."""
+    need = SAMPLE_PEAK_PER_X * L * n * 8 / 2**20
+    avail = available_mb()
+    if avail is None:
+        return L * n <= IPM_MAX_LN_SAMPLE, f"L*n > {IPM_MAX_LN_SAMPLE:.0e} per sample, available memory unknown"
+    return need <= 0.6 * avail, f"per sample: needs ~{need / 1024:.1f} GB, {avail / 1024:.1f} GB available"
 
 
 def _data(L, n, k, seed=0):
@@ -94,11 +106,9 @@ def part1(Ls, ns, ks, C=1.0):
         for n in ns:
             for k in ks:
                 kk = "L" if k == "L" else str(k)
-                if k == "L" and L * n > IPM_MAX_LN_SAMPLE:
-                    print(
-                        f"{L:>7} {n:>4} {kk:>6} | {'skipped (L*n > 4e6 per-sample: > 5 GB and > 5 min here)':>60}",
-                        flush=True,
-                    )
+                fits, why = _sample_ipm_fits(L, n) if k == "L" else (True, "")
+                if not fits:
+                    print(f"{L:>7} {n:>4} {kk:>6} | skipped ({why})", flush=True)
                     rows.append((L, n, kk, None, None, None, None))
                     continue
                 X, y, unc = _data(L, n, k)
@@ -285,7 +295,7 @@ def part_bound(Ls, ns, ks, C=1.0, print_fn=functools.partial(print, flush=True))
 
     print_fn(
         f"Target 1: interior point vs its lower bound ({_os.cpu_count()} cores, 1 BLAS thread; time: best of 3 "
-        "at L <= 2e4, one run above)"
+        "at L <= 2e4, one run above, untraced; peak: one more run traced by tracemalloc)"
     )
     hdr = (
         f"{'L':>7} {'n':>4} {'k':>3} | {'ipm [s]':>8} {'its':>4} {'Clarabel its':>12} | {'unit [ms]':>9} "
@@ -302,22 +312,22 @@ def part_bound(Ls, ns, ks, C=1.0, print_fn=functools.partial(print, flush=True))
         for n in ns:
             for k in ks:
                 kk = "L" if k == "L" else str(k)
-                if k == "L" and L * n > IPM_MAX_LN_SAMPLE:
-                    print_fn(f"{L:>7} {n:>4} {kk:>3} | skipped (per-sample ellipsoids, L*n > 4e6)")
+                fits, why = _sample_ipm_fits(L, n) if k == "L" else (True, "")
+                if not fits:
+                    print_fn(f"{L:>7} {n:>4} {kk:>3} | skipped ({why})")
                     continue
                 X, y, unc = _data(L, n, k)
                 res = unc.resolve(L, n)
                 args = (X, y, C, res.gamma, res.factors, res.diagonal, res.group_index)
-                times, peak = [], 0.0
-                for r in range(3 if L <= 20000 else 1):
-                    if r == 0:
-                        tracemalloc.start()
+                tracemalloc.start()  # one traced run for the peak memory (tracing slows allocations: not timed)
+                robust_svm_ipm(*args)
+                peak = tracemalloc.get_traced_memory()[1] / 2**20
+                tracemalloc.stop()
+                times = []
+                for _ in range(3 if L <= 20000 else 1):
                     t0 = time.perf_counter()
                     vals, info = robust_svm_ipm(*args)
                     times.append(time.perf_counter() - t0)
-                    if r == 0:
-                        peak = tracemalloc.get_traced_memory()[1] / 2**20
-                        tracemalloc.stop()
                 t_ipm = min(times)
                 its = info["iterations"]
                 clar = "-"
