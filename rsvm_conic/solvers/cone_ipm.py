@@ -353,8 +353,8 @@ def cone_ipm(
         z = shift_into_cone(cones, z)
     deg = cones.degree
 
-    # work arrays of the cone's size, reused by every iteration (fresh ones cost page faults once they exceed the
-    # allocator's reuse threshold: measured 1/3 of the time of per-sample cones at 2e5 x 50)
+    # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
+    # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
     buffers: dict = {}
 
     def work(name):
