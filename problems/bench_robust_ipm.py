@@ -94,7 +94,7 @@ def _objective(X, y, C, unc_resolved, w, b):
 
 
 def part1(Ls, ns, ks, C=1.0):
-    print("Part 1: robust linear SVM SOCP (eq. 4, p = 2), C = 1, radius = 1")
+    print(f"Part 1: robust linear SVM SOCP (eq. 4, p = 2), C = 1, radius = 1 ({os.cpu_count()} cores)")
     hdr = (
         f"{'L':>7} {'n':>4} {'k':>6} | {'ipm [s]':>8} {'its':>4} {'gap_rel':>8} | {'CVXPY+Clarabel [s]':>18} "
         f"{'(Clarabel solve)':>16} | {'ratio':>7} {'ratio vs solve':>14} | {'rel. obj. diff':>14}"
@@ -293,11 +293,10 @@ def part_bound(Ls, ns, ks, C=1.0, print_fn=functools.partial(print, flush=True))
     passes)), goal <= 1.5; its certified relative gap (the solve raises unless it is optimal at 1e-8); peak traced
     memory against the bytes of X; Clarabel's iteration count where its CVXPY model is affordable (L n <= 10^6
     grouped)."""
-    import os as _os
     import tracemalloc
 
     print_fn(
-        f"Target 1: interior point vs its lower bound ({_os.cpu_count()} cores, 1 BLAS thread; time: best of 3 "
+        f"Target 1: interior point vs its lower bound ({os.cpu_count()} cores, 1 BLAS thread; time: best of 3 "
         "at L <= 2e4, one run above, untraced; peak: one more run traced by tracemalloc)"
     )
     hdr = (

@@ -16,6 +16,7 @@ Part 2 -- stochastic solvers on the nominal problem (eq. 1/5) at L = 10^6, n = 5
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
@@ -55,7 +56,10 @@ def _timed(fn):
 
 
 def part1(sizes, n=50, C=1.0, radius=1.0, naive_max=2000):
-    print("Part 1: grouped robust SOCP, n = %d, k = 2, Clarabel (times include model building)" % n)
+    print(
+        "Part 1: grouped robust SOCP, n = %d, k = 2, Clarabel (times include model building; %d cores)"
+        % (n, os.cpu_count())
+    )
     print(
         f"{'L':>7} {'rsvm-conic [s]':>15} {'plain CVXPY [s]':>16} {'ratio':>7} {'naive [s]':>10} "
         f"{'naive/ours':>11} {'max rel. obj. diff':>19}"
