@@ -14,9 +14,11 @@ temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.rob
 
 Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgemv`` on tall ``X``
 (measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
-(an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``) and the
-orthant's step length.  Only the row dot product (:func:`row_dot`) may sum in any order, so that it
-vectorises; nothing else is relaxed, so NaN and inf propagate as in numpy.
+(an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
+step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
+(:func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only the row dot products (:func:`row_dot` and the cone
+rows' ``u1'v1``) may sum in any order, so that they vectorise; nothing else is relaxed, so NaN and inf
+propagate as in numpy.
 
 The kernels take trusted float64 arrays and intp group indices (validated by the caller).
 """
