@@ -415,13 +415,13 @@ def cone_ipm(
         mu = gap / deg
         m_lam_sq = jprod(cones, lam, lam, out=work("m_lam_sq"))  # -lam o lam
         np.negative(m_lam_sq, out=m_lam_sq)
-        m_rz = np.negative(rz, out=work("m_rz"))
+        m_rz = np.negative(rz, out=rz)  # rz is not needed again this iteration
         dsa = dza = None
         sigma = 0.0
         for corrector in (False, True):
             tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
             if corrector:  # rl = -lam o lam - dsa o dza + sigma mu e
-                rl = jprod(cones, dsa, dza, out=work("rl"))
+                rl = jprod(cones, dsa, dza, out=work("bz"))  # the predictor's bz is spent; rl is, once u is formed
                 np.subtract(m_lam_sq, rl, out=rl)
                 rl_l, rl_q = cones.split(rl)
                 rl_l += sigma * mu
