@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, jprod, max_step
+from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, jprod, max_step, step_into
 from .robust_ipm import ConeTerms, centred_gram, finish_status, sum_apply_rows, transpose_apply, weighted_gram
 from .row_kernels import group_row_sums
 from .row_blocks import RowBlocks
@@ -183,21 +183,21 @@ class _Block:
         part = dict(E.part)
         zm = self.split_z(E.z)[0]
         x_rx = float(E.xi @ E.rx_xi)
-        max_x, max_rx = float(np.max(np.abs(E.xi))), float(np.max(np.abs(E.rx_xi)))
+        max_x, max_rx = _ninf(E.xi), _ninf(E.rx_xi)
         if self.sample:
             x_rx += float(E.t @ E.rx_t)
-            max_x = max(max_x, float(np.max(np.abs(E.t))))
-            max_rx = max(max_rx, float(np.max(np.abs(E.rx_t))))
+            max_x = max(max_x, _ninf(E.t))
+            max_rx = max(max_rx, _ninf(E.rx_t))
         part.update(
             sum_xi=float(E.xi.sum()),
             sum_zm=float(zm.sum()),
             x_rx=x_rx,
             sz=float(E.s @ E.z),
             max_x=max_x,
-            max_s=float(np.max(np.abs(E.s))),
-            max_z=float(np.max(np.abs(E.z))),
+            max_s=_ninf(E.s),
+            max_z=_ninf(E.z),
             max_rx=max_rx,
-            max_rz=float(np.max(np.abs(E.rz))),
+            max_rz=_ninf(E.rz),
         )
         return part
 
@@ -285,9 +285,9 @@ class _Block:
         rz = bz - self.Gx(du[: self.n], du[self.n], dxi, dt, dtg) + E.sc.apply_sq(dz)
         if not sums:
             return part, (rxi, rt, rz)
-        err = max(float(np.max(np.abs(rxi))), float(np.max(np.abs(E.sc.apply(rz, inverse=True)))))
+        err = max(_ninf(rxi), _ninf(E.sc.apply(rz, inverse=True)))
         if rt is not None:
-            err = max(err, float(np.max(np.abs(rt))))
+            err = max(err, _ninf(rt))
         part["max_r"] = err
         return part, (rxi, rt, rz)
 
@@ -352,18 +352,21 @@ def _step(B, st, it, step, w_new):
     dzt = E.sc.apply(d[2])
     ds = E.sc.apply(u - dzt)
     halvings = 0
-    while not (interior(B.cones, st["s"] + step * ds) and interior(B.cones, st["z"] + step * d[2])):
+    while True:  # each step and its interior test in one pass (step_into), as in cone_ipm
+        s_new, inside = step_into(B.cones, st["s"], ds, step)
+        if inside:
+            z_new, inside = step_into(B.cones, st["z"], d[2], step)
+        if inside or halvings == 30:
+            break
         step *= 0.5
         halvings += 1
-        if halvings == 30:
-            break
     if halvings:
         return st, halvings
     return {
         "xi": st["xi"] + step * d[0],
         "t": None if d[1] is None else st["t"] + step * d[1],
-        "z": st["z"] + step * d[2],
-        "s": st["s"] + step * ds,
+        "z": z_new,
+        "s": s_new,
         "Xw": B.X @ w_new,
     }, 0
 
@@ -397,8 +400,8 @@ def _corrector_pass(blk, st, plan):
     part = {"min_step": min(max_step(B.cones, E.lam, dst), max_step(B.cones, E.lam, dzt)), "min_finite": float(finite)}
     if plan["scale"]:
         bxi, bt, bz = rhs
-        scale = max(float(np.max(np.abs(bxi))), float(np.max(np.abs(E.sc.apply(bz, inverse=True)))))
-        part["max_b"] = scale if bt is None else max(scale, float(np.max(np.abs(bt))))
+        scale = max(_ninf(bxi), _ninf(E.sc.apply(bz, inverse=True)))
+        part["max_b"] = scale if bt is None else max(scale, _ninf(bt))
     if plan["refine"]:
         du = sum(c[0] for c in it["corr"])
         dtg = None if it["corr"][0][1] is None else sum(c[1] for c in it["corr"])
