@@ -11,6 +11,7 @@ import numbers
 import sys
 
 import numpy as np
+from numba import njit
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -329,17 +330,21 @@ def check_two_classes(y, name: str = "y", *, reason: str | None = None, classes=
 _TINY = 1e-300
 
 
-def check_symmetric(S, name: str = "matrix", *, rtol: float = 1e-8, atol: float = 0.0) -> np.ndarray:
+def check_symmetric(
+    S, name: str = "matrix", *, rtol: float = 1e-8, atol: float = 0.0, return_scale: bool = False
+) -> np.ndarray:
     """Check that the last two axes of ``S`` hold square symmetric matrices; return them symmetrised.
 
     Non-symmetric means ``max |S - S^T| > rtol * max(1, max |S|) + atol``.  Raises ValueError naming
-    the first bad block of a stack.
+    the first bad block of a stack.  One finite matrix (2-D) that is exactly symmetric is returned as is (it
+    equals its symmetrisation bit for bit; no copy).  ``return_scale``: also return ``max(1, max |S_sym|)`` of
+    the returned matrix (the default scale of :func:`check_psd`), from the same pass where it can be.
     """
     S = np.asarray(S, dtype=np.float64)
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
         raise ValueError(f"{name} must be square; got shape {S.shape}.")
-    if S.ndim == 2 and S.shape[0] >= 2 * _SYM_BLOCK:
-        return _check_symmetric_2d(S, name, rtol, atol)
+    if S.ndim == 2:
+        return _check_symmetric_2d(S, name, rtol, atol, return_scale)
     scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0
     asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2)) if S.size else np.zeros(S.shape[:-2])
     if np.any(asym > rtol * scale + atol):
@@ -349,42 +354,100 @@ def check_symmetric(S, name: str = "matrix", *, rtol: float = 1e-8, atol: float 
             f"{name}{where} is not symmetric (max |S - S^T| = {float(np.max(asym)):.3g}); "
             "pass a symmetric matrix, e.g. (S + S.T) / 2."
         )
-    return 0.5 * (S + np.swapaxes(S, -1, -2))
+    out = 0.5 * (S + np.swapaxes(S, -1, -2))
+    return (out, _max_abs_scale(out)) if return_scale else out
 
 
-#: row blocks of the one-matrix symmetry check (a block and its transposed counterpart stay in cache)
+#: row blocks of the one-matrix symmetrisation (a block and its transposed counterpart stay in cache)
 _SYM_BLOCK = 256
+#: tiles of the compiled symmetry scan (an (i, j) tile and its transposed (j, i) tile stay in cache)
+_SCAN_TILE = 128
 
 
-def _check_symmetric_2d(S, name, rtol, atol):
-    """:func:`check_symmetric` for one large matrix, by row blocks: ``(S + S^T) / 2`` written block by block (each
-    entry the same operations as the whole-array expression) and the asymmetry read from the same blocks, with
-    no n x n temporaries."""
+@njit(cache=True)
+def _symmetry_scan(S, tile):
+    """``(max |S_ij - S_ji|, max S, min S, finite)`` of one square ``S`` in one pass over tile pairs (each entry read
+    once).  Meaningful only when ``finite``: the comparisons skip NaN."""
     n = S.shape[0]
-    out = np.empty_like(S)
-    asym = smax = 0.0
-    for i in range(0, n, _SYM_BLOCK):
-        blk, rows, cols = out[i : i + _SYM_BLOCK], S[i : i + _SYM_BLOCK], S[:, i : i + _SYM_BLOCK].T
-        np.subtract(rows, cols, out=blk)
-        asym = max(asym, float(blk.max()), -float(blk.min()))  # max |S - S^T| without an |.| pass
-        smax = max(smax, float(rows.max()), -float(rows.min()))
-        np.add(rows, cols, out=blk)
-        blk *= 0.5
-    scale = max(1.0, smax)
+    asym = 0.0
+    smax = -np.inf
+    smin = np.inf
+    nonfinite = 0.0  # a * 0 is 0 for finite a, NaN for NaN and inf: the sum is 0 exactly when every entry is finite
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            for i in range(i0, i1):
+                for j in range(i + 1 if j0 == i0 else j0, j1):
+                    a = S[i, j]
+                    b = S[j, i]
+                    nonfinite += a * 0.0 + b * 0.0
+                    asym = max(asym, abs(a - b))
+                    smax = max(smax, max(a, b))
+                    smin = min(smin, min(a, b))
+    for i in range(n):
+        a = S[i, i]
+        nonfinite += a * 0.0
+        smax = max(smax, a)
+        smin = min(smin, a)
+    return asym, smax, smin, nonfinite == 0.0
+
+
+def _exactly_symmetric_as_is(S, asym, finite) -> bool:
+    """Whether ``S`` can stand for ``(S + S^T) / 2`` itself: finite, exactly symmetric (then ``(s + s) / 2 = s`` bit for
+    bit) and contiguous (the symmetrised copy would be)."""
+    return finite and asym == 0.0 and (S.flags.c_contiguous or S.flags.f_contiguous)
+
+
+def _check_symmetric_2d(S, name, rtol, atol, return_scale):
+    """:func:`check_symmetric` for one matrix: the compiled scan decides, and an exactly symmetric finite ``S``
+    is returned as is (no n x n copy); otherwise ``(S + S^T) / 2`` by row blocks (:func:`symmetric_part`).  A
+    non-finite ``S`` keeps the NaN-propagating blockwise check."""
+    asym, smax, smin, finite = _symmetry_scan(S, _SCAN_TILE)
+    if not finite:
+        asym, smax, smin = _asymmetry_blocks(S)
+    scale = max(1.0, smax, -smin)
     if asym > rtol * scale + atol:
         raise ValueError(
             f"{name} is not symmetric (max |S - S^T| = {asym:.3g}); pass a symmetric matrix, e.g. (S + S.T) / 2."
         )
-    return out
+    if _exactly_symmetric_as_is(S, asym, finite):
+        return (S, scale) if return_scale else S
+    out = symmetric_part(S)
+    return (out, _max_abs_scale(out)) if return_scale else out
+
+
+def _asymmetry_blocks(S):
+    """``(max |S - S^T|, max S, min S)`` by row blocks with numpy's reductions, for a matrix with a NaN or an inf
+    (where the scan's answer is not meaningful); a block whose reduction is NaN fails the comparisons and is passed
+    over, as before the scan existed."""
+    n = S.shape[0]
+    asym, smax, smin = 0.0, -np.inf, np.inf
+    blk = np.empty((min(_SYM_BLOCK, n), n))
+    for i in range(0, n, _SYM_BLOCK):
+        rows = S[i : i + _SYM_BLOCK]
+        b = np.subtract(rows, S[:, i : i + _SYM_BLOCK].T, out=blk[: rows.shape[0]])
+        asym = max(asym, float(b.max()), -float(b.min()))  # max |S - S^T| without an |.| pass
+        smax, smin = max(smax, float(rows.max())), min(smin, float(rows.min()))
+    return asym, smax, smin
+
+
+def _max_abs_scale(S) -> float:
+    """``max(1, max |S|)`` without an ``|S|`` temporary."""
+    return max(1.0, float(np.max(S)), -float(np.min(S))) if S.size else 1.0
 
 
 def symmetric_part(S) -> np.ndarray:
-    """``(S + S^T) / 2`` of one square matrix (a new array); by row blocks when it is large (each entry the same
-    operations as the whole-array expression, the same bits, and no n x n temporaries)."""
+    """``(S + S^T) / 2`` of one square matrix.  It is scanned first (compiled, one pass): when it is finite and exactly
+    symmetric, ``S`` itself is returned (the same bits, no copy); otherwise a new array formed by row blocks (each
+    entry the same operations as the whole-array expression, the same bits, no n x n temporaries)."""
     S = np.asarray(S, dtype=np.float64)
-    n = S.shape[0]
-    if S.ndim != 2 or n < 2 * _SYM_BLOCK:
+    if S.ndim != 2:
         return 0.5 * (S + S.T)
+    n = S.shape[0]
+    asym, _, _, finite = _symmetry_scan(S, _SCAN_TILE)
+    if _exactly_symmetric_as_is(S, asym, finite):
+        return S
     out = np.empty_like(S)
     for i in range(0, n, _SYM_BLOCK):
         blk = out[i : i + _SYM_BLOCK]
@@ -415,8 +478,8 @@ def check_psd(S, name: str = "matrix", *, neg_tol: float = 1e-8, scale: float | 
     ``eigvalsh``); only when it fails are the eigenvalues computed, which decide.
     """
     S = np.asarray(S, dtype=np.float64)
-    if scale is None:  # max |S| without an |S| temporary
-        scale = max(1.0, float(np.max(S)), -float(np.min(S))) if S.size else 1.0
+    if scale is None:
+        scale = _max_abs_scale(S)
     threshold = neg_tol * scale
     if S.ndim == 2 and low_rank_psd_ok(S, 0.5 * threshold):
         return
@@ -438,8 +501,9 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
 
     A pivoted Cholesky factorisation (largest remaining diagonal first, ``r <= max_rank`` steps) stops when the
     trace of the remaining Schur complement is below ``slack``; then ``S = R'R + E`` with ``R'R`` PSD, so
-    ``lambda_min(S) >= -||E||_2 >= -||E||_F``, and ``||E||_F`` is computed explicitly (row blocks, ``O(n^2 r)``),
-    plus a bound on its rounding (``n (r + 2) eps (max|S| + max diag S)``): the proof holds for any symmetric ``S``,
+    ``lambda_min(S) >= -||E||_2 >= -||E||_F``, and ``||E||_F`` is computed explicitly (``O(n^2 r)``: one compiled
+    pass for ``r <= 8``, BLAS row blocks above), plus bounds on its rounding (``n (r + 2) eps (max|S| + max diag S)`` on
+    the entries, a factor ``1 + 2 (n^2 + 1) eps`` on the sum of squares): the proof holds for any symmetric ``S``,
     PSD or not.  A numerically low-rank kernel (e.g. a linear kernel of few features) is proved PSD in
     ``O(n^2 r)`` instead of the ``n^3 / 3`` of :func:`shifted_cholesky_ok`; False (nothing proved, the caller
     factorises) when ``S`` has more than ``max_rank`` directions above ``slack``, a diagonal entry below
@@ -474,20 +538,48 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
         d[p] = 0.0
         r += 1
     Rr = R[:r]
-    sq = smax = 0.0
-    E = np.empty((min(_SYM_BLOCK, n), n))
-    for i in range(0, n, _SYM_BLOCK):
-        Si = S[i : i + _SYM_BLOCK]
-        Ei = E[: Si.shape[0]]
-        if r <= 8:  # einsum's own loop, not BLAS: a threaded GEMM with an inner size of 2 took 30 ms a block (load)
-            np.einsum("ki,kj->ij", Rr[:, i : i + _SYM_BLOCK], Rr, out=Ei)
-        else:
+    if r <= 8:  # a compiled pass (a threaded GEMM with an inner size of 2 took 30 ms a block under load)
+        sq, smax = _low_rank_residual(S, Rr)
+    else:
+        sq = smax = 0.0
+        E = np.empty((min(_SYM_BLOCK, n), n))
+        for i in range(0, n, _SYM_BLOCK):
+            Si = S[i : i + _SYM_BLOCK]
+            Ei = E[: Si.shape[0]]
             np.matmul(Rr[:, i : i + _SYM_BLOCK].T, Rr, out=Ei)
-        np.subtract(Si, Ei, out=Ei)
-        sq += float(np.einsum("ij,ij->", Ei, Ei))
-        smax = max(smax, float(Si.max()), -float(Si.min()))
-    rounding = n * (r + 2) * np.finfo(np.float64).eps * (smax + max(dmax, 0.0))
-    return math.sqrt(sq) + rounding <= slack
+            np.subtract(Si, Ei, out=Ei)
+            sq += float(np.einsum("ij,ij->", Ei, Ei))
+            smax = max(smax, float(Si.max()), -float(Si.min()))
+    eps = np.finfo(np.float64).eps
+    rounding = n * (r + 2) * eps * (smax + max(dmax, 0.0))
+    # the entries' rounding above; the sum of n^2 squares, in any order, within a factor 1 + n^2 eps (+ one eps each)
+    return math.sqrt(sq * (1.0 + 2.0 * (n * n + 1) * eps)) + rounding <= slack
+
+
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def _low_rank_residual(S, R):
+    """``(||S - R'R||_F^2, max |S|)`` for a short ``R`` (r x n), row by row with no n x n temporary.  The sums may
+    be taken in any order (vectorised); a NaN in ``S`` makes the first NaN."""
+    r, n = R.shape
+    sq = 0.0
+    smax = 0.0
+    e = np.empty(n)
+    for i in range(n):
+        m = smax
+        for j in range(n):
+            a = S[i, j]
+            e[j] = a
+            m = max(m, abs(a))
+        smax = m
+        for k in range(r):
+            c = R[k, i]
+            for j in range(n):
+                e[j] -= c * R[k, j]
+        row = 0.0
+        for j in range(n):
+            row += e[j] * e[j]
+        sq += row
+    return sq, smax
 
 
 def shifted_cholesky_ok(S, shift: float) -> bool:

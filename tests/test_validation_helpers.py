@@ -11,6 +11,7 @@ from rsvm_conic._validation import (
     low_rank_psd_ok,
     psd_eigh,
     psd_factor,
+    symmetric_part,
 )
 
 
@@ -83,6 +84,73 @@ def test_large_symmetric_check_by_blocks_is_the_whole_array_expression():
     check_symmetric(bad, "S", rtol=1e-5)
 
 
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 300])
+def test_symmetry_scan_is_the_numpy_reductions(n):
+    """The compiled one-pass scan: max |S - S^T|, max S, min S (every entry, tile edges included) and whether every
+    entry is finite, against numpy; a NaN or an inf anywhere (diagonal, either triangle, a tile's edge) is seen."""
+    from rsvm_conic._validation import _SCAN_TILE, _symmetry_scan
+
+    rng = np.random.default_rng(n)
+    S = rng.standard_normal((n, n))
+    for M in (S, 0.5 * (S + S.T)):
+        asym, smax, smin, finite = _symmetry_scan(M, _SCAN_TILE)
+        assert finite
+        assert asym == np.max(np.abs(M - M.T)) and smax == M.max() and smin == M.min()
+    for i, j in {(0, 0), (n - 1, 0), (0, n - 1), (n // 2, n // 3), (n - 1, n - 1)}:
+        for bad in (np.nan, np.inf, -np.inf):
+            M = S.copy()
+            M[i, j] = bad
+            assert not _symmetry_scan(M, _SCAN_TILE)[3]
+
+
+def test_exactly_symmetric_matrix_is_returned_as_is():
+    """A finite, exactly symmetric, contiguous matrix equals its symmetrisation bit for bit, so check_symmetric and
+    symmetric_part return it without a copy (Fortran order too); anything else gets the symmetrised copy, with
+    the same bits as (S + S^T) / 2 (NaN included), and return_scale gives max(1, max |S_sym|) of what is returned."""
+    S = _psd(40, 6, seed=2)
+    S = 0.5 * (S + S.T)
+    assert check_symmetric(S) is S and symmetric_part(S) is S
+    F = np.asfortranarray(S)
+    assert check_symmetric(F) is F and symmetric_part(F) is F
+    out, scale = check_symmetric(S, return_scale=True)
+    assert out is S and scale == max(1.0, np.abs(S).max())
+    small = 1e-3 * S
+    assert check_symmetric(small, return_scale=True)[1] == 1.0
+    view = np.zeros((80, 80))
+    view[::2, ::2] = S  # a strided view: symmetric, not contiguous
+    got = check_symmetric(view[::2, ::2])
+    assert got is not S and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, S)
+    near = S.copy()
+    near[3, 5] += 1e-12
+    for got in (check_symmetric(near), symmetric_part(near)):
+        assert got is not near
+        np.testing.assert_array_equal(got, 0.5 * (near + near.T))
+    out, scale = check_symmetric(near, return_scale=True)
+    assert scale == max(1.0, np.abs(out).max())
+    nan = S.copy()
+    nan[1, 2] = np.nan
+    for got in (check_symmetric(nan), symmetric_part(nan)):
+        assert got is not nan
+        np.testing.assert_array_equal(got, 0.5 * (nan + nan.T))
+
+
+def test_low_rank_residual_is_the_frobenius_norm():
+    """The compiled residual of low_rank_psd_ok: ||S - R'R||_F^2 and max |S| against numpy (relative 1e-12: its sums
+    are reordered), NaN propagated."""
+    from rsvm_conic._validation import _low_rank_residual
+
+    rng = np.random.default_rng(5)
+    for n, r in ((1, 1), (130, 3), (257, 8)):
+        S = rng.standard_normal((n, n))
+        R = rng.standard_normal((r, n))
+        sq, smax = _low_rank_residual(S, R)
+        ref = np.sum((S - R.T @ R) ** 2)
+        assert abs(sq - ref) <= 1e-12 * ref and smax == np.abs(S).max()
+        S[n // 2, 0] = np.nan
+        assert np.isnan(_low_rank_residual(S, R)[0])
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_low_rank_psd_proof_agrees_with_the_eigenvalues(seed):
     """low_rank_psd_ok proves lambda_min >= -slack only where it holds (eigvalsh decides), for PSD low-rank
@@ -102,6 +170,9 @@ def test_low_rank_psd_proof_agrees_with_the_eigenvalues(seed):
     assert not low_rank_psd_ok(bad, slack)
     with pytest.raises(ValueError, match="not positive semidefinite"):
         check_psd(bad, neg_tol=1e-8 * n)
+    sharp = K - 1.2 * slack * np.outer(u, u) / (u @ u)  # ||E||_F ~ 1.2 slack: a proof that shrank it would lie
+    assert np.linalg.eigvalsh(sharp)[0] < -slack
+    assert not low_rank_psd_ok(sharp, slack)
     barely = K - 0.5 * slack * np.outer(u, u) / (u @ u)  # lambda_min = -slack / 2: PSD to the slack
     assert np.linalg.eigvalsh(barely)[0] >= -slack
     check_psd(barely, neg_tol=1e-8 * n)

@@ -272,8 +272,8 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
     (:func:`rsvm_conic._validation.check_psd`).
     """
     K = check_finite_array(K, name, ndim=2)
-    K = check_symmetric(K, name, rtol=1e-8)
-    check_psd(K, name, neg_tol=tol * K.shape[0], hint="the mean kernel must be a kernel matrix")
+    K, scale = check_symmetric(K, name, rtol=1e-8, return_scale=True)
+    check_psd(K, name, neg_tol=tol * K.shape[0], scale=scale, hint="the mean kernel must be a kernel matrix")
     return K
 
 
