@@ -500,7 +500,7 @@ class KernelUncertainty:
             beta_g = check_finite_array(sigma2, "sigma2", ndim=2)
             if beta_g.shape != (n, n):
                 raise ValueError(f"sigma2 must have shape {(n, n)} like K_bar; got {beta_g.shape}.")
-            if np.any(beta_g < 0):
+            if float(beta_g.min()) < 0:  # finite (checked above); no boolean n x n temporary
                 raise ValueError("sigma2 holds variances and must be >= 0.")
         out = cls(K_bar, beta_g, symmetric_noise=symmetric_noise)
         if (a is None) != (b is None):
