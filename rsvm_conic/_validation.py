@@ -402,7 +402,7 @@ def _exactly_symmetric_as_is(S, asym, finite) -> bool:
 def _check_symmetric_2d(S, name, rtol, atol, return_scale):
     """:func:`check_symmetric` for one matrix: the compiled scan decides, and an exactly symmetric finite ``S``
     is returned as is (no n x n copy); otherwise ``(S + S^T) / 2`` by row blocks (:func:`symmetric_part`).  A
-    non-finite ``S`` keeps the NaN-propagating blockwise check."""
+    non-finite ``S`` is checked by numpy's blockwise reductions, as before the scan existed."""
     asym, smax, smin, finite = _symmetry_scan(S, _SCAN_TILE)
     if not finite:
         asym, smax, smin = _asymmetry_blocks(S)
@@ -552,14 +552,15 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
             smax = max(smax, float(Si.max()), -float(Si.min()))
     eps = np.finfo(np.float64).eps
     rounding = n * (r + 2) * eps * (smax + max(dmax, 0.0))
-    # the entries' rounding above; the sum of n^2 squares, in any order, within a factor 1 + n^2 eps (+ one eps each)
+    # the entries' rounding above; the n^2 squares (each within a factor 1 + eps) summed in any order (within a factor
+    # 1 + (n^2 - 1) eps of the exact sum): 2 (n^2 + 1) eps covers both, to first order
     return math.sqrt(sq * (1.0 + 2.0 * (n * n + 1) * eps)) + rounding <= slack
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz"})
 def _low_rank_residual(S, R):
     """``(||S - R'R||_F^2, max |S|)`` for a short ``R`` (r x n), row by row with no n x n temporary.  The sums may
-    be taken in any order (vectorised); a NaN in ``S`` makes the first NaN."""
+    be taken in any order (vectorised); a NaN in ``S`` makes the first value NaN."""
     r, n = R.shape
     sq = 0.0
     smax = 0.0
