@@ -191,3 +191,81 @@ def test_step_into_is_the_step_and_the_interior_test():
     on_boundary[5:8] = [1.0, 1.0, 0.0]
     assert not step_into(cones, on_boundary, np.zeros(cones.size), 0.0)[1]
     assert step_into(cones, x, np.zeros(cones.size), 0.0)[1]
+
+
+def _interior_pair(cones, rng):
+    """A random interior pair (s, z) of ``cones`` and its NT scaling."""
+    from rsvm_conic.solvers.cone_ipm import Scaling
+
+    s = cones.identity() * 3.0 + 0.5 * rng.normal(size=cones.size)
+    z = cones.identity() * 2.0 + 0.5 * rng.normal(size=cones.size)
+    s[: cones.n_l], z[: cones.n_l] = np.abs(s[: cones.n_l]) + 0.1, np.abs(z[: cones.n_l]) + 0.1
+    return s, z, Scaling(cones, s, z)
+
+
+def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
+    """The interior point's fused passes (the complementarity right-hand side and its division by lam, -rz - W u,
+    the scaled directions with their step lengths, the primal residual with three norms) give the same bits as
+    the operations they replace (jprod, negation, subtraction, shift, jdiv; apply and subtraction; apply,
+    subtraction and two max_step calls; two numpy sums and three ninf), on cones of widths 2, 3 and 51."""
+    from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_u, scaled_directions
+    from rsvm_conic.solvers.row_kernels import ninf, residual_norms
+
+    rng = np.random.default_rng(8)
+    cones = ConeSpec(7, [(5, 2), (4, 3), (30, 51)])
+    assert cones.degree == 46
+    s, z, sc = _interior_pair(cones, rng)
+    lam = sc.apply(z)
+    dsa, dza = rng.normal(size=cones.size), rng.normal(size=cones.size)
+    shift = 0.37
+    # predictor: u = lam \ (-lam o lam); corrector: lam \ (-lam o lam - dsa o dza + shift e)
+    m_lam_sq = -jprod(cones, lam, lam)
+    np.testing.assert_array_equal(
+        newton_u(cones, lam, None, None, 0.0, np.empty(cones.size)), jdiv(cones, lam, m_lam_sq)
+    )
+    rl_ref = m_lam_sq - jprod(cones, dsa, dza)
+    rl_ref_l, rl_ref_q = cones.split(rl_ref)
+    rl_ref_l += shift
+    for Q in rl_ref_q:
+        Q[:, 0] += shift
+    u = newton_u(cones, lam, dsa, dza, shift, np.empty(cones.size))
+    np.testing.assert_array_equal(u, jdiv(cones, lam, rl_ref))
+    # bz = -rz - W u
+    m_rz = rng.normal(size=cones.size)
+    np.testing.assert_array_equal(sc.apply_from(m_rz, u, np.empty(cones.size)), m_rz - sc.apply(u))
+    # dzt = W dz, dst = u - dzt and the step length along both
+    orthant, socs = ConeSpec(cones.n_l), ConeSpec(0, cones.soc)
+    binding = set()
+    for _ in range(60):  # scales drawn so that each of the four limits (orthant / cones, dst / dzt) binds somewhere
+        uu, dz = (
+            np.repeat(10.0 ** rng.uniform(-3, 1, 2), [7, cones.size - 7]) * rng.normal(size=cones.size)
+            for _ in range(2)
+        )
+        dzt_ref = sc.apply(dz)
+        dst_ref = uu - dzt_ref
+        a_ref = min(max_step(cones, lam, dst_ref), max_step(cones, lam, dzt_ref))
+        dzt = np.empty(cones.size)
+        a = scaled_directions(cones, sc, lam, uu, dz, dzt)
+        np.testing.assert_array_equal(dzt, dzt_ref)
+        np.testing.assert_array_equal(uu, dst_ref)
+        assert a == a_ref
+        parts = {
+            (name, which): max_step(part, lam[sl], v[sl])
+            for name, part, sl in (("orthant", orthant, slice(0, 7)), ("cones", socs, slice(7, None)))
+            for which, v in (("dst", dst_ref), ("dzt", dzt_ref))
+        }
+        binding.add(min(parts, key=parts.get))
+    assert len(binding) == 4
+    zero = np.zeros(cones.size)  # directions that never leave the cone: no limit
+    assert scaled_directions(cones, sc, lam, zero.copy(), zero, np.empty(cones.size)) == np.inf
+    # rz = Gx + s - h and ||rz||, ||s||, ||z||
+    Gx, h = rng.normal(size=cones.size), rng.normal(size=cones.size)
+    rz = Gx.copy()
+    norms = residual_norms(rz, s, h, z)
+    np.testing.assert_array_equal(rz, Gx + s - h)
+    assert norms == (ninf(Gx + s - h), ninf(s), ninf(z))
+    for where in range(3):  # a NaN in any operand gives NaN in its norm(s) only
+        vs = [Gx.copy(), s.copy(), z.copy()]
+        vs[where][9] = np.nan
+        got = residual_norms(vs[0], vs[1], h, vs[2])
+        assert [np.isnan(v) for v in got] == [where in (0, 1), where == 1, where == 2]

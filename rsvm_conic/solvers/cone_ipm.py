@@ -48,14 +48,20 @@ import numpy as np
 from .row_kernels import (
     ninf,
     orthant_max_step,
+    orthant_newton_u,
+    orthant_scaled_dirs,
     orthant_step,
+    residual_norms,
     soc_apply,
+    soc_apply_from,
     soc_apply_sq,
     soc_jdet,
     soc_jdiv,
     soc_jprod,
     soc_min_step,
+    soc_newton_u,
     soc_nt_scaling,
+    soc_scaled_dirs,
     soc_step,
 )
 
@@ -150,6 +156,16 @@ class Scaling:
             self.apply_soc(j, V, inverse, O)
         return out
 
+    def apply_from(self, a: np.ndarray, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``a - W v`` into ``out`` (:meth:`apply` and the subtraction in one pass over the cone rows)."""
+        al, aq = self.cones.split(a)
+        vl, vq = self.cones.split(v)
+        ol, oq = self.cones.split(out)
+        np.subtract(al, vl * self.w_l, out=ol)
+        for j, (A, V, O) in enumerate(zip(aq, vq, oq)):
+            soc_apply_from(self.wbar[j], self.beta[j], A, V, O)
+        return out
+
     def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d), into ``out`` if given."""
         O = np.empty(V.shape) if out is None else out
@@ -203,6 +219,35 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None
     for Lm, R, O in zip(lq, rq, oq):
         soc_jdiv(Lm, R, O)
     return out
+
+
+def newton_u(cones: ConeSpec, lam: np.ndarray, dsa, dza, shift: float, out: np.ndarray) -> np.ndarray:
+    """``lam \\ r`` (:func:`jdiv`) for the complementarity right-hand side ``r = -lam o lam`` (``dsa`` None: the
+    predictor) or ``r = -lam o lam - dsa o dza + shift e`` (the corrector), into ``out``: one pass over the cone
+    rows where :func:`jprod`, the sums and :func:`jdiv` take four, with the same bits."""
+    corrector = dsa is not None
+    ll, lq = cones.split(lam)
+    al, aq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
+    bl, bq = cones.split(dza) if corrector else (ll, lq)
+    ol, oq = cones.split(out)
+    orthant_newton_u(ll, al, bl, shift, corrector, ol)
+    for Lm, A, B, O in zip(lq, aq, bq, oq):
+        soc_newton_u(Lm, A, B, shift, corrector, O)
+    return out
+
+
+def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: np.ndarray, dz: np.ndarray, dzt):
+    """The scaled directions ``dzt = W dz`` (written) and ``dst = u - dzt`` (over ``u``), and the largest step
+    from ``lam`` along both (:func:`max_step` of each, the smaller): one pass over the cone rows where
+    :meth:`Scaling.apply`, the subtraction and two :func:`max_step` calls take four, with the same bits."""
+    ll, lq = cones.split(lam)
+    ul, uq = cones.split(u)
+    zl, zq = cones.split(dz)
+    tl, tq = cones.split(dzt)
+    a = float(orthant_scaled_dirs(scaling.w_l, ll, ul, zl, tl))
+    for j, (Lm, U, Z, T) in enumerate(zip(lq, uq, zq, tq)):
+        a = min(a, float(soc_scaled_dirs(scaling.wbar[j], scaling.beta[j], Lm, U, Z, T)))
+    return a
 
 
 def interior(cones: ConeSpec, x: np.ndarray) -> bool:
@@ -374,9 +419,8 @@ def cone_ipm(
         rx += prob.ATy(y)
         rx += GTz
         ry = prob.Ax(x) - b
-        rz = Gx  # Gx + s - h
-        rz += s
-        rz -= h
+        rz = Gx
+        nrz, ns, nz = residual_norms(rz, s, h, z)  # rz = Gx + s - h in place, and three norms, in one pass
         xPx = float(x @ Px)
         pcost = 0.5 * xPx + float(q @ x)
         dcost = -0.5 * xPx - float(h @ z) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
@@ -384,8 +428,8 @@ def cone_ipm(
         gap_abs = abs(pcost - dcost)
         gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
         comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
-        nx, ns, nz = _ninf(x), _ninf(s), _ninf(z)
-        pres = max(_ninf(rz), _ninf(ry)) / max(1.0, nrm_h + nrm_b + nx + ns)
+        nx = _ninf(x)
+        pres = max(nrz, _ninf(ry)) / max(1.0, nrm_h + nrm_b + nx + ns)
         dres = _ninf(rx) / max(1.0, nrm_q + nx + nz)
         entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
         log.append(entry)
@@ -413,25 +457,14 @@ def cone_ipm(
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it)
         mu = gap / deg
-        m_lam_sq = jprod(cones, lam, lam, out=work("m_lam_sq"))  # -lam o lam
-        np.negative(m_lam_sq, out=m_lam_sq)
         m_rz = np.negative(rz, out=rz)  # rz is not needed again this iteration
         dsa = dza = None
         sigma = 0.0
         for corrector in (False, True):
             tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
-            if corrector:  # rl = -lam o lam - dsa o dza + sigma mu e
-                rl = jprod(cones, dsa, dza, out=work("bz"))  # the predictor's bz is spent; rl is, once u is formed
-                np.subtract(m_lam_sq, rl, out=rl)
-                rl_l, rl_q = cones.split(rl)
-                rl_l += sigma * mu
-                for Q in rl_q:
-                    Q[:, 0] += sigma * mu
-            else:
-                rl = m_lam_sq
-            u = jdiv(cones, lam, rl, out=work("u_" + tag))  # = ds~ + dz~
-            bz = scaling.apply(u, out=work("bz"))  # -rz - W u
-            np.subtract(m_rz, bz, out=bz)
+            # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
+            u = newton_u(cones, lam, dsa, dza, sigma * mu, out=work("u_" + tag))
+            bz = scaling.apply_from(m_rz, u, out=work("bz"))  # -rz - W u
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(
@@ -444,10 +477,9 @@ def cone_ipm(
                 )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
-            dzt = scaling.apply(dz, out=work("dzt_" + tag))
-            dst = u  # u - dzt (u is not used again)
-            dst -= dzt
-            amax = min(max_step(cones, lam, dst), max_step(cones, lam, dzt))
+            dzt = work("dzt_" + tag)
+            amax = scaled_directions(cones, scaling, lam, u, dz, dzt)  # dzt = W dz; u becomes dst = u - dzt
+            dst = u
             if not corrector:
                 a_aff = min(1.0, amax)
                 if sigma_rule == "mehrotra":

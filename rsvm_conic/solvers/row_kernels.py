@@ -36,18 +36,24 @@ __all__ = [
     "matvec_pair",
     "ninf",
     "orthant_max_step",
+    "orthant_newton_u",
+    "orthant_scaled_dirs",
     "orthant_step",
+    "residual_norms",
     "robust_solve_rows_in",
     "robust_solve_rows_out",
     "row_dot",
     "soc_apply",
+    "soc_apply_from",
     "soc_apply_sq",
     "soc_jdet",
     "soc_jdiv",
     "soc_jprod",
     "soc_min_step",
+    "soc_newton_u",
     "soc_nt_scaling",
     "soc_rhs_terms",
+    "soc_scaled_dirs",
     "soc_step",
 ]
 
@@ -250,24 +256,152 @@ def soc_jdiv(Lm, R, O):
 
 
 @njit(cache=True, error_model="numpy")
+def _row_min_step(X, D, i, c):
+    """The largest ``a`` with ``X_i + a D_i`` in the cone (``X_i`` interior; inf where the ray stays inside): the
+    smallest positive root of ``det(X_i + a D_i) = 0``; ``c = max(det X_i, 0)`` (:func:`_row_jdet`)."""
+    dd = _tail_dot(D, i, D, i)
+    xd = _tail_dot(X, i, D, i)
+    a = D[i, 0] * D[i, 0] - dd
+    b = X[i, 0] * D[i, 0] - xd
+    disc = b * b - a * c
+    if a < 0.0 or (b < 0.0 and disc >= 0.0):
+        den = np.sqrt(max(disc, 0.0)) - b
+        return c / den if den > 0.0 else 0.0
+    return np.inf
+
+
+@njit(cache=True, error_model="numpy")
 def soc_min_step(X, D):
     """Largest ``a`` (inf if none) with ``X_i + a D_i`` in the cone for every row (``X`` interior): the
     smallest positive root of ``det(X_i + a D_i) = 0`` over the rows where the ray leaves the cone."""
-    m, d = X.shape
+    best = np.inf
+    for i in range(X.shape[0]):
+        r = _row_min_step(X, D, i, max(_row_jdet(X, i), 0.0))
+        if r < best:
+            best = r
+    return best
+
+
+# ---------------------------------------------------------------------------------- fused steps of the driver
+# Each kernel below does, row by row, what a sequence of the kernels above does in several passes over the cone
+# arrays (the same operations on each entry, so the same bits), reading and writing each operand once.
+
+
+@njit(cache=True, error_model="numpy")
+def soc_newton_u(Lm, DSA, DZA, shift, corrector, U):
+    """``U = lam \\ r`` per row (:func:`soc_jdiv`) with the right-hand side of the linearised complementarity,
+    ``r = -lam o lam`` (predictor) or ``r = -lam o lam - dsa o dza + shift e`` (corrector; ``e = (1, 0)``),
+    formed in a scratch row as :func:`soc_jprod` forms it (``DSA``, ``DZA`` are not read by the predictor)."""
+    m, d = Lm.shape
+    r = np.empty((1, d))
+    for i in range(m):
+        l0 = Lm[i, 0]
+        r[0, 0] = -(l0 * l0 + _tail_dot(Lm, i, Lm, i))
+        for j in range(1, d):
+            r[0, j] = -(l0 * Lm[i, j] + l0 * Lm[i, j])
+        if corrector:
+            a0, b0 = DSA[i, 0], DZA[i, 0]
+            p0 = a0 * b0 + _tail_dot(DSA, i, DZA, i)
+            for j in range(1, d):
+                r[0, j] = r[0, j] - (a0 * DZA[i, j] + b0 * DSA[i, j])
+            r[0, 0] = (r[0, 0] - p0) + shift
+        dot = _tail_dot(Lm, i, r, 0)
+        u0 = (l0 * r[0, 0] - dot) / _row_jdet(Lm, i)
+        U[i, 0] = u0
+        for j in range(1, d):
+            U[i, j] = (r[0, j] - u0 * Lm[i, j]) / l0
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_newton_u(lam, dsa, dza, shift, corrector, u):
+    """:func:`soc_newton_u` on the nonnegative orthant: ``u = r / lam``."""
+    for i in range(lam.shape[0]):
+        li = lam[i]
+        ri = -(li * li)
+        if corrector:
+            ri = (ri - dsa[i] * dza[i]) + shift
+        u[i] = ri / li
+
+
+@njit(cache=True, error_model="numpy")
+def soc_apply_from(wbar, beta, A, V, O):
+    """``O = A - W V`` per row (:func:`soc_apply`, then the subtraction)."""
+    d = V.shape[1]
+    for i in range(V.shape[0]):
+        _apply_row(wbar, i, beta[i], 1.0, V, i, O, i)
+        for j in range(d):
+            O[i, j] = A[i, j] - O[i, j]
+
+
+@njit(cache=True, error_model="numpy")
+def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
+    """Per row: ``DZT = W DZ`` and ``U -= DZT`` (the scaled directions of ``z`` and ``s``); returns the largest
+    step from ``Lm`` along both (:func:`soc_min_step` of each, their minimum)."""
+    m, d = U.shape
     best = np.inf
     for i in range(m):
-        dd = _tail_dot(D, i, D, i)
-        xd = _tail_dot(X, i, D, i)
-        a = D[i, 0] * D[i, 0] - dd
-        b = X[i, 0] * D[i, 0] - xd
-        c = max(_row_jdet(X, i), 0.0)
-        disc = b * b - a * c
-        if a < 0.0 or (b < 0.0 and disc >= 0.0):
-            den = np.sqrt(max(disc, 0.0)) - b
-            r = c / den if den > 0.0 else 0.0
-            if r < best:
-                best = r
+        _apply_row(wbar, i, beta[i], 1.0, DZ, i, DZT, i)
+        for j in range(d):
+            U[i, j] -= DZT[i, j]
+        c = max(_row_jdet(Lm, i), 0.0)  # once for both directions
+        r = _row_min_step(Lm, U, i, c)
+        if r < best:
+            best = r
+        r = _row_min_step(Lm, DZT, i, c)
+        if r < best:
+            best = r
     return best
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_scaled_dirs(w, lam, u, dz, dzt):
+    """:func:`soc_scaled_dirs` on the orthant: ``dzt = w dz``, ``u -= dzt``, and the largest step from ``lam``
+    along both (:func:`orthant_max_step`'s ``1 / max(-d / lam)`` over both)."""
+    m = 0.0
+    for i in range(lam.shape[0]):
+        t = dz[i] * w[i]
+        dzt[i] = t
+        ui = u[i] - t
+        u[i] = ui
+        r = -ui / lam[i]
+        if r > m:
+            m = r
+        r = -t / lam[i]
+        if r > m:
+            m = r
+    return 1.0 / m if m > 0.0 else np.inf
+
+
+@njit(cache=True, error_model="numpy")
+def residual_norms(Gx, s, h, z):
+    """``Gx <- Gx + s - h`` (the primal residual, written over ``Gx``) and ``(||Gx + s - h||_inf, ||s||_inf,
+    ||z||_inf)``, one pass over the four flat vectors (each norm as :func:`ninf`: NaN if an entry is NaN)."""
+    nr = ns = nz = 0.0
+    nan = False
+    for i in range(Gx.shape[0]):
+        v = (Gx[i] + s[i]) - h[i]
+        Gx[i] = v
+        a, b, c = abs(v), abs(s[i]), abs(z[i])
+        if a > nr:
+            nr = a
+        if b > ns:
+            ns = b
+        if c > nz:
+            nz = c
+        if a != a or c != c:  # a NaN in s makes the residual NaN
+            nan = True
+    if nan:
+        return _nan_if(Gx, nr), _nan_if(s, ns), _nan_if(z, nz)
+    return nr, ns, nz
+
+
+@njit(cache=True, error_model="numpy")
+def _nan_if(v, m):
+    """``m``, or NaN if ``v`` holds a NaN (the rare path of :func:`residual_norms`)."""
+    for i in range(v.shape[0]):
+        if v[i] != v[i]:
+            return np.nan
+    return m
 
 
 @njit(cache=True, error_model="numpy")
