@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, jprod, max_step, step_into
+from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, newton_u, scaled_directions, step_into
 from .robust_ipm import ConeTerms, centred_gram, finish_status, sum_apply_rows, transpose_apply, weighted_gram
 from .row_kernels import group_row_sums
 from .row_blocks import RowBlocks
@@ -162,7 +162,6 @@ class _Block:
         E.rx_t = gt
         E.sc = sc = Scaling(self.cones, E.s, E.z)
         E.lam = sc.apply(E.z)
-        E.lam_sq = jprod(self.cones, E.lam, E.lam)
         E.e = self.cones.identity()
         d = sc.d_l
         E.dm, E.dx = d[:Lb], d[Lb:]
@@ -292,21 +291,27 @@ class _Block:
         return part, (rxi, rt, rz)
 
     # ------------------------------------------------------------------ directions of one iteration
+    def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
+        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows): ``u = lam \\ r`` for the complementarity
+        right-hand side ``r`` (:func:`~.cone_ipm.newton_u`) and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
+        u = newton_u(self.cones, E.lam, dsa, dza, shift, np.empty(self.cones.size))
+        bz = E.sc.apply_from(-E.rz, u, np.empty(self.cones.size))
+        return u, (-E.rx_xi, None if E.rx_t is None else -E.rx_t, bz)
+
     def predictor(self, E, it):
-        """The predictor's rows: ``(u, rhs, dsa, dza)`` (``dsa``, ``dza``: scaled directions)."""
-        u = jdiv(self.cones, E.lam, -E.lam_sq)
-        rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
+        """The predictor's rows: ``(rhs, dsa, dza, step)`` (``dsa``, ``dza``: scaled directions; ``step``: the
+        largest step along both, this block's part of the predictor's step length)."""
+        u, rhs = self.newton_rhs(E)
         _, aux = self.prep(E, rhs, sums=False)
         d = self.back(E, rhs, aux, *it["pred"])
-        dza = E.sc.apply(d[2])
-        return u, rhs, u - dza, dza
+        dza = np.empty(self.cones.size)
+        step = scaled_directions(self.cones, E.sc, E.lam, u, d[2], dza)  # u becomes dsa
+        return rhs, u, dza, step
 
     def corrector(self, E, it):
         """The corrector's rows after every correction the client has solved for: ``(u, rhs, d)``."""
-        _, _, dsa, dza = self.predictor(E, it)
-        rl = -E.lam_sq - jprod(self.cones, dsa, dza) + it["sigma"] * it["mu"] * E.e
-        u = jdiv(self.cones, E.lam, rl)
-        rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
+        _, dsa, dza, _ = self.predictor(E, it)
+        u, rhs = self.newton_rhs(E, dsa, dza, it["sigma"] * it["mu"])
         _, aux = self.prep(E, rhs, sums=False)
         du, dtg = it["corr"][0]
         d = self.back(E, rhs, aux, du, dtg)
@@ -336,9 +341,7 @@ def _start_pass(blk, st, plan):
     E = B.at(st, plan["glob"], sums=True)
     part = B.stats(E)
     part.update(B.schur(E))
-    u = jdiv(B.cones, E.lam, -E.lam_sq)
-    rhs = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u))
-    part.update(_prefixed("p_", B.prep(E, rhs)[0]))
+    part.update(_prefixed("p_", B.prep(E, B.newton_rhs(E)[1])[0]))
     part["max_halvings"] = 0.0
     return st, part
 
@@ -349,8 +352,8 @@ def _step(B, st, it, step, w_new):
     The state keeps ``X @ w`` of its iterate (``w_new`` after the step), computed once per iteration."""
     E = B.at(st, it["glob"])
     u, _, d = B.corrector(E, it)
-    dzt = E.sc.apply(d[2])
-    ds = E.sc.apply(u - dzt)
+    scaled_directions(B.cones, E.sc, E.lam, u, d[2], np.empty(B.cones.size))  # u becomes dst
+    ds = E.sc.apply(u)
     halvings = 0
     while True:  # each step and its interior test in one pass (step_into), as in cone_ipm
         s_new, inside = step_into(B.cones, st["s"], ds, step)
@@ -376,11 +379,9 @@ def _predictor_pass(blk, st, plan):
     B = _Block(blk, plan["cfg"])
     it = plan["it"]
     E = B.at(st, it["glob"])
-    _, _, dsa, dza = B.predictor(E, it)
-    part = {"min_step": min(max_step(B.cones, E.lam, dsa), max_step(B.cones, E.lam, dza))}
-    u0 = jdiv(B.cones, E.lam, -E.lam_sq - jprod(B.cones, dsa, dza))
-    rhs0 = (-E.rx_xi, None if E.rx_t is None else -E.rx_t, -E.rz - E.sc.apply(u0))
-    part.update(_prefixed("c0_", B.prep(E, rhs0)[0]))
+    _, dsa, dza, step = B.predictor(E, it)
+    part = {"min_step": step}
+    part.update(_prefixed("c0_", B.prep(E, B.newton_rhs(E, dsa, dza)[1])[0]))
     u1 = jdiv(B.cones, E.lam, E.e)
     rhs1 = (np.zeros(B.Lb), None if E.rx_t is None else np.zeros(B.Lb), -E.sc.apply(u1))
     part.update(_prefixed("c1_", B.prep(E, rhs1)[0]))
@@ -394,10 +395,9 @@ def _corrector_pass(blk, st, plan):
     it = plan["it"]
     E = B.at(st, it["glob"])
     u, rhs, d = B.corrector(E, it)
-    dzt = E.sc.apply(d[2])
-    dst = u - dzt
-    finite = all(np.all(np.isfinite(v)) for v in (d[0], d[2], dst) + (() if d[1] is None else (d[1],)))
-    part = {"min_step": min(max_step(B.cones, E.lam, dst), max_step(B.cones, E.lam, dzt)), "min_finite": float(finite)}
+    step = scaled_directions(B.cones, E.sc, E.lam, u, d[2], np.empty(B.cones.size))  # u becomes dst
+    finite = all(np.all(np.isfinite(v)) for v in (d[0], d[2], u) + (() if d[1] is None else (d[1],)))
+    part = {"min_step": step, "min_finite": float(finite)}
     if plan["scale"]:
         bxi, bt, bz = rhs
         scale = max(_ninf(bxi), _ninf(E.sc.apply(bz, inverse=True)))
@@ -768,10 +768,8 @@ def _iterate(
         finite = R3["min_finite"] > 0 and np.all(np.isfinite(du))
         dSc = None
         if grouped:
-            u_c = system.u_corr
-            dzt = system.sc.apply(dZc)
-            dst = u_c - dzt
-            amax = min(amax, max_step(cones.spec, system.lam, dst), max_step(cones.spec, system.lam, dzt))
+            dst = system.u_corr.copy()
+            amax = min(amax, scaled_directions(cones.spec, system.sc, system.lam, dst, dZc, np.empty(dZc.shape)))
             dSc = system.sc.apply(dst)
             finite = finite and np.all(np.isfinite(dZc)) and np.all(np.isfinite(dst)) and np.all(np.isfinite(dtg))
         step = min(1.0, step_fraction * amax)
@@ -799,7 +797,6 @@ class _System:
         if mode == "grouped":
             self.sc = sc = Scaling(cones.spec, Sc, Zc)
             self.lam = sc.apply(Zc)
-            self.lam_sq = jprod(cones.spec, self.lam, self.lam)
             ag, sa, F = R["centred"]
             S += F
             self.ct = ct = ConeTerms(cones.F, cones.diag, sc.beta[0], sc.wbar[0])
@@ -816,20 +813,20 @@ class _System:
     # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
     def pred_bz(self, minus_rz):
         """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
-        self.u_pred = jdiv(self.cones.spec, self.lam, -self.lam_sq)
-        return minus_rz - self.sc.apply(self.u_pred)
+        spec = self.cones.spec
+        self.u_pred = newton_u(spec, self.lam, None, None, 0.0, np.empty(spec.size))
+        return self.sc.apply_from(minus_rz, self.u_pred, np.empty(spec.size))
 
     def cone_step(self, dZ, u):
         """The cones' largest predictor step (and their scaled directions, kept for the corrector)."""
-        dza = self.sc.apply(dZ)
-        self.dsa_c, self.dza_c = u - dza, dza
-        return min(max_step(self.cones.spec, self.lam, self.dsa_c), max_step(self.cones.spec, self.lam, dza))
+        self.dsa_c, self.dza_c = u.copy(), np.empty(dZ.shape)
+        return scaled_directions(self.cones.spec, self.sc, self.lam, self.dsa_c, dZ, self.dza_c)
 
     def corr_bz(self, minus_rz, sigma, mu):
         """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
-        rl = -self.lam_sq - jprod(self.cones.spec, self.dsa_c, self.dza_c) + sigma * mu * self.cones.spec.identity()
-        self.u_corr = jdiv(self.cones.spec, self.lam, rl)
-        return minus_rz - self.sc.apply(self.u_corr)
+        spec = self.cones.spec
+        self.u_corr = newton_u(spec, self.lam, self.dsa_c, self.dza_c, sigma * mu, np.empty(spec.size))
+        return self.sc.apply_from(minus_rz, self.u_corr, np.empty(spec.size))
 
     def solve(self, P, prefix, bglob, bz_c):
         """The reduced system's solution ``(du, dt_g, dz_cones)`` from the blocks' sums ``P`` and the global
