@@ -205,9 +205,10 @@ def _interior_pair(cones, rng):
 
 def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
     """The interior point's fused passes (the complementarity right-hand side and its division by lam, -rz - W u,
-    the scaled directions with their step lengths, the primal residual with three norms) give the same bits as
-    the operations they replace (jprod, negation, subtraction, shift, jdiv; apply and subtraction; apply,
-    subtraction and two max_step calls; two numpy sums and three ninf), on cones of widths 2, 3 and 51."""
+    rz + W^2 dz, the scaled directions with their step lengths, the primal residual with three norms) give the same
+    bits as the operations they replace (jprod, negation, subtraction, shift, jdiv; apply and subtraction; apply_sq
+    and the sum; apply, subtraction and two max_step calls; two numpy sums and three ninf), on cones of widths 2, 3
+    and 51."""
     from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_u, scaled_directions
     from rsvm_conic.solvers.row_kernels import ninf, residual_norms
 
@@ -230,9 +231,10 @@ def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
         Q[:, 0] += shift
     u = newton_u(cones, lam, dsa, dza, shift, np.empty(cones.size))
     np.testing.assert_array_equal(u, jdiv(cones, lam, rl_ref))
-    # bz = -rz - W u
+    # bz = -rz - W u, and a refinement's residual rz + W^2 dz
     m_rz = rng.normal(size=cones.size)
     np.testing.assert_array_equal(sc.apply_from(m_rz, u, np.empty(cones.size)), m_rz - sc.apply(u))
+    np.testing.assert_array_equal(sc.add_apply_sq(u, m_rz.copy()), m_rz + sc.apply_sq(u))
     # dzt = W dz, dst = u - dzt and the step length along both
     orthant, socs = ConeSpec(cones.n_l), ConeSpec(0, cones.soc)
     binding = set()

@@ -52,6 +52,7 @@ from .row_kernels import (
     orthant_scaled_dirs,
     orthant_step,
     residual_norms,
+    soc_add_apply_sq,
     soc_apply,
     soc_apply_from,
     soc_apply_sq,
@@ -164,6 +165,15 @@ class Scaling:
         np.subtract(al, vl * self.w_l, out=ol)
         for j, (A, V, O) in enumerate(zip(aq, vq, oq)):
             soc_apply_from(self.wbar[j], self.beta[j], A, V, O)
+        return out
+
+    def add_apply_sq(self, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out += W^2 v`` (:meth:`apply_sq` and the sum in one pass, with no temporary)."""
+        vl, vq = self.cones.split(v)
+        ol, oq = self.cones.split(out)
+        ol += vl * self.w_l * self.w_l
+        for j, (V, O) in enumerate(zip(vq, oq)):
+            soc_add_apply_sq(self.wbar[j], self.beta[j], V, O)
         return out
 
     def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -349,6 +359,15 @@ def cone_ipm(
     q, h, b = prob.q, prob.h, prob.b
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
 
+    # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
+    # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
+    buffers: dict = {}
+
+    def work(name):
+        if name not in buffers:
+            buffers[name] = np.empty(cones.size)
+        return buffers[name]
+
     def G_pair(x, z):  # (G x, G' z): one pass over the data where the problem fuses them
         fused = getattr(prob, "Gx_GTz", None)
         return fused(x, z) if fused is not None else (prob.Gx(x), prob.GTz(z))
@@ -356,23 +375,25 @@ def cone_ipm(
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
         Gdx, GTdz = G_pair(dx, dz)
         rz = np.subtract(bz, Gdx, out=Gdx)  # bz - G dx + W'W dz, in G dx's array
-        rz += scaling.apply_sq(dz)
+        scaling.add_apply_sq(dz, rz)
         return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), rz
 
-    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine):
+    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine, dz_out=None):
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
-        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W)
+        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W); a refined dz is
+        # summed into dz_out when given (a work array), else into a new array
         dx, dy, dz = solve(bx, by, bz)
         if not n_refine:
             return dx, dy, dz
-        scale = max(_ninf(bx), _ninf(by), _ninf(scaling.apply(bz, inverse=True)), 1e-300)
+        scratch = work("scaled")
+        scale = max(_ninf(bx), _ninf(by), _ninf(scaling.apply(bz, inverse=True, out=scratch)), 1e-300)
         for _ in range(n_refine):
             rx, ry, rz = residual_kkt(dx, dy, dz, scaling, bx, by, bz)
-            err = max(_ninf(rx), _ninf(ry), _ninf(scaling.apply(rz, inverse=True)))
+            err = max(_ninf(rx), _ninf(ry), _ninf(scaling.apply(rz, inverse=True, out=scratch)))
             if not np.isfinite(err) or err <= 1e-12 * scale:
                 break
             ex, ey, ez = solve(rx, ry, rz)
-            dx, dy, dz = dx + ex, dy + ey, dz + ez
+            dx, dy, dz = dx + ex, dy + ey, np.add(dz, ez, out=dz_out)
         return dx, dy, dz
 
     def result(status, it):
@@ -397,15 +418,6 @@ def cone_ipm(
         s = shift_into_cone(cones, -z)
         z = shift_into_cone(cones, z)
     deg = cones.degree
-
-    # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
-    # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
-    buffers: dict = {}
-
-    def work(name):
-        if name not in buffers:
-            buffers[name] = np.empty(cones.size)
-        return buffers[name]
 
     scaling = None
     pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
@@ -474,6 +486,7 @@ def cone_ipm(
                     -ry,
                     bz,
                     refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
+                    work("dz_refined"),
                 )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)

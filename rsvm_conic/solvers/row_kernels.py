@@ -43,6 +43,7 @@ __all__ = [
     "robust_solve_rows_in",
     "robust_solve_rows_out",
     "row_dot",
+    "soc_add_apply_sq",
     "soc_apply",
     "soc_apply_from",
     "soc_apply_sq",
@@ -188,6 +189,17 @@ def soc_apply_sq(wbar, beta, V, inverse, O):
         sc = 1.0 / beta[i] if inverse else beta[i]
         _apply_row(wbar, i, sc, sgn, V, i, tmp, 0)
         _apply_row(wbar, i, sc, sgn, tmp, 0, O, i)
+
+
+@njit(cache=True, error_model="numpy")
+def soc_add_apply_sq(wbar, beta, V, O):
+    """``O += W^2 V`` row by row (:func:`soc_apply_sq` into a scratch row, then the sum)."""
+    tmp = np.empty((2, V.shape[1]))
+    for i in range(V.shape[0]):
+        _apply_row(wbar, i, beta[i], 1.0, V, i, tmp, 0)
+        _apply_row(wbar, i, beta[i], 1.0, tmp, 0, tmp, 1)
+        for j in range(V.shape[1]):
+            O[i, j] += tmp[1, j]
 
 
 @njit(cache=True, error_model="numpy")
