@@ -281,7 +281,7 @@ class _Block:
         part, gxi, gt = self.GTz(dz, sums)
         rxi = bxi - gxi
         rt = None if gt is None else bt - gt
-        rz = bz - self.Gx(du[: self.n], du[self.n], dxi, dt, dtg) + E.sc.apply_sq(dz)
+        rz = E.sc.add_apply_sq(dz, bz - self.Gx(du[: self.n], du[self.n], dxi, dt, dtg))
         if not sums:
             return part, (rxi, rt, rz)
         err = max(_ninf(rxi), _ninf(E.sc.apply(rz, inverse=True)))

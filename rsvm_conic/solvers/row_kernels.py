@@ -402,18 +402,9 @@ def residual_norms(Gx, s, h, z):
             nz = c
         if a != a or c != c:  # a NaN in s makes the residual NaN
             nan = True
-    if nan:
-        return _nan_if(Gx, nr), _nan_if(s, ns), _nan_if(z, nz)
+    if nan:  # the rare path: each norm again, NaN where its vector holds one
+        return ninf(Gx), ninf(s), ninf(z)
     return nr, ns, nz
-
-
-@njit(cache=True, error_model="numpy")
-def _nan_if(v, m):
-    """``m``, or NaN if ``v`` holds a NaN (the rare path of :func:`residual_norms`)."""
-    for i in range(v.shape[0]):
-        if v[i] != v[i]:
-            return np.nan
-    return m
 
 
 @njit(cache=True, error_model="numpy")
