@@ -17,7 +17,7 @@ system shifted into the cone.  The only problem-specific part is the linear solv
     P dx + A'dy + G'dz = bx,    A dx = by,    G dx - W'W dz = bz
 
 with ``W`` the current NT scaling.  A problem object supplies the operators and a
-``kkt_factor(scaling)`` returning ``solve(bx, by, bz) -> (dx, dy, dz)``; that is where
+``kkt_factor(scaling)`` returning ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)``; that is where
 structure is exploited (see :mod:`rsvm_conic.solvers.robust_ipm`).  Every solve is
 followed by iterative refinement against the unreduced operators, so a KKT solver that
 loses digits (Schur complements of ill-conditioned scalings) is corrected.
@@ -348,9 +348,12 @@ def cone_ipm(
 
     ``prob`` provides: ``q, h, b`` (arrays; ``b`` may be empty), ``cones`` (:class:`ConeSpec`),
     ``Px(x)``, ``Gx(x)``, ``GTz(z)``, ``Ax(x)``, ``ATy(y)`` and ``kkt_factor(scaling)`` returning a
-    function ``solve(bx, by, bz) -> (dx, dy, dz)`` (or raising ``np.linalg.LinAlgError``); optionally
+    function ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)`` (or raising ``np.linalg.LinAlgError``; ``dz_out``:
+    None or a work array of the cone's size that the solve may write ``dz`` into -- the driver uses the returned
+    ``dz`` and keeps each work array until that direction is spent); optionally
     ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start)
-    and ``Gx_GTz(x, z) -> (Gx, G'z)`` (both products in one pass over the data).
+    and ``Gx_GTz(x, z, out) -> (Gx, G'z)`` (both products in one pass over the data, ``G x`` into the work
+    array ``out``).  Work arrays spare the page faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
     below ``refine_below`` (earlier iterates do not need the digits).
     """
@@ -368,21 +371,25 @@ def cone_ipm(
             buffers[name] = np.empty(cones.size)
         return buffers[name]
 
-    def G_pair(x, z):  # (G x, G' z): one pass over the data where the problem fuses them
+    def G_pair(x, z, name):  # (G x, G' z): one pass over the data, G x into work(name), where the problem fuses them
         fused = getattr(prob, "Gx_GTz", None)
-        return fused(x, z) if fused is not None else (prob.Gx(x), prob.GTz(z))
+        return fused(x, z, out=work(name)) if fused is not None else (prob.Gx(x), prob.GTz(z))
 
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz):
-        Gdx, GTdz = G_pair(dx, dz)
+        Gdx, GTdz = G_pair(dx, dz, "Gdx")
         rz = np.subtract(bz, Gdx, out=Gdx)  # bz - G dx + W'W dz, in G dx's array
         scaling.add_apply_sq(dz, rz)
         return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), rz
 
-    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine, dz_out=None):
+    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine, tag=None):
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
-        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W); a refined dz is
-        # summed into dz_out when given (a work array), else into a new array
-        dx, dy, dz = solve(bx, by, bz)
+        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W).  With a tag, the solves
+        # may write dz into work arrays ("dz_<tag>", then "dz_err" for each correction) and a refined dz is
+        # summed into "dz_refined"; without (the initial point), every dz is a new array
+        def buf(name):
+            return None if tag is None else work(name)
+
+        dx, dy, dz = solve(bx, by, bz, None if tag is None else work("dz_" + tag))
         if not n_refine:
             return dx, dy, dz
         scratch = work("scaled")
@@ -392,8 +399,8 @@ def cone_ipm(
             err = max(_ninf(rx), _ninf(ry), _ninf(scaling.apply(rz, inverse=True, out=scratch)))
             if not np.isfinite(err) or err <= 1e-12 * scale:
                 break
-            ex, ey, ez = solve(rx, ry, rz)
-            dx, dy, dz = dx + ex, dy + ey, np.add(dz, ez, out=dz_out)
+            ex, ey, ez = solve(rx, ry, rz, buf("dz_err"))
+            dx, dy, dz = dx + ex, dy + ey, np.add(dz, ez, out=buf("dz_refined"))
         return dx, dy, dz
 
     def result(status, it):
@@ -426,7 +433,7 @@ def cone_ipm(
     step = 0.0
     for it in range(max_iter + 1):
         Px = prob.Px(x)
-        Gx, GTz = G_pair(x, z)
+        Gx, GTz = G_pair(x, z, "Gx")
         rx = Px + q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
         rx += prob.ATy(y)
         rx += GTz
@@ -486,7 +493,7 @@ def cone_ipm(
                     -ry,
                     bz,
                     refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
-                    work("dz_refined"),
+                    tag,
                 )
             except (np.linalg.LinAlgError, ValueError):
                 return result("numerical_error", it)
@@ -560,7 +567,7 @@ class DenseConeQP:
         lu = __import__("scipy.linalg", fromlist=["lu_factor"]).lu_factor(K)
         n = self.q.shape[0]
 
-        def solve(bx, by, bz):
+        def solve(bx, by, bz, dz_out=None):  # dz in a new array (dz_out unused)
             # dz = W^{-2} (G dx - bz)  =>  (P + G'W^{-2}G) dx + A'dy = bx + G'W^{-2} bz
             wbz = scaling.apply(scaling.apply(bz, inverse=True), inverse=True)
             sol = __import__("scipy.linalg", fromlist=["lu_solve"]).lu_solve(

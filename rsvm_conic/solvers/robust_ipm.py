@@ -330,9 +330,9 @@ class RobustSVMCone:
         out[: self.n] = x[: self.n]
         return out
 
-    def Gx(self, x, Xw=None):
+    def Gx(self, x, Xw=None, out=None):
         w, b, xi, t = self.split_x(x)
-        out = np.empty(self.cones.size)
+        out = np.empty(self.cones.size) if out is None else out
         zm, zx, Z = self.split_z(out)
         marg = self.y * ((self.X @ w if Xw is None else Xw) + b)
         zm[:] = -marg - xi + (self.gamma * t[self.gidx] if self.k else 0.0)
@@ -358,10 +358,10 @@ class RobustSVMCone:
         xi[:] = -zm - zx
         return out
 
-    def Gx_GTz(self, x, z):
-        """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows."""
+    def Gx_GTz(self, x, z, out=None):
+        """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``)."""
         Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
-        return self.Gx(x, Xw), self.GTz(z, XTyz)
+        return self.Gx(x, Xw, out), self.GTz(z, XTyz)
 
     def Ax(self, x):
         return np.zeros(0)
@@ -405,7 +405,7 @@ class RobustSVMCone:
         kd = max(k, 1)  # the group sums below have one slot even without cones (gamma = 0 there)
         dt0 = np.zeros(1)
 
-        def solve(bx, by, bz):
+        def solve(bx, by, bz, dz_out=None):
             bw, bb, bxi, bt = self.split_x(bx)
             bzm, bzx, BZ = self.split_z(bz)
             c, sgc = np.empty(L), np.zeros(kd)  # sgc = segsum(gamma c)
@@ -413,7 +413,7 @@ class RobustSVMCone:
             phi = np.empty(n + 1)
             phi[:n] = bw + xtyc
             phi[n] = bb + syc
-            dz = np.empty(self.cones.size)
+            dz = np.empty(self.cones.size) if dz_out is None else dz_out
             zm, zx, Z = self.split_z(dz)
             if k:
                 psi0 = bt - sgc

@@ -206,7 +206,7 @@ class _RSVMSOCPCone:
         u2 = sla.cho_solve(cho, Ay)
         yu2 = float(Ay @ u2)
 
-        def solve(bx, by, bz):
+        def solve(bx, by, bz, dz_out=None):  # dz in a new array (dz_out unused)
             wbz = scaling.apply_inv_sq(bz)
             u1 = sla.cho_solve(cho, bx + self.GTz(wbz))
             dy = (float(Ay @ u1) - by[0]) / yu2
