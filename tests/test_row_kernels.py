@@ -143,20 +143,34 @@ def test_ninf_is_the_max_abs_with_nan_propagating():
     v[0] = np.nan  # first entry NaN: not hidden by a later larger one
     v[7] = 0.0
     assert np.isnan(ninf(v))
+    # the maximum is taken on bit patterns: signed zeros, subnormals, a negative NaN, strided input
+    assert ninf(np.array([-0.0, 0.0])) == 0.0
+    assert ninf(np.array([5e-324, -1e-310, 0.0])) == 1e-310
+    assert np.isnan(ninf(np.array([1.0, -np.nan, -np.inf])))
+    w = rng.normal(size=999)
+    assert ninf(w[::3]) == np.max(np.abs(w[::3]))
 
 
+@pytest.mark.parametrize("factored", [False, True])
 @pytest.mark.parametrize("k", [1, 3, 40])
-def test_cone_rhs_and_back_rows_match_the_full_factor_formulas(k):
+def test_cone_rhs_and_back_rows_match_the_full_factor_formulas(k, factored):
     """The compiled cone passes (diagonal factors) against ConeTerms' numpy path on the same factors written
-    as full matrices: the reduced right-hand side, ``r0``, ``dt`` and the cone rows of ``dz``."""
-    from rsvm_conic.solvers.robust_ipm import ConeTerms
+    as full matrices: the reduced right-hand side, ``r0``, ``dt`` and the cone rows of ``dz``; the group means
+    given as an array (grouped cones) or factored as ``(scale_g M_g, last_g)`` (per-sample cones: ``M = X``)."""
+    from rsvm_conic.solvers.robust_ipm import ConeTerms, GroupMeans
 
     rng = np.random.default_rng(6)
     n = 8
     F = rng.uniform(0.1, 2.0, (k, n))
     wbar, beta = _cone_rows(k, n + 1, rng)
     diag, full = ConeTerms(F, True, beta, wbar), ConeTerms(np.stack([np.diag(f) for f in F]), False, beta, wbar)
-    BZ, mg = rng.normal(size=(k, n + 1)), rng.normal(size=(k, n + 1))
+    BZ = rng.normal(size=(k, n + 1))
+    if factored:
+        mg = GroupMeans(rng.normal(size=(k, n)), rng.normal(size=k), rng.normal(size=k))
+        dense = np.column_stack([mg.scale[:, None] * mg.M, mg.last])
+        np.testing.assert_array_equal(mg.dense(n), dense)
+    else:
+        mg = GroupMeans.of(rng.normal(size=(k, n + 1)))
     psi0, ag = rng.normal(size=k), rng.uniform(0.1, 10.0, k)
     hg = ag + diag.D00
     base = rng.normal(size=n + 1)
@@ -169,6 +183,43 @@ def test_cone_rhs_and_back_rows_match_the_full_factor_formulas(k):
     dt_d, dt_f = diag.back(BZ, psi0, r0_f, ag, hg, mg, du, Z_d), full.back(BZ, psi0, r0_f, ag, hg, mg, du, Z_f)
     np.testing.assert_allclose(dt_d, dt_f, rtol=1e-12, atol=1e-12 * np.abs(dt_f).max())
     np.testing.assert_allclose(Z_d, Z_f, rtol=1e-9, atol=1e-10 * np.abs(Z_f).max())
+
+
+@pytest.mark.parametrize("k", [1, 40, 8195])  # 8195: two row blocks of the rank-k updates, the last one short
+def test_cone_schur_terms_match_the_full_factor_formulas(k):
+    """ConeTerms.add_schur with diagonal factors (the compiled row blocks of both rank-k updates, the group means
+    factored as per-sample cones give them) against the numpy path on the same factors written as full matrices,
+    and against the terms summed cone by cone."""
+    from rsvm_conic.solvers.robust_ipm import ConeTerms, GroupMeans
+
+    rng = np.random.default_rng(16)
+    n = 6
+    F = rng.uniform(0.1, 2.0, (k, n))
+    wbar, beta = _cone_rows(k, n + 1, rng)
+    full_F = np.stack([np.diag(f) for f in F])
+    diag, full = ConeTerms(F, True, beta, wbar), ConeTerms(full_F, False, beta, wbar)
+    mg = GroupMeans(rng.normal(size=(k, n)), rng.normal(size=k), rng.normal(size=k))
+    wts = rng.uniform(0.1, 3.0, k)
+    S0 = rng.normal(size=(n + 1, n + 1))
+    S0 = S0 + S0.T
+    S_d, S_f = S0.copy(), S0.copy()
+    diag.add_schur(S_d, mg, wts)
+    full.add_schur(S_f, mg, wts, np.einsum("kij,klj->kil", full_F, full_F))
+    # the module docstring's terms, cone by cone
+    w0, w1 = wbar[:, 0], wbar[:, 1:]
+    den = 2 * w0**2 - 1
+    m = np.column_stack([mg.scale[:, None] * mg.M, mg.last])
+    q = np.zeros((k, n + 1))
+    q[:, :n] = (-2 * w0 / den)[:, None] * F * w1
+    ref = S0.copy()
+    ref[:n, :n] += np.diag(np.einsum("k,kj->j", beta**-2.0, F**2))
+    Aw = F * w1
+    ref[:n, :n] -= np.einsum("k,kj,kl->jl", 2 * beta**-2.0 / den, Aw, Aw)
+    ref += np.einsum("k,kj,kl->jl", wts, m + q, m + q)
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(S_d, ref, rtol=0, atol=1e-12 * scale * max(1.0, np.sqrt(k)))
+    np.testing.assert_allclose(S_f, ref, rtol=0, atol=1e-12 * scale * max(1.0, np.sqrt(k)))
+    np.testing.assert_array_equal(S_d, S_d.T)
 
 
 def test_step_into_is_the_step_and_the_interior_test():

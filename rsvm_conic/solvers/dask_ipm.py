@@ -55,7 +55,15 @@ import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
 from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, newton_u, scaled_directions, step_into
-from .robust_ipm import ConeTerms, centred_gram, finish_status, sum_apply_rows, transpose_apply, weighted_gram
+from .robust_ipm import (
+    ConeTerms,
+    GroupMeans,
+    centred_gram,
+    cone_rows_gx,
+    finish_status,
+    sum_apply_rows,
+    weighted_gram,
+)
 from .row_kernels import group_row_sums
 from .row_blocks import RowBlocks
 
@@ -121,8 +129,7 @@ class _Block:
         marg = self.y * ((self.X @ w if Xw is None else Xw) + b)
         if self.sample:
             zm[:] = -marg - xi + self.gam * t
-            Z[:, 0] = -t
-            Z[:, 1:] = -transpose_apply(self.F, self.cfg["diagonal"], w)
+            cone_rows_gx(self.F, self.cfg["diagonal"], w, t, Z)
         elif self.mode == "grouped":
             zm[:] = -marg - xi + self.gam * tg[self.gi]
         else:
@@ -170,10 +177,8 @@ class _Block:
         if self.sample:
             E.ct = ct = ConeTerms(self.F, self.cfg["diagonal"], sc.beta[0], sc.wbar[0])
             E.ag = E.rho * self.gam**2
-            cg = E.rho * self.gam * self.y
-            E.mg = np.empty((Lb, self.n + 1))
-            E.mg[:, : self.n] = (cg / E.ag)[:, None] * self.X
-            E.mg[:, self.n] = cg / E.ag
+            sc = E.rho * self.gam * self.y / E.ag
+            E.mg = GroupMeans(self.X, sc, sc)  # m_i = (c_i / a_i) [x_i; 1], never formed
             E.hg = E.ag + ct.D00
         return E
 
@@ -215,8 +220,8 @@ class _Block:
         S = np.zeros((n + 1, n + 1))
         if self.sample:
             F = self.F
-            E.ct.add_schur(S, None if self.cfg["diagonal"] else np.einsum("kij,klj->kil", F, F))
-            S += weighted_gram(E.mg + E.ct.qhat, E.ag * E.ct.D00 / E.hg)
+            AAt = None if self.cfg["diagonal"] else np.einsum("kij,klj->kil", F, F)
+            E.ct.add_schur(S, E.mg, E.ag * E.ct.D00 / E.hg, AAt)
         else:
             S[:n, :n] = weighted_gram(X, rho)
             Xr = X.T @ rho
@@ -432,8 +437,7 @@ class _Cones:
     def Gx(self, w, tg):
         """Cone rows ``(-t_g, -A_g'w)`` (flat)."""
         out = np.empty((self.k, self.n + 1))
-        out[:, 0] = -tg
-        out[:, 1:] = -transpose_apply(self.F, self.diag, w)
+        cone_rows_gx(self.F, self.diag, w, tg, out)
         return out.ravel()
 
     def GTz_w(self, Z):
@@ -801,10 +805,9 @@ class _System:
             S += F
             self.ct = ct = ConeTerms(cones.F, cones.diag, sc.beta[0], sc.wbar[0])
             self.ag = ag
-            self.mg = sa / ag[:, None]
+            self.mg = GroupMeans.of(sa / ag[:, None])
             self.hg = ag + ct.D00
-            ct.add_schur(S, cones.AAt)
-            S += weighted_gram(self.mg + ct.qhat, ag * ct.D00 / self.hg)
+            ct.add_schur(S, self.mg, ag * ct.D00 / self.hg, cones.AAt)
         else:
             S += R["S"]
         S[np.arange(n), np.arange(n)] += 1.0

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -65,6 +66,8 @@ from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 from .row_kernels import (
     cone_back_rows,
+    cone_gram_rows,
+    cone_gx_rows,
     cone_rhs_rows,
     fill_centred_rows,
     group_row_sums,
@@ -77,9 +80,11 @@ from .row_kernels import (
 
 __all__ = [
     "ConeTerms",
+    "GroupMeans",
     "RobustSVMCone",
     "apply_rows",
     "centred_gram",
+    "cone_rows_gx",
     "robust_svm_ipm",
     "solve_robust_ipm",
     "sum_apply_rows",
@@ -88,6 +93,13 @@ __all__ = [
 ]
 
 _CHUNK = 8192
+
+
+def _symmetrise_upper(A: np.ndarray) -> np.ndarray:
+    """Copy the upper triangle of ``A`` (what BLAS syrk writes) into its lower one."""
+    iu = np.triu_indices(A.shape[0], 1)
+    A[iu[1], iu[0]] = A[iu]
+    return A
 
 
 def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
@@ -100,9 +112,7 @@ def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.nda
     for i in range(0, m, chunk):
         B = X[i : i + chunk] * sw[i : i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
         out += dsyrk(1.0, B.T, trans=0, lower=0)
-    iu = np.triu_indices(n, 1)
-    out[iu[1], iu[0]] = out[iu]
-    return out
+    return _symmetrise_upper(out)
 
 
 def transpose_apply(factors, diagonal, w):
@@ -110,6 +120,16 @@ def transpose_apply(factors, diagonal, w):
     if diagonal:
         return factors * w
     return np.einsum("kij,i->kj", factors, w)
+
+
+def cone_rows_gx(factors, diagonal, w, t, Z):
+    """The cone rows of ``G x``, ``Z[g] = (-t_g, -A_g'w)`` (written); diagonal factors: one compiled pass without
+    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`)."""
+    if diagonal:
+        cone_gx_rows(factors, w, t, Z)
+    else:
+        Z[:, 0] = -t
+        Z[:, 1:] = -transpose_apply(factors, False, w)
 
 
 def apply_rows(factors, diagonal, V):
@@ -146,9 +166,7 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None):
         B = buf[: min(chunk, L - i)]
         fill_centred_rows(X, y, sr, gamma, gidx, mg, i, B)
         out += dsyrk(1.0, B.T, trans=0, lower=0)  # B C-ordered: B.T is Fortran-ordered (no copy)
-    iu = np.triu_indices(n + 1, 1)
-    out[iu[1], iu[0]] = out[iu]
-    return out
+    return _symmetrise_upper(out)
 
 
 class Workspace:
@@ -168,41 +186,82 @@ class Workspace:
         return a
 
 
+class GroupMeans(NamedTuple):
+    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (module docstring), kept
+    factored so that per-sample cones need no X-sized array: there ``M = X`` and ``scale = last = c_i / a_i``
+    (``c_i = rho_i gamma_i y_i``, ``a_i = rho_i gamma_i^2``); grouped cones pass their (k, n + 1) means
+    (:meth:`of`)."""
+
+    M: np.ndarray
+    scale: np.ndarray
+    last: np.ndarray
+
+    @classmethod
+    def of(cls, mg: np.ndarray) -> "GroupMeans":
+        """Means held as a (k, n + 1) array (``scale = 1``: the same values)."""
+        return cls(mg, np.ones(mg.shape[0]), np.ascontiguousarray(mg[:, -1]))
+
+    def dense(self, n: int) -> np.ndarray:
+        """The (k, n + 1) array of the means."""
+        out = np.empty((self.scale.shape[0], n + 1))
+        np.multiply(self.scale[:, None], self.M[:, :n], out=out[:, :n])
+        out[:, n] = self.last
+        return out
+
+
 class ConeTerms:
     """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (module docstring): the
     cones' part of the Schur complement and of its right-hand side.  The one home of this algebra:
     :class:`RobustSVMCone` uses it for its k cones, the row-block interior point (:mod:`.dask_ipm`)
     for grouped cones on the client and for the per-sample cones of each row block.
+
+    With diagonal factors ``F`` nothing of the cones' size is formed besides the row blocks of the Schur terms:
+    the compiled passes (:func:`~.row_kernels.cone_gram_rows`, :func:`~.row_kernels.cone_rhs_rows`,
+    :func:`~.row_kernels.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
     """
 
     def __init__(self, factors, diagonal, beta, wbar, work=None):
-        """``work``: a :class:`Workspace` whose arrays this object's (k, n) and (k, n + 1) arrays may overwrite (an
-        interior point builds one ConeTerms per iteration; per-sample cones make these arrays the size of X)."""
+        """``work``: a :class:`Workspace` whose arrays this object's row blocks may overwrite (an interior point
+        builds one ConeTerms per iteration)."""
         self.factors, self.diagonal = factors, diagonal
-        k, n = factors.shape[0], factors.shape[-1]
-        work = Workspace() if work is None else work
+        self.work = Workspace() if work is None else work
         self.wbar, self.beta = wbar, beta
         self.w0, self.w1 = wbar[:, 0], wbar[:, 1:]
         self.den = 2.0 * self.w0**2 - 1.0
         self.ib2 = 1.0 / beta**2
         self.D00 = self.den * self.ib2  # (D_g)_00
-        if diagonal:  # A_g wbar_g1
-            self.Aw1 = np.multiply(factors, self.w1, out=work("Aw1", (k, n)))
-        else:
+        self.qc = -2.0 * self.w0 / self.den  # qhat_g = [A_g (D_g)_10 / (D_g)_00; 0] = qc_g [A_g w1_g; 0]
+        if not diagonal:
+            k, n = factors.shape[0], factors.shape[-1]
             self.Aw1 = apply_rows(factors, diagonal, self.w1)
-        self.qhat = work("qhat", (k, n + 1))  # [A_g (D_g)_10 / (D_g)_00; 0]
-        np.multiply((-2.0 * self.w0 / self.den)[:, None], self.Aw1, out=self.qhat[:, :n])
-        self.qhat[:, n] = 0.0
+            self.qhat = np.zeros((k, n + 1))
+            np.multiply(self.qc[:, None], self.Aw1, out=self.qhat[:, :n])
 
-    def add_schur(self, S, AAt=None):
-        """The cone part with t_g eliminated, ``S[:n, :n] += sum_g beta_g^-2 A_g (I - 2 w1 w1' / (2 w0^2 - 1))
-        A_g'`` (``AAt``: the products ``A_g A_g'`` of full factors)."""
+    def add_schur(self, S, means: GroupMeans, wts, AAt=None):
+        """Add the cones' terms with t_g eliminated to ``S`` (n + 1, n + 1): ``S[:n, :n] += sum_g beta_g^-2 A_g
+        (I - 2 w1 w1' / (2 w0^2 - 1)) A_g'`` and the series term ``S += sum_g wts_g (m_g + qhat_g)(m_g + qhat_g)'``
+        (``wts = a_g d_g / (a_g + d_g)``; ``AAt``: the products ``A_g A_g'`` of full factors).  Diagonal factors:
+        each row block of both rank-k updates is written by one compiled pass and added by BLAS syrk."""
         n = self.factors.shape[-1]
-        if self.diagonal:  # sum_g ib2_g F_g^2 without a (k, n) temporary
-            S[np.arange(n), np.arange(n)] += np.einsum("k,kj,kj->j", self.ib2, self.factors, self.factors)
-        else:
+        if not self.diagonal:
             S[:n, :n] += np.tensordot(self.ib2, AAt, axes=1)
-        S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
+            S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
+            S += weighted_gram(means.dense(n) + self.qhat, wts)
+            return
+        # sum_g ib2_g F_g^2 without a (k, n) temporary
+        S[np.arange(n), np.arange(n)] += np.einsum("k,kj,kj->j", self.ib2, self.factors, self.factors)
+        k = self.factors.shape[0]
+        sw1, sw2 = np.sqrt(2.0 * self.ib2 / self.den), np.sqrt(wts)
+        G1, G2 = np.zeros((n, n)), np.zeros((n + 1, n + 1))
+        rows = min(_CHUNK, k)
+        B1, B2 = self.work("gram_cone", (rows, n)), self.work("gram_series", (rows, n + 1))
+        for i in range(0, k, _CHUNK):
+            b1, b2 = B1[: min(_CHUNK, k - i)], B2[: min(_CHUNK, k - i)]
+            cone_gram_rows(self.wbar, self.factors, means.M, means.scale, means.last, self.qc, sw1, sw2, i, b1, b2)
+            G1 += dsyrk(1.0, b1.T, trans=0, lower=0)  # C-ordered rows: the transposes are Fortran-ordered
+            G2 += dsyrk(1.0, b2.T, trans=0, lower=0)
+        S[:n, :n] -= _symmetrise_upper(G1)
+        S += _symmetrise_upper(G2)
 
     def rhs_terms(self, BZ):
         """``(r0, T)`` of the cone rows ``BZ`` of a right-hand side: ``r0 = (D_g bz_g)_0`` and the rows
@@ -213,7 +272,7 @@ class ConeTerms:
         soc_rhs_terms(self.wbar, self.den, self.ib2, BZ, r0, T)
         return r0, T
 
-    def reduced_rhs(self, BZ, psi0, ag, hg, mg, rhs):
+    def reduced_rhs(self, BZ, psi0, ag, hg, means: GroupMeans, rhs):
         """Add the cones' part of the reduced right-hand side to ``rhs`` (n + 1,) in place and return ``r0``:
         ``rhs -= [sum_g A_g T_g; 0]`` and ``rhs += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a_g (psi0_g - r0_g)
         / h_g``, ``c2 = (a_g r0_g + (D_g)_00 psi0_g) / h_g`` (``psi0``: the t rows of the right-hand side less
@@ -222,23 +281,29 @@ class ConeTerms:
         if self.diagonal:
             r0 = np.empty(BZ.shape[0])
             cone_rhs_rows(
-                self.wbar, self.den, self.ib2, self.D00, self.factors, mg, self.qhat, BZ, psi0, ag, hg, r0, rhs
-            )
+                self.wbar, self.den, self.ib2, self.D00, self.factors, means.M, means.scale, means.last, self.qc,
+                BZ, psi0, ag, hg, r0, rhs,
+            )  # fmt: skip
             return r0
         r0, T = self.rhs_terms(BZ)
+        mg = means.dense(BZ.shape[1] - 1)
         rhs[:-1] -= sum_apply_rows(self.factors, False, T)
         rhs += mg.T @ (ag / hg * (psi0 - r0)) - self.qhat.T @ ((ag * r0 + self.D00 * psi0) / hg)
         return r0
 
-    def back(self, BZ, psi0, r0, ag, hg, mg, du, Z):
+    def back(self, BZ, psi0, r0, ag, hg, means: GroupMeans, du, Z):
         """After the Schur solve ``du = (dw, db)``: the cones' ``dt_g = (psi0_g - r0_g) / h_g + (a_g m_g'du -
         (D_g)_00 qhat_g'du) / h_g`` (returned) and their rows of ``dz``, ``Z = W^{-2} ((-dt_g, -A_g'dw) - bz_g)``
         (written).  Diagonal factors: one compiled pass (:func:`~.row_kernels.cone_back_rows`)."""
         k = BZ.shape[0]
         if self.diagonal:
             dt = np.empty(k)
-            cone_back_rows(self.wbar, self.beta, self.D00, self.factors, mg, self.qhat, BZ, psi0, r0, ag, hg, du, dt, Z)
+            cone_back_rows(
+                self.wbar, self.beta, self.D00, self.factors, means.M, means.scale, means.last, self.qc,
+                BZ, psi0, r0, ag, hg, du, dt, Z,
+            )  # fmt: skip
             return dt
+        mg = means.dense(BZ.shape[1] - 1)
         dt = (psi0 - r0) / hg + (ag * (mg @ du) - self.D00 * (self.qhat @ du)) / hg
         Gd = np.empty(BZ.shape)
         Gd[:, 0] = -dt
@@ -315,10 +380,6 @@ class RobustSVMCone:
         L, k, n = self.L, self.k, self.n
         return z[:L], z[L : 2 * L], z[2 * L :].reshape(k, n + 1)
 
-    def At_apply(self, w):
-        """Rows ``A_g' w`` (k, n)."""
-        return transpose_apply(self.factors, self.diagonal, w)
-
     def segsum(self, v):
         if self.k == 1:
             return np.array([v.sum()])
@@ -338,11 +399,7 @@ class RobustSVMCone:
         zm[:] = -marg - xi + (self.gamma * t[self.gidx] if self.k else 0.0)
         zx[:] = -xi
         if self.k:
-            Z[:, 0] = -t
-            if self.diagonal:  # -A_g'w without (k, n) temporaries
-                np.multiply(self.factors, -w, out=Z[:, 1:])
-            else:
-                Z[:, 1:] = -self.At_apply(w)
+            cone_rows_gx(self.factors, self.diagonal, w, t, Z)
         return out
 
     def GTz(self, z, XTyz=None):
@@ -379,24 +436,23 @@ class RobustSVMCone:
         S = np.zeros((n + 1, n + 1))
         if k:
             cones = ConeTerms(self.factors, self.diagonal, scaling.beta[0], scaling.wbar[0], self.work)
-            D00, qhat = cones.D00, cones.qhat
+            D00 = cones.D00
             ag = self.segsum(rho * gam**2)  # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
             cg = rho * gam * y
-            mg = self.work("mg", (k, n + 1))  # sum rho gamma a_i / a_g
-            if self.per_sample:
-                np.multiply((cg / ag)[:, None], X, out=mg[:, :n])
-                mg[:, n] = cg / ag
-            else:
+            if self.per_sample:  # m_i = (c_i / a_i) [x_i; 1], never formed
+                sc = cg / ag
+                means = GroupMeans(X, sc, sc)
+            else:  # m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g
+                mg = np.empty((k, n + 1))
                 mg[:, :n] = group_row_sums(X, cg, self.gidx, k) / ag[:, None]
                 mg[:, n] = self.segsum(cg) / ag
-            hg = ag + D00
-            # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
-            # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
-            if not self.per_sample:
+                means = GroupMeans.of(mg)
+                # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
+                # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
                 S += centred_gram(X, y, rho, gam, self.gidx, mg)
-            cones.add_schur(S, None if self.diagonal else self.AAt)
-            # coupling through t_g: series combination of a_g and (D_g)_00 on (m_g + qhat_g)
-            S += weighted_gram(np.add(mg, qhat, out=self.work("mq", mg.shape)), ag * D00 / hg)
+            hg = ag + D00
+            # the cones' terms and the coupling through t_g: a series combination of a_g and (D_g)_00 on m_g + qhat_g
+            cones.add_schur(S, means, ag * D00 / hg, None if self.diagonal else self.AAt)
         else:  # [X 1]' diag(rho) [X 1] (y_i^2 = 1)
             S += centred_gram(X, y, rho, np.zeros(L), self.gidx, np.zeros((1, n + 1)))
         S[np.arange(n), np.arange(n)] += 1.0
@@ -417,9 +473,9 @@ class RobustSVMCone:
             zm, zx, Z = self.split_z(dz)
             if k:
                 psi0 = bt - sgc
-                r0 = cones.reduced_rhs(BZ, psi0, ag, hg, mg, phi)
+                r0 = cones.reduced_rhs(BZ, psi0, ag, hg, means, phi)
                 du = sla.cho_solve(cho, phi)
-                dt = cones.back(BZ, psi0, r0, ag, hg, mg, du, Z)
+                dt = cones.back(BZ, psi0, r0, ag, hg, means, du, Z)
             else:
                 du = sla.cho_solve(cho, phi)
                 dt = np.zeros(0)

@@ -16,9 +16,9 @@ Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgem
 (measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
 (an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
 step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
-(:func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only the row dot products (:func:`row_dot` and the cone
-rows' ``u1'v1``) may sum in any order, so that they vectorise; nothing else is relaxed, so NaN and inf
-propagate as in numpy.
+(:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only the row dot products
+(:func:`row_dot`, :func:`_head_dot`, :func:`_fw_dot` and the cone rows' ``u1'v1``) may sum in any order, so
+that they vectorise; nothing else is relaxed, so NaN and inf propagate as in numpy.
 
 The kernels take trusted float64 arrays and intp group indices (validated by the caller).
 """
@@ -30,6 +30,8 @@ from numba import njit
 
 __all__ = [
     "cone_back_rows",
+    "cone_gram_rows",
+    "cone_gx_rows",
     "cone_rhs_rows",
     "fill_centred_rows",
     "group_row_sums",
@@ -202,18 +204,24 @@ def soc_add_apply_sq(wbar, beta, V, O):
             O[i, j] += tmp[1, j]
 
 
+_ABS_MASK = 0x7FFFFFFFFFFFFFFF  # clears the sign bit of a float64's bit pattern
+_INF_BITS = 0x7FF0000000000000  # +inf; the patterns above it (sign cleared) are NaNs
+
+
 @njit(cache=True, error_model="numpy")
 def ninf(v):
     """``max |v_i|`` (0 for an empty ``v``; NaN if any entry is NaN, as ``np.max(np.abs(v))``), one pass
-    without the temporary of ``np.abs``."""
-    m = 0.0
-    for i in range(v.shape[0]):
-        a = abs(v[i])
-        if a > m:
-            m = a
-        elif a != a:
-            return a
-    return m
+    without the temporary of ``np.abs``.  The maximum is taken over the bit patterns with the sign bit cleared:
+    for float64 these order as the absolute values do, inf included, and every NaN lies above inf; an integer
+    maximum vectorises (2.7x faster than the float comparison with its NaN test, measured on 1e7 entries)."""
+    b = np.ascontiguousarray(v).view(np.int64)
+    m = 0
+    for i in range(b.shape[0]):
+        a = b[i] & _ABS_MASK
+        m = a if a > m else m
+    if m > _INF_BITS:
+        return np.nan
+    return np.array([m]).view(np.float64)[0]
 
 
 @njit(cache=True, error_model="numpy")
@@ -469,12 +477,61 @@ def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
             T[i, j - 1] = (BZ[i, j] - f * wbar[i, j]) * ib2[i]
 
 
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def _head_dot(A, i, v, n):
+    """``sum_{j < n} A[i, j] v[j]``, summed in any order (:func:`row_dot` on the first ``n`` columns)."""
+    s = 0.0
+    for j in range(n):
+        s += A[i, j] * v[j]
+    return s
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def _fw_dot(F, wbar, i, v):
+    """``sum_j F[i, j] wbar[i, j + 1] v[j]`` (``(F o w1)'v`` of cone row i), summed in any order."""
+    s = 0.0
+    for j in range(F.shape[1]):
+        s += (F[i, j] * wbar[i, j + 1]) * v[j]
+    return s
+
+
+# The cones' parts of the robust SVM's Newton system (diagonal factors ``F``).  The group means ``m_g`` and the
+# vectors ``qhat_g = qc_g [F_g o w1_g; 0]`` of :class:`~.robust_ipm.ConeTerms` are formed entry by entry where they
+# are used: ``m_g = (scale_g M_g[:n], last_g)`` with ``M`` the data rows for per-sample cones (so no X-sized array
+# holds them) or the grouped means themselves (``scale = 1``).
+
+
 @njit(cache=True, error_model="numpy")
-def cone_rhs_rows(wbar, den, ib2, d00, F, mg, qhat, BZ, psi0, ag, hg, r0, acc):
-    """The cones' part of a reduced right-hand side (:meth:`~.robust_ipm.ConeTerms.reduced_rhs`, diagonal
-    factors ``F`` (m, n)), one pass over the cone rows: :func:`soc_rhs_terms`' ``r0`` (written) and ``T``
-    (kept in registers), then ``acc -= sum_g [F_g T_g; 0]`` and ``acc += sum_g m_g c1_g - qhat_g c2_g`` with
-    ``c1 = a (psi0 - r0) / h`` and ``c2 = (a r0 + d00 psi0) / h``."""
+def cone_gx_rows(F, w, t, Z):
+    """The cones' rows of ``G x`` for diagonal factors: ``Z[i] = (-t_i, F_i o (-w))``."""
+    m, n = F.shape
+    for i in range(m):
+        Z[i, 0] = -t[i]
+        for j in range(n):
+            Z[i, j + 1] = F[i, j] * -w[j]
+
+
+@njit(cache=True, error_model="numpy")
+def cone_gram_rows(wbar, F, M, scale, last, qc, sw1, sw2, i0, B1, B2):
+    """Rows ``i0 .. i0 + len(B1) - 1`` of the two factors of the cones' Schur terms, ready for BLAS rank-k
+    updates: ``B1[r] = sw1_i (F_i o w1_i)`` and ``B2[r] = sw2_i (m_i + qhat_i)``."""
+    m, n = B1.shape
+    for r in range(m):
+        i = i0 + r
+        s, q, a1, a2 = scale[i], qc[i], sw1[i], sw2[i]
+        for j in range(n):
+            fw = F[i, j] * wbar[i, j + 1]
+            B1[r, j] = fw * a1
+            B2[r, j] = (s * M[i, j] + q * fw) * a2
+        B2[r, n] = (last[i] + 0.0) * a2
+
+
+@njit(cache=True, error_model="numpy")
+def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, r0, acc):
+    """The cones' part of a reduced right-hand side (:meth:`~.robust_ipm.ConeTerms.reduced_rhs`), one pass over
+    the cone rows: :func:`soc_rhs_terms`' ``r0`` (written) and ``T`` (kept in registers), then
+    ``acc -= sum_g [F_g T_g; 0]`` and ``acc += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a (psi0 - r0) / h`` and
+    ``c2 = (a r0 + d00 psi0) / h``."""
     m, d1 = BZ.shape
     n = d1 - 1
     for i in range(m):
@@ -484,20 +541,28 @@ def cone_rhs_rows(wbar, den, ib2, d00, F, mg, qhat, BZ, psi0, ag, hg, r0, acc):
         f = 2.0 * dot / den[i]
         c1 = ag[i] / hg[i] * (psi0[i] - r)
         c2 = (ag[i] * r + d00[i] * psi0[i]) / hg[i]
+        s, q = scale[i], qc[i]
         for j in range(n):
-            acc[j] += mg[i, j] * c1 - qhat[i, j] * c2 - F[i, j] * ((BZ[i, j + 1] - f * wbar[i, j + 1]) * ib2[i])
-        acc[n] += mg[i, n] * c1 - qhat[i, n] * c2
+            acc[j] += (
+                (s * M[i, j]) * c1
+                - (q * (F[i, j] * wbar[i, j + 1])) * c2
+                - F[i, j] * ((BZ[i, j + 1] - f * wbar[i, j + 1]) * ib2[i])
+            )
+        acc[n] += last[i] * c1 - 0.0 * c2
 
 
 @njit(cache=True, error_model="numpy")
-def cone_back_rows(wbar, beta, d00, F, mg, qhat, BZ, psi0, r0, ag, hg, du, dt, Z):
-    """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.robust_ipm.ConeTerms.back`,
-    diagonal factors ``F``), one pass: ``dt = (psi0 - r0) / h + (a m'du - d00 qhat'du) / h`` and
-    ``Z = W^{-2} ((-dt, -F o dw) - BZ)``, with the two ``W^{-1}`` applications of :func:`soc_apply_sq`."""
+def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg, du, dt, Z):
+    """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.robust_ipm.ConeTerms.back`),
+    one pass: ``dt = (psi0 - r0) / h + (a m'du - d00 qhat'du) / h`` and ``Z = W^{-2} ((-dt, -F o dw) - BZ)``, with
+    the two ``W^{-1}`` applications of :func:`soc_apply_sq`."""
     m, d1 = BZ.shape
+    n = d1 - 1
     tmp = np.empty((2, d1))
     for i in range(m):
-        t = (psi0[i] - r0[i]) / hg[i] + (ag[i] * row_dot(mg, i, du) - d00[i] * row_dot(qhat, i, du)) / hg[i]
+        md = scale[i] * _head_dot(M, i, du, n) + last[i] * du[n]
+        qd = qc[i] * _fw_dot(F, wbar, i, du)
+        t = (psi0[i] - r0[i]) / hg[i] + (ag[i] * md - d00[i] * qd) / hg[i]
         dt[i] = t
         tmp[0, 0] = -t - BZ[i, 0]
         for j in range(1, d1):
