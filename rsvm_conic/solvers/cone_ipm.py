@@ -51,6 +51,7 @@ from .row_kernels import (
     orthant_newton_u,
     orthant_scaled_dirs,
     orthant_step,
+    orthant_step_scaled,
     residual_norms,
     soc_add_apply_sq,
     soc_apply,
@@ -62,8 +63,10 @@ from .row_kernels import (
     soc_min_step,
     soc_newton_u,
     soc_nt_scaling,
+    soc_nt_scaling_lam,
     soc_scaled_dirs,
     soc_step,
+    soc_step_scaled,
 )
 
 __all__ = ["ConeSpec", "Scaling", "IPMResult", "DenseConeQP", "cone_ipm", "max_step", "jprod", "jdiv"]
@@ -129,16 +132,23 @@ class Scaling:
         self.beta = [np.empty(m) for m, _ in cones.soc]
         self.update(s, z)
 
-    def update(self, s: np.ndarray, z: np.ndarray) -> "Scaling":
+    def update(self, s: np.ndarray, z: np.ndarray, lam: np.ndarray | None = None) -> "Scaling":
         """The scaling of a new pair ``(s, z)``, written over this one's arrays (the interior point's iterations
         reuse one :class:`Scaling`: a fresh scaling per iteration costs page faults when the cone arrays exceed
-        the allocator's reuse threshold, e.g. per-sample cones at 2e5 x 50)."""
+        the allocator's reuse threshold, e.g. per-sample cones at 2e5 x 50).  With ``lam``, also ``lam = W z``
+        (:meth:`apply`'s values) in the same pass over the cone rows."""
         sl, sq = self.cones.split(s)
         zl, zq = self.cones.split(z)
         np.divide(sl, zl, out=self.w_l)
         np.sqrt(self.w_l, out=self.w_l)
-        for S, Z, wb, bt in zip(sq, zq, self.wbar, self.beta):
-            soc_nt_scaling(S, Z, wb, bt)
+        if lam is None:
+            for S, Z, wb, bt in zip(sq, zq, self.wbar, self.beta):
+                soc_nt_scaling(S, Z, wb, bt)
+            return self
+        ll, lq = self.cones.split(lam)
+        np.multiply(zl, self.w_l, out=ll)
+        for S, Z, wb, bt, LM in zip(sq, zq, self.wbar, self.beta, lq):
+            soc_nt_scaling_lam(S, Z, wb, bt, LM)
         return self
 
     # D = (W'W)^{-1} pieces, for KKT solvers --------------------------------------------
@@ -268,16 +278,22 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
     return all(np.all(X[:, 0] > 0.0) and np.all(soc_jdet(X) > 0.0) for X in xq if X.shape[0])
 
 
-def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.ndarray | None = None):
+def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.ndarray | None = None, scaling=None):
     """``(x + a d, inside)``: the step (into ``out`` if given) and whether it is strictly inside K
-    (:func:`interior`), in one pass."""
+    (:func:`interior`), in one pass.  With a :class:`Scaling`, the step is along ``W d`` (:meth:`Scaling.apply`'s
+    values, formed row by row and never stored)."""
     out = np.empty_like(x) if out is None else out
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
     ol, oq = cones.split(out)
-    ok = bool(orthant_step(xl, dl, a, ol))
-    for X, D, O in zip(xq, dq, oq):
-        ok = bool(soc_step(X, D, a, O)) and ok
+    if scaling is None:
+        ok = bool(orthant_step(xl, dl, a, ol))
+        for X, D, O in zip(xq, dq, oq):
+            ok = bool(soc_step(X, D, a, O)) and ok
+        return out, ok
+    ok = bool(orthant_step_scaled(scaling.w_l, xl, dl, a, ol))
+    for j, (X, D, O) in enumerate(zip(xq, dq, oq)):
+        ok = bool(soc_step_scaled(scaling.wbar[j], scaling.beta[j], X, D, a, O)) and ok
     return out, ok
 
 
@@ -467,8 +483,8 @@ def cone_ipm(
             return result("max_iter", it)
 
         # ---- scaling and factorisation ---------------------------------------------------
-        scaling = Scaling(cones, s, z) if scaling is None else scaling.update(s, z)
-        lam = scaling.apply(z, out=work("lam"))
+        lam = work("lam")  # lam = W z, formed with the scaling
+        scaling = (Scaling(cones) if scaling is None else scaling).update(s, z, lam)
         try:
             solve = prob.kkt_factor(scaling)
         except (np.linalg.LinAlgError, ValueError):
@@ -521,11 +537,10 @@ def cone_ipm(
             return result("numerical_error", it)
         if step < 1e-10:
             return result("numerical_error", it)
-        ds = scaling.apply(dst, out=work("ds"))
         # the new s and z go to the buffer of each pair that is not the current iterate
         s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))
         for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
-            s_new, inside = step_into(cones, s, ds, step, out=s_out)  # s or z on the boundary
+            s_new, inside = step_into(cones, s, dst, step, out=s_out, scaling=scaling)  # s or z on the boundary
             if inside:
                 z_new, inside = step_into(cones, z, dz, step, out=z_out)
                 if inside:

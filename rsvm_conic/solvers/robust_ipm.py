@@ -248,18 +248,19 @@ class ConeTerms:
             S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
             S += weighted_gram(means.dense(n) + self.qhat, wts)
             return
-        # sum_g ib2_g F_g^2 without a (k, n) temporary
-        S[np.arange(n), np.arange(n)] += np.einsum("k,kj,kj->j", self.ib2, self.factors, self.factors)
         k = self.factors.shape[0]
         sw1, sw2 = np.sqrt(2.0 * self.ib2 / self.den), np.sqrt(wts)
-        G1, G2 = np.zeros((n, n)), np.zeros((n + 1, n + 1))
+        G1, G2, dg = np.zeros((n, n)), np.zeros((n + 1, n + 1)), np.zeros(n)  # dg: sum_g ib2_g F_g^2
         rows = min(_CHUNK, k)
         B1, B2 = self.work("gram_cone", (rows, n)), self.work("gram_series", (rows, n + 1))
         for i in range(0, k, _CHUNK):
             b1, b2 = B1[: min(_CHUNK, k - i)], B2[: min(_CHUNK, k - i)]
-            cone_gram_rows(self.wbar, self.factors, means.M, means.scale, means.last, self.qc, sw1, sw2, i, b1, b2)
+            cone_gram_rows(
+                self.wbar, self.factors, means.M, means.scale, means.last, self.qc, self.ib2, sw1, sw2, i, b1, b2, dg
+            )
             G1 += dsyrk(1.0, b1.T, trans=0, lower=0)  # C-ordered rows: the transposes are Fortran-ordered
             G2 += dsyrk(1.0, b2.T, trans=0, lower=0)
+        S[np.arange(n), np.arange(n)] += dg
         S[:n, :n] -= _symmetrise_upper(G1)
         S += _symmetrise_upper(G2)
 
@@ -327,7 +328,7 @@ class RobustSVMCone:
         # keep the groups that carry uncertainty (some gamma_i > 0)
         k_all = factors.shape[0]
         active = np.zeros(k_all, dtype=bool)
-        active[np.unique(group_index[gamma > 0])] = True
+        active[group_index[gamma > 0]] = True  # (repeated indices: the same True)
         remap = np.cumsum(active) - 1
         self.k = int(active.sum())
         self.factors = np.ascontiguousarray(factors[active])
@@ -572,7 +573,7 @@ def robust_svm_ipm(
     t = np.zeros(factors.shape[0])
     if prob.k:
         act = np.zeros(factors.shape[0], dtype=bool)
-        act[np.unique(np.asarray(group_index)[gamma > 0])] = True
+        act[np.asarray(group_index)[gamma > 0]] = True
         t[act] = t_act
     info = {
         "status": res.status,

@@ -41,6 +41,7 @@ __all__ = [
     "orthant_newton_u",
     "orthant_scaled_dirs",
     "orthant_step",
+    "orthant_step_scaled",
     "residual_norms",
     "robust_solve_rows_in",
     "robust_solve_rows_out",
@@ -55,9 +56,11 @@ __all__ = [
     "soc_min_step",
     "soc_newton_u",
     "soc_nt_scaling",
+    "soc_nt_scaling_lam",
     "soc_rhs_terms",
     "soc_scaled_dirs",
     "soc_step",
+    "soc_step_scaled",
 ]
 
 
@@ -234,6 +237,32 @@ def soc_step(X, D, a, O):
         for j in range(d):
             O[i, j] = X[i, j] + a * D[i, j]
         if not (O[i, 0] > 0.0 and _row_jdet(O, i) > 0.0):
+            ok = False
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def soc_step_scaled(wbar, beta, X, D, a, O):
+    """:func:`soc_step` along ``W D`` (:func:`soc_apply`, formed row by row in a scratch row, never stored)."""
+    m, d = X.shape
+    tmp = np.empty((1, d))
+    ok = True
+    for i in range(m):
+        _apply_row(wbar, i, beta[i], 1.0, D, i, tmp, 0)
+        for j in range(d):
+            O[i, j] = X[i, j] + a * tmp[0, j]
+        if not (O[i, 0] > 0.0 and _row_jdet(O, i) > 0.0):
+            ok = False
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_step_scaled(w, x, d, a, o):
+    """:func:`orthant_step` along ``w d``."""
+    ok = True
+    for i in range(x.shape[0]):
+        o[i] = x[i] + a * (d[i] * w[i])
+        if not o[i] > 0.0:
             ok = False
     return ok
 
@@ -416,17 +445,31 @@ def residual_norms(Gx, s, h, z):
 
 
 @njit(cache=True, error_model="numpy")
+def _nt_row(S, Z, wbar, beta, i):
+    """The NT scaling point ``wbar[i]`` and factor ``beta[i]`` of the row pair ``(S[i], Z[i])`` (both interior)."""
+    d = S.shape[1]
+    ds, dz = np.sqrt(_row_jdet(S, i)), np.sqrt(_row_jdet(Z, i))
+    sz = (S[i, 0] / ds) * (Z[i, 0] / dz) + _tail_dot(S, i, Z, i) / (ds * dz)
+    g2 = 2.0 * np.sqrt(0.5 * (1.0 + sz))
+    wbar[i, 0] = (S[i, 0] / ds + Z[i, 0] / dz) / g2
+    for j in range(1, d):
+        wbar[i, j] = (S[i, j] / ds - Z[i, j] / dz) / g2
+    beta[i] = np.sqrt(ds / dz)
+
+
+@njit(cache=True, error_model="numpy")
 def soc_nt_scaling(S, Z, wbar, beta):
     """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior)."""
-    m, d = S.shape
-    for i in range(m):
-        ds, dz = np.sqrt(_row_jdet(S, i)), np.sqrt(_row_jdet(Z, i))
-        sz = (S[i, 0] / ds) * (Z[i, 0] / dz) + _tail_dot(S, i, Z, i) / (ds * dz)
-        g2 = 2.0 * np.sqrt(0.5 * (1.0 + sz))
-        wbar[i, 0] = (S[i, 0] / ds + Z[i, 0] / dz) / g2
-        for j in range(1, d):
-            wbar[i, j] = (S[i, j] / ds - Z[i, j] / dz) / g2
-        beta[i] = np.sqrt(ds / dz)
+    for i in range(S.shape[0]):
+        _nt_row(S, Z, wbar, beta, i)
+
+
+@njit(cache=True, error_model="numpy")
+def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
+    """:func:`soc_nt_scaling` and ``LAM = W Z`` (:func:`soc_apply`) row by row, in one pass."""
+    for i in range(S.shape[0]):
+        _nt_row(S, Z, wbar, beta, i)
+        _apply_row(wbar, i, beta[i], 1.0, Z, i, LAM, i)
 
 
 # ---------------------------------------------------------------------------------- robust SVM Newton solve
@@ -512,17 +555,20 @@ def cone_gx_rows(F, w, t, Z):
 
 
 @njit(cache=True, error_model="numpy")
-def cone_gram_rows(wbar, F, M, scale, last, qc, sw1, sw2, i0, B1, B2):
+def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
     """Rows ``i0 .. i0 + len(B1) - 1`` of the two factors of the cones' Schur terms, ready for BLAS rank-k
-    updates: ``B1[r] = sw1_i (F_i o w1_i)`` and ``B2[r] = sw2_i (m_i + qhat_i)``."""
+    updates: ``B1[r] = sw1_i (F_i o w1_i)`` and ``B2[r] = sw2_i (m_i + qhat_i)``; and ``dg += ib2_i F_i o F_i``
+    over these rows (the diagonal term)."""
     m, n = B1.shape
     for r in range(m):
         i = i0 + r
-        s, q, a1, a2 = scale[i], qc[i], sw1[i], sw2[i]
+        s, q, a1, a2, b = scale[i], qc[i], sw1[i], sw2[i], ib2[i]
         for j in range(n):
-            fw = F[i, j] * wbar[i, j + 1]
+            f = F[i, j]
+            fw = f * wbar[i, j + 1]
             B1[r, j] = fw * a1
             B2[r, j] = (s * M[i, j] + q * fw) * a2
+            dg[j] += b * (f * f)
         B2[r, n] = (last[i] + 0.0) * a2
 
 
