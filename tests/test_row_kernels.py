@@ -248,10 +248,18 @@ def _interior_pair(cones, rng):
     """A random interior pair (s, z) of ``cones`` and its NT scaling."""
     from rsvm_conic.solvers.cone_ipm import Scaling
 
-    s = cones.identity() * 3.0 + 0.5 * rng.normal(size=cones.size)
-    z = cones.identity() * 2.0 + 0.5 * rng.normal(size=cones.size)
-    s[: cones.n_l], z[: cones.n_l] = np.abs(s[: cones.n_l]) + 0.1, np.abs(z[: cones.n_l]) + 0.1
-    return s, z, Scaling(cones, s, z)
+    from rsvm_conic.solvers.cone_ipm import interior
+
+    s, z = rng.normal(size=cones.size), rng.normal(size=cones.size)
+    for v in (s, z):  # positive orthant part; each cone row's head above the norm of its tail (wide cones too)
+        vl, vq = cones.split(v)
+        vl[:] = np.abs(vl) + 0.1
+        for V in vq:
+            V[:, 0] = np.linalg.norm(V[:, 1:], axis=1) + rng.uniform(0.1, 2.0, V.shape[0])
+    assert interior(cones, s) and interior(cones, z)
+    sc = Scaling(cones, s, z)
+    assert all(np.all(np.isfinite(a)) for a in [sc.w_l, *sc.wbar, *sc.beta])
+    return s, z, sc
 
 
 def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
@@ -322,3 +330,30 @@ def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
         vs[where][9] = np.nan
         got = residual_norms(vs[0], vs[1], h, vs[2])
         assert [np.isnan(v) for v in got] == [where in (0, 1), where == 1, where == 2]
+
+
+def test_scaling_with_lam_and_the_scaled_step_are_the_separate_operations_bit_for_bit():
+    """``Scaling.update(s, z, lam)`` writes the scaling and ``lam = W z`` of :meth:`Scaling.apply`; the step along
+    ``W d`` (``step_into(..., scaling=)``) is the step along the stored ``W d`` with the same interior test, on
+    steps that stay inside and steps that leave (cones of widths 2, 3 and 51)."""
+    from rsvm_conic.solvers.cone_ipm import ConeSpec, Scaling, step_into
+
+    rng = np.random.default_rng(9)
+    cones = ConeSpec(7, [(5, 2), (4, 3), (30, 51)])
+    s, z, sc = _interior_pair(cones, rng)
+    lam = np.empty(cones.size)
+    fused = Scaling(cones).update(s, z, lam)
+    np.testing.assert_array_equal(fused.w_l, sc.w_l)
+    for a, b in zip(fused.wbar + fused.beta, sc.wbar + sc.beta):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(lam, sc.apply(z))
+    seen = set()
+    for scale in (1e-4, 1e-3, 0.01, 0.1, 1.0, 10.0):
+        d = scale * rng.normal(size=cones.size)
+        for a in (0.1, 1.0):
+            out, inside = step_into(cones, s, d, a, scaling=sc)
+            ref, ref_inside = step_into(cones, s, sc.apply(d), a)
+            np.testing.assert_array_equal(out, ref)
+            assert inside == ref_inside
+            seen.add(inside)
+    assert seen == {True, False}
