@@ -354,7 +354,7 @@ def cone_ipm(
     tol_gap_rel: float = 1e-8,
     tol_feas: float = 1e-8,
     step_fraction: float = 0.99,
-    refine: int = 2,
+    refine: int = 1,
     refine_below: float = 1e-4,
     verbose: bool = False,
     sigma_rule: str = "cvxopt",
@@ -371,7 +371,11 @@ def cone_ipm(
     and ``Gx_GTz(x, z, out) -> (Gx, G'z)`` (both products in one pass over the data, ``G x`` into the work
     array ``out``).  Work arrays spare the page faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
-    below ``refine_below`` (earlier iterates do not need the digits).
+    below ``refine_below`` (earlier iterates do not need the digits).  One step is the default: the first
+    correction takes the scaled KKT residual to the rounding floor of its own evaluation and a second one leaves it
+    there (measured on robust SVMs at 2e4 x 50, relative to the right-hand side: 1.8e-11 -> 3.2e-11, 6.7e-10 ->
+    1.8e-9, 2.5e-7 -> 1.4e-7 after the first correction's 1.4e-5, 1.3e-2 and 6.5 before it), at the cost of a
+    residual and a solve; on those runs one step took the same iterations to the same certified gaps as two.
     """
     t_start = time.perf_counter()
     cones = prob.cones

@@ -462,7 +462,7 @@ def robust_svm_ipm_dask(
     accept_inaccurate=False,
     print_fn=print,
     step_fraction=0.99,
-    refine=2,
+    refine=1,
     refine_below=1e-4,
     check_input=True,
 ):
