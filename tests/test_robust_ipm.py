@@ -92,6 +92,62 @@ def test_engine_matches_clarabel_on_random_cone_qps():
         assert res.pcost == pytest.approx(prob.value, rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.parametrize("where", ["orthant", "cone", "dx"])
+def test_a_nan_direction_ends_the_run_as_numerical_error(where, monkeypatch):
+    """A KKT solve that returns a NaN (in the orthant or cone rows of dz, or in dx) stops the interior point at that
+    iteration with status "numerical_error": the NaN in dz is caught by the step's interior test, not by a separate
+    pass, and never halved into a step."""
+    rng = np.random.default_rng(12)
+    n = 6
+    cones = ConeSpec(4, [(2, 3), (1, 4)])
+    G = rng.normal(size=(cones.size, n))
+    x0 = rng.normal(size=n)
+    qp = DenseConeQP(np.eye(n), rng.normal(size=n), G, G @ x0 + _interior(cones, rng), cones)
+    assert cone_ipm(qp).status == "optimal"
+    poison_at = 3
+
+    class Poisoned(DenseConeQP):
+        factored = 0
+
+        def kkt_factor(self, scaling):  # once per iteration
+            solve = super().kkt_factor(scaling)
+            self.factored += 1
+            if self.factored != poison_at + 2:  # the first factorisation is for the initial point
+                return solve
+
+            calls = []
+
+            def poisoned(bx, by, bz, dz_out=None):  # the corrector's solve of iteration poison_at
+                dx, dy, dz = solve(bx, by, bz, dz_out)
+                calls.append(1)
+                if len(calls) == 1:  # the predictor's (a NaN there would reach the corrector's right-hand side)
+                    return dx, dy, dz
+                if where == "dx":
+                    dx[2] = np.nan
+                else:
+                    dz[1 if where == "orthant" else 6] = np.nan
+                return dx, dy, dz
+
+            return poisoned
+
+    bad = Poisoned(np.eye(n), qp.q, G, qp.h, cones)
+    import rsvm_conic.solvers.cone_ipm as engine
+
+    steps = []
+
+    def counted(*args, **kwargs):
+        steps.append(bad.factored)
+        return step_into(*args, **kwargs)
+
+    step_into = engine.step_into
+    monkeypatch.setattr(engine, "step_into", counted)
+    res = cone_ipm(bad)
+    assert steps.count(poison_at + 2) <= (0 if where == "dx" else 2)  # no halved retries
+    assert res.status == "numerical_error"
+    assert res.iterations == poison_at
+    assert np.all(np.isfinite(res.z)) and np.all(np.isfinite(res.s))
+
+
 def test_weighted_gram():
     rng = np.random.default_rng(3)
     X, w = rng.normal(size=(1000, 7)), rng.random(1000)

@@ -537,7 +537,9 @@ def cone_ipm(
                     sigma = (1.0 - a_aff) ** 3
                 dsa, dza = dst, dzt
         step = min(1.0, step_fraction * amax)
-        if not np.isfinite(step) or not all(np.isfinite(_ninf(v)) for v in (dx, dy, dz, dst)):
+        # a NaN in dst or dz shows in the step, which then fails its interior test (checked below: a pass less
+        # than testing them here); an inf shows in the next iteration's residuals
+        if not np.isfinite(step) or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
             return result("numerical_error", it)
         if step < 1e-10:
             return result("numerical_error", it)
@@ -545,10 +547,14 @@ def cone_ipm(
         s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))
         for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
             s_new, inside = step_into(cones, s, dst, step, out=s_out, scaling=scaling)  # s or z on the boundary
+            failed = s_new
             if inside:
                 z_new, inside = step_into(cones, z, dz, step, out=z_out)
                 if inside:
                     break
+                failed = z_new
+            if not np.isfinite(_ninf(failed)):  # a NaN direction: no shorter step helps
+                return result("numerical_error", it)
             step *= 0.5
         else:
             return result("numerical_error", it)

@@ -53,6 +53,7 @@ data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solv
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from typing import NamedTuple
@@ -95,9 +96,14 @@ __all__ = [
 _CHUNK = 8192
 
 
+@functools.lru_cache(maxsize=16)
+def _triu(n: int):
+    return np.triu_indices(n, 1)
+
+
 def _symmetrise_upper(A: np.ndarray) -> np.ndarray:
     """Copy the upper triangle of ``A`` (what BLAS syrk writes) into its lower one."""
-    iu = np.triu_indices(A.shape[0], 1)
+    iu = _triu(A.shape[0])
     A[iu[1], iu[0]] = A[iu]
     return A
 
