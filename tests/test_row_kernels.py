@@ -263,12 +263,12 @@ def _interior_pair(cones, rng):
 
 
 def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
-    """The interior point's fused passes (the complementarity right-hand side and its division by lam, -rz - W u,
+    """The interior point's fused passes (the complementarity right-hand side, its division by lam and -rz - W u,
     rz + W^2 dz, the scaled directions with their step lengths, the primal residual with three norms) give the same
-    bits as the operations they replace (jprod, negation, subtraction, shift, jdiv; apply and subtraction; apply_sq
+    bits as the operations they replace (jprod, negation, subtraction, shift, jdiv, apply and subtraction; apply_sq
     and the sum; apply, subtraction and two max_step calls; two numpy sums and three ninf), on cones of widths 2, 3
     and 51."""
-    from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_u, scaled_directions
+    from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_rhs, scaled_directions
     from rsvm_conic.solvers.row_kernels import ninf, residual_norms
 
     rng = np.random.default_rng(8)
@@ -278,21 +278,21 @@ def test_fused_driver_steps_are_the_separate_operations_bit_for_bit():
     lam = sc.apply(z)
     dsa, dza = rng.normal(size=cones.size), rng.normal(size=cones.size)
     shift = 0.37
-    # predictor: u = lam \ (-lam o lam); corrector: lam \ (-lam o lam - dsa o dza + shift e)
+    # predictor: u = lam \ (-lam o lam); corrector: lam \ (-lam o lam - dsa o dza + shift e); both with bz = -rz - W u
     m_lam_sq = -jprod(cones, lam, lam)
-    np.testing.assert_array_equal(
-        newton_u(cones, lam, None, None, 0.0, np.empty(cones.size)), jdiv(cones, lam, m_lam_sq)
-    )
+    m_rz = rng.normal(size=cones.size)
+    u, bz = newton_rhs(cones, sc, lam, None, None, 0.0, m_rz, np.empty(cones.size), np.empty(cones.size))
+    np.testing.assert_array_equal(u, jdiv(cones, lam, m_lam_sq))
+    np.testing.assert_array_equal(bz, m_rz - sc.apply(u))
     rl_ref = m_lam_sq - jprod(cones, dsa, dza)
     rl_ref_l, rl_ref_q = cones.split(rl_ref)
     rl_ref_l += shift
     for Q in rl_ref_q:
         Q[:, 0] += shift
-    u = newton_u(cones, lam, dsa, dza, shift, np.empty(cones.size))
+    u, bz = newton_rhs(cones, sc, lam, dsa, dza, shift, m_rz, np.empty(cones.size), np.empty(cones.size))
     np.testing.assert_array_equal(u, jdiv(cones, lam, rl_ref))
-    # bz = -rz - W u, and a refinement's residual rz + W^2 dz
-    m_rz = rng.normal(size=cones.size)
-    np.testing.assert_array_equal(sc.apply_from(m_rz, u, np.empty(cones.size)), m_rz - sc.apply(u))
+    np.testing.assert_array_equal(bz, m_rz - sc.apply(u))
+    # a refinement's residual rz + W^2 dz
     np.testing.assert_array_equal(sc.add_apply_sq(u, m_rz.copy()), m_rz + sc.apply_sq(u))
     # dzt = W dz, dst = u - dzt and the step length along both
     orthant, socs = ConeSpec(cones.n_l), ConeSpec(0, cones.soc)

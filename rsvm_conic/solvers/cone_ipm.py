@@ -48,20 +48,19 @@ import numpy as np
 from .row_kernels import (
     ninf,
     orthant_max_step,
-    orthant_newton_u,
+    orthant_newton_rhs,
     orthant_scaled_dirs,
     orthant_step,
     orthant_step_scaled,
     residual_norms,
     soc_add_apply_sq,
     soc_apply,
-    soc_apply_from,
     soc_apply_sq,
     soc_jdet,
     soc_jdiv,
     soc_jprod,
     soc_min_step,
-    soc_newton_u,
+    soc_newton_rhs,
     soc_nt_scaling,
     soc_nt_scaling_lam,
     soc_scaled_dirs,
@@ -167,16 +166,6 @@ class Scaling:
             self.apply_soc(j, V, inverse, O)
         return out
 
-    def apply_from(self, a: np.ndarray, v: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """``a - W v`` into ``out`` (:meth:`apply` and the subtraction in one pass over the cone rows)."""
-        al, aq = self.cones.split(a)
-        vl, vq = self.cones.split(v)
-        ol, oq = self.cones.split(out)
-        np.subtract(al, vl * self.w_l, out=ol)
-        for j, (A, V, O) in enumerate(zip(aq, vq, oq)):
-            soc_apply_from(self.wbar[j], self.beta[j], A, V, O)
-        return out
-
     def add_apply_sq(self, v: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out += W^2 v`` (:meth:`apply_sq` and the sum in one pass, with no temporary)."""
         vl, vq = self.cones.split(v)
@@ -241,19 +230,23 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None
     return out
 
 
-def newton_u(cones: ConeSpec, lam: np.ndarray, dsa, dza, shift: float, out: np.ndarray) -> np.ndarray:
-    """``lam \\ r`` (:func:`jdiv`) for the complementarity right-hand side ``r = -lam o lam`` (``dsa`` None: the
-    predictor) or ``r = -lam o lam - dsa o dza + shift e`` (the corrector), into ``out``: one pass over the cone
-    rows where :func:`jprod`, the sums and :func:`jdiv` take four, with the same bits."""
+def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, shift: float, a, u_out, bz_out):
+    """``(u, bz)`` of a Newton step: ``u = lam \\ r`` (:func:`jdiv`) for the complementarity right-hand side
+    ``r = -lam o lam`` (``dsa`` None: the predictor) or ``r = -lam o lam - dsa o dza + shift e`` (the corrector), and
+    the cone rows of the right-hand side ``bz = a - W u`` (``a = -rz``), into ``u_out`` and ``bz_out``: one pass over
+    the cone rows where :func:`jprod`, the sums, :func:`jdiv`, :meth:`Scaling.apply` and the subtraction take six,
+    with the same bits."""
     corrector = dsa is not None
     ll, lq = cones.split(lam)
-    al, aq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
-    bl, bq = cones.split(dza) if corrector else (ll, lq)
-    ol, oq = cones.split(out)
-    orthant_newton_u(ll, al, bl, shift, corrector, ol)
-    for Lm, A, B, O in zip(lq, aq, bq, oq):
-        soc_newton_u(Lm, A, B, shift, corrector, O)
-    return out
+    sl, sq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
+    tl, tq = cones.split(dza) if corrector else (ll, lq)
+    al, aq = cones.split(a)
+    ul, uq = cones.split(u_out)
+    ol, oq = cones.split(bz_out)
+    orthant_newton_rhs(ll, sl, tl, shift, corrector, scaling.w_l, al, ul, ol)
+    for j, (Lm, S, T, A, U, O) in enumerate(zip(lq, sq, tq, aq, uq, oq)):
+        soc_newton_rhs(Lm, S, T, shift, corrector, scaling.wbar[j], scaling.beta[j], A, U, O)
+    return u_out, bz_out
 
 
 def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: np.ndarray, dz: np.ndarray, dzt):
@@ -510,8 +503,7 @@ def cone_ipm(
         for corrector in (False, True):
             tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
             # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
-            u = newton_u(cones, lam, dsa, dza, sigma * mu, out=work("u_" + tag))
-            bz = scaling.apply_from(m_rz, u, out=work("bz"))  # -rz - W u
+            u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, m_rz, work("u_" + tag), work("bz"))
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(

@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, newton_u, scaled_directions, step_into
+from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, newton_rhs, scaled_directions, step_into
 from .robust_ipm import (
     ConeTerms,
     GroupMeans,
@@ -297,10 +297,10 @@ class _Block:
 
     # ------------------------------------------------------------------ directions of one iteration
     def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
-        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows): ``u = lam \\ r`` for the complementarity
-        right-hand side ``r`` (:func:`~.cone_ipm.newton_u`) and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
-        u = newton_u(self.cones, E.lam, dsa, dza, shift, np.empty(self.cones.size))
-        bz = E.sc.apply_from(-E.rz, u, np.empty(self.cones.size))
+        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.cone_ipm.newton_rhs`):
+        ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
+        size = self.cones.size
+        u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, -E.rz, np.empty(size), np.empty(size))
         return u, (-E.rx_xi, None if E.rx_t is None else -E.rx_t, bz)
 
     def predictor(self, E, it):
@@ -817,8 +817,10 @@ class _System:
     def pred_bz(self, minus_rz):
         """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
         spec = self.cones.spec
-        self.u_pred = newton_u(spec, self.lam, None, None, 0.0, np.empty(spec.size))
-        return self.sc.apply_from(minus_rz, self.u_pred, np.empty(spec.size))
+        self.u_pred, bz = newton_rhs(
+            spec, self.sc, self.lam, None, None, 0.0, minus_rz, np.empty(spec.size), np.empty(spec.size)
+        )
+        return bz
 
     def cone_step(self, dZ, u):
         """The cones' largest predictor step (and their scaled directions, kept for the corrector)."""
@@ -828,8 +830,18 @@ class _System:
     def corr_bz(self, minus_rz, sigma, mu):
         """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
         spec = self.cones.spec
-        self.u_corr = newton_u(spec, self.lam, self.dsa_c, self.dza_c, sigma * mu, np.empty(spec.size))
-        return self.sc.apply_from(minus_rz, self.u_corr, np.empty(spec.size))
+        self.u_corr, bz = newton_rhs(
+            spec,
+            self.sc,
+            self.lam,
+            self.dsa_c,
+            self.dza_c,
+            sigma * mu,
+            minus_rz,
+            np.empty(spec.size),
+            np.empty(spec.size),
+        )
+        return bz
 
     def solve(self, P, prefix, bglob, bz_c):
         """The reduced system's solution ``(du, dt_g, dz_cones)`` from the blocks' sums ``P`` and the global

@@ -38,7 +38,7 @@ __all__ = [
     "matvec_pair",
     "ninf",
     "orthant_max_step",
-    "orthant_newton_u",
+    "orthant_newton_rhs",
     "orthant_scaled_dirs",
     "orthant_step",
     "orthant_step_scaled",
@@ -48,13 +48,12 @@ __all__ = [
     "row_dot",
     "soc_add_apply_sq",
     "soc_apply",
-    "soc_apply_from",
     "soc_apply_sq",
     "soc_jdet",
     "soc_jdiv",
     "soc_jprod",
     "soc_min_step",
-    "soc_newton_u",
+    "soc_newton_rhs",
     "soc_nt_scaling",
     "soc_nt_scaling_lam",
     "soc_rhs_terms",
@@ -337,49 +336,52 @@ def soc_min_step(X, D):
 
 
 @njit(cache=True, error_model="numpy")
-def soc_newton_u(Lm, DSA, DZA, shift, corrector, U):
-    """``U = lam \\ r`` per row (:func:`soc_jdiv`) with the right-hand side of the linearised complementarity,
-    ``r = -lam o lam`` (predictor) or ``r = -lam o lam - dsa o dza + shift e`` (corrector; ``e = (1, 0)``),
-    formed in a scratch row as :func:`soc_jprod` forms it (``DSA``, ``DZA`` are not read by the predictor)."""
-    m, d = Lm.shape
-    r = np.empty((1, d))
-    for i in range(m):
-        l0 = Lm[i, 0]
-        r[0, 0] = -(l0 * l0 + _tail_dot(Lm, i, Lm, i))
+def _newton_u_row(Lm, DSA, DZA, shift, corrector, i, r, U):
+    """Row i of ``U = lam \\ r`` (:func:`soc_jdiv`) with the right-hand side of the linearised complementarity,
+    ``r = -lam o lam`` (predictor) or ``r = -lam o lam - dsa o dza + shift e`` (corrector; ``e = (1, 0)``), formed in
+    the scratch row ``r`` as :func:`soc_jprod` forms it (``DSA``, ``DZA`` are not read by the predictor)."""
+    d = Lm.shape[1]
+    l0 = Lm[i, 0]
+    r[0, 0] = -(l0 * l0 + _tail_dot(Lm, i, Lm, i))
+    for j in range(1, d):
+        r[0, j] = -(l0 * Lm[i, j] + l0 * Lm[i, j])
+    if corrector:
+        a0, b0 = DSA[i, 0], DZA[i, 0]
+        p0 = a0 * b0 + _tail_dot(DSA, i, DZA, i)
         for j in range(1, d):
-            r[0, j] = -(l0 * Lm[i, j] + l0 * Lm[i, j])
-        if corrector:
-            a0, b0 = DSA[i, 0], DZA[i, 0]
-            p0 = a0 * b0 + _tail_dot(DSA, i, DZA, i)
-            for j in range(1, d):
-                r[0, j] = r[0, j] - (a0 * DZA[i, j] + b0 * DSA[i, j])
-            r[0, 0] = (r[0, 0] - p0) + shift
-        dot = _tail_dot(Lm, i, r, 0)
-        u0 = (l0 * r[0, 0] - dot) / _row_jdet(Lm, i)
-        U[i, 0] = u0
-        for j in range(1, d):
-            U[i, j] = (r[0, j] - u0 * Lm[i, j]) / l0
+            r[0, j] = r[0, j] - (a0 * DZA[i, j] + b0 * DSA[i, j])
+        r[0, 0] = (r[0, 0] - p0) + shift
+    dot = _tail_dot(Lm, i, r, 0)
+    u0 = (l0 * r[0, 0] - dot) / _row_jdet(Lm, i)
+    U[i, 0] = u0
+    for j in range(1, d):
+        U[i, j] = (r[0, j] - u0 * Lm[i, j]) / l0
 
 
 @njit(cache=True, error_model="numpy")
-def orthant_newton_u(lam, dsa, dza, shift, corrector, u):
-    """:func:`soc_newton_u` on the nonnegative orthant: ``u = r / lam``."""
+def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, A, U, O):
+    """Per row: ``U = lam \\ r`` (:func:`_newton_u_row`) and the cone rows of the Newton right-hand side,
+    ``O = A - W U`` (:func:`soc_apply`, then the subtraction)."""
+    m, d = Lm.shape
+    r = np.empty((1, d))
+    for i in range(m):
+        _newton_u_row(Lm, DSA, DZA, shift, corrector, i, r, U)
+        _apply_row(wbar, i, beta[i], 1.0, U, i, O, i)
+        for j in range(d):
+            O[i, j] = A[i, j] - O[i, j]
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, a, u, o):
+    """:func:`soc_newton_rhs` on the nonnegative orthant: ``u = r / lam`` and ``o = a - w u``."""
     for i in range(lam.shape[0]):
         li = lam[i]
         ri = -(li * li)
         if corrector:
             ri = (ri - dsa[i] * dza[i]) + shift
-        u[i] = ri / li
-
-
-@njit(cache=True, error_model="numpy")
-def soc_apply_from(wbar, beta, A, V, O):
-    """``O = A - W V`` per row (:func:`soc_apply`, then the subtraction)."""
-    d = V.shape[1]
-    for i in range(V.shape[0]):
-        _apply_row(wbar, i, beta[i], 1.0, V, i, O, i)
-        for j in range(d):
-            O[i, j] = A[i, j] - O[i, j]
+        ui = ri / li
+        u[i] = ui
+        o[i] = a[i] - ui * w[i]
 
 
 @njit(cache=True, error_model="numpy")
