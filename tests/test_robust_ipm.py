@@ -154,29 +154,39 @@ def test_weighted_gram():
     np.testing.assert_allclose(weighted_gram(X, w, chunk=128), X.T @ (w[:, None] * X), rtol=1e-12, atol=1e-10)
 
 
-@pytest.mark.parametrize("kind", ["k2", "sample", "sample_full", "k1_full"])
+@pytest.mark.parametrize("kind", ["k2", "sample", "sample_all", "sample_full", "k1_full"])
 def test_structured_kkt_solve_is_exact(kind):
-    """The Schur-complement solve satisfies the unreduced Newton equations at a random scaling."""
+    """The Schur-complement solve satisfies the unreduced Newton equations at a random scaling ("sample_all": a cone
+    for every sample, whose means are kept factored; "sample": three samples without uncertainty, so k < L); the
+    solve writes dz into a given work array or a new one, with the same values."""
     rng = np.random.default_rng(4)
     L, n = 40, 5
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(L, n))
     gam = rng.uniform(0.1, 1, L)
-    gam[:3] = 0.0  # samples without uncertainty
+    if kind != "sample_all":
+        gam[:3] = 0.0  # samples without uncertainty
     if kind == "k2":
         F, g, diag = rng.uniform(0.1, 1, (2, n)), (y > 0).astype(int), True
-    elif kind == "sample":
+    elif kind in ("sample", "sample_all"):
         F, g, diag = rng.uniform(0.1, 1, (L, n)), np.arange(L), True
     elif kind == "sample_full":
         F, g, diag = rng.normal(size=(L, n, n)), np.arange(L), False
     else:
         F, g, diag = rng.normal(size=(1, n, n)), np.zeros(L, int), False
     p = RobustSVMCone(X, y, 1.0, gam, F, diag, g)
+    assert p.per_sample == (kind == "sample_all")
     sc = Scaling(p.cones, _interior(p.cones, rng), _interior(p.cones, rng))
     bx, bz = rng.normal(size=p.nx), rng.normal(size=p.cones.size)
-    dx, _, dz = p.kkt_factor(sc)(bx, np.zeros(0), bz)
+    solve = p.kkt_factor(sc)
+    dx, _, dz = solve(bx, np.zeros(0), bz)
     np.testing.assert_allclose(p.Px(dx) + p.GTz(dz), bx, atol=1e-10)
     np.testing.assert_allclose(p.Gx(dx) - sc.apply_sq(dz), bz, atol=1e-10)
+    buf = np.full(p.cones.size, np.nan)
+    dx2, _, dz2 = solve(bx, np.zeros(0), bz, buf)
+    assert dz2 is buf
+    np.testing.assert_array_equal(dx2, dx)
+    np.testing.assert_array_equal(dz2, dz)
 
 
 # ------------------------------------------------------------------------------- vs Clarabel
