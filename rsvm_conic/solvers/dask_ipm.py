@@ -177,8 +177,8 @@ class _Block:
         if self.sample:
             E.ct = ct = ConeTerms(self.F, self.cfg["diagonal"], sc.beta[0], sc.wbar[0])
             E.ag = E.rho * self.gam**2
-            sc = E.rho * self.gam * self.y / E.ag
-            E.mg = GroupMeans(self.X, sc, sc)  # m_i = (c_i / a_i) [x_i; 1], never formed
+            scale = E.rho * self.gam * self.y / E.ag
+            E.mg = GroupMeans(self.X, scale, scale)  # m_i = (c_i / a_i) [x_i; 1], never formed
             E.hg = E.ag + ct.D00
         return E
 

@@ -447,8 +447,8 @@ class RobustSVMCone:
             ag = self.segsum(rho * gam**2)  # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
             cg = rho * gam * y
             if self.per_sample:  # m_i = (c_i / a_i) [x_i; 1], never formed
-                sc = cg / ag
-                means = GroupMeans(X, sc, sc)
+                scale = cg / ag
+                means = GroupMeans(X, scale, scale)
             else:  # m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g
                 mg = np.empty((k, n + 1))
                 mg[:, :n] = group_row_sums(X, cg, self.gidx, k) / ag[:, None]

@@ -335,7 +335,7 @@ def soc_min_step(X, D):
 # arrays (the same operations on each entry, so the same bits), reading and writing each operand once.
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _newton_u_row(Lm, DSA, DZA, shift, corrector, i, r, U):
     """Row i of ``U = lam \\ r`` (:func:`soc_jdiv`) with the right-hand side of the linearised complementarity,
     ``r = -lam o lam`` (predictor) or ``r = -lam o lam - dsa o dza + shift e`` (corrector; ``e = (1, 0)``), formed in
@@ -446,7 +446,7 @@ def residual_norms(Gx, s, h, z):
     return nr, ns, nz
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _nt_row(S, Z, wbar, beta, i):
     """The NT scaling point ``wbar[i]`` and factor ``beta[i]`` of the row pair ``(S[i], Z[i])`` (both interior)."""
     d = S.shape[1]
