@@ -413,7 +413,7 @@ def _check_symmetric_2d(S, name, rtol, atol, return_scale):
         )
     if _exactly_symmetric_as_is(S, asym, finite):
         return (S, scale) if return_scale else S
-    out = symmetric_part(S)
+    out = _symmetrised_copy(S)  # the scan above has decided: no second one
     return (out, _max_abs_scale(out)) if return_scale else out
 
 
@@ -444,12 +444,17 @@ def symmetric_part(S) -> np.ndarray:
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 2:
         return 0.5 * (S + S.T)
-    n = S.shape[0]
     asym, _, _, finite = _symmetry_scan(S, _SCAN_TILE)
     if _exactly_symmetric_as_is(S, asym, finite):
         return S
+    return _symmetrised_copy(S)
+
+
+def _symmetrised_copy(S) -> np.ndarray:
+    """``(S + S^T) / 2`` of one square matrix as a new array, by row blocks (each entry the same operations as the
+    whole-array expression, the same bits, no n x n temporaries)."""
     out = np.empty_like(S)
-    for i in range(0, n, _SYM_BLOCK):
+    for i in range(0, S.shape[0], _SYM_BLOCK):
         blk = out[i : i + _SYM_BLOCK]
         np.add(S[i : i + _SYM_BLOCK], S[:, i : i + _SYM_BLOCK].T, out=blk)
         blk *= 0.5

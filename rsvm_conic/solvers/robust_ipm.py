@@ -237,11 +237,19 @@ class ConeTerms:
         self.ib2 = 1.0 / beta**2
         self.D00 = self.den * self.ib2  # (D_g)_00
         self.qc = -2.0 * self.w0 / self.den  # qhat_g = [A_g (D_g)_10 / (D_g)_00; 0] = qc_g [A_g w1_g; 0]
+        self._dense = (None, None)  # full factors: (means, their (k, n + 1) array), formed once per means
         if not diagonal:
             k, n = factors.shape[0], factors.shape[-1]
             self.Aw1 = apply_rows(factors, diagonal, self.w1)
             self.qhat = np.zeros((k, n + 1))
             np.multiply(self.qc[:, None], self.Aw1, out=self.qhat[:, :n])
+
+    def _dense_means(self, means: GroupMeans) -> np.ndarray:
+        """``means.dense(n)`` for the numpy path of full factors, formed once for the Schur terms and every solve
+        that uses the same means."""
+        if self._dense[0] is not means:
+            self._dense = (means, means.dense(self.factors.shape[-1]))
+        return self._dense[1]
 
     def add_schur(self, S, means: GroupMeans, wts, AAt=None):
         """Add the cones' terms with t_g eliminated to ``S`` (n + 1, n + 1): ``S[:n, :n] += sum_g beta_g^-2 A_g
@@ -252,7 +260,7 @@ class ConeTerms:
         if not self.diagonal:
             S[:n, :n] += np.tensordot(self.ib2, AAt, axes=1)
             S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
-            S += weighted_gram(means.dense(n) + self.qhat, wts)
+            S += weighted_gram(self._dense_means(means) + self.qhat, wts)
             return
         k = self.factors.shape[0]
         sw1, sw2 = np.sqrt(2.0 * self.ib2 / self.den), np.sqrt(wts)
@@ -293,7 +301,7 @@ class ConeTerms:
             )  # fmt: skip
             return r0
         r0, T = self.rhs_terms(BZ)
-        mg = means.dense(BZ.shape[1] - 1)
+        mg = self._dense_means(means)
         rhs[:-1] -= sum_apply_rows(self.factors, False, T)
         rhs += mg.T @ (ag / hg * (psi0 - r0)) - self.qhat.T @ ((ag * r0 + self.D00 * psi0) / hg)
         return r0
@@ -310,7 +318,7 @@ class ConeTerms:
                 BZ, psi0, r0, ag, hg, du, dt, Z,
             )  # fmt: skip
             return dt
-        mg = means.dense(BZ.shape[1] - 1)
+        mg = self._dense_means(means)
         dt = (psi0 - r0) / hg + (ag * (mg @ du) - self.D00 * (self.qhat @ du)) / hg
         Gd = np.empty(BZ.shape)
         Gd[:, 0] = -dt
