@@ -232,10 +232,11 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None
 
 def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, shift: float, a, u_out, bz_out):
     """``(u, bz)`` of a Newton step: ``u = lam \\ r`` (:func:`jdiv`) for the complementarity right-hand side
-    ``r = -lam o lam`` (``dsa`` None: the predictor) or ``r = -lam o lam - dsa o dza + shift e`` (the corrector), and
-    the cone rows of the right-hand side ``bz = a - W u`` (``a = -rz``), into ``u_out`` and ``bz_out``: one pass over
-    the cone rows where :func:`jprod`, the sums, :func:`jdiv`, :meth:`Scaling.apply` and the subtraction take six,
-    with the same bits."""
+    ``r = -lam o lam`` (``dsa`` None: the predictor, whose solution is ``u = -lam`` exactly) or ``r = -lam o lam - dsa
+    o dza + shift e`` (the corrector), and the cone rows of the right-hand side ``bz = a - W u`` (``a = -rz``), into
+    ``u_out`` and ``bz_out``: one pass over the cone rows where :func:`jprod`, the sums, :func:`jdiv`,
+    :meth:`Scaling.apply` and the subtraction take six (the same values to rounding: the kernels sum each row's
+    products in any order)."""
     corrector = dsa is not None
     ll, lq = cones.split(lam)
     sl, sq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
@@ -252,7 +253,8 @@ def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, s
 def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: np.ndarray, dz: np.ndarray, dzt):
     """The scaled directions ``dzt = W dz`` (written) and ``dst = u - dzt`` (over ``u``), and the largest step
     from ``lam`` along both (:func:`max_step` of each, the smaller): one pass over the cone rows where
-    :meth:`Scaling.apply`, the subtraction and two :func:`max_step` calls take four, with the same bits."""
+    :meth:`Scaling.apply`, the subtraction and two :func:`max_step` calls take four (the same values to rounding).
+    """
     ll, lq = cones.split(lam)
     ul, uq = cones.split(u)
     zl, zq = cones.split(dz)

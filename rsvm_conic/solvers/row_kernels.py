@@ -16,9 +16,13 @@ Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgem
 (measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
 (an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
 step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
-(:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only the row dot products
-(:func:`row_dot`, :func:`_head_dot`, :func:`_fw_dot` and the cone rows' ``u1'v1``) may sum in any order, so
-that they vectorise; nothing else is relaxed, so NaN and inf propagate as in numpy.
+(:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only sums may be reordered
+(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot`, :func:`_head_dot`,
+:func:`_fw_dot` and the cone rows' ``u1'v1``, and the whole of the fused per-row kernels of the interior point's
+steps (:func:`soc_step`, :func:`soc_step_scaled`, :func:`soc_newton_rhs`, :func:`soc_scaled_dirs`,
+:func:`soc_nt_scaling_lam`, :func:`cone_back_rows`), which sum several products of a row in one loop (a row's
+separate reductions are each bound by the adder's latency).  No other flag is set, so NaN and inf propagate as in
+numpy.
 
 The kernels take trusted float64 arrays and intp group indices (validated by the caller).
 """
@@ -226,31 +230,52 @@ def ninf(v):
     return np.array([m]).view(np.float64)[0]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
+def _inside(o0, nrm2):
+    """``o0 > 0`` and ``det = (o0 - ||o1||)(o0 + ||o1||) > 0`` (:func:`_row_jdet`'s product; the test of
+    :func:`~.cone_ipm.interior`), from ``nrm2 = ||o1||^2``."""
+    nr = np.sqrt(nrm2)
+    return o0 > 0.0 and (o0 - nr) * (o0 + nr) > 0.0
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def soc_step(X, D, a, O):
     """``O = X + a D`` row by row; returns whether every row of ``O`` is strictly inside the cone as computed
-    in floating point (``o0 > 0`` and :func:`_row_jdet` ``> 0``, the test of :func:`~.cone_ipm.interior`)."""
+    in floating point (:func:`_inside`), with the row's norm summed (in any order) as its step is written."""
     m, d = X.shape
     ok = True
     for i in range(m):
-        for j in range(d):
-            O[i, j] = X[i, j] + a * D[i, j]
-        if not (O[i, 0] > 0.0 and _row_jdet(O, i) > 0.0):
+        o0 = X[i, 0] + a * D[i, 0]
+        O[i, 0] = o0
+        nrm = 0.0
+        for j in range(1, d):
+            o = X[i, j] + a * D[i, j]
+            O[i, j] = o
+            nrm += o * o
+        if not _inside(o0, nrm):
             ok = False
     return ok
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def soc_step_scaled(wbar, beta, X, D, a, O):
-    """:func:`soc_step` along ``W D`` (:func:`soc_apply`, formed row by row in a scratch row, never stored)."""
+    """:func:`soc_step` along ``W D`` (:func:`soc_apply`'s entries, formed in the step's loop and never stored)."""
     m, d = X.shape
-    tmp = np.empty((1, d))
     ok = True
     for i in range(m):
-        _apply_row(wbar, i, beta[i], 1.0, D, i, tmp, 0)
-        for j in range(d):
-            O[i, j] = X[i, j] + a * tmp[0, j]
-        if not (O[i, 0] > 0.0 and _row_jdet(O, i) > 0.0):
+        w0, b, v0 = wbar[i, 0], beta[i], D[i, 0]
+        dot = 0.0
+        for j in range(1, d):
+            dot += wbar[i, j] * D[i, j]
+        coef = v0 + dot / (1.0 + w0)
+        o0 = X[i, 0] + a * (b * (w0 * v0 + dot))
+        O[i, 0] = o0
+        nrm = 0.0
+        for j in range(1, d):
+            o = X[i, j] + a * (b * (wbar[i, j] * coef + D[i, j]))
+            O[i, j] = o
+            nrm += o * o
+        if not _inside(o0, nrm):
             ok = False
     return ok
 
@@ -303,19 +328,23 @@ def soc_jdiv(Lm, R, O):
             O[i, j] = (R[i, j] - u0 * Lm[i, j]) / l0
 
 
-@njit(cache=True, error_model="numpy")
-def _row_min_step(X, D, i, c):
-    """The largest ``a`` with ``X_i + a D_i`` in the cone (``X_i`` interior; inf where the ray stays inside): the
-    smallest positive root of ``det(X_i + a D_i) = 0``; ``c = max(det X_i, 0)`` (:func:`_row_jdet`)."""
-    dd = _tail_dot(D, i, D, i)
-    xd = _tail_dot(X, i, D, i)
-    a = D[i, 0] * D[i, 0] - dd
-    b = X[i, 0] * D[i, 0] - xd
+@njit(cache=True, error_model="numpy", inline="always")
+def _min_root(x0, d0, dd, xd, c):
+    """The largest ``a`` with ``x + a d`` in the cone (``x`` interior; inf where the ray stays inside): the smallest
+    positive root of ``det(x + a d) = 0``, from ``dd = d1'd1``, ``xd = x1'd1`` and ``c = max(det x, 0)``."""
+    a = d0 * d0 - dd
+    b = x0 * d0 - xd
     disc = b * b - a * c
     if a < 0.0 or (b < 0.0 and disc >= 0.0):
         den = np.sqrt(max(disc, 0.0)) - b
         return c / den if den > 0.0 else 0.0
     return np.inf
+
+
+@njit(cache=True, error_model="numpy")
+def _row_min_step(X, D, i, c):
+    """:func:`_min_root` of rows ``X[i]`` and ``D[i]``; ``c = max(det X_i, 0)`` (:func:`_row_jdet`)."""
+    return _min_root(X[i, 0], D[i, 0], _tail_dot(D, i, D, i), _tail_dot(X, i, D, i), c)
 
 
 @njit(cache=True, error_model="numpy")
@@ -332,73 +361,104 @@ def soc_min_step(X, D):
 
 # ---------------------------------------------------------------------------------- fused steps of the driver
 # Each kernel below does, row by row, what a sequence of the kernels above does in several passes over the cone
-# arrays (the same operations on each entry, so the same bits), reading and writing each operand once.
+# arrays, reading and writing each operand once (the same values to rounding: a row's products are summed together
+# in one loop, in any order).
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _newton_u_row(Lm, DSA, DZA, shift, corrector, i, r, U):
-    """Row i of ``U = lam \\ r`` (:func:`soc_jdiv`) with the right-hand side of the linearised complementarity,
-    ``r = -lam o lam`` (predictor) or ``r = -lam o lam - dsa o dza + shift e`` (corrector; ``e = (1, 0)``), formed in
-    the scratch row ``r`` as :func:`soc_jprod` forms it (``DSA``, ``DZA`` are not read by the predictor)."""
-    d = Lm.shape[1]
-    l0 = Lm[i, 0]
-    r[0, 0] = -(l0 * l0 + _tail_dot(Lm, i, Lm, i))
-    for j in range(1, d):
-        r[0, j] = -(l0 * Lm[i, j] + l0 * Lm[i, j])
-    if corrector:
-        a0, b0 = DSA[i, 0], DZA[i, 0]
-        p0 = a0 * b0 + _tail_dot(DSA, i, DZA, i)
-        for j in range(1, d):
-            r[0, j] = r[0, j] - (a0 * DZA[i, j] + b0 * DSA[i, j])
-        r[0, 0] = (r[0, 0] - p0) + shift
-    dot = _tail_dot(Lm, i, r, 0)
-    u0 = (l0 * r[0, 0] - dot) / _row_jdet(Lm, i)
-    U[i, 0] = u0
-    for j in range(1, d):
-        U[i, j] = (r[0, j] - u0 * Lm[i, j]) / l0
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, A, U, O):
-    """Per row: ``U = lam \\ r`` (:func:`_newton_u_row`) and the cone rows of the Newton right-hand side,
-    ``O = A - W U`` (:func:`soc_apply`, then the subtraction)."""
+    """Per row: ``U = lam \\ r`` and the cone rows of the Newton right-hand side, ``O = A - W U`` (:func:`soc_apply`'s
+    formula).  Predictor: ``r = -lam o lam``, whose solution is ``U = -lam`` exactly (``DSA``, ``DZA`` are not read).
+    Corrector: ``r = -lam o lam - dsa o dza + shift e`` (``e = (1, 0)``), solved as :func:`soc_jdiv` does; one loop
+    writes ``r1`` (in ``U``'s row) with ``l1'l1``, ``dsa1'dza1`` and ``l1'r1``, one writes ``u1 = (r1 - u0 l1) / l0``
+    (with the reciprocal of ``l0``) and ``w1'u1``, one writes ``O``.  Tail sums are taken in any order."""
     m, d = Lm.shape
-    r = np.empty((1, d))
     for i in range(m):
-        _newton_u_row(Lm, DSA, DZA, shift, corrector, i, r, U)
-        _apply_row(wbar, i, beta[i], 1.0, U, i, O, i)
-        for j in range(d):
-            O[i, j] = A[i, j] - O[i, j]
+        l0 = Lm[i, 0]
+        wu = 0.0
+        if corrector:
+            a0, b0 = DSA[i, 0], DZA[i, 0]
+            ll = pt = lr = 0.0
+            for j in range(1, d):
+                lj = Lm[i, j]
+                rj = -(l0 * lj + l0 * lj) - (a0 * DZA[i, j] + b0 * DSA[i, j])
+                U[i, j] = rj
+                ll += lj * lj
+                pt += DSA[i, j] * DZA[i, j]
+                lr += lj * rj
+            r0 = (-(l0 * l0 + ll) - (a0 * b0 + pt)) + shift
+            nr = np.sqrt(ll)
+            u0 = (l0 * r0 - lr) / ((l0 - nr) * (l0 + nr))
+            il0 = 1.0 / l0
+            for j in range(1, d):
+                uj = (U[i, j] - u0 * Lm[i, j]) * il0
+                U[i, j] = uj
+                wu += wbar[i, j] * uj
+        else:
+            u0 = -l0
+            for j in range(1, d):
+                uj = -Lm[i, j]
+                U[i, j] = uj
+                wu += wbar[i, j] * uj
+        U[i, 0] = u0
+        w0, b = wbar[i, 0], beta[i]
+        coef = u0 + wu / (1.0 + w0)
+        O[i, 0] = A[i, 0] - b * (w0 * u0 + wu)
+        for j in range(1, d):
+            O[i, j] = A[i, j] - b * (wbar[i, j] * coef + U[i, j])
 
 
 @njit(cache=True, error_model="numpy")
 def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, a, u, o):
-    """:func:`soc_newton_rhs` on the nonnegative orthant: ``u = r / lam`` and ``o = a - w u``."""
+    """:func:`soc_newton_rhs` on the nonnegative orthant: ``u = r / lam`` (``-lam`` for the predictor) and
+    ``o = a - w u``."""
     for i in range(lam.shape[0]):
         li = lam[i]
-        ri = -(li * li)
         if corrector:
-            ri = (ri - dsa[i] * dza[i]) + shift
-        ui = ri / li
+            ui = ((-(li * li) - dsa[i] * dza[i]) + shift) / li
+        else:
+            ui = -li
         u[i] = ui
         o[i] = a[i] - ui * w[i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
     """Per row: ``DZT = W DZ`` and ``U -= DZT`` (the scaled directions of ``z`` and ``s``); returns the largest
-    step from ``Lm`` along both (:func:`soc_min_step` of each, their minimum)."""
+    step from ``Lm`` along both (:func:`soc_min_step` of each, their minimum).  Two loops per row: ``w1'dz1``, then
+    the directions' tails with the five tail products that both step lengths need (``l1'l1``, ``t1't1``, ``l1't1``,
+    ``u1'u1``, ``l1'u1``, summed in any order as the row dot products are; the scalar work is not reassociated)."""
     m, d = U.shape
     best = np.inf
     for i in range(m):
-        _apply_row(wbar, i, beta[i], 1.0, DZ, i, DZT, i)
-        for j in range(d):
-            U[i, j] -= DZT[i, j]
-        c = max(_row_jdet(Lm, i), 0.0)  # once for both directions
-        r = _row_min_step(Lm, U, i, c)
+        w0, b, v0 = wbar[i, 0], beta[i], DZ[i, 0]
+        dot = 0.0
+        for j in range(1, d):
+            dot += wbar[i, j] * DZ[i, j]
+        coef = v0 + dot / (1.0 + w0)
+        t0 = b * (w0 * v0 + dot)
+        DZT[i, 0] = t0
+        u0 = U[i, 0] - t0
+        U[i, 0] = u0
+        ll = tt = lt = uu = lu = 0.0
+        for j in range(1, d):
+            t = b * (wbar[i, j] * coef + DZ[i, j])
+            DZT[i, j] = t
+            u = U[i, j] - t
+            U[i, j] = u
+            lj = Lm[i, j]
+            ll += lj * lj
+            tt += t * t
+            lt += lj * t
+            uu += u * u
+            lu += lj * u
+        l0 = Lm[i, 0]
+        nr = np.sqrt(ll)
+        c = max((l0 - nr) * (l0 + nr), 0.0)  # once for both directions
+        r = _min_root(l0, u0, uu, lu, c)
         if r < best:
             best = r
-        r = _row_min_step(Lm, DZT, i, c)
+        r = _min_root(l0, t0, tt, lt, c)
         if r < best:
             best = r
     return best
@@ -446,32 +506,47 @@ def residual_norms(Gx, s, h, z):
     return nr, ns, nz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _nt_row(S, Z, wbar, beta, i):
-    """The NT scaling point ``wbar[i]`` and factor ``beta[i]`` of the row pair ``(S[i], Z[i])`` (both interior)."""
-    d = S.shape[1]
-    ds, dz = np.sqrt(_row_jdet(S, i)), np.sqrt(_row_jdet(Z, i))
-    sz = (S[i, 0] / ds) * (Z[i, 0] / dz) + _tail_dot(S, i, Z, i) / (ds * dz)
-    g2 = 2.0 * np.sqrt(0.5 * (1.0 + sz))
-    wbar[i, 0] = (S[i, 0] / ds + Z[i, 0] / dz) / g2
-    for j in range(1, d):
-        wbar[i, j] = (S[i, j] / ds - Z[i, j] / dz) / g2
-    beta[i] = np.sqrt(ds / dz)
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
+    """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior), and with an
+    array ``LAM`` (not None) also ``LAM = W Z`` (:func:`soc_apply`'s formula).  Per row: one loop for the three tail
+    products ``s1's1``, ``z1'z1``, ``s1'z1``; one writing ``w1`` with ``w1'z1``; one writing ``LAM``'s tail.  The tail
+    sums are taken in any order (as the row dot products are) and ``w1 = (s1 / ds - z1 / dz) / g`` is formed with
+    the reciprocals of ``ds g`` and ``dz g`` (a division per entry costs more than the rest of the row)."""
+    m, d = S.shape
+    for i in range(m):
+        ss = zz = sz = 0.0
+        for j in range(1, d):
+            a, c = S[i, j], Z[i, j]
+            ss += a * a
+            zz += c * c
+            sz += a * c
+        s0, z0 = S[i, 0], Z[i, 0]
+        ns, nz = np.sqrt(ss), np.sqrt(zz)
+        ds, dz = np.sqrt((s0 - ns) * (s0 + ns)), np.sqrt((z0 - nz) * (z0 + nz))
+        g2 = 2.0 * np.sqrt(0.5 * (1.0 + ((s0 / ds) * (z0 / dz) + sz / (ds * dz))))
+        w0 = (s0 / ds + z0 / dz) / g2
+        wbar[i, 0] = w0
+        b = np.sqrt(ds / dz)
+        beta[i] = b
+        ps, pz = 1.0 / (ds * g2), 1.0 / (dz * g2)
+        wz = 0.0
+        for j in range(1, d):
+            w = S[i, j] * ps - Z[i, j] * pz
+            wbar[i, j] = w
+            wz += w * Z[i, j]
+        if LAM is not None:
+            coef = z0 + wz / (1.0 + w0)
+            LAM[i, 0] = b * (w0 * z0 + wz)
+            for j in range(1, d):
+                LAM[i, j] = b * (wbar[i, j] * coef + Z[i, j])
 
 
 @njit(cache=True, error_model="numpy")
 def soc_nt_scaling(S, Z, wbar, beta):
-    """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior)."""
-    for i in range(S.shape[0]):
-        _nt_row(S, Z, wbar, beta, i)
-
-
-@njit(cache=True, error_model="numpy")
-def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
-    """:func:`soc_nt_scaling` and ``LAM = W Z`` (:func:`soc_apply`) row by row, in one pass."""
-    for i in range(S.shape[0]):
-        _nt_row(S, Z, wbar, beta, i)
-        _apply_row(wbar, i, beta[i], 1.0, Z, i, LAM, i)
+    """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior):
+    :func:`soc_nt_scaling_lam` without ``LAM``."""
+    soc_nt_scaling_lam(S, Z, wbar, beta, None)
 
 
 # ---------------------------------------------------------------------------------- robust SVM Newton solve
@@ -599,22 +674,39 @@ def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, 
         acc[n] += last[i] * c1 - 0.0 * c2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg, du, dt, Z):
     """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.robust_ipm.ConeTerms.back`),
     one pass: ``dt = (psi0 - r0) / h + (a m'du - d00 qhat'du) / h`` and ``Z = W^{-2} ((-dt, -F o dw) - BZ)``, with
-    the two ``W^{-1}`` applications of :func:`soc_apply_sq`."""
+    the two ``W^{-1}`` applications of :func:`soc_apply_sq`.  Four loops per row: ``m'du`` with ``qhat'du``; the
+    vector ``v`` (in ``Z``'s row) with ``w1'v1``; ``W^{-1} v`` (in ``Z``'s row) with ``w1'(W^{-1} v)_1``; ``Z``.
+    Tail sums are taken in any order."""
     m, d1 = BZ.shape
     n = d1 - 1
-    tmp = np.empty((2, d1))
     for i in range(m):
-        md = scale[i] * _head_dot(M, i, du, n) + last[i] * du[n]
-        qd = qc[i] * _fw_dot(F, wbar, i, du)
+        hd = fd = 0.0
+        for j in range(n):
+            hd += M[i, j] * du[j]
+            fd += (F[i, j] * wbar[i, j + 1]) * du[j]
+        md = scale[i] * hd + last[i] * du[n]
+        qd = qc[i] * fd
         t = (psi0[i] - r0[i]) / hg[i] + (ag[i] * md - d00[i] * qd) / hg[i]
         dt[i] = t
-        tmp[0, 0] = -t - BZ[i, 0]
+        w0, sc = wbar[i, 0], 1.0 / beta[i]
+        v0 = -t - BZ[i, 0]
+        dot = 0.0
         for j in range(1, d1):
-            tmp[0, j] = -F[i, j - 1] * du[j - 1] - BZ[i, j]
-        sc = 1.0 / beta[i]
-        _apply_row(wbar, i, sc, -1.0, tmp, 0, tmp, 1)
-        _apply_row(wbar, i, sc, -1.0, tmp, 1, Z, i)
+            vj = -F[i, j - 1] * du[j - 1] - BZ[i, j]
+            Z[i, j] = vj
+            dot += wbar[i, j] * vj
+        coef = -v0 + dot / (1.0 + w0)
+        p0 = sc * (w0 * v0 - dot)
+        dot = 0.0
+        for j in range(1, d1):
+            pj = sc * (wbar[i, j] * coef + Z[i, j])
+            Z[i, j] = pj
+            dot += wbar[i, j] * pj
+        coef = -p0 + dot / (1.0 + w0)
+        Z[i, 0] = sc * (w0 * p0 - dot)
+        for j in range(1, d1):
+            Z[i, j] = sc * (wbar[i, j] * coef + Z[i, j])
