@@ -158,7 +158,9 @@ def test_weighted_gram():
 def test_structured_kkt_solve_is_exact(kind):
     """The Schur-complement solve satisfies the unreduced Newton equations at a random scaling ("sample_all": a cone
     for every sample, whose means are kept factored; "sample": three samples without uncertainty, so k < L); the
-    solve writes dz into a given work array or a new one, with the same values."""
+    solve writes dz into a given work array or a new one, with the same values.  ``Gx_GTz`` (one pass over ``X``,
+    and with diagonal factors one over them) gives ``G x`` and ``G' z`` as ``Gx`` and ``GTz`` do, and ``G'`` is the
+    adjoint of ``G``."""
     rng = np.random.default_rng(4)
     L, n = 40, 5
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
@@ -187,6 +189,13 @@ def test_structured_kkt_solve_is_exact(kind):
     assert dz2 is buf
     np.testing.assert_array_equal(dx2, dx)
     np.testing.assert_array_equal(dz2, dz)
+    x, z = rng.normal(size=p.nx), rng.normal(size=p.cones.size)
+    out = np.full(p.cones.size, np.nan)
+    Gx, GTz = p.Gx_GTz(x, z, out=out)
+    assert Gx is out
+    np.testing.assert_allclose(Gx, p.Gx(x), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(GTz, p.GTz(z), rtol=1e-13, atol=1e-13)
+    assert z @ Gx == pytest.approx(x @ GTz, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------- vs Clarabel

@@ -289,8 +289,9 @@ def test_fused_driver_steps_are_the_separate_operations():
     # predictor: u = lam \ (-lam o lam) = -lam; corrector: lam \ (-lam o lam - dsa o dza + shift e); both with
     # bz = -rz - W u
     m_lam_sq = -jprod(cones, lam, lam)
-    m_rz = rng.normal(size=cones.size)
-    u, bz = newton_rhs(cones, sc, lam, None, None, 0.0, m_rz, np.empty(cones.size), np.empty(cones.size))
+    rz = rng.normal(size=cones.size)
+    m_rz = -rz
+    u, bz = newton_rhs(cones, sc, lam, None, None, 0.0, rz, np.empty(cones.size), np.empty(cones.size))
     np.testing.assert_array_equal(u, -lam)
     _assert_rounding(u, jdiv(cones, lam, m_lam_sq))
     _assert_rounding(bz, m_rz - sc.apply(u))
@@ -299,7 +300,7 @@ def test_fused_driver_steps_are_the_separate_operations():
     rl_ref_l += shift
     for Q in rl_ref_q:
         Q[:, 0] += shift
-    u, bz = newton_rhs(cones, sc, lam, dsa, dza, shift, m_rz, np.empty(cones.size), np.empty(cones.size))
+    u, bz = newton_rhs(cones, sc, lam, dsa, dza, shift, rz, np.empty(cones.size), np.empty(cones.size))
     _assert_rounding(u, jdiv(cones, lam, rl_ref))
     _assert_rounding(jprod(cones, lam, u), rl_ref)  # it solves lam o u = r
     _assert_rounding(bz, m_rz - sc.apply(u))

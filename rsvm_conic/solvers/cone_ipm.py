@@ -230,23 +230,23 @@ def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None
     return out
 
 
-def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, shift: float, a, u_out, bz_out):
+def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, shift: float, rz, u_out, bz_out):
     """``(u, bz)`` of a Newton step: ``u = lam \\ r`` (:func:`jdiv`) for the complementarity right-hand side
     ``r = -lam o lam`` (``dsa`` None: the predictor, whose solution is ``u = -lam`` exactly) or ``r = -lam o lam - dsa
-    o dza + shift e`` (the corrector), and the cone rows of the right-hand side ``bz = a - W u`` (``a = -rz``), into
-    ``u_out`` and ``bz_out``: one pass over the cone rows where :func:`jprod`, the sums, :func:`jdiv`,
-    :meth:`Scaling.apply` and the subtraction take six (the same values to rounding: the kernels sum each row's
-    products in any order)."""
+    o dza + shift e`` (the corrector), and the cone rows of the right-hand side ``bz = -rz - W u`` (``rz``: the primal
+    residual ``G x + s - h``), into ``u_out`` and ``bz_out``: one pass over the cone rows where :func:`jprod`, the
+    sums, :func:`jdiv`, the negation of ``rz``, :meth:`Scaling.apply` and the subtraction take seven (the same values
+    to rounding: the kernels sum each row's products in any order)."""
     corrector = dsa is not None
     ll, lq = cones.split(lam)
     sl, sq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
     tl, tq = cones.split(dza) if corrector else (ll, lq)
-    al, aq = cones.split(a)
+    rl, rq = cones.split(rz)
     ul, uq = cones.split(u_out)
     ol, oq = cones.split(bz_out)
-    orthant_newton_rhs(ll, sl, tl, shift, corrector, scaling.w_l, al, ul, ol)
-    for j, (Lm, S, T, A, U, O) in enumerate(zip(lq, sq, tq, aq, uq, oq)):
-        soc_newton_rhs(Lm, S, T, shift, corrector, scaling.wbar[j], scaling.beta[j], A, U, O)
+    orthant_newton_rhs(ll, sl, tl, shift, corrector, scaling.w_l, rl, ul, ol)
+    for j, (Lm, S, T, R, U, O) in enumerate(zip(lq, sq, tq, rq, uq, oq)):
+        soc_newton_rhs(Lm, S, T, shift, corrector, scaling.wbar[j], scaling.beta[j], R, U, O)
     return u_out, bz_out
 
 
@@ -489,7 +489,6 @@ def cone_ipm(
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it)
         mu = gap / deg
-        m_rz = np.negative(rz, out=rz)  # rz is not needed again this iteration
         dsa = dza = None
         sigma = 0.0
         # the corrector's refinement runs when the predictor's directions and G x are spent: its scratch arrays
@@ -505,7 +504,7 @@ def cone_ipm(
         for corrector in (False, True):
             tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
             # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
-            u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, m_rz, work("u_" + tag), work("bz"))
+            u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, rz, work("u_" + tag), work("bz"))
             try:
                 # the predictor only sets sigma: refine the corrector (the step actually taken) only
                 dx, dy, dz = kkt_solve(

@@ -300,7 +300,7 @@ class _Block:
         """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.cone_ipm.newton_rhs`):
         ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
         size = self.cones.size
-        u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, -E.rz, np.empty(size), np.empty(size))
+        u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, E.rz, np.empty(size), np.empty(size))
         return u, (-E.rx_xi, None if E.rx_t is None else -E.rx_t, bz)
 
     def predictor(self, E, it):
@@ -720,7 +720,7 @@ def _iterate(
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it_no)
         bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
-        pred = system.solve(R, "p_", bglob, system.pred_bz(-rz_c) if grouped else None)
+        pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
         it = {"glob": glob, "pred": pred[:2]}
         # ---- pass 2: predictor step, corrector right-hand side
         R2, _ = blocks.run(_predictor_pass, {"cfg": cfg, "it": it}, states)
@@ -729,7 +729,7 @@ def _iterate(
             amax = min(amax, system.cone_step(pred[2], system.u_pred))
         sigma = (1.0 - min(1.0, amax)) ** 3
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
-        bz_c = system.corr_bz(-rz_c, sigma, mu) if grouped else None
+        bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
         corr = system.solve(c_part, "", bglob, bz_c)
         it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
         dZc = corr[2]
@@ -814,11 +814,11 @@ class _System:
         self.cho = sla.cho_factor(S, lower=False, check_finite=True)
 
     # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
-    def pred_bz(self, minus_rz):
+    def pred_bz(self, rz):
         """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
         spec = self.cones.spec
         self.u_pred, bz = newton_rhs(
-            spec, self.sc, self.lam, None, None, 0.0, minus_rz, np.empty(spec.size), np.empty(spec.size)
+            spec, self.sc, self.lam, None, None, 0.0, rz, np.empty(spec.size), np.empty(spec.size)
         )
         return bz
 
@@ -827,7 +827,7 @@ class _System:
         self.dsa_c, self.dza_c = u.copy(), np.empty(dZ.shape)
         return scaled_directions(self.cones.spec, self.sc, self.lam, self.dsa_c, dZ, self.dza_c)
 
-    def corr_bz(self, minus_rz, sigma, mu):
+    def corr_bz(self, rz, sigma, mu):
         """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
         spec = self.cones.spec
         self.u_corr, bz = newton_rhs(
@@ -837,7 +837,7 @@ class _System:
             self.dsa_c,
             self.dza_c,
             sigma * mu,
-            minus_rz,
+            rz,
             np.empty(spec.size),
             np.empty(spec.size),
         )

@@ -68,6 +68,7 @@ from .conic import SolverError, SolverWarning
 from .row_kernels import (
     cone_back_rows,
     cone_gram_rows,
+    cone_gx_gtz_rows,
     cone_gx_rows,
     cone_rhs_rows,
     fill_centred_rows,
@@ -406,34 +407,44 @@ class RobustSVMCone:
         out[: self.n] = x[: self.n]
         return out
 
-    def Gx(self, x, Xw=None, out=None):
+    def Gx(self, x, Xw=None, out=None, cone_rows=True):
+        """``G x`` (into ``out``); ``Xw``: ``X w`` if known; ``cone_rows=False``: the cones' rows are written
+        already."""
         w, b, xi, t = self.split_x(x)
         out = np.empty(self.cones.size) if out is None else out
         zm, zx, Z = self.split_z(out)
         marg = self.y * ((self.X @ w if Xw is None else Xw) + b)
         zm[:] = -marg - xi + (self.gamma * t[self.gidx] if self.k else 0.0)
         zx[:] = -xi
-        if self.k:
+        if self.k and cone_rows:
             cone_rows_gx(self.factors, self.diagonal, w, t, Z)
         return out
 
-    def GTz(self, z, XTyz=None):
+    def GTz(self, z, XTyz=None, AZ=None):
+        """``G' z``; ``XTyz``: ``X' (y z_m)`` if known; ``AZ``: the cones' ``sum_g A_g z_g1`` if known."""
         zm, zx, Z = self.split_z(z)
         out = np.empty(self.nx)
         w, _, xi, t = self.split_x(out)
         yz = self.y * zm
         w[:] = -(self.X.T @ yz if XTyz is None else XTyz)
         if self.k:
-            w -= sum_apply_rows(self.factors, self.diagonal, Z[:, 1:])
+            w -= sum_apply_rows(self.factors, self.diagonal, Z[:, 1:]) if AZ is None else AZ
             t[:] = self.segsum(self.gamma * zm) - Z[:, 0]
         out[self.n] = -yz.sum()
         xi[:] = -zm - zx
         return out
 
     def Gx_GTz(self, x, z, out=None):
-        """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``)."""
+        """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``), and
+        with diagonal factors the cones' parts of both in one pass over the factors
+        (:func:`~.row_kernels.cone_gx_gtz_rows`)."""
         Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
-        return self.Gx(x, Xw, out), self.GTz(z, XTyz)
+        if not (self.k and self.diagonal):
+            return self.Gx(x, Xw, out), self.GTz(z, XTyz)
+        out = np.empty(self.cones.size) if out is None else out
+        w, _, _, t = self.split_x(x)
+        AZ = cone_gx_gtz_rows(self.factors, w, t, self.split_z(z)[2], self.split_z(out)[2])
+        return self.Gx(x, Xw, out, cone_rows=False), self.GTz(z, XTyz, AZ)
 
     def Ax(self, x):
         return np.zeros(0)

@@ -35,6 +35,7 @@ from numba import njit
 __all__ = [
     "cone_back_rows",
     "cone_gram_rows",
+    "cone_gx_gtz_rows",
     "cone_gx_rows",
     "cone_rhs_rows",
     "fill_centred_rows",
@@ -366,12 +367,13 @@ def soc_min_step(X, D):
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
-def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, A, U, O):
-    """Per row: ``U = lam \\ r`` and the cone rows of the Newton right-hand side, ``O = A - W U`` (:func:`soc_apply`'s
-    formula).  Predictor: ``r = -lam o lam``, whose solution is ``U = -lam`` exactly (``DSA``, ``DZA`` are not read).
-    Corrector: ``r = -lam o lam - dsa o dza + shift e`` (``e = (1, 0)``), solved as :func:`soc_jdiv` does; one loop
-    writes ``r1`` (in ``U``'s row) with ``l1'l1``, ``dsa1'dza1`` and ``l1'r1``, one writes ``u1 = (r1 - u0 l1) / l0``
-    (with the reciprocal of ``l0``) and ``w1'u1``, one writes ``O``.  Tail sums are taken in any order."""
+def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
+    """Per row: ``U = lam \\ r`` and the cone rows of the Newton right-hand side, ``O = -RZ - W U``
+    (:func:`soc_apply`'s formula).  Predictor: ``r = -lam o lam``, whose solution is ``U = -lam`` exactly (``DSA``,
+    ``DZA`` are not read).  Corrector: ``r = -lam o lam - dsa o dza + shift e`` (``e = (1, 0)``), solved as
+    :func:`soc_jdiv` does; one loop writes ``r1`` (in ``U``'s row) with ``l1'l1``, ``dsa1'dza1`` and ``l1'r1``, one
+    writes ``u1 = (r1 - u0 l1) / l0`` (with the reciprocal of ``l0``) and ``w1'u1``, one writes ``O``.  Tail sums are
+    taken in any order."""
     m, d = Lm.shape
     for i in range(m):
         l0 = Lm[i, 0]
@@ -403,15 +405,15 @@ def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, A, U, O):
         U[i, 0] = u0
         w0, b = wbar[i, 0], beta[i]
         coef = u0 + wu / (1.0 + w0)
-        O[i, 0] = A[i, 0] - b * (w0 * u0 + wu)
+        O[i, 0] = -RZ[i, 0] - b * (w0 * u0 + wu)
         for j in range(1, d):
-            O[i, j] = A[i, j] - b * (wbar[i, j] * coef + U[i, j])
+            O[i, j] = -RZ[i, j] - b * (wbar[i, j] * coef + U[i, j])
 
 
 @njit(cache=True, error_model="numpy")
-def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, a, u, o):
+def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, rz, u, o):
     """:func:`soc_newton_rhs` on the nonnegative orthant: ``u = r / lam`` (``-lam`` for the predictor) and
-    ``o = a - w u``."""
+    ``o = -rz - w u``."""
     for i in range(lam.shape[0]):
         li = lam[i]
         if corrector:
@@ -419,7 +421,7 @@ def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, a, u, o):
         else:
             ui = -li
         u[i] = ui
-        o[i] = a[i] - ui * w[i]
+        o[i] = -rz[i] - ui * w[i]
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
@@ -629,6 +631,21 @@ def cone_gx_rows(F, w, t, Z):
         Z[i, 0] = -t[i]
         for j in range(n):
             Z[i, j + 1] = F[i, j] * -w[j]
+
+
+@njit(cache=True, error_model="numpy")
+def cone_gx_gtz_rows(F, w, t, Zin, Z):
+    """:func:`cone_gx_rows` (``Z[i] = (-t_i, F_i o (-w))``, written) and the cones' part of a ``G' z``,
+    ``sum_i F_i o Zin[i, 1:]`` (returned), in one pass over ``F`` (``Zin`` and ``Z`` distinct)."""
+    m, n = F.shape
+    acc = np.zeros(n)
+    for i in range(m):
+        Z[i, 0] = -t[i]
+        for j in range(n):
+            f = F[i, j]
+            Z[i, j + 1] = f * -w[j]
+            acc[j] += f * Zin[i, j + 1]
+    return acc
 
 
 @njit(cache=True, error_model="numpy")
