@@ -429,7 +429,7 @@ def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
     """Per row: ``DZT = W DZ`` and ``U -= DZT`` (the scaled directions of ``z`` and ``s``); returns the largest
     step from ``Lm`` along both (:func:`soc_min_step` of each, their minimum).  Two loops per row: ``w1'dz1``, then
     the directions' tails with the five tail products that both step lengths need (``l1'l1``, ``t1't1``, ``l1't1``,
-    ``u1'u1``, ``l1'u1``, summed in any order as the row dot products are; the scalar work is not reassociated)."""
+    ``u1'u1``, ``l1'u1``, summed in any order as the row dot products are)."""
     m, d = U.shape
     best = np.inf
     for i in range(m):
