@@ -275,7 +275,9 @@ def test_fused_driver_steps_are_the_separate_operations():
     rz + W^2 dz, the scaled directions with their step lengths, the primal residual with three norms) agree with the
     operations they replace (jprod, negation, subtraction, shift, jdiv, apply and subtraction; apply_sq and the sum;
     apply, subtraction and two max_step calls; two numpy sums and three ninf) to rounding, on cones of widths 2, 3
-    and 51; the predictor's ``u = lam \\ (-lam o lam)`` is ``-lam`` exactly."""
+    and 51; the predictor's ``u = lam \\ (-lam o lam)`` is ``-lam`` exactly.  The refinement's residual
+    ``bz - G dx + W^2 dz`` with its norm ``||W^-1 rz||_inf``, and ``||W^-1 bz||_inf``, equal the separate
+    operations (subtraction, add_apply_sq, apply and ninf) bit for bit."""
     from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_rhs, scaled_directions
     from rsvm_conic.solvers.row_kernels import ninf, residual_norms
 
@@ -306,6 +308,17 @@ def test_fused_driver_steps_are_the_separate_operations():
     _assert_rounding(bz, m_rz - sc.apply(u))
     # a refinement's residual rz + W^2 dz
     np.testing.assert_array_equal(sc.add_apply_sq(u, m_rz.copy()), m_rz + sc.apply_sq(u))
+    # the refinement's residual bz - G dx + W^2 dz over G dx, with its norm ||W^-1 rz||_inf, and ||W^-1 bz||_inf
+    gdx, dz = rng.normal(size=cones.size), rng.normal(size=cones.size)
+    ref = sc.add_apply_sq(dz, bz - gdx)
+    got = gdx.copy()
+    nrm = sc.kkt_rz(bz, dz, got)
+    np.testing.assert_array_equal(got, ref)
+    assert nrm == ninf(sc.apply(ref, inverse=True)) > 0
+    assert sc.inv_norm(bz) == ninf(sc.apply(bz, inverse=True)) > 0
+    bad = dz.copy()
+    bad[-3] = np.nan  # a NaN in the last cone row's dz shows in the norm
+    assert np.isnan(sc.kkt_rz(bz, bad, gdx.copy())) and np.isnan(sc.inv_norm(bad))
     # dzt = W dz, dst = u - dzt and the step length along both
     orthant, socs = ConeSpec(cones.n_l), ConeSpec(0, cones.soc)
     binding = set()

@@ -56,9 +56,11 @@ from .row_kernels import (
     soc_add_apply_sq,
     soc_apply,
     soc_apply_sq,
+    soc_inv_ninf,
     soc_jdet,
     soc_jdiv,
     soc_jprod,
+    soc_kkt_rz,
     soc_min_step,
     soc_newton_rhs,
     soc_nt_scaling,
@@ -174,6 +176,25 @@ class Scaling:
         for j, (V, O) in enumerate(zip(vq, oq)):
             soc_add_apply_sq(self.wbar[j], self.beta[j], V, O)
         return out
+
+    def inv_norm(self, v: np.ndarray) -> float:
+        """``||W^{-1} v||_inf`` without storing ``W^{-1} v`` (NaN if an entry is NaN; :meth:`apply`'s values)."""
+        vl, vq = self.cones.split(v)
+        parts = [ninf(vl / self.w_l)] + [soc_inv_ninf(self.wbar[j], self.beta[j], V) for j, V in enumerate(vq)]
+        return float(np.max(parts))
+
+    def kkt_rz(self, bz: np.ndarray, dz: np.ndarray, gdx: np.ndarray) -> float:
+        """The cone rows of a KKT residual, ``bz - G dx + W^2 dz``, written over ``gdx`` (which holds ``G dx``), and
+        its :meth:`inv_norm`, in one pass over the cone rows (the bits of ``np.subtract``, :meth:`add_apply_sq`,
+        :meth:`apply` and ``ninf``)."""
+        bl, bq = self.cones.split(bz)
+        dl, dq = self.cones.split(dz)
+        gl, gq = self.cones.split(gdx)
+        np.subtract(bl, gl, out=gl)
+        gl += dl * self.w_l * self.w_l
+        parts = [ninf(gl / self.w_l)]
+        parts += [soc_kkt_rz(self.wbar[j], self.beta[j], B, D, G) for j, (B, D, G) in enumerate(zip(bq, dq, gq))]
+        return float(np.max(parts))
 
     def apply_soc(self, j: int, V: np.ndarray, inverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """``W`` (or ``W^{-1}``) of SOC batch ``j`` applied to the rows of ``V`` (m, d), into ``out`` if given."""
@@ -391,25 +412,24 @@ def cone_ipm(
         return fused(x, z, out=out) if fused is not None else (prob.Gx(x), prob.GTz(z))
 
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz, gdx_out=None):
+        # (rx, ry, rz, ||W^-1 rz||_inf): rz = bz - G dx + W'W dz in G dx's array, with its scaled norm in that pass
         Gdx, GTdz = G_pair(dx, dz, gdx_out)
-        rz = np.subtract(bz, Gdx, out=Gdx)  # bz - G dx + W'W dz, in G dx's array
-        scaling.add_apply_sq(dz, rz)
-        return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), rz
+        nrz = scaling.kkt_rz(bz, dz, Gdx)
+        return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), Gdx, nrz
 
     def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine, bufs=None):
         # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
-        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W).  ``bufs``: work arrays by
-        # role, "dz" (the solve's dz), "scaled" (a scratch for the scaled residuals), "Gdx" (a residual's G dx),
-        # "dz_err" (a correction's dz) and "dz_refined" (the refined dz); a role without one gets new arrays
+        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W; the scaled vectors are not
+        # stored).  ``bufs``: work arrays by role, "dz" (the solve's dz), "Gdx" (a residual's G dx), "dz_err" (a
+        # correction's dz) and "dz_refined" (the refined dz); a role without one gets new arrays
         bufs = {} if bufs is None else bufs
         dx, dy, dz = solve(bx, by, bz, bufs.get("dz"))
         if not n_refine:
             return dx, dy, dz
-        scratch = bufs.get("scaled")
-        scale = max(_ninf(bx), _ninf(by), _ninf(scaling.apply(bz, inverse=True, out=scratch)), 1e-300)
+        scale = max(_ninf(bx), _ninf(by), scaling.inv_norm(bz), 1e-300)
         for _ in range(n_refine):
-            rx, ry, rz = residual_kkt(dx, dy, dz, scaling, bx, by, bz, bufs.get("Gdx"))
-            err = max(_ninf(rx), _ninf(ry), _ninf(scaling.apply(rz, inverse=True, out=scratch)))
+            rx, ry, rz, nrz = residual_kkt(dx, dy, dz, scaling, bx, by, bz, bufs.get("Gdx"))
+            err = max(_ninf(rx), _ninf(ry), nrz)
             if not np.isfinite(err) or err <= 1e-12 * scale:
                 break
             ex, ey, ez = solve(rx, ry, rz, bufs.get("dz_err"))
@@ -496,7 +516,6 @@ def cone_ipm(
         # measured, against 4-7 ms for a pass over a touched one: the kernel had to find its pages)
         refine_bufs = {
             "dz": work("dz_corr"),
-            "scaled": work("dz_pred"),
             "Gdx": work("Gx"),
             "dz_err": work("dzt_pred"),
             "dz_refined": work("u_pred"),

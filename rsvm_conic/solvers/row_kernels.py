@@ -55,8 +55,10 @@ __all__ = [
     "soc_apply",
     "soc_apply_sq",
     "soc_jdet",
+    "soc_inv_ninf",
     "soc_jdiv",
     "soc_jprod",
+    "soc_kkt_rz",
     "soc_min_step",
     "soc_newton_rhs",
     "soc_nt_scaling",
@@ -209,6 +211,51 @@ def soc_add_apply_sq(wbar, beta, V, O):
         _apply_row(wbar, i, beta[i], 1.0, tmp, 0, tmp, 1)
         for j in range(V.shape[1]):
             O[i, j] += tmp[1, j]
+
+
+@njit(cache=True, error_model="numpy")
+def soc_inv_ninf(wbar, beta, V):
+    """``max |W^{-1} V|`` over the entries of the rows (:func:`soc_apply`'s inverse, formed row by row in a scratch
+    row and never stored; 0 for no rows, NaN if an entry is NaN, as :func:`ninf` of the stored product)."""
+    d = V.shape[1]
+    tmp = np.empty((1, d))
+    mx = 0.0
+    nan = False
+    for i in range(V.shape[0]):
+        _apply_row(wbar, i, 1.0 / beta[i], -1.0, V, i, tmp, 0)
+        for j in range(d):
+            a = abs(tmp[0, j])
+            if a > mx:
+                mx = a
+            if a != a:
+                nan = True
+    return np.nan if nan else mx
+
+
+@njit(cache=True, error_model="numpy")
+def soc_kkt_rz(wbar, beta, BZ, DZ, RZ):
+    """The cone rows of a KKT residual, ``RZ <- (BZ - RZ) + W^2 DZ`` (``RZ`` holds ``G dx`` on entry; ``W^2`` as
+    :func:`soc_add_apply_sq` applies it), and its norm in the step's metric, ``max |W^{-1} RZ|`` (returned, as
+    :func:`soc_inv_ninf` of the result): one pass where the subtraction, :func:`soc_add_apply_sq`, :func:`soc_apply`
+    and :func:`ninf` take four, with the same bits."""
+    m, d = BZ.shape
+    tmp = np.empty((3, d))
+    mx = 0.0
+    nan = False
+    for i in range(m):
+        b = beta[i]
+        _apply_row(wbar, i, b, 1.0, DZ, i, tmp, 0)
+        _apply_row(wbar, i, b, 1.0, tmp, 0, tmp, 1)
+        for j in range(d):
+            RZ[i, j] = (BZ[i, j] - RZ[i, j]) + tmp[1, j]
+        _apply_row(wbar, i, 1.0 / b, -1.0, RZ, i, tmp, 2)
+        for j in range(d):
+            a = abs(tmp[2, j])
+            if a > mx:
+                mx = a
+            if a != a:
+                nan = True
+    return np.nan if nan else mx
 
 
 _ABS_MASK = 0x7FFFFFFFFFFFFFFF  # clears the sign bit of a float64's bit pattern
