@@ -249,6 +249,8 @@ def soc_kkt_rz(wbar, beta, BZ, DZ, RZ):
         for j in range(d):
             RZ[i, j] = (BZ[i, j] - RZ[i, j]) + tmp[1, j]
         _apply_row(wbar, i, 1.0 / b, -1.0, RZ, i, tmp, 2)
+        # soc_inv_ninf's maximum, repeated: a shared inline helper returning (max, nan) measured slower (2e5 x 51:
+        # this kernel 19.7 -> 20.7 ms, soc_inv_ninf 8.1 -> 10.2 ms)
         for j in range(d):
             a = abs(tmp[2, j])
             if a > mx:
