@@ -344,6 +344,7 @@ class RobustSVMCone:
         k_all = factors.shape[0]
         active = np.zeros(k_all, dtype=bool)
         active[group_index[gamma > 0]] = True  # (repeated indices: the same True)
+        self.active = active  # which of the given groups are the problem's k cones
         remap = np.cumsum(active) - 1
         self.k = int(active.sum())
         self.factors = np.ascontiguousarray(factors[active])
@@ -597,9 +598,7 @@ def robust_svm_ipm(
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
     if prob.k:
-        act = np.zeros(factors.shape[0], dtype=bool)
-        act[np.asarray(group_index)[gamma > 0]] = True
-        t[act] = t_act
+        t[prob.active] = t_act
     info = {
         "status": res.status,
         "iterations": res.iterations,

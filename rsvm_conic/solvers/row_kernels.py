@@ -17,12 +17,11 @@ Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgem
 (an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
 step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
 (:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only sums may be reordered
-(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot`, :func:`_head_dot`,
-:func:`_fw_dot` and the cone rows' ``u1'v1``, and the whole of the fused per-row kernels of the interior point's
-steps (:func:`soc_step`, :func:`soc_step_scaled`, :func:`soc_newton_rhs`, :func:`soc_scaled_dirs`,
-:func:`soc_nt_scaling_lam`, :func:`cone_back_rows`), which sum several products of a row in one loop (a row's
-separate reductions are each bound by the adder's latency).  No other flag is set, so NaN and inf propagate as in
-numpy.
+(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot` and the cone rows'
+``u1'v1``, and the whole of the fused per-row kernels of the interior point's steps (:func:`soc_step`,
+:func:`soc_step_scaled`, :func:`soc_newton_rhs`, :func:`soc_scaled_dirs`, :func:`soc_nt_scaling_lam`,
+:func:`cone_back_rows`), which sum several products of a row in one loop (a row's separate reductions are each
+bound by the adder's latency).  No other flag is set, so NaN and inf propagate as in numpy.
 
 The kernels take trusted float64 arrays and intp group indices (validated by the caller).
 """
@@ -646,24 +645,6 @@ def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
         f = 2.0 * dot / den[i]
         for j in range(1, d1):
             T[i, j - 1] = (BZ[i, j] - f * wbar[i, j]) * ib2[i]
-
-
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
-def _head_dot(A, i, v, n):
-    """``sum_{j < n} A[i, j] v[j]``, summed in any order (:func:`row_dot` on the first ``n`` columns)."""
-    s = 0.0
-    for j in range(n):
-        s += A[i, j] * v[j]
-    return s
-
-
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
-def _fw_dot(F, wbar, i, v):
-    """``sum_j F[i, j] wbar[i, j + 1] v[j]`` (``(F o w1)'v`` of cone row i), summed in any order."""
-    s = 0.0
-    for j in range(F.shape[1]):
-        s += (F[i, j] * wbar[i, j + 1]) * v[j]
-    return s
 
 
 # The cones' parts of the robust SVM's Newton system (diagonal factors ``F``).  The group means ``m_g`` and the
