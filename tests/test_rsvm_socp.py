@@ -202,6 +202,33 @@ def test_beta_with_negative_entries_uses_exact_cone_route():
     assert info["status"] == "optimal" and np.all(nu >= alpha**2 - 1e-7)
 
 
+@pytest.fixture(scope="module")
+def grid160():
+    """Sec. 5.1's data at n = 160 (the benchmark's): ``(Q, B, y, Clarabel reference of eq. 16)``."""
+    from rsvm_conic.uncertainty.kernel_matrix import psd_part
+
+    K, y, beta = _data(160, 0)
+    beta_hat, B = psd_part(beta)
+    return y[:, None] * K * y[None, :], B, y, Eq16(K, y, beta_hat)
+
+
+@pytest.mark.parametrize(
+    "C, eps",
+    [(50.0, e) for e in (0.2, 0.25, 0.3, 0.4, 0.45, 0.5)] + [(100.0, e) for e in (0.05, 0.1, 0.15, 0.2, 0.35, 0.5)],
+)
+def test_cone_ipm_converges_at_large_C(C, eps, grid160):
+    """Pinned past failures: with one refinement step per solve these 12 points of Sec. 5.1's grid (n = 160, the
+    benchmark's data) ended as numerical errors, the iterates losing primal feasibility once the rotated cones'
+    scalings swamped the normal equations; the default now refines more and reaches Clarabel's optimum."""
+    from rsvm_conic.uncertainty.chance import kappa
+
+    Q, B, y, ref = grid160
+    kp = kappa(eps, "finite")
+    alpha, nu, info = rsvm_socp_ipm(Q, B, y, C, kp)
+    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-8
+    assert info["pcost"] == pytest.approx(ref.solve(C, kp), rel=1e-7)
+
+
 def test_kappa_zero_is_the_svm_dual():
     from sklearn.svm import SVC
 

@@ -40,10 +40,10 @@ Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected
   for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
   previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
   6 x 10 grid at n = 160, median 2 iterations per point, at most 7 (without it a C jump took 34).
-* Why this route (``problems/bench_robust_ipm.py``, Part 2, same run): the CVXPY DPP loop takes
-  ~20-33 ms per point, the exact cone IPM below ~150-390 ms (dense (2n+1) KKT, ~20 iterations, no
-  useful warm start), the projected Newton route ~1-3 ms per warm point (one Cholesky of the free
-  block per iteration) and 10-20 ms cold.
+* Why this route (``problems/bench_robust_ipm.py``, Part 2, one run on 2 idle cores at n = 160): the CVXPY DPP
+  loop takes 5.7 ms per point, the exact cone IPM below 21 ms (dense (2n+1) KKT, ~23 iterations, no useful warm
+  start), the projected Newton route 0.5 ms per warm point (one Cholesky of the free block per iteration) and
+  1.5 ms cold.
 * Fallback, and the one interior-point method for RSVM_SOCP (:func:`rsvm_socp_ipm`).  If the
   certificate is not reached in ``max_iter`` iterations (or lambda < 0), the exact conic form (16')
   is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.cone_ipm` (a dense (2n+1)
@@ -221,8 +221,16 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
     :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
 
-    ``opts`` go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...).
+    ``opts`` go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...); here
+    ``refine`` defaults to 3 steps of iterative refinement per corrector solve (the engine's default is 1).  Near the
+    optimum every rotated cone ``alpha_i^2 <= nu_i`` is active and its scaling's rank-one part swamps the rest of
+    the normal equations (up to 1e16 times), so a single correction left the solve's error near its right-hand
+    side's size and the iterates lost primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and
+    320 with four data seeds (720 solves): 132 numerical errors with one step, 11 with two, 1 with three (as with
+    five), at the same time per solve (a step is a product with ``Q`` and two triangular solves, against a
+    factorisation per iteration).
     """
+    opts.setdefault("refine", 3)
     n = Q.shape[0]
     if kappa == 0:  # no robust term: drop nu, tau (they would be unbounded above); plain SVM dual
         B = np.zeros((1, n))
