@@ -196,6 +196,21 @@ def test_structured_kkt_solve_is_exact(kind):
     np.testing.assert_allclose(Gx, p.Gx(x), rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(GTz, p.GTz(z), rtol=1e-13, atol=1e-13)
     assert z @ Gx == pytest.approx(x @ GTz, rel=1e-12)
+    # the residual's pass at the iteration's scaling also sums the rows of X for the group means; kkt_factor then
+    # uses them (the same bits as summing them itself), and a pass at another scaling is not used
+    Gx_s, GTz_s = p.Gx_GTz(x, z, out=np.empty(p.cones.size), scaling=sc)
+    np.testing.assert_array_equal(Gx_s, Gx)
+    np.testing.assert_array_equal(GTz_s, GTz)
+    assert (p._group_sums is not None) == (p.k > 0 and not p.per_sample)
+    dx3, _, dz3 = p.kkt_factor(sc)(bx, np.zeros(0), bz)
+    assert p._group_sums is None
+    np.testing.assert_array_equal(dx3, dx)
+    np.testing.assert_array_equal(dz3, dz)
+    other = Scaling(p.cones, _interior(p.cones, rng), _interior(p.cones, rng))
+    p.Gx_GTz(x, z, scaling=other)
+    dx4, _, dz4 = p.kkt_factor(sc)(bx, np.zeros(0), bz)
+    np.testing.assert_array_equal(dx4, dx)
+    np.testing.assert_array_equal(dz4, dz)
 
 
 # ------------------------------------------------------------------------------- vs Clarabel

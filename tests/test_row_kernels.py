@@ -7,6 +7,7 @@ from rsvm_conic.solvers.robust_ipm import centred_gram
 from rsvm_conic.solvers.row_kernels import (
     group_row_sums,
     matvec_pair,
+    matvec_pair_groups,
     orthant_max_step,
     robust_solve_rows_in,
     robust_solve_rows_out,
@@ -49,6 +50,24 @@ def test_group_sums_and_matvec_pair():
     xw, xtv = matvec_pair(X, w, v)
     np.testing.assert_allclose(xw, X @ w, atol=1e-13 * np.abs(X).max() * np.abs(w).sum())
     np.testing.assert_allclose(xtv, X.T @ v, atol=1e-13 * scale)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_matvec_pair_groups_is_both_passes_bitwise(k):
+    """The residual's pass with the group sums of the factorisation: the same sums in the same order as
+    ``matvec_pair`` and ``group_row_sums`` (rows with ``u_i = 0`` included), so the same bits."""
+    L, n = 500, 13
+    rng, X, y, gidx = _rows(L, n, k, seed=5)
+    w, v, u = rng.normal(size=n), rng.normal(size=L), rng.normal(size=L)
+    u[::3] = 0.0
+    xw, xtv, sums = matvec_pair_groups(X, w, v, u, gidx, k)
+    xw0, xtv0 = matvec_pair(X, w, v)
+    np.testing.assert_array_equal(xw, xw0)
+    np.testing.assert_array_equal(xtv, xtv0)
+    np.testing.assert_array_equal(sums, group_row_sums(X, u, gidx, k))
+    ref = np.zeros((k, n))
+    np.add.at(ref, gidx, u[:, None] * X)
+    np.testing.assert_allclose(sums, ref, atol=1e-13 * np.abs(X).max() * np.abs(u).sum())
 
 
 def test_orthant_max_step_is_the_ratio_test():

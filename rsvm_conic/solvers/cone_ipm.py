@@ -384,8 +384,10 @@ def cone_ipm(
     None or a work array of the cone's size that the solve may write ``dz`` into -- the driver uses the returned
     ``dz`` and keeps each work array until that direction is spent); optionally
     ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start)
-    and ``Gx_GTz(x, z, out) -> (Gx, G'z)`` (both products in one pass over the data, ``G x`` into the work
-    array ``out``).  Work arrays spare the page faults of fresh cone-size arrays (see the driver's ``work``).
+    and ``Gx_GTz(x, z, out, scaling=None) -> (Gx, G'z)`` (both products in one pass over the data, ``G x`` into
+    the work array ``out``; the residual's call passes the iteration's ``scaling``, before ``kkt_factor(scaling)``,
+    so that the same pass may compute what the factorisation needs from the data).  Work arrays spare the page
+    faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
     below ``refine_below`` (earlier iterates do not need the digits).  One step is the default: the first
     correction takes the scaled KKT residual to the rounding floor of its own evaluation and a second one leaves it
@@ -407,9 +409,11 @@ def cone_ipm(
             buffers[name] = np.empty(cones.size)
         return buffers[name]
 
-    def G_pair(x, z, out=None):  # (G x, G' z): one pass over the data, G x into out, where the problem fuses them
-        fused = getattr(prob, "Gx_GTz", None)
-        return fused(x, z, out=out) if fused is not None else (prob.Gx(x), prob.GTz(z))
+    def G_pair(x, z, out=None, scaling=None):  # (G x, G' z): one pass over the data, G x into out, where the
+        fused = getattr(prob, "Gx_GTz", None)  # problem fuses them (and its pass may serve kkt_factor(scaling))
+        if fused is None:
+            return prob.Gx(x), prob.GTz(z)
+        return fused(x, z, out=out) if scaling is None else fused(x, z, out=out, scaling=scaling)
 
     def residual_kkt(dx, dy, dz, scaling, bx, by, bz, gdx_out=None):
         # (rx, ry, rz, ||W^-1 rz||_inf): rz = bz - G dx + W'W dz in G dx's array, with its scaled norm in that pass
@@ -465,8 +469,12 @@ def cone_ipm(
         print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
     step = 0.0
     for it in range(max_iter + 1):
+        # the scaling first (it needs s and z only), so that the residual's pass over the data may also serve the
+        # factorisation; unused at the last iteration
+        lam = work("lam")  # lam = W z, formed with the scaling
+        scaling = (Scaling(cones) if scaling is None else scaling).update(s, z, lam)
         Px = prob.Px(x)
-        Gx, GTz = G_pair(x, z, work("Gx"))
+        Gx, GTz = G_pair(x, z, work("Gx"), scaling)
         rx = Px + q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
         rx += prob.ATy(y)
         rx += GTz
@@ -501,9 +509,7 @@ def cone_ipm(
         if it == max_iter:
             return result("max_iter", it)
 
-        # ---- scaling and factorisation ---------------------------------------------------
-        lam = work("lam")  # lam = W z, formed with the scaling
-        scaling = (Scaling(cones) if scaling is None else scaling).update(s, z, lam)
+        # ---- factorisation --------------------------------------------------------------
         try:
             solve = prob.kkt_factor(scaling)
         except (np.linalg.LinAlgError, ValueError):

@@ -73,6 +73,7 @@ from .row_kernels import (
     cone_rhs_rows,
     fill_centred_rows,
     group_row_sums,
+    matvec_pair_groups,
     matvec_pair,
     robust_solve_rows_in,
     robust_solve_rows_out,
@@ -361,6 +362,7 @@ class RobustSVMCone:
         self.per_sample = self.k == L and bool(np.all(self.gidx == np.arange(L)))
         self.cones = ConeSpec(2 * L, [(k, n + 1)] if k else [])
         self.work = Workspace()
+        self._group_sums = None  # (weights, sums) from Gx_GTz(..., scaling), for the next kkt_factor
         self.nx = n + 1 + L + k
         self.q = np.concatenate([np.zeros(n + 1), np.full(L, self.C), np.zeros(k)])
         self.h = np.concatenate([-np.ones(L), np.zeros(L), np.zeros(k * (n + 1))])
@@ -435,11 +437,17 @@ class RobustSVMCone:
         xi[:] = -zm - zx
         return out
 
-    def Gx_GTz(self, x, z, out=None):
+    def Gx_GTz(self, x, z, out=None, scaling=None):
         """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``), and
         with diagonal factors the cones' parts of both in one pass over the factors
-        (:func:`~.row_kernels.cone_gx_gtz_rows`)."""
-        Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
+        (:func:`~.row_kernels.cone_gx_gtz_rows`).  ``scaling``: the iteration's NT scaling; with grouped cones the
+        same pass then sums the rows of ``X`` that :meth:`kkt_factor` needs for the group means (kept for it)."""
+        if scaling is not None and self.k and not self.per_sample:
+            cg = self._mean_weights(scaling)[3]
+            Xw, XTyz, sums = matvec_pair_groups(self.X, x[: self.n], self.y * z[: self.L], cg, self.gidx, self.k)
+            self._group_sums = (cg, sums)
+        else:
+            Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
         if not (self.k and self.diagonal):
             return self.Gx(x, Xw, out), self.GTz(z, XTyz)
         out = np.empty(self.cones.size) if out is None else out
@@ -454,24 +462,31 @@ class RobustSVMCone:
         return np.zeros(self.nx)
 
     # ------------------------------------------------------------------ KKT solve
+    def _mean_weights(self, scaling: Scaling):
+        """``(dm, dx, rho, c)`` of the margin rows: ``rho = dm dx / (dm + dx)`` and ``c = rho gamma y``, the weights
+        of the group means' row sums."""
+        d = scaling.d_l
+        dm, dx = d[: self.L], d[self.L :]
+        rho = dm * dx / (dm + dx)
+        return dm, dx, rho, rho * self.gamma * self.y
+
     def kkt_factor(self, scaling: Scaling):
         L, n, k, X, y, gam = self.L, self.n, self.k, self.X, self.y, self.gamma
-        d = scaling.d_l
-        dm, dx = d[:L], d[L:]
-        delta = dm + dx
-        rho = dm * dx / delta
+        dm, dx, rho, cg = self._mean_weights(scaling)
         S = np.zeros((n + 1, n + 1))
         if k:
             cones = ConeTerms(self.factors, self.diagonal, scaling.beta[0], scaling.wbar[0], self.work)
             D00 = cones.D00
             ag = self.segsum(rho * gam**2)  # sum_{i in g} rho_i gamma_i^2 (> 0 for active groups)
-            cg = rho * gam * y
             if self.per_sample:  # m_i = (c_i / a_i) [x_i; 1], never formed
                 scale = cg / ag
                 means = GroupMeans(X, scale, scale)
             else:  # m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g
                 mg = np.empty((k, n + 1))
-                mg[:, :n] = group_row_sums(X, cg, self.gidx, k) / ag[:, None]
+                kept, self._group_sums = self._group_sums, None  # summed by the residual's pass for this scaling
+                fresh = kept is None or not np.array_equal(kept[0], cg)
+                sums = group_row_sums(X, cg, self.gidx, k) if fresh else kept[1]
+                mg[:, :n] = sums / ag[:, None]
                 mg[:, n] = self.segsum(cg) / ag
                 means = GroupMeans.of(mg)
                 # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'

@@ -8,7 +8,8 @@ temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.rob
   gamma_i m_{g(i)}``, ready for a BLAS rank-k update (the centred Gram matrix of
   :func:`~rsvm_conic.solvers.robust_ipm.centred_gram`);
 * :func:`group_row_sums` forms ``sum_{i in g} v_i x_i`` for every group ``g`` in one pass;
-* :func:`matvec_pair` forms ``X w`` and ``X' v`` together in one pass (a residual evaluation);
+* :func:`matvec_pair` forms ``X w`` and ``X' v`` together in one pass (a residual evaluation), and
+  :func:`matvec_pair_groups` the group sums of :func:`group_row_sums` in the same pass;
 * :func:`robust_solve_rows_in` and :func:`robust_solve_rows_out` are the per-sample halves of a Newton
   solve, each one pass over ``X`` with the elementwise work around its product.
 
@@ -40,6 +41,7 @@ __all__ = [
     "fill_centred_rows",
     "group_row_sums",
     "matvec_pair",
+    "matvec_pair_groups",
     "ninf",
     "orthant_max_step",
     "orthant_newton_rhs",
@@ -121,6 +123,30 @@ def matvec_pair(X, w, v):
         for j in range(n):
             xtv[j] += vi * X[i, j]
     return xw, xtv
+
+
+@njit(cache=True, error_model="numpy")
+def matvec_pair_groups(X, w, v, u, gidx, k):
+    """``(X w, X' v, G)`` in one pass over the rows of ``X``, with ``G[g] = sum_{i : gidx_i = g} u_i x_i`` (k, n):
+    :func:`matvec_pair` and :func:`group_row_sums` with each sum in the same order."""
+    L, n = X.shape
+    xw = np.empty(L)
+    xtv = np.zeros(n)
+    out = np.zeros((k, n))
+    for i in range(L):
+        xw[i] = row_dot(X, i, w)
+        vi = v[i]
+        ui = u[i]
+        if ui != 0.0:
+            g = gidx[i]
+            for j in range(n):
+                xij = X[i, j]
+                xtv[j] += vi * xij
+                out[g, j] += ui * xij
+        else:
+            for j in range(n):
+                xtv[j] += vi * X[i, j]
+    return xw, xtv, out
 
 
 @njit(cache=True, error_model="numpy")
