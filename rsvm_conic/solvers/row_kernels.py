@@ -111,41 +111,43 @@ def row_dot(X, i, w):
     return s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def matvec_pair(X, w, v):
-    """``(X w, X' v)`` in one pass over the rows of ``X``."""
+    """``(X w, X' v)`` in one pass over the rows of ``X``: a row's dot product and its update of ``X' v`` share one
+    loop over its entries (the dot product summed in any order, the entries of ``X' v`` in row order)."""
     L, n = X.shape
     xw = np.empty(L)
     xtv = np.zeros(n)
     for i in range(L):
-        xw[i] = row_dot(X, i, w)
         vi = v[i]
+        s = 0.0
         for j in range(n):
-            xtv[j] += vi * X[i, j]
+            xij = X[i, j]
+            s += xij * w[j]
+            xtv[j] += vi * xij
+        xw[i] = s
     return xw, xtv
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def matvec_pair_groups(X, w, v, u, gidx, k):
     """``(X w, X' v, G)`` in one pass over the rows of ``X``, with ``G[g] = sum_{i : gidx_i = g} u_i x_i`` (k, n):
-    :func:`matvec_pair` and :func:`group_row_sums` with each sum in the same order."""
+    :func:`matvec_pair` and :func:`group_row_sums` in one loop per row (the sums over rows in row order)."""
     L, n = X.shape
     xw = np.empty(L)
     xtv = np.zeros(n)
     out = np.zeros((k, n))
     for i in range(L):
-        xw[i] = row_dot(X, i, w)
         vi = v[i]
         ui = u[i]
-        if ui != 0.0:
-            g = gidx[i]
-            for j in range(n):
-                xij = X[i, j]
-                xtv[j] += vi * xij
-                out[g, j] += ui * xij
-        else:
-            for j in range(n):
-                xtv[j] += vi * X[i, j]
+        g = gidx[i]
+        s = 0.0
+        for j in range(n):
+            xij = X[i, j]
+            s += xij * w[j]
+            xtv[j] += vi * xij
+            out[g, j] += ui * xij
+        xw[i] = s
     return xw, xtv, out
 
 
