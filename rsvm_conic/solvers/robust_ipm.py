@@ -103,24 +103,37 @@ def _triu(n: int):
     return np.triu_indices(n, 1)
 
 
-def _symmetrise_upper(A: np.ndarray) -> np.ndarray:
-    """Copy the upper triangle of ``A`` (what BLAS syrk writes) into its lower one."""
+def _gram_acc(d: int) -> np.ndarray:
+    """A zero (d, d) accumulator for :func:`_add_syrk` (Fortran-ordered, so BLAS updates it in place)."""
+    return np.zeros((d, d), order="F")
+
+
+def _add_syrk(C: np.ndarray, Bt: np.ndarray) -> np.ndarray:
+    """``C += Bt Bt'`` in the lower triangle of the accumulator ``C`` (BLAS ``dsyrk``; ``Bt`` Fortran-ordered, the
+    transpose of a C-ordered row block).  OpenBLAS's lower-triangle kernel is the faster one here: a 2e5 x 51 Gram
+    matrix in 8192-row blocks 21.5-21.9 ms (upper, each block's product added by numpy) -> 16.0-16.4 ms, 2e4 x 51
+    1.58 -> 1.27 ms, 2e4 x 201 11.7-12.1 -> 10.7-10.8 ms (measured, one thread)."""
+    return dsyrk(1.0, Bt, beta=1.0, c=C, trans=0, lower=1, overwrite_c=1)
+
+
+def _symmetrise_lower(A: np.ndarray) -> np.ndarray:
+    """Copy the lower triangle of ``A`` (what :func:`_add_syrk` writes) into its upper one."""
     iu = _triu(A.shape[0])
-    A[iu[1], iu[0]] = A[iu]
+    A[iu] = A[iu[1], iu[0]]
     return A
 
 
 def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
     """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result)."""
     m, n = X.shape
-    out = np.zeros((n, n))
+    out = _gram_acc(n)
     if m == 0 or n == 0:
         return out
     sw = np.sqrt(wts)
     for i in range(0, m, chunk):
         B = X[i : i + chunk] * sw[i : i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
-        out += dsyrk(1.0, B.T, trans=0, lower=0)
-    return _symmetrise_upper(out)
+        out = _add_syrk(out, B.T)
+    return _symmetrise_lower(out)
 
 
 def transpose_apply(factors, diagonal, w):
@@ -166,15 +179,15 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None):
     ``sqrt(rho_i) c_i`` is written by one compiled pass (:func:`~.row_kernels.fill_centred_rows`) into a
     cache-sized buffer and added by BLAS syrk.  ``gamma = 0`` gives ``[X 1]' diag(rho) [X 1]``."""
     L, n = X.shape
-    out = np.zeros((n + 1, n + 1))
+    out = _gram_acc(n + 1)
     chunk = _row_chunk(n) if chunk is None else chunk
     sr = np.sqrt(rho)
     buf = np.empty((min(chunk, L), n + 1))
     for i in range(0, L, chunk):
         B = buf[: min(chunk, L - i)]
         fill_centred_rows(X, y, sr, gamma, gidx, mg, i, B)
-        out += dsyrk(1.0, B.T, trans=0, lower=0)  # B C-ordered: B.T is Fortran-ordered (no copy)
-    return _symmetrise_upper(out)
+        out = _add_syrk(out, B.T)  # B C-ordered: B.T is Fortran-ordered (no copy)
+    return _symmetrise_lower(out)
 
 
 class Workspace:
@@ -266,7 +279,7 @@ class ConeTerms:
             return
         k = self.factors.shape[0]
         sw1, sw2 = np.sqrt(2.0 * self.ib2 / self.den), np.sqrt(wts)
-        G1, G2, dg = np.zeros((n, n)), np.zeros((n + 1, n + 1)), np.zeros(n)  # dg: sum_g ib2_g F_g^2
+        G1, G2, dg = _gram_acc(n), _gram_acc(n + 1), np.zeros(n)  # dg: sum_g ib2_g F_g^2
         rows = min(_CHUNK, k)
         B1, B2 = self.work("gram_cone", (rows, n)), self.work("gram_series", (rows, n + 1))
         for i in range(0, k, _CHUNK):
@@ -274,11 +287,11 @@ class ConeTerms:
             cone_gram_rows(
                 self.wbar, self.factors, means.M, means.scale, means.last, self.qc, self.ib2, sw1, sw2, i, b1, b2, dg
             )
-            G1 += dsyrk(1.0, b1.T, trans=0, lower=0)  # C-ordered rows: the transposes are Fortran-ordered
-            G2 += dsyrk(1.0, b2.T, trans=0, lower=0)
+            G1 = _add_syrk(G1, b1.T)  # C-ordered rows: the transposes are Fortran-ordered
+            G2 = _add_syrk(G2, b2.T)
         S[np.arange(n), np.arange(n)] += dg
-        S[:n, :n] -= _symmetrise_upper(G1)
-        S += _symmetrise_upper(G2)
+        S[:n, :n] -= _symmetrise_lower(G1)
+        S += _symmetrise_lower(G2)
 
     def rhs_terms(self, BZ):
         """``(r0, T)`` of the cone rows ``BZ`` of a right-hand side: ``r0 = (D_g bz_g)_0`` and the rows
