@@ -211,6 +211,14 @@ def test_structured_kkt_solve_is_exact(kind):
     dx4, _, dz4 = p.kkt_factor(sc)(bx, np.zeros(0), bz)
     np.testing.assert_array_equal(dx4, dx)
     np.testing.assert_array_equal(dz4, dz)
+    # nor one at the same scaling object before its next update
+    s2, z2 = _interior(p.cones, rng), _interior(p.cones, rng)
+    p.Gx_GTz(x, z, scaling=other)
+    other.update(s2, z2)
+    dx5, _, dz5 = p.kkt_factor(other)(bx, np.zeros(0), bz)
+    dx6, _, dz6 = RobustSVMCone(X, y, 1.0, gam, F, diag, g).kkt_factor(Scaling(p.cones, s2, z2))(bx, np.zeros(0), bz)
+    np.testing.assert_array_equal(dx5, dx6)
+    np.testing.assert_array_equal(dz5, dz6)
 
 
 # ------------------------------------------------------------------------------- vs Clarabel

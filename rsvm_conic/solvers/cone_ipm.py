@@ -119,6 +119,7 @@ class Scaling:
 
     def __init__(self, cones: ConeSpec, s: np.ndarray | None = None, z: np.ndarray | None = None):
         self.cones = cones
+        self.version = 0  # counts updates: what a KKT solver derives from this scaling is current while it is equal
         if s is None:  # identity scaling
             self.w_l = np.ones(cones.n_l)
             self.beta = [np.ones(m) for m, _ in cones.soc]
@@ -138,6 +139,7 @@ class Scaling:
         reuse one :class:`Scaling`: a fresh scaling per iteration costs page faults when the cone arrays exceed
         the allocator's reuse threshold, e.g. per-sample cones at 2e5 x 50).  With ``lam``, also ``lam = W z``
         (:meth:`apply`'s values) in the same pass over the cone rows."""
+        self.version += 1
         sl, sq = self.cones.split(s)
         zl, zq = self.cones.split(z)
         np.divide(sl, zl, out=self.w_l)

@@ -375,7 +375,8 @@ class RobustSVMCone:
         self.per_sample = self.k == L and bool(np.all(self.gidx == np.arange(L)))
         self.cones = ConeSpec(2 * L, [(k, n + 1)] if k else [])
         self.work = Workspace()
-        self._group_sums = None  # (weights, sums) from Gx_GTz(..., scaling), for the next kkt_factor
+        self._group_sums = None  # (scaling, its version, sums) from Gx_GTz(..., scaling), for the next kkt_factor
+        self._weights = None  # (scaling, its version, _mean_weights' values)
         self.nx = n + 1 + L + k
         self.q = np.concatenate([np.zeros(n + 1), np.full(L, self.C), np.zeros(k)])
         self.h = np.concatenate([-np.ones(L), np.zeros(L), np.zeros(k * (n + 1))])
@@ -454,11 +455,12 @@ class RobustSVMCone:
         """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``), and
         with diagonal factors the cones' parts of both in one pass over the factors
         (:func:`~.row_kernels.cone_gx_gtz_rows`).  ``scaling``: the iteration's NT scaling; with grouped cones the
-        same pass then sums the rows of ``X`` that :meth:`kkt_factor` needs for the group means (kept for it)."""
+        same pass then sums the rows of ``X`` that :meth:`kkt_factor` needs for the group means (kept for it while
+        ``scaling`` is not updated again: :attr:`Scaling.version`)."""
         if scaling is not None and self.k and not self.per_sample:
             cg = self._mean_weights(scaling)[3]
             Xw, XTyz, sums = matvec_pair_groups(self.X, x[: self.n], self.y * z[: self.L], cg, self.gidx, self.k)
-            self._group_sums = (cg, sums)
+            self._group_sums = (scaling, scaling.version, sums)
         else:
             Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
         if not (self.k and self.diagonal):
@@ -477,11 +479,17 @@ class RobustSVMCone:
     # ------------------------------------------------------------------ KKT solve
     def _mean_weights(self, scaling: Scaling):
         """``(dm, dx, rho, c)`` of the margin rows: ``rho = dm dx / (dm + dx)`` and ``c = rho gamma y``, the weights
-        of the group means' row sums."""
+        of the group means' row sums; computed once per update of ``scaling`` (the residual's pass and the
+        factorisation both need them)."""
+        kept = self._weights
+        if kept is not None and kept[0] is scaling and kept[1] == scaling.version:
+            return kept[2]
         d = scaling.d_l
         dm, dx = d[: self.L], d[self.L :]
         rho = dm * dx / (dm + dx)
-        return dm, dx, rho, rho * self.gamma * self.y
+        out = dm, dx, rho, rho * self.gamma * self.y
+        self._weights = (scaling, scaling.version, out)
+        return out
 
     def kkt_factor(self, scaling: Scaling):
         L, n, k, X, y, gam = self.L, self.n, self.k, self.X, self.y, self.gamma
@@ -497,8 +505,8 @@ class RobustSVMCone:
             else:  # m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g
                 mg = np.empty((k, n + 1))
                 kept, self._group_sums = self._group_sums, None  # summed by the residual's pass for this scaling
-                fresh = kept is None or not np.array_equal(kept[0], cg)
-                sums = group_row_sums(X, cg, self.gidx, k) if fresh else kept[1]
+                fresh = kept is None or kept[0] is not scaling or kept[1] != scaling.version
+                sums = group_row_sums(X, cg, self.gidx, k) if fresh else kept[2]
                 mg[:, :n] = sums / ag[:, None]
                 mg[:, n] = self.segsum(cg) / ag
                 means = GroupMeans.of(mg)
