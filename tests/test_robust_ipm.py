@@ -201,9 +201,9 @@ def test_structured_kkt_solve_is_exact(kind):
     Gx_s, GTz_s = p.Gx_GTz(x, z, out=np.empty(p.cones.size), scaling=sc)
     np.testing.assert_array_equal(Gx_s, Gx)
     np.testing.assert_array_equal(GTz_s, GTz)
-    assert (p._group_sums is not None) == (p.k > 0 and not p.per_sample)
+    assert ("group_sums" in p._derived) == (p.k > 0 and not p.per_sample)
     dx3, _, dz3 = p.kkt_factor(sc)(bx, np.zeros(0), bz)
-    assert p._group_sums is None
+    assert "group_sums" not in p._derived
     np.testing.assert_array_equal(dx3, dx)
     np.testing.assert_array_equal(dz3, dz)
     other = Scaling(p.cones, _interior(p.cones, rng), _interior(p.cones, rng))

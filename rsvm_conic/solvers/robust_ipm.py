@@ -376,8 +376,7 @@ class RobustSVMCone:
         self.per_sample = self.k == L and bool(np.all(self.gidx == np.arange(L)))
         self.cones = ConeSpec(2 * L, [(k, n + 1)] if k else [])
         self.work = Workspace()
-        self._group_sums = None  # (scaling, its version, sums) from Gx_GTz(..., scaling), for the next kkt_factor
-        self._weights = None  # (scaling, its version, _mean_weights' values)
+        self._derived: dict = {}  # what was derived from one scaling at one version (:meth:`_derived_for`)
         self.nx = n + 1 + L + k
         self.q = np.concatenate([np.zeros(n + 1), np.full(L, self.C), np.zeros(k)])
         self.h = np.concatenate([-np.ones(L), np.zeros(L), np.zeros(k * (n + 1))])
@@ -461,7 +460,7 @@ class RobustSVMCone:
         if scaling is not None and self.k and not self.per_sample:
             cg = self._mean_weights(scaling)[3]
             Xw, XTyz, sums = matvec_pair_groups(self.X, x[: self.n], self.y * z[: self.L], cg, self.gidx, self.k)
-            self._group_sums = (scaling, scaling.version, sums)
+            self._derived_for(scaling)["group_sums"] = sums  # for kkt_factor(scaling)
         else:
             Xw, XTyz = matvec_pair(self.X, x[: self.n], self.y * z[: self.L])
         if not (self.k and self.diagonal):
@@ -478,19 +477,26 @@ class RobustSVMCone:
         return np.zeros(self.nx)
 
     # ------------------------------------------------------------------ KKT solve
+    def _derived_for(self, scaling: Scaling) -> dict:
+        """The quantities derived from ``scaling`` ("weights": :meth:`_mean_weights`' values; "group_sums": the row
+        sums of the residual's pass, for :meth:`kkt_factor`), emptied when it is another scaling or was updated since
+        (:attr:`Scaling.version`)."""
+        kept = self._derived
+        if kept.get("scaling") is not scaling or kept.get("version") != scaling.version:
+            kept = self._derived = {"scaling": scaling, "version": scaling.version}
+        return kept
+
     def _mean_weights(self, scaling: Scaling):
         """``(dm, dx, rho, c)`` of the margin rows: ``rho = dm dx / (dm + dx)`` and ``c = rho gamma y``, the weights
         of the group means' row sums; computed once per update of ``scaling`` (the residual's pass and the
         factorisation both need them)."""
-        kept = self._weights
-        if kept is not None and kept[0] is scaling and kept[1] == scaling.version:
-            return kept[2]
-        d = scaling.d_l
-        dm, dx = d[: self.L], d[self.L :]
-        rho = dm * dx / (dm + dx)
-        out = dm, dx, rho, rho * self.gamma * self.y
-        self._weights = (scaling, scaling.version, out)
-        return out
+        kept = self._derived_for(scaling)
+        if "weights" not in kept:
+            d = scaling.d_l
+            dm, dx = d[: self.L], d[self.L :]
+            rho = dm * dx / (dm + dx)
+            kept["weights"] = dm, dx, rho, rho * self.gamma * self.y
+        return kept["weights"]
 
     def kkt_factor(self, scaling: Scaling):
         L, n, k, X, y, gam = self.L, self.n, self.k, self.X, self.y, self.gamma
@@ -505,9 +511,9 @@ class RobustSVMCone:
                 means = GroupMeans(X, scale, scale)
             else:  # m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g
                 mg = np.empty((k, n + 1))
-                kept, self._group_sums = self._group_sums, None  # summed by the residual's pass for this scaling
-                fresh = kept is None or kept[0] is not scaling or kept[1] != scaling.version
-                sums = group_row_sums(X, cg, self.gidx, k) if fresh else kept[2]
+                sums = self._derived_for(scaling).pop("group_sums", None)  # from the residual's pass, if it ran
+                if sums is None:
+                    sums = group_row_sums(X, cg, self.gidx, k)
                 mg[:, :n] = sums / ag[:, None]
                 mg[:, n] = self.segsum(cg) / ag
                 means = GroupMeans.of(mg)

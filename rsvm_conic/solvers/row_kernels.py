@@ -18,7 +18,8 @@ Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgem
 (an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
 step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
 (:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only sums may be reordered
-(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot` and the cone rows'
+(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot`, the dot products of
+:func:`matvec_pair` and :func:`matvec_pair_groups` (their sums over rows stay in row order) and the cone rows'
 ``u1'v1``, and the whole of the fused per-row kernels of the interior point's steps (:func:`soc_step`,
 :func:`soc_step_scaled`, :func:`soc_newton_rhs`, :func:`soc_scaled_dirs`, :func:`soc_nt_scaling_lam`,
 :func:`cone_back_rows`), which sum several products of a row in one loop (a row's separate reductions are each
