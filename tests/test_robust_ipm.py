@@ -154,13 +154,14 @@ def test_weighted_gram():
     np.testing.assert_allclose(weighted_gram(X, w, chunk=128), X.T @ (w[:, None] * X), rtol=1e-12, atol=1e-10)
 
 
-@pytest.mark.parametrize("kind", ["k2", "sample", "sample_all", "sample_full", "k1_full"])
+@pytest.mark.parametrize("kind", ["k2", "sample", "sample_all", "sample_full", "k1_full", "nominal"])
 def test_structured_kkt_solve_is_exact(kind):
     """The Schur-complement solve satisfies the unreduced Newton equations at a random scaling ("sample_all": a cone
-    for every sample, whose means are kept factored; "sample": three samples without uncertainty, so k < L); the
-    solve writes dz into a given work array or a new one, with the same values.  ``Gx_GTz`` (one pass over ``X``,
-    and with diagonal factors one over them) gives ``G x`` and ``G' z`` as ``Gx`` and ``GTz`` do, and ``G'`` is the
-    adjoint of ``G``."""
+    for every sample, whose means are kept factored; "sample": three samples without uncertainty, so k < L;
+    "nominal": no cone); the solve writes dz into a given work array or a new one, with the same values.
+    ``Gx_GTz`` (one pass over ``X``, and with diagonal factors one over them) gives ``G x`` and ``G' z`` as ``Gx``
+    and ``GTz`` do, and ``G'`` is the adjoint of ``G``.  ``kkt_factor_first`` (the factorisation with the
+    predictor's solve, whose first half shares the Gram matrix's pass over ``X``) gives the same bits."""
     rng = np.random.default_rng(4)
     L, n = 40, 5
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
@@ -168,7 +169,10 @@ def test_structured_kkt_solve_is_exact(kind):
     gam = rng.uniform(0.1, 1, L)
     if kind != "sample_all":
         gam[:3] = 0.0  # samples without uncertainty
-    if kind == "k2":
+    if kind == "nominal":
+        gam[:] = 0.0
+        F, g, diag = np.zeros((1, n)), np.zeros(L, int), True
+    elif kind == "k2":
         F, g, diag = rng.uniform(0.1, 1, (2, n)), (y > 0).astype(int), True
     elif kind in ("sample", "sample_all"):
         F, g, diag = rng.uniform(0.1, 1, (L, n)), np.arange(L), True
@@ -219,6 +223,16 @@ def test_structured_kkt_solve_is_exact(kind):
     dx6, _, dz6 = RobustSVMCone(X, y, 1.0, gam, F, diag, g).kkt_factor(Scaling(p.cones, s2, z2))(bx, np.zeros(0), bz)
     np.testing.assert_array_equal(dx5, dx6)
     np.testing.assert_array_equal(dz5, dz6)
+    # the factorisation with its first solve: the same bits as the factorisation's solve, dz in the given array,
+    # and the returned solve serves the next right-hand side
+    buf7 = np.full(p.cones.size, np.nan)
+    solve7, (dx7, _, dz7) = RobustSVMCone(X, y, 1.0, gam, F, diag, g).kkt_factor_first(sc, bx, np.zeros(0), bz, buf7)
+    assert dz7 is buf7
+    np.testing.assert_array_equal(dx7, dx)
+    np.testing.assert_array_equal(dz7, dz)
+    bx8, bz8 = rng.normal(size=p.nx), rng.normal(size=p.cones.size)
+    for a, b in zip(solve7(bx8, np.zeros(0), bz8), solve(bx8, np.zeros(0), bz8)):
+        np.testing.assert_array_equal(a, b)
 
 
 # ------------------------------------------------------------------------------- vs Clarabel

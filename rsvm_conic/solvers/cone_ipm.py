@@ -388,7 +388,10 @@ def cone_ipm(
     ``initial_point() -> (x, y, z, s)`` with ``s, z`` interior (else CVXOPT's shifted least-squares start)
     and ``Gx_GTz(x, z, out, scaling=None) -> (Gx, G'z)`` (both products in one pass over the data, ``G x`` into
     the work array ``out``; the residual's call passes the iteration's ``scaling``, before ``kkt_factor(scaling)``,
-    so that the same pass may compute what the factorisation needs from the data).  Work arrays spare the page
+    so that the same pass may compute what the factorisation needs from the data), and
+    ``kkt_factor_first(scaling, bx, by, bz, dz_out) -> (solve, (dx, dy, dz))``: the factorisation with the
+    predictor's solve (the right-hand side of each iteration's first solve is known before the factorisation, so
+    the problem may take its pass over the data with the factorisation's).  Work arrays spare the page
     faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each KKT solve once the relative gap is
     below ``refine_below`` (earlier iterates do not need the digits).  One step is the default: the first
@@ -511,9 +514,16 @@ def cone_ipm(
         if it == max_iter:
             return result("max_iter", it)
 
-        # ---- factorisation --------------------------------------------------------------
+        # ---- factorisation, with the predictor's solve where the problem does both in one pass over its data ---
+        factor_first = getattr(prob, "kkt_factor_first", None)
+        nrx, nry = -rx, -ry
+        pred = None
         try:
-            solve = prob.kkt_factor(scaling)
+            if factor_first is None:
+                solve = prob.kkt_factor(scaling)
+            else:  # u = ds~ + dz~ = lam \ (-lam o lam) = -lam
+                u_pred, bz = newton_rhs(cones, scaling, lam, None, None, 0.0, rz, work("u_pred"), work("bz"))
+                solve, pred = factor_first(scaling, nrx, nry, bz, work("dz_pred"))
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it)
         mu = gap / deg
@@ -530,21 +540,24 @@ def cone_ipm(
         }
         for corrector in (False, True):
             tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
-            # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
-            u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, rz, work("u_" + tag), work("bz"))
-            try:
-                # the predictor only sets sigma: refine the corrector (the step actually taken) only
-                dx, dy, dz = kkt_solve(
-                    solve,
-                    scaling,
-                    -rx,
-                    -ry,
-                    bz,
-                    refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
-                    refine_bufs if corrector else {"dz": work("dz_pred")},
-                )
-            except (np.linalg.LinAlgError, ValueError):
-                return result("numerical_error", it)
+            if pred is not None and not corrector:  # solved with the factorisation
+                u, (dx, dy, dz) = u_pred, pred
+            else:
+                # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
+                u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, rz, work("u_" + tag), work("bz"))
+                try:
+                    # the predictor only sets sigma: refine the corrector (the step actually taken) only
+                    dx, dy, dz = kkt_solve(
+                        solve,
+                        scaling,
+                        nrx,
+                        nry,
+                        bz,
+                        refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
+                        refine_bufs if corrector else {"dz": work("dz_pred")},
+                    )
+                except (np.linalg.LinAlgError, ValueError):
+                    return result("numerical_error", it)
             dzt = work("dzt_" + tag)
             amax = scaled_directions(cones, scaling, lam, u, dz, dzt)  # dzt = W dz; u becomes dst = u - dzt
             dst = u

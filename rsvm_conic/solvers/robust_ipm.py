@@ -72,6 +72,7 @@ from .row_kernels import (
     cone_gx_rows,
     cone_rhs_rows,
     fill_centred_rows,
+    fill_centred_rows_in,
     group_row_sums,
     matvec_pair_groups,
     matvec_pair,
@@ -175,10 +176,14 @@ def _row_chunk(n: int) -> int:
     return int(min(8192, max(256, 2**19 // (n + 1))))
 
 
-def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None):
+def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
     """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}``: each row block of
     ``sqrt(rho_i) c_i`` is written by one compiled pass (:func:`~.row_kernels.fill_centred_rows`) into a
-    cache-sized buffer and added by BLAS syrk.  ``gamma = 0`` gives ``[X 1]' diag(rho) [X 1]``."""
+    cache-sized buffer and added by BLAS syrk.  ``gamma = 0`` gives ``[X 1]' diag(rho) [X 1]``.
+
+    ``rows_in``: the arguments ``(dm, dx, bzm, bxi, bzx, c, gsum, acc)`` of the first half of a Newton solve
+    (:func:`~.row_kernels.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
+    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``)."""
     L, n = X.shape
     out = _gram_acc(n + 1)
     chunk = _row_chunk(n) if chunk is None else chunk
@@ -186,7 +191,10 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None):
     buf = np.empty((min(chunk, L), n + 1))
     for i in range(0, L, chunk):
         B = buf[: min(chunk, L - i)]
-        fill_centred_rows(X, y, sr, gamma, gidx, mg, i, B)
+        if rows_in is None:
+            fill_centred_rows(X, y, sr, gamma, gidx, mg, i, B)
+        else:
+            fill_centred_rows_in(X, y, sr, gamma, gidx, mg, i, B, rho, *rows_in)
         out = _add_syrk(out, B.T)  # B C-ordered: B.T is Fortran-ordered (no copy)
     return _symmetrise_lower(out)
 
@@ -499,8 +507,25 @@ class RobustSVMCone:
         return kept["weights"]
 
     def kkt_factor(self, scaling: Scaling):
+        return self._factor(scaling)[0]
+
+    def kkt_factor_first(self, scaling: Scaling, bx, by, bz, dz_out=None):
+        """``(solve, (dx, dy, dz))``: :meth:`kkt_factor` and its solve of ``(bx, by, bz)`` (``dz`` into ``dz_out``),
+        whose first half shares the centred Gram matrix's pass over ``X`` (grouped or no cones; the same sums as
+        the separate solve)."""
+        return self._factor(scaling, (bx, by, bz, dz_out))
+
+    def _factor(self, scaling: Scaling, first=None):
         L, n, k, X, y, gam = self.L, self.n, self.k, self.X, self.y, self.gamma
         dm, dx, rho, cg = self._mean_weights(scaling)
+        kd = max(k, 1)  # the group sums below have one slot even without cones (gamma = 0 there)
+
+        def rows_in_args(bx, bz):  # the first half's arrays: (dm, dx, bzm, bxi, bzx, c, gsum)
+            return (dm, dx, self.split_z(bz)[0], self.split_x(bx)[2], self.split_z(bz)[1], np.empty(L), np.zeros(kd))
+
+        pre = None  # the first right-hand side's first half, when the Gram matrix's pass does it
+        if first is not None and not self.per_sample:
+            pre = rows_in_args(first[0], first[2]) + (np.zeros(n + 1),)
         S = np.zeros((n + 1, n + 1))
         if k:
             cones = ConeTerms(self.factors, self.diagonal, scaling.beta[0], scaling.wbar[0], self.work)
@@ -519,23 +544,26 @@ class RobustSVMCone:
                 means = GroupMeans.of(mg)
                 # margin rows, centred by the group means: sum_i rho_i (a_i - gamma_i m_g)(a_i - gamma_i m_g)'
                 # (= X'rho X - sum_g a_g m_g m_g', without the cancellation; zero for per-sample groups)
-                S += centred_gram(X, y, rho, gam, self.gidx, mg)
+                S += centred_gram(X, y, rho, gam, self.gidx, mg, rows_in=pre)
             hg = ag + D00
             # the cones' terms and the coupling through t_g: a series combination of a_g and (D_g)_00 on m_g + qhat_g
             cones.add_schur(S, means, ag * D00 / hg, None if self.diagonal else self.AAt)
         else:  # [X 1]' diag(rho) [X 1] (y_i^2 = 1)
-            S += centred_gram(X, y, rho, np.zeros(L), self.gidx, np.zeros((1, n + 1)))
+            S += centred_gram(X, y, rho, np.zeros(L), self.gidx, np.zeros((1, n + 1)), rows_in=pre)
         S[np.arange(n), np.arange(n)] += 1.0
         cho = sla.cho_factor(S, lower=False, check_finite=True)
-
-        kd = max(k, 1)  # the group sums below have one slot even without cones (gamma = 0 there)
         dt0 = np.zeros(1)
 
-        def solve(bx, by, bz, dz_out=None):
+        def solve(bx, by, bz, dz_out=None, halves=None):
+            # halves: (dm, dx, bzm, bxi, bzx, c, sgc, acc) of this right-hand side's first half, done already
             bw, bb, bxi, bt = self.split_x(bx)
-            bzm, bzx, BZ = self.split_z(bz)
-            c, sgc = np.empty(L), np.zeros(kd)  # sgc = segsum(gamma c)
-            xtyc, syc = robust_solve_rows_in(X, y, gam, self.gidx, rho, dm, dx, bzm, bxi, bzx, c, sgc)
+            BZ = self.split_z(bz)[2]
+            if halves is None:
+                _, _, bzm, _, bzx, c, sgc = args = rows_in_args(bx, bz)  # sgc = segsum(gamma c)
+                xtyc, syc = robust_solve_rows_in(X, y, gam, self.gidx, rho, *args)
+            else:
+                _, _, bzm, _, bzx, c, sgc, acc = halves
+                xtyc, syc = acc[:n], acc[n]
             phi = np.empty(n + 1)
             phi[:n] = bw + xtyc
             phi[n] = bb + syc
@@ -560,7 +588,9 @@ class RobustSVMCone:
             )
             return out_x, np.zeros(0), dz
 
-        return solve
+        if first is None:
+            return solve, None
+        return solve, solve(*first, halves=pre)
 
 
 def _check_labels(y):

@@ -7,6 +7,7 @@ temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.rob
 * :func:`fill_centred_rows` writes one row block of ``sqrt(rho_i) c_i``, ``c_i = y_i [x_i; 1] -
   gamma_i m_{g(i)}``, ready for a BLAS rank-k update (the centred Gram matrix of
   :func:`~rsvm_conic.solvers.robust_ipm.centred_gram`);
+  :func:`fill_centred_rows_in` does the first half of a Newton solve (below) in the same pass;
 * :func:`group_row_sums` forms ``sum_{i in g} v_i x_i`` for every group ``g`` in one pass;
 * :func:`matvec_pair` forms ``X w`` and ``X' v`` together in one pass (a residual evaluation), and
   :func:`matvec_pair_groups` the group sums of :func:`group_row_sums` in the same pass;
@@ -40,6 +41,7 @@ __all__ = [
     "cone_gx_rows",
     "cone_rhs_rows",
     "fill_centred_rows",
+    "fill_centred_rows_in",
     "group_row_sums",
     "matvec_pair",
     "matvec_pair_groups",
@@ -85,6 +87,32 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
         for j in range(n):
             B[r, j] = ys * X[i, j] - gs * mg[g, j]
         B[r, n] = ys - gs * mg[g, n]
+
+
+@njit(cache=True, error_model="numpy")
+def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, bzx, c, gsum, acc):
+    """:func:`fill_centred_rows` and, in the same loop over each row, :func:`robust_solve_rows_in` for those rows:
+    ``c`` and ``gsum`` as there, and its two returns accumulated into ``acc`` (n + 1,), ``X' (y c)`` in
+    ``acc[:n]`` and ``sum_i y_i c_i`` in ``acc[n]`` -- in row order over consecutive blocks, so the same sums."""
+    m, n1 = B.shape
+    n = n1 - 1
+    tot = acc[n]
+    for r in range(m):
+        i = i0 + r
+        ys = y[i] * sr[i]
+        gs = gam[i] * sr[i]
+        g = gidx[i]
+        ci = _rows_in_c(rho[i], dm[i], dx[i], bzm[i], bxi[i], bzx[i])
+        c[i] = ci
+        gsum[g] += gam[i] * ci
+        yc = y[i] * ci
+        tot += yc
+        for j in range(n):
+            xij = X[i, j]
+            B[r, j] = ys * xij - gs * mg[g, j]
+            acc[j] += yc * xij
+        B[r, n] = ys - gs * mg[g, n]
+    acc[n] = tot
 
 
 @njit(cache=True, error_model="numpy")
@@ -629,6 +657,12 @@ def soc_nt_scaling(S, Z, wbar, beta):
 
 
 # ---------------------------------------------------------------------------------- robust SVM Newton solve
+@njit(cache=True, error_model="numpy", inline="always")
+def _rows_in_c(rho, dm, dx, bzm, bxi, bzx):
+    """A margin row's ``c_i`` of :func:`robust_solve_rows_in`."""
+    return -rho * bzm - dm * (bxi - dx * bzx) / (dm + dx)
+
+
 @njit(cache=True, error_model="numpy")
 def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     """The per-sample half of a robust-SVM Newton solve before the Schur system, in one pass over ``X``:
@@ -638,7 +672,7 @@ def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     xtv = np.zeros(n)
     tot = 0.0
     for i in range(L):
-        ci = -rho[i] * bzm[i] - dm[i] * (bxi[i] - dx[i] * bzx[i]) / (dm[i] + dx[i])
+        ci = _rows_in_c(rho[i], dm[i], dx[i], bzm[i], bxi[i], bzx[i])
         c[i] = ci
         gsum[gidx[i]] += gam[i] * ci
         yc = y[i] * ci
