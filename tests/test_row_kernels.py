@@ -6,9 +6,12 @@ import pytest
 from rsvm_conic.solvers.robust_ipm import centred_gram
 from rsvm_conic.solvers.row_kernels import (
     group_row_sums,
+    margin_rows_gx,
+    margin_weights,
     matvec_pair,
     matvec_pair_groups,
     orthant_max_step,
+    orthant_nt_scaling,
     robust_solve_rows_in,
     robust_solve_rows_out,
 )
@@ -36,6 +39,62 @@ def test_centred_gram_is_the_centred_weighted_gram(k, chunk):
     out = centred_gram(X, y, rho, gam, gidx, mg, chunk=chunk)
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
     np.testing.assert_array_equal(out, out.T)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+@pytest.mark.parametrize("chunk", [None, 7, 64])
+def test_centred_gram_with_the_solves_first_half_is_both_passes_bitwise(k, chunk):
+    """The Gram matrix's pass with a Newton solve's first half (``rows_in``): the same Gram matrix and the same
+    ``c``, group sums, ``X' (y c)`` and ``sum y c`` as :func:`robust_solve_rows_in`, bit for bit, over several row
+    blocks (k = 0: no cones, gamma = 0)."""
+    L, n = 300, 9
+    rng, X, y, gidx = _rows(L, n, max(k, 1), seed=11)
+    kk = max(k, 1)
+    gam = np.zeros(L) if k == 0 else rng.random(L)
+    mg = np.zeros((1, n + 1)) if k == 0 else rng.normal(size=(k, n + 1))
+    dm, dx = 10.0 ** rng.uniform(-6, 6, L), 10.0 ** rng.uniform(-6, 6, L)
+    rho = dm * dx / (dm + dx)
+    bzm, bxi, bzx = rng.normal(size=L), rng.normal(size=L), rng.normal(size=L)
+    c, gsum, acc = np.full(L, np.nan), np.zeros(kk), np.zeros(n + 1)
+    out = centred_gram(X, y, rho, gam, gidx, mg, chunk=chunk, rows_in=(dm, dx, bzm, bxi, bzx, c, gsum, acc))
+    np.testing.assert_array_equal(out, centred_gram(X, y, rho, gam, gidx, mg, chunk=chunk))
+    c0, gsum0 = np.empty(L), np.zeros(kk)
+    xtyc, syc = robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c0, gsum0)
+    np.testing.assert_array_equal(c, c0)
+    np.testing.assert_array_equal(gsum, gsum0)
+    np.testing.assert_array_equal(acc[:n], xtyc)
+    assert acc[n] == syc
+
+
+def test_margin_kernels_are_the_numpy_formulas_bitwise():
+    """The orthant's NT scaling, the robust SVM's margin weights and its orthant rows of ``G x``: one pass each,
+    the numpy expressions they replace bit for bit (with and without cones)."""
+    rng = np.random.default_rng(13)
+    L = 257
+    s, z = 10.0 ** rng.uniform(-8, 4, 2 * L), 10.0 ** rng.uniform(-8, 4, 2 * L)
+    w, lam = np.empty(2 * L), np.empty(2 * L)
+    orthant_nt_scaling(s, z, w, lam)
+    np.testing.assert_array_equal(w, np.sqrt(s / z))
+    np.testing.assert_array_equal(lam, z * np.sqrt(s / z))
+    w2 = np.empty(2 * L)
+    orthant_nt_scaling(s, z, w2, None)
+    np.testing.assert_array_equal(w2, w)
+    y = np.where(rng.random(L) < 0.5, -1.0, 1.0)
+    gam = rng.random(L)
+    gam[::4] = 0.0
+    d, rho, c = margin_weights(w, gam, y)
+    np.testing.assert_array_equal(d, 1.0 / w**2)
+    dm, dx = d[:L], d[L:]
+    np.testing.assert_array_equal(rho, dm * dx / (dm + dx))
+    np.testing.assert_array_equal(c, rho * gam * y)
+    xw, xi, b = rng.normal(size=L), rng.random(L), -0.3
+    for k in (0, 1, 3):
+        gidx = rng.integers(0, max(k, 1), L).astype(np.intp)
+        t = rng.random(k)
+        zm, zx = np.full(L, np.nan), np.full(L, np.nan)
+        margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx)
+        np.testing.assert_array_equal(zm, -(y * (xw + b)) - xi + (gam * t[gidx] if k else 0.0))
+        np.testing.assert_array_equal(zx, -xi)
 
 
 def test_group_sums_and_matvec_pair():

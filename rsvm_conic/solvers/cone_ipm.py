@@ -48,6 +48,7 @@ import numpy as np
 from .row_kernels import (
     ninf,
     orthant_max_step,
+    orthant_nt_scaling,
     orthant_newton_rhs,
     orthant_scaled_dirs,
     orthant_step,
@@ -142,14 +143,13 @@ class Scaling:
         self.version += 1
         sl, sq = self.cones.split(s)
         zl, zq = self.cones.split(z)
-        np.divide(sl, zl, out=self.w_l)
-        np.sqrt(self.w_l, out=self.w_l)
         if lam is None:
+            orthant_nt_scaling(sl, zl, self.w_l, None)
             for S, Z, wb, bt in zip(sq, zq, self.wbar, self.beta):
                 soc_nt_scaling(S, Z, wb, bt)
             return self
         ll, lq = self.cones.split(lam)
-        np.multiply(zl, self.w_l, out=ll)
+        orthant_nt_scaling(sl, zl, self.w_l, ll)
         for S, Z, wb, bt, LM in zip(sq, zq, self.wbar, self.beta, lq):
             soc_nt_scaling_lam(S, Z, wb, bt, LM)
         return self

@@ -74,6 +74,8 @@ from .row_kernels import (
     fill_centred_rows,
     fill_centred_rows_in,
     group_row_sums,
+    margin_rows_gx,
+    margin_weights,
     matvec_pair_groups,
     matvec_pair,
     robust_solve_rows_in,
@@ -438,9 +440,7 @@ class RobustSVMCone:
         w, b, xi, t = self.split_x(x)
         out = np.empty(self.cones.size) if out is None else out
         zm, zx, Z = self.split_z(out)
-        marg = self.y * ((self.X @ w if Xw is None else Xw) + b)
-        zm[:] = -marg - xi + (self.gamma * t[self.gidx] if self.k else 0.0)
-        zx[:] = -xi
+        margin_rows_gx(self.X @ w if Xw is None else Xw, self.y, b, xi, self.gamma, t, self.gidx, zm, zx)
         if self.k and cone_rows:
             cone_rows_gx(self.factors, self.diagonal, w, t, Z)
         return out
@@ -500,10 +500,8 @@ class RobustSVMCone:
         factorisation both need them)."""
         kept = self._derived_for(scaling)
         if "weights" not in kept:
-            d = scaling.d_l
-            dm, dx = d[: self.L], d[self.L :]
-            rho = dm * dx / (dm + dx)
-            kept["weights"] = dm, dx, rho, rho * self.gamma * self.y
+            d, rho, c = margin_weights(scaling.w_l, self.gamma, self.y)  # d = scaling.d_l, in the same pass
+            kept["weights"] = d[: self.L], d[self.L :], rho, c
         return kept["weights"]
 
     def kkt_factor(self, scaling: Scaling):

@@ -43,10 +43,13 @@ __all__ = [
     "fill_centred_rows",
     "fill_centred_rows_in",
     "group_row_sums",
+    "margin_rows_gx",
+    "margin_weights",
     "matvec_pair",
     "matvec_pair_groups",
     "ninf",
     "orthant_max_step",
+    "orthant_nt_scaling",
     "orthant_newton_rhs",
     "orthant_scaled_dirs",
     "orthant_step",
@@ -178,6 +181,47 @@ def matvec_pair_groups(X, w, v, u, gidx, k):
             out[g, j] += ui * xij
         xw[i] = s
     return xw, xtv, out
+
+
+@njit(cache=True, error_model="numpy")
+def orthant_nt_scaling(s, z, w, lam):
+    """The NT scaling of the orthant in one pass: ``w = sqrt(s / z)`` and, unless ``lam`` is None, ``lam = z w``."""
+    for i in range(s.shape[0]):
+        wi = np.sqrt(s[i] / z[i])
+        w[i] = wi
+        if lam is not None:
+            lam[i] = z[i] * wi
+
+
+@njit(cache=True, error_model="numpy")
+def margin_weights(w, gam, y):
+    """The robust SVM's weights at an orthant scaling ``w`` (its L margin rows, then its L rows of ``xi >= 0``), in
+    one pass: ``d = w^-2`` (the diagonal of ``W^-2``), ``rho = dm dx / (dm + dx)`` (``dm, dx`` its two halves) and
+    ``c = rho gam y``."""
+    L = gam.shape[0]
+    d = np.empty(2 * L)
+    rho = np.empty(L)
+    c = np.empty(L)
+    for i in range(L):
+        dm = 1.0 / (w[i] * w[i])
+        dx = 1.0 / (w[L + i] * w[L + i])
+        d[i] = dm
+        d[L + i] = dx
+        r = dm * dx / (dm + dx)
+        rho[i] = r
+        c[i] = r * gam[i] * y[i]
+    return d, rho, c
+
+
+@njit(cache=True, error_model="numpy")
+def margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx):
+    """The robust SVM's orthant rows of ``G x`` from ``X w``: ``zm = -y (X w + b) - xi + gam t_g`` (no ``t`` term
+    when ``t`` is empty) and ``zx = -xi``."""
+    cones = t.shape[0] > 0
+    for i in range(xw.shape[0]):
+        v = -(y[i] * (xw[i] + b)) - xi[i]
+        zm[i] = v + (gam[i] * t[gidx[i]] if cones else 0.0)
+        zx[i] = -xi[i]
 
 
 @njit(cache=True, error_model="numpy")
