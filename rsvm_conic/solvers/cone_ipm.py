@@ -404,6 +404,11 @@ def cone_ipm(
     cones = prob.cones
     q, h, b = prob.q, prob.h, prob.b
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
+    # h' z over h's nonzero prefix: the cones' rows of h are often zero (the robust SVM's, which per sample hold
+    # most of z: a dot product over all of them took 2.3 ms per iteration at 2e5 x 50, measured)
+    hnz = np.flatnonzero(h)
+    hn = int(hnz[-1]) + 1 if hnz.size else 0
+    h_head = h[:hn]
 
     # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
     # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
@@ -488,7 +493,7 @@ def cone_ipm(
         nrz, ns, nz = residual_norms(rz, s, h, z)  # rz = Gx + s - h in place, and three norms, in one pass
         xPx = float(x @ Px)
         pcost = 0.5 * xPx + float(q @ x)
-        dcost = -0.5 * xPx - float(h @ z) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
+        dcost = -0.5 * xPx - float(h_head @ z[:hn]) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
         gap = float(s @ z)
         gap_abs = abs(pcost - dcost)
         gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
