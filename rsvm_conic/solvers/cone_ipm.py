@@ -486,7 +486,8 @@ def cone_ipm(
         Px = prob.Px(x)
         Gx, GTz = G_pair(x, z, work("Gx"), scaling)
         rx = Px + q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
-        rx += prob.ATy(y)
+        if b.size:  # A'y (none without equality constraints)
+            rx += prob.ATy(y)
         rx += GTz
         ry = prob.Ax(x) - b
         rz = Gx
