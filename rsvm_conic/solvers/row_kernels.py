@@ -17,8 +17,9 @@ temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.rob
 Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgemv`` on tall ``X``
 (measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
 (an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
-step length and step, ``||v||_inf``, and the cones' parts of the robust SVM's Newton solve
-(:func:`cone_gram_rows`, :func:`cone_rhs_rows`, :func:`cone_back_rows`).  Only sums may be reordered
+NT scaling, step length and step, the robust SVM's margin weights and margin rows of ``G x``, ``||v||_inf``,
+and the cones' parts of the robust SVM's Newton solve (:func:`cone_gram_rows`, :func:`cone_rhs_rows`,
+:func:`cone_back_rows`).  Only sums may be reordered
 (numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot`, the dot products of
 :func:`matvec_pair` and :func:`matvec_pair_groups` (their sums over rows stay in row order) and the cone rows'
 ``u1'v1``, and the whole of the fused per-row kernels of the interior point's steps (:func:`soc_step`,
