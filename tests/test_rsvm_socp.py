@@ -238,6 +238,89 @@ def test_cone_ipm_converges_at_large_C(C, eps, grid160):
     assert phi == pytest.approx(info["pcost"], rel=1e-7)
 
 
+@pytest.mark.parametrize(
+    "n, seed, C, eps",
+    [(160, 9, 1000.0, 0.35), (160, 7, 1000.0, 0.4), (80, 9, 1000.0, 0.25), (160, 10, 300.0, 0.5), (80, 1, 1000.0, 0.5)],
+)
+def test_cone_ipm_converges_at_very_large_C(n, seed, C, eps):
+    """Pinned past failures at C = 300 and 1000 (Sec. 5.1's data): with each rotated cone written as (1 + nu,
+    nu - 1, 2 alpha) these ended as numerical errors (the last iterates near the optimum, then no step; (160, 9,
+    1000, 0.35) and (160, 10, 300, 0.5) also with step fractions 0.98 and 0.95 and with five refinement steps); the
+    default rows
+    (c + nu / c, nu / c - c, 2 alpha) with c = sqrt(C) converge.  Checked against the projected Newton route,
+    certified by its own Frank-Wolfe bound, and the IPM's point against the constraints of eq. 16."""
+    from rsvm_conic.uncertainty.chance import kappa
+    from rsvm_conic.uncertainty.kernel_matrix import psd_part
+
+    K, y, beta = _data(n, seed)
+    _, B = psd_part(beta)
+    Q = y[:, None] * K * y[None, :]
+    kp = kappa(eps, "finite")
+    alpha, nu, info = rsvm_socp_ipm(Q, B, y, C, kp)
+    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-8
+    ref = solve_rsvm_socp(K, B, y, C, kp, factor=True, fallback=False)
+    assert ref.route == "projected-newton" and ref.solve_info.gap_rel <= 1e-9
+    assert info["pcost"] == pytest.approx(ref.objective, rel=1e-7)
+    tol = 1e-7 * C
+    assert alpha.min() >= -tol and alpha.max() <= C + tol and abs(float(y @ alpha)) <= tol * len(y)
+    assert np.all(nu >= alpha**2 - tol * C)
+
+
+def test_cone_ipm_rows_are_one_cone_for_every_boost():
+    """The rotated cones written with any c > 0 are the same problem: G' is the adjoint of G, the KKT solve
+    satisfies the unreduced Newton equations, and the IPM reaches the same optimum with c = 1, sqrt(C) and C."""
+    from rsvm_conic.solvers.cone_ipm import Scaling
+    from rsvm_conic.solvers.rsvm_socp import _RSVMSOCPCone
+
+    rng = np.random.default_rng(7)
+    K, y, beta = _data(30, 8)
+    B = _factor(prepare_beta(beta, 30)[0]).T
+    Q = y[:, None] * K * y[None, :]
+    C, kp = 20.0, 1.3
+    objs = []
+    for c in (1.0, np.sqrt(C), C):
+        p = _RSVMSOCPCone(Q, B, y, C, kp, c)
+        x, z = rng.normal(size=2 * 30 + 1), rng.normal(size=p.cones.size)
+        assert z @ p.Gx(x) == pytest.approx(x @ p.GTz(z), rel=1e-12)
+        s0, z0 = p.cones.identity() + 0.1 * np.abs(rng.normal(size=p.cones.size)), p.cones.identity()
+        sc = Scaling(p.cones, s0, z0)
+        bx, by, bz = rng.normal(size=2 * 30 + 1), rng.normal(size=1), rng.normal(size=p.cones.size)
+        dx, dy, dz = p.kkt_factor(sc)(bx, by, bz)
+        scale = np.abs(np.concatenate([bx, by, bz])).max()
+        np.testing.assert_allclose(p.Px(dx) + p.ATy(dy) + p.GTz(dz), bx, atol=1e-8 * scale)
+        np.testing.assert_allclose(p.Ax(dx), by, atol=1e-8 * scale)
+        np.testing.assert_allclose(p.Gx(dx) - sc.apply_sq(dz), bz, atol=1e-8 * scale)
+        _, _, info = rsvm_socp_ipm(Q, B, y, C, kp, boost=c)
+        assert info["status"] == "optimal" and info["attempts"] == [(c, "optimal", info["iterations"])]
+        objs.append(info["pcost"])
+    assert objs[1] == pytest.approx(objs[0], rel=1e-7) and objs[2] == pytest.approx(objs[0], rel=1e-7)
+
+
+def test_cone_ipm_retries_with_the_usual_rows(monkeypatch):
+    """A run with the default rows that does not end optimal is run once more with c = 1 and says so in
+    ``info["attempts"]``; a boost the caller gives is not retried."""
+    import dataclasses
+
+    import rsvm_conic.solvers.rsvm_socp as mod
+
+    real = mod.cone_ipm
+
+    def failing_unless_usual(prob, **opts):
+        res = real(prob, **opts)
+        return res if prob.c == 1.0 else dataclasses.replace(res, status="numerical_error")
+
+    monkeypatch.setattr(mod, "cone_ipm", failing_unless_usual)
+    K, y, beta = _data(40, 3)
+    B = _factor(prepare_beta(beta, 40)[0]).T
+    Q = y[:, None] * K * y[None, :]
+    alpha, nu, info = rsvm_socp_ipm(Q, B, y, 4.0, 1.5)
+    assert info["status"] == "optimal" and info["boost"] == 1.0
+    assert [a[:2] for a in info["attempts"]] == [(2.0, "numerical_error"), (1.0, "optimal")]
+    assert info["iterations"] == sum(a[2] for a in info["attempts"])
+    _, _, given = rsvm_socp_ipm(Q, B, y, 4.0, 1.5, boost=2.0)
+    assert given["status"] == "numerical_error" and len(given["attempts"]) == 1
+
+
 def test_kappa_zero_is_the_svm_dual():
     from sklearn.svm import SVC
 

@@ -122,21 +122,24 @@ class RSVMSOCPResult:
 
 # ------------------------------------------------------------------------------------ exact conic route
 class _RSVMSOCPCone:
-    """(16') as a cone QP: x = (alpha, nu, tau); orthant (alpha >= 0, C - alpha >= 0); n rotated
-    cones (1 + nu_i, nu_i - 1, 2 alpha_i); one cone (tau, B nu); y'alpha = 0."""
+    """(16') as a cone QP: x = (alpha, nu, tau); orthant (alpha >= 0, C - alpha >= 0); n second-order cones
+    (c + nu_i / c, nu_i / c - c, 2 alpha_i), each ``nu_i >= alpha_i^2`` for any ``c = boost > 0`` (the rows differ by
+    a hyperbolic rotation of the cone: ``c = 1`` is the usual ``(1 + nu, nu - 1, 2 alpha)``); one cone (tau, B nu);
+    y'alpha = 0."""
 
-    def __init__(self, Q, B, y, C, kappa):
+    def __init__(self, Q, B, y, C, kappa, boost=1.0):
         n = Q.shape[0]
         self.n, self.r = n, B.shape[0]
         self.Q, self.B, self.y, self.C, self.kappa = Q, B, y, C, kappa
+        self.c = float(boost)
         self.BtB = B.T @ B
         self.cones = ConeSpec(2 * n, [(n, 3), (1, self.r + 1)])
         self.q = np.concatenate([-np.ones(n), np.zeros(n), [0.5 * kappa]])
         h = np.zeros(self.cones.size)
         hl, (h3, hb) = self.cones.split(h)
         hl[n:] = C
-        h3[:, 0] = 1.0
-        h3[:, 1] = -1.0
+        h3[:, 0] = self.c
+        h3[:, 1] = -self.c
         self.h = h
         self.b = np.zeros(1)
 
@@ -152,8 +155,8 @@ class _RSVMSOCPCone:
         ol, (o3, ob) = self.cones.split(out)
         ol[:n] = -a
         ol[n:] = a
-        o3[:, 0] = -nu
-        o3[:, 1] = -nu
+        o3[:, 0] = -nu / self.c
+        o3[:, 1] = -nu / self.c
         o3[:, 2] = -2.0 * a
         ob[0, 0] = -tau
         ob[0, 1:] = -(self.B @ nu)
@@ -164,7 +167,7 @@ class _RSVMSOCPCone:
         zl, (z3, zb) = self.cones.split(z)
         out = np.empty(2 * n + 1)
         out[:n] = -zl[:n] + zl[n:] - 2.0 * z3[:, 2]
-        out[n : 2 * n] = -z3[:, 0] - z3[:, 1] - self.B.T @ zb[0, 1:]
+        out[n : 2 * n] = -(z3[:, 0] + z3[:, 1]) / self.c - self.B.T @ zb[0, 1:]
         out[2 * n] = -zb[0, 0]
         return out
 
@@ -187,9 +190,9 @@ class _RSVMSOCPCone:
         w3[:, 1:] *= -1.0
         D = (2.0 * w3[:, :, None] * w3[:, None, :] - np.diag([1.0, -1.0, -1.0])) / (b3**2)[:, None, None]
         H[ia, ia] += d[:n] + d[n:] + 4.0 * D[:, 2, 2]
-        H[ia, iv] += 2.0 * (D[:, 2, 0] + D[:, 2, 1])
+        H[ia, iv] += 2.0 * (D[:, 2, 0] + D[:, 2, 1]) / self.c
         H[iv, ia] = H[ia, iv]
-        H[iv, iv] += D[:, 0, 0] + 2.0 * D[:, 0, 1] + D[:, 1, 1]
+        H[iv, iv] += (D[:, 0, 0] + 2.0 * D[:, 0, 1] + D[:, 1, 1]) / self.c**2
         # big cone (tau, B nu)
         bb, wb = scaling.beta[1][0], scaling.wbar[1][0]
         w0, w1 = wb[0], wb[1:]
@@ -229,13 +232,27 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and 320 with four data seeds (720
     solves): 132 numerical errors with one step, 11 with two, 1 with three (as with five), at the same time per solve
     (a step is a product with ``Q`` and two triangular solves, against a factorisation per iteration).
+
+    ``boost`` (default ``sqrt(C)``) writes each rotated cone as ``(c + nu / c, nu / c - c, 2 alpha)``: with ``c = 1``
+    the first two entries are ``~nu`` apart from 2 and ``nu`` reaches ``C^2``, so a cone's distance to its boundary
+    is their small difference.  Measured on Sec. 5.1's data (n = 80 and 160 with twelve seeds, n = 320 with four, C
+    from 0.1 to 1000, ten epsilons: 2240 solves): 76 numerical errors with ``c = 1`` (70 at C >= 300), 3 with
+    ``c = sqrt(C)`` and fewer iterations (23.0 against 25.7 on average); ``c = C^0.25`` 3, ``C^0.75`` 6, ``C`` 205.
+    A run that does not end optimal is run once more with ``c = 1`` (the 3 were optimal there) unless the caller
+    gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
     """
     opts.setdefault("refine", 3)
     n = Q.shape[0]
     if kappa == 0:  # no robust term: drop nu, tau (they would be unbounded above); plain SVM dual
         B = np.zeros((1, n))
-    prob = _RSVMSOCPCone(Q, B, y, C, kappa)
-    res = cone_ipm(prob, **opts)
+    given = "boost" in opts
+    boosts = [opts.pop("boost")] if given else [float(np.sqrt(C)), 1.0]
+    attempts = []
+    for boost in boosts:
+        res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
+        attempts.append((boost, res.status, res.iterations))
+        if res.status == "optimal":
+            break
     alpha, nu = res.x[:n], res.x[n : 2 * n]
     if kappa == 0:
         nu = alpha**2
@@ -244,12 +261,14 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
         nu,
         {
             "status": res.status,
-            "iterations": res.iterations,
+            "iterations": sum(a[2] for a in attempts),
             "gap_rel": res.gap_rel,
             "pres": res.pres,
             "dres": res.dres,
             "pcost": res.pcost,
             "dcost": res.dcost,
+            "boost": boost,
+            "attempts": attempts,
         },
     )
 
