@@ -233,20 +233,20 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     solves): 132 numerical errors with one step, 11 with two, 1 with three (as with five), at the same time per solve
     (a step is a product with ``Q`` and two triangular solves, against a factorisation per iteration).
 
-    ``boost`` (default ``sqrt(C)``) writes each rotated cone as ``(c + nu / c, nu / c - c, 2 alpha)``: with ``c = 1``
-    the first two entries are ``~nu`` apart from 2 and ``nu`` reaches ``C^2``, so a cone's distance to its boundary
-    is their small difference.  Measured on Sec. 5.1's data (n = 80 and 160 with twelve seeds, n = 320 with four, C
-    from 0.1 to 1000, ten epsilons: 2240 solves): 76 numerical errors with ``c = 1`` (70 at C >= 300), 3 with
-    ``c = sqrt(C)`` and fewer iterations (23.0 against 25.7 on average); ``c = C^0.25`` 3, ``C^0.75`` 6, ``C`` 205.
-    A run that does not end optimal is run once more with ``c = 1`` (the 3 were optimal there) unless the caller
-    gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
+    ``boost`` (default ``sqrt(C)``) writes each rotated cone as ``(c + nu / c, nu / c - c, 2 alpha)``: with c = 1
+    the first two entries, ``1 + nu`` and ``nu - 1``, differ by 2 while ``nu`` reaches ``C^2``, and a cone's
+    distance to its boundary is a small difference of such entries. Measured on Sec. 5.1's data (n = 80 and 160 with
+    twelve seeds, n = 320 with four, C from 0.1 to 1000, ten epsilons: 2240 solves): 76 numerical errors with c = 1
+    (70 at C >= 300), 3 with c = sqrt(C) and fewer iterations (23.0 against 25.7 on average); c = C^0.25 3, C^0.75
+    6, C 205. A run that does not end optimal is run once more with c = 1 (the 3 were optimal there) unless the
+    caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
     """
     opts.setdefault("refine", 3)
     n = Q.shape[0]
     if kappa == 0:  # no robust term: drop nu, tau (they would be unbounded above); plain SVM dual
         B = np.zeros((1, n))
     given = "boost" in opts
-    boosts = [opts.pop("boost")] if given else [float(np.sqrt(C)), 1.0]
+    boosts = [opts.pop("boost")] if given else [float(np.sqrt(C))] + ([1.0] if C != 1.0 else [])
     attempts = []
     for boost in boosts:
         res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
