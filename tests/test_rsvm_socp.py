@@ -202,6 +202,21 @@ def test_beta_with_negative_entries_uses_exact_cone_route():
     assert info["status"] == "optimal" and np.all(nu >= alpha**2 - 1e-7)
 
 
+def _ipm_matches_newton(K, Q, B, y, C, kp):
+    """The cone IPM's default run is optimal at 1e-8, its value that of the projected Newton route (certified by
+    its own Frank-Wolfe bound), and its point within eq. 16's constraints and objective."""
+    alpha, nu, info = rsvm_socp_ipm(Q, B, y, C, kp)
+    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-8
+    ref = solve_rsvm_socp(K, B, y, C, kp, factor=True, fallback=False)
+    assert ref.route == "projected-newton" and ref.solve_info.gap_rel <= 1e-9
+    assert info["pcost"] == pytest.approx(ref.objective, rel=1e-7)
+    tol = 1e-7 * C
+    assert alpha.min() >= -tol and alpha.max() <= C + tol and abs(float(y @ alpha)) <= tol * len(y)
+    assert np.all(nu >= alpha**2 - tol * C)
+    phi = 0.5 * alpha @ Q @ alpha + 0.5 * kp * np.linalg.norm(B @ nu) - alpha.sum()
+    assert phi == pytest.approx(info["pcost"], rel=1e-7)
+
+
 @pytest.fixture(scope="module")
 def grid160():
     """Sec. 5.1's data at n = 160 (the benchmark's): ``(K, Q, B, y)``."""
@@ -225,17 +240,7 @@ def test_cone_ipm_converges_at_large_C(C, eps, grid160):
     from rsvm_conic.uncertainty.chance import kappa
 
     K, Q, B, y = grid160
-    kp = kappa(eps, "finite")
-    alpha, nu, info = rsvm_socp_ipm(Q, B, y, C, kp)
-    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-8
-    ref = solve_rsvm_socp(K, B, y, C, kp, factor=True, fallback=False)
-    assert ref.route == "projected-newton" and ref.solve_info.gap_rel <= 1e-9
-    assert info["pcost"] == pytest.approx(ref.objective, rel=1e-7)
-    tol = 1e-7 * C
-    assert alpha.min() >= -tol and alpha.max() <= C + tol and abs(float(y @ alpha)) <= tol * len(y)
-    assert np.all(nu >= alpha**2 - tol * C)
-    phi = 0.5 * alpha @ Q @ alpha + 0.5 * kp * np.linalg.norm(B @ nu) - alpha.sum()
-    assert phi == pytest.approx(info["pcost"], rel=1e-7)
+    _ipm_matches_newton(K, Q, B, y, C, kappa(eps, "finite"))
 
 
 @pytest.mark.parametrize(
@@ -246,24 +251,13 @@ def test_cone_ipm_converges_at_very_large_C(n, seed, C, eps):
     """Pinned past failures at C = 300 and 1000 (Sec. 5.1's data): with each rotated cone written as (1 + nu,
     nu - 1, 2 alpha) these ended as numerical errors (the last iterates near the optimum, then no step; (160, 9,
     1000, 0.35) and (160, 10, 300, 0.5) also with step fractions 0.98 and 0.95 and with five refinement steps); the
-    default rows
-    (c + nu / c, nu / c - c, 2 alpha) with c = sqrt(C) converge.  Checked against the projected Newton route,
-    certified by its own Frank-Wolfe bound, and the IPM's point against the constraints of eq. 16."""
+    default rows (c + nu / c, nu / c - c, 2 alpha) with c = sqrt(C) converge.  Checked as the pinned points above."""
     from rsvm_conic.uncertainty.chance import kappa
     from rsvm_conic.uncertainty.kernel_matrix import psd_part
 
     K, y, beta = _data(n, seed)
     _, B = psd_part(beta)
-    Q = y[:, None] * K * y[None, :]
-    kp = kappa(eps, "finite")
-    alpha, nu, info = rsvm_socp_ipm(Q, B, y, C, kp)
-    assert info["status"] == "optimal" and info["gap_rel"] <= 1e-8
-    ref = solve_rsvm_socp(K, B, y, C, kp, factor=True, fallback=False)
-    assert ref.route == "projected-newton" and ref.solve_info.gap_rel <= 1e-9
-    assert info["pcost"] == pytest.approx(ref.objective, rel=1e-7)
-    tol = 1e-7 * C
-    assert alpha.min() >= -tol and alpha.max() <= C + tol and abs(float(y @ alpha)) <= tol * len(y)
-    assert np.all(nu >= alpha**2 - tol * C)
+    _ipm_matches_newton(K, y[:, None] * K * y[None, :], B, y, C, kappa(eps, "finite"))
 
 
 def test_cone_ipm_rows_are_one_cone_for_every_boost():
