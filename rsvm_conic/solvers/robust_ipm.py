@@ -519,7 +519,8 @@ class RobustSVMCone:
         kd = max(k, 1)  # the group sums below have one slot even without cones (gamma = 0 there)
 
         def rows_in_args(bx, bz):  # the first half's arrays: (dm, dx, bzm, bxi, bzx, c, gsum)
-            return (dm, dx, self.split_z(bz)[0], self.split_x(bx)[2], self.split_z(bz)[1], np.empty(L), np.zeros(kd))
+            bzm, bzx, _ = self.split_z(bz)
+            return (dm, dx, bzm, self.split_x(bx)[2], bzx, np.empty(L), np.zeros(kd))
 
         pre = None  # the first right-hand side's first half, when the Gram matrix's pass does it
         if first is not None and not self.per_sample:
