@@ -11,7 +11,7 @@ import numbers
 import sys
 
 import numpy as np
-from numba import njit
+from ._jit import jit
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -364,7 +364,7 @@ _SYM_BLOCK = 256
 _SCAN_TILE = 128
 
 
-@njit(cache=True)
+@jit()
 def _symmetry_scan(S, tile):
     """``(max |S_ij - S_ji|, max S, min S, finite)`` of one square ``S`` in one pass over tile pairs (each entry read
     once).  Meaningful only when ``finite``: the comparisons skip NaN."""
@@ -562,7 +562,7 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
     return math.sqrt(sq * (1.0 + 2.0 * (n * n + 1) * eps)) + rounding <= slack
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz"})
+@jit(fastmath={"reassoc", "nsz"})
 def _low_rank_residual(S, R):
     """``(||S - R'R||_F^2, max |S|)`` for a short ``R`` (r x n), row by row with no n x n temporary.  The sums may
     be taken in any order (vectorised); a NaN in ``S`` makes the first value NaN."""
