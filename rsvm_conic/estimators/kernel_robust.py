@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._validation import check_binary_labels, check_choice, check_finite_array, check_positive
+from .._validation import check_binary_labels, check_choice, check_finite_array, check_no_overflow, check_positive
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from ..solvers.contract import first_certified
 from ..uncertainty.chance import kappa as kappa_of
@@ -42,6 +42,8 @@ from ._base import BinaryClassifierTags
 
 __all__ = ["KernelRobustSVC"]
 
+#: how to rescale kernel matrices whose squares overflow (check_no_overflow: the interior points form K'DK)
+_KERNEL_SCALE = "e.g. divide the kernel matrices by their largest entry"
 #: routes per method, fastest certified first; an uncertified result falls back along this order
 #: the routes of each method, fastest first: read from the formulations' BACKENDS tables
 _SOLVERS = {"qp": tuple(RSVMQP.BACKENDS), "socp": tuple(RSVMSOCP.BACKENDS), "qn": tuple(RSVMQN.BACKENDS)}
@@ -165,6 +167,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         labels = None
         if _is_samples(X):
             X = check_finite_array(X, "X", ndim=3)
+            check_no_overflow(X, "X", hint=_KERNEL_SCALE)
             if sigma2 is not None or a is not None or b is not None:
                 raise ValueError("pass either kernel samples (S, n, n) or a mean kernel with sigma2 / a, b, not both.")
             unc = KernelUncertainty.from_samples(X, K_bar, noise=self.noise)  # only the model that is used
@@ -180,6 +183,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 ensure_min_samples=2,
             )
             X = check_finite_array(X, "X", ndim=2)
+            check_no_overflow(X, "X", hint=_KERNEL_SCALE)
             labels = check_binary_labels(y, X.shape[0])  # 'Only binary classification ...' before the shape complaint
             if X.shape[0] != X.shape[1]:
                 raise ValueError(
@@ -259,10 +263,12 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         n = self.n_features_in_
         if _is_samples(X):
             X = check_finite_array(X, "X", ndim=3)
+            check_no_overflow(X, "X", hint=_KERNEL_SCALE)
         else:
             X_in = X
             X = check_array(X, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
             X = check_finite_array(X, "X", ndim=2)  # NaN / inf message first
+            check_no_overflow(X, "X", hint=_KERNEL_SCALE)
             if X.shape[1] != n:
                 raise ValueError(
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {n} features "

@@ -88,7 +88,7 @@ class LinearSVMFormulation(Formulation):
         if check_input and is_dask_array(X):  # shapes lazily, values in one pass (nothing gathered)
             X = check_dask_X(X, finite=False)
             y = dask_rows(y, X, "y")
-            check_dask_values({"X": ("finite", X, None), "y": ("pm", y, msg)})
+            check_dask_values({"X": ("data", X, None), "y": ("pm", y, msg)})
         elif check_input:
             X = check_X(X)
             y = np.asarray(y, dtype=float)

@@ -34,7 +34,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array, check_norm, check_positive, check_symmetric_psd, dual_norm, psd_factor
+from .._validation import (
+    check_finite_array,
+    check_no_overflow,
+    check_norm,
+    check_positive,
+    check_symmetric_psd,
+    dual_norm,
+    psd_factor,
+)
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
@@ -123,6 +131,7 @@ class UncertaintySet:
         root = "cholesky" if p == 2.0 else "sqrt"  # for p = 2 the set is the same for every A with A A' = Sigma
         if self.factor is not None:
             A = check_finite_array(self.factor, "factor", ndim=(2, 3))
+            check_no_overflow(A, "factor")
             if A.shape[-2:] != (n, n):
                 raise ValueError(f"factor matrices must be {n}x{n} (n_features); got {A.shape[-2:]}.")
             factors = A[None] if A.ndim == 2 else A
@@ -131,6 +140,7 @@ class UncertaintySet:
             diagonal = True
         else:
             S = check_finite_array(self.Sigma, "Sigma", ndim=(1, 2, 3))
+            check_no_overflow(S, "Sigma", products=True, hint="with X: Sigma scales as the square of X's scale")
             if S.ndim == 1:
                 factors, diagonal = self._diag_sqrt(S[None], n), True
             elif S.ndim == 2 and group_index is None:

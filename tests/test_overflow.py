@@ -1,0 +1,175 @@
+"""Inputs too large for float64 get one ValueError saying so and to rescale."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rsvm_conic import (
+    ChanceConstrainedSVC,
+    HyperbolicSVC,
+    KernelRobustSVC,
+    NominalSVC,
+    PkSVC,
+    RobustFeatureSVC,
+    RobustSVC,
+    SafeSVC,
+    WestonWatkinsSVC,
+)
+from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
+
+from _fuzzutil import fuzz_settings
+
+#: the one message (check_no_overflow) for data and for covariances
+OVERFLOW = re.compile(r"has entries up to \S+ whose (squares|sums) overflow float64 .*; rescale ")
+
+
+# ------------------------------------------------------------------------------------------- the helper
+@fuzz_settings(60)
+@given(
+    shape=st.tuples(st.integers(1, 30), st.integers(1, 6)),
+    seed=st.integers(0, 2**16),
+    factor=st.sampled_from([0.5, 0.99, 1.01, 2.0, 1e10]),
+    layout=st.sampled_from(["C", "F", "strided"]),
+)
+def test_rejects_exactly_when_the_sum_of_squares_exceeds_the_limit(shape, seed, factor, layout):
+    """Data: rejected iff ||A||_F^2 > OVERFLOW_LIMIT (factors 1 +- 1% are far beyond the sum's rounding)."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal(shape) + 0.1
+    A *= np.sqrt(factor * OVERFLOW_LIMIT / np.sum((A / np.abs(A).max()) ** 2)) / np.abs(A).max()
+    if layout == "F":
+        A = np.asfortranarray(A)
+    elif layout == "strided":
+        A = np.repeat(A, 2, axis=1)[:, ::2]
+    if factor < 1:
+        check_no_overflow(A, "X")
+        return
+    with pytest.raises(ValueError, match=OVERFLOW) as info:
+        check_no_overflow(A, "X")
+    msg = str(info.value)
+    assert "rescale X (e.g. sklearn.preprocessing.StandardScaler)" in msg
+    top = float(re.search(r"entries up to (\S+) ", msg).group(1))
+    assert top == pytest.approx(np.abs(A).max(), rel=1e-2)
+    total = float(re.search(r"is about (1e[+-]\d+)", msg).group(1))
+    assert abs(np.log10(total) - np.log10(factor * OVERFLOW_LIMIT)) <= 0.5
+
+
+def test_overflowing_squares_and_covariances():
+    X = np.ones((4, 2))
+    X[1, 1] = 1e300  # its square is inf
+    with pytest.raises(ValueError, match=r"X has entries up to 1e\+300 whose squares overflow .* about 1e\+600"):
+        check_no_overflow(X, "X")
+    check_no_overflow(np.full((3, 3), 4e291), "Sigma", products=True)  # max |Sigma| times 9 entries: 3.6e292
+    with pytest.raises(ValueError, match=r"Sigma has entries up to 5e\+291 whose sums .* about 1e\+293"):
+        check_no_overflow(np.full((3, 3), 5e291), "Sigma", products=True)  # 4.5e292
+    with pytest.raises(ValueError, match=r"Sigma has entries up to 1e\+300 whose sums overflow float64.*rescale Sigma"):
+        check_no_overflow(np.eye(3) * 1e300, "Sigma", products=True)
+    check_no_overflow(np.zeros((0, 3)), "X")
+
+
+# ------------------------------------------------------------------------------- every estimator, at scale
+def _data(L, n, seed, n_classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((L, n))
+    X /= np.abs(X).max()  # the largest entry is 1: the scale is the one drawn
+    y = np.arange(L) % n_classes
+    return X, y
+
+
+ESTIMATORS = {
+    "RobustSVC": (lambda: RobustSVC(radius=0.1), 2, "Sigma"),
+    "ChanceConstrainedSVC": (lambda: ChanceConstrainedSVC(), 2, "Sigma"),
+    "NominalSVC": (lambda: NominalSVC(), 2, None),
+    "SafeSVC": (lambda: SafeSVC(max_iter=5, random_state=0), 2, None),
+    "RobustFeatureSVC": (lambda: RobustFeatureSVC(n_components=20, random_state=0), 2, "Sigma"),
+    "PkSVC": (lambda: PkSVC(), 2, "Sigma"),
+    "WestonWatkinsSVC": (lambda: WestonWatkinsSVC(), 3, None),
+    "HyperbolicSVC": (lambda: HyperbolicSVC(n_starts=1, random_state=0), 3, None),
+    "KernelRobustSVC": (lambda: KernelRobustSVC(), 2, "kernel"),
+}
+
+
+def _fit(name, X, y, scale, sigma_scale=None):
+    make, _, extra = ESTIMATORS[name]
+    est = make()
+    if extra == "kernel":
+        K = X @ X.T + 1e-3 * np.eye(X.shape[0])
+        return est, est.fit(K * scale, y), K * scale
+    kw = {}
+    if extra == "Sigma" and sigma_scale is not None:
+        kw["Sigma"] = sigma_scale * np.eye(X.shape[1])
+    return est, est.fit(X * scale, y, **kw), X * scale
+
+
+@fuzz_settings(80)
+@given(
+    name=st.sampled_from(sorted(ESTIMATORS)),
+    L=st.integers(6, 16),
+    n=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+    exponent=st.integers(150, 300),
+    with_sigma=st.booleans(),
+)
+def test_every_estimator_at_scales_1e150_to_1e300_raises_the_one_message(name, L, n, seed, exponent, with_sigma):
+    """``fit(X * s, y)`` (with a covariance ``s^2 Sigma`` where the estimator takes one; a kernel ``s K`` for the
+    kernel machine) for s in 1e150..1e300: the one ValueError, not NaN scores, a solver's allocation error,
+    "Sigma contains NaN" or "0 feature(s)"."""
+    X, y = _data(L, n, seed, ESTIMATORS[name][1])
+    scale = 10.0**exponent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=OVERFLOW):
+            _fit(name, X, y, scale, sigma_scale=min(scale * scale, 1e300) if with_sigma else None)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Each estimator fitted on unit-scale data (both classes, or three for the multi-class machines)."""
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, (_, n_classes, _) in ESTIMATORS.items():
+            X, y = _data(24, 3, 0, n_classes)
+            est, _, Xs = _fit(name, X, y, 1.0)
+            attrs = ("coef_", "dual_coef_", "intercept_", "alpha_", "centres_", "radii_")
+            coef = [getattr(est, a) for a in attrs if hasattr(est, a)]
+            assert coef and all(np.all(np.isfinite(c)) for c in coef), name
+            assert np.all(np.isfinite(est.decision_function(Xs))), name
+            out[name] = est
+    return out
+
+
+@pytest.mark.parametrize("exponent", [150, 200, 300])
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_predicting_on_data_at_1e150_to_1e300_raises_the_one_message(fitted, name, exponent):
+    est = fitted[name]
+    X, _ = _data(10, 3, 1)
+    if ESTIMATORS[name][2] == "kernel":
+        X = np.abs(X @ _data(24, 3, 0)[0].T)  # kernel rows against the 24 training points
+    with pytest.raises(ValueError, match=OVERFLOW):
+        est.decision_function(X * 10.0**exponent)
+
+
+@pytest.mark.parametrize("name", ["RobustSVC", "ChanceConstrainedSVC", "RobustFeatureSVC", "PkSVC"])
+def test_a_covariance_whose_entries_overflow_gets_the_one_message(name):
+    X, y = _data(12, 3, 0)
+    with pytest.raises(ValueError, match=r"Sigma has entries up to 1e\+300 whose sums overflow float64"):
+        _fit(name, X, y, 1.0, sigma_scale=1e300)
+
+
+def test_dask_input_gets_the_same_message():
+    da = pytest.importorskip("dask.array")
+    X, y = _data(40, 3, 0)
+    with pytest.raises(ValueError, match=OVERFLOW) as info:
+        RobustSVC(radius=0.1).fit(da.from_array(X * 1e200, chunks=(10, 3)), y)
+    with pytest.raises(ValueError) as ref:
+        RobustSVC(radius=0.1).fit(X * 1e200, y)
+    assert str(info.value) == str(ref.value)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains 1 NaN or infinite value"):
+        RobustSVC().fit(da.from_array(X, chunks=(10, 3)), y)
