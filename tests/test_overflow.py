@@ -1,7 +1,10 @@
-"""Inputs too large for float64 get one ValueError saying so and to rescale."""
+"""Inputs too large for float64 get one ValueError saying so and to rescale; no estimator returns a model with
+NaN or inf coefficients or decision values (a route whose values are not finite raises SolverError)."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import warnings
 
@@ -10,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import rsvm_conic.formulations as formulations_pkg
 from rsvm_conic import (
     ChanceConstrainedSVC,
     HyperbolicSVC,
@@ -22,6 +26,9 @@ from rsvm_conic import (
     WestonWatkinsSVC,
 )
 from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
+from rsvm_conic.formulations.base import Formulation
+from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.solvers.conic import SolverError, SolverWarning
 
 from _fuzzutil import fuzz_settings
 
@@ -173,3 +180,61 @@ def test_dask_input_gets_the_same_message():
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="X contains 1 NaN or infinite value"):
         RobustSVC().fit(da.from_array(X, chunks=(10, 3)), y)
+
+
+# ------------------------------------------------------------------ non-finite values never make a model
+def _poison(sol):
+    """The route's solution with its first numeric array entry set to NaN (certificate untouched); a failed
+    route's solution without values is returned as it is."""
+    for key, value in sol.values.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+            bad = value.astype(float, copy=True)
+            bad.flat[0] = np.nan
+            sol.values[key] = bad
+            return sol
+    return sol
+
+
+def _formulation_classes():
+    """Every Formulation subclass of rsvm_conic.formulations (each module imported)."""
+    for info in pkgutil.iter_modules(formulations_pkg.__path__):
+        importlib.import_module(f"{formulations_pkg.__name__}.{info.name}")
+    out, todo = set(), [Formulation]
+    while todo:
+        cls = todo.pop()
+        out.add(cls)
+        todo.extend(c for c in cls.__subclasses__() if c not in out)
+    return out
+
+
+@pytest.fixture
+def every_route_returns_nan(monkeypatch):
+    """Every route (``_solve_<route>`` and the CVXPY one) of every formulation returns NaN in its values."""
+    for cls in _formulation_classes():
+        for attr, fn in list(vars(cls).items()):
+            if attr.startswith("_solve_") and attr != "_solve_auto" and callable(fn):
+
+                def poisoned(self, *args, __fn=fn, **kw):
+                    return _poison(__fn(self, *args, **kw))
+
+                monkeypatch.setattr(cls, attr, poisoned)
+
+
+@pytest.mark.parametrize("name", sorted(set(ESTIMATORS) - {"PkSVC"}))  # PkSVC: libsvm, checked by its gap
+def test_a_route_with_non_finite_values_is_never_returned_as_a_model(every_route_returns_nan, name):
+    X, y = _data(16, 2, 0, ESTIMATORS[name][1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(SolverError, match="non-finite values"):
+            _fit(name, X, y, 1.0)
+
+
+def test_auto_falls_back_from_a_route_with_non_finite_values(monkeypatch):
+    X, y = _data(30, 3, 0)
+    original = RobustSVM._solve_ipm
+    monkeypatch.setattr(RobustSVM, "_solve_ipm", lambda self, **kw: _poison(original(self, **kw)))
+    with pytest.raises(SolverError, match=r"route 'ipm' returned non-finite values \(w\)"):
+        RobustSVC(radius=0.1, solver="ipm").fit(X, y)
+    with pytest.warns(SolverWarning, match="route 'ipm' failed .*non-finite values.*falling back to 'clarabel'"):
+        est = RobustSVC(radius=0.1).fit(X, y)
+    assert est.solver_stats_["route"] == "clarabel" and np.all(np.isfinite(est.coef_))

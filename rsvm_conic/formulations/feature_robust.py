@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from .._validation import check_finite_array, check_norm, dual_norm
 from ..solvers.conic import SolverError, SolverWarning
+from ..solvers.contract import require_finite
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
@@ -191,6 +192,7 @@ class FeatureRobustSVM(LinearSVMFormulation):
         for backend, opts in attempts:
             try:
                 sol = self._solve_conic(backend, **{**opts, **options})
+                require_finite(self.name, backend, sol.values)
                 sol.info["attempts"] = errors
                 return sol
             except SolverError as exc:
