@@ -1,11 +1,14 @@
 """Inputs too large for float64 get one ValueError saying so and to rescale; no estimator returns a model with
-NaN or inf coefficients or decision values (a route whose values are not finite raises SolverError)."""
+NaN or inf coefficients or decision values (a route whose values are not finite raises SolverError); what a
+conic solver's C library prints is captured, never written to the user's standard output."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -28,7 +31,8 @@ from rsvm_conic import (
 from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
 from rsvm_conic.formulations.base import Formulation
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.solvers.conic import SolverError, SolverWarning, captured_stdout
+from rsvm_conic.uncertainty import UncertaintySet
 
 from _fuzzutil import fuzz_settings
 
@@ -238,3 +242,52 @@ def test_auto_falls_back_from_a_route_with_non_finite_values(monkeypatch):
     with pytest.warns(SolverWarning, match="route 'ipm' failed .*non-finite values.*falling back to 'clarabel'"):
         est = RobustSVC(radius=0.1).fit(X, y)
     assert est.solver_stats_["route"] == "clarabel" and np.all(np.isfinite(est.coef_))
+
+
+# ---------------------------------------------------------------------------- what C solvers print
+def test_scs_output_is_captured_and_quoted_in_the_solver_error(capfd):
+    """SCS prints its set-up errors even with verbose=False; the solve raises SolverError quoting them."""
+    X, y = _data(30, 3, 0)
+    f = RobustSVM(X * 1e300, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.1), C=1.0, check_input=False)
+    with pytest.raises(SolverError, match=r"SCS raised an error: .*\(solver output: .*\S"):
+        f.solve("scs")
+    out, _ = capfd.readouterr()
+    assert out == ""
+
+
+def test_captured_stdout_restores_fd1_and_collects_what_c_code_writes(capfd):
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    printed: list[str] = []
+    with captured_stdout(printed):
+        os.write(1, b"from fd 1\n")
+        libc.printf(b"from printf\n")  # buffered by the C library: flushed before fd 1 is restored
+    os.write(1, b"after\n")
+    assert "".join(printed) == "from fd 1\nfrom printf\n"
+    assert capfd.readouterr().out == "after\n"
+
+
+def test_captured_stdout_from_threads_restores_fd1_once_all_leave(capfd):
+    """Overlapping blocks in two threads: fd 1 is redirected while any is open and restored when the last ends."""
+    inside, release = threading.Event(), threading.Event()
+    printed_a: list[str] = []
+
+    def a():
+        with captured_stdout(printed_a):
+            os.write(1, b"a\n")
+            inside.set()
+            release.wait(30)
+
+    t = threading.Thread(target=a)
+    t.start()
+    inside.wait(30)
+    printed_b: list[str] = []
+    with captured_stdout(printed_b):
+        os.write(1, b"b\n")
+    os.write(1, b"still captured\n")  # thread a's block is open
+    release.set()
+    t.join(30)
+    os.write(1, b"restored\n")
+    assert "b\n" in printed_b[0] and "a\n" in printed_a[0] and "still captured\n" in printed_a[0]
+    assert capfd.readouterr().out == "restored\n"
