@@ -34,9 +34,9 @@ def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) 
     return arr
 
 
-#: the largest sum the models may form from the data's squares (or from a covariance's or a kernel matrix's
-#: entries): float64's largest value times its precision (about 4e292), which leaves a solve room on top of the
-#: data's own sums for its factors (C, an interior point's scaling weights, round-off bounds)
+#: the largest sum the models may form from the data's squares (or from a covariance's entries): float64's largest
+#: value times its precision (about 4e292), which leaves a solve room on top of the data's own sums for its
+#: factors (C, an interior point's scaling weights, round-off bounds)
 OVERFLOW_LIMIT = float(np.finfo(np.float64).max * np.finfo(np.float64).eps)
 
 
@@ -69,12 +69,12 @@ def check_no_overflow(A, name: str = "X", *, products: bool = False, hint: str =
         if top * A.size <= OVERFLOW_LIMIT:
             return
         log_total = math.log10(top) + math.log10(A.size)
-    else:
-        if _sum_of_squares(A) <= OVERFLOW_LIMIT:
-            return
-        top = max(float(A.max()), -float(A.min()))
-        log_total = 2.0 * math.log10(top) + math.log10(_sum_of_squares(A / top))
-    raise ValueError(overflow_message(name, top, log_total, products=products, hint=hint))
+        raise ValueError(overflow_message(name, top, log_total, products=A.size, hint=hint))
+    if _sum_of_squares(A) <= OVERFLOW_LIMIT:
+        return
+    top = max(float(A.max()), -float(A.min()))
+    log_total = 2.0 * math.log10(top) + math.log10(_sum_of_squares(A / top))
+    raise ValueError(overflow_message(name, top, log_total, hint=hint))
 
 
 def _sum_of_squares(A) -> float:
@@ -87,11 +87,12 @@ def _sum_of_squares(A) -> float:
         return float(np.einsum(A, axes, A, axes, []))
 
 
-def overflow_message(name: str, top: float, log_total: float, *, products: bool = False, hint: str = "") -> str:
-    """The message of :func:`check_no_overflow` (also raised for Dask arrays): entries up to ``top``, sums of
-    about ``10**log_total``."""
+def overflow_message(name: str, top: float, log_total: float, *, products: int = 0, hint: str = "") -> str:
+    """The message of :func:`check_no_overflow` (also raised for Dask arrays): entries up to ``top``, a sum of
+    squares of about ``10**log_total``, or (``products``: the number of entries of a covariance) ``top`` times
+    that number."""
     if products:
-        what = f"whose sums overflow float64 in the models: {name}'s entries add up to about"
+        what = f"whose sums overflow float64 in the models: max |{name}| times its {products} entries is about"
     else:
         what = (
             f"whose squares overflow float64 in the models' sums: ||{name}||_F^2 (a bound on the products the models "
