@@ -62,13 +62,13 @@ class Compiled:
         with _LOCK:
             _PENDING.setdefault(py_func.__module__, []).append(self)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         dispatcher = self.dispatcher
         if dispatcher is None:
             with _LOCK:
                 _bind_module(self.py_func.__module__)
             dispatcher = self.dispatcher
-        return dispatcher(*args)
+        return dispatcher(*args, **kwargs)
 
     def __reduce__(self):  # by reference, as for a function: the module's name (the dispatcher once bound)
         return (_lookup, (self.py_func.__module__, self.py_func.__qualname__))
