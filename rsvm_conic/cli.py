@@ -1,7 +1,7 @@
 """Command line: ``rsvm-conic list | check NAME | run NAME | reproduce NAME | bench NAME``.
 
 A user error (a bad option, an unwritable --out, an unreachable scheduler, a results store that
-another run is writing) is one line on stderr starting with ``rsvm-conic:`` and exit code 2;
+another run is writing, a damaged ``--data`` store) is one line on stderr starting with ``rsvm-conic:`` and exit code 2;
 any other exception is a bug and keeps its traceback.
 """
 
@@ -127,8 +127,9 @@ def _grid_options(args) -> dict:
 
 
 def _data_path(path) -> Path:
-    """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store)."""
-    from .datasets.zarr_store import META
+    """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store), its description and every
+    chunk file checked (no data read)."""
+    from .datasets.zarr_store import META, DatasetError, check_dataset
 
     path = Path(path)
     if not (path / META).is_file():
@@ -136,6 +137,10 @@ def _data_path(path) -> Path:
             f"--data {path} is not a data set store ({META} not found); write one with "
             "rsvm_conic.datasets.zarr_store.write_dataset or make_classification_store"
         )
+    try:
+        check_dataset(path)
+    except (DatasetError, ImportError) as exc:
+        raise UserError(f"--data {path}: {exc}") from None
     return path
 
 
@@ -245,6 +250,12 @@ def main(argv=None) -> int:
         from .runner.grid import SchedulerError, StoreLockedError
 
         if not isinstance(exc, (SchedulerError, StoreLockedError)):
+            raise
+        msg = str(exc)
+    except ValueError as exc:  # a chunk of a --data store found missing or damaged during a pass
+        from .datasets.zarr_store import DatasetError
+
+        if not isinstance(exc, DatasetError):
             raise
         msg = str(exc)
     print("rsvm-conic: " + " ".join(msg.split()), file=sys.stderr)
