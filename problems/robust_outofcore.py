@@ -34,7 +34,7 @@ import numpy as np
 from rsvm_conic.datasets.synthetic import make_uncertain_classification, train_test_split_arrays
 from rsvm_conic.formulations.base import Formulation
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.runner import GridExperiment, ProblemInstance
+from rsvm_conic.runner import GridExperiment, Number, ProblemInstance, Record, Text
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CHUNKS = 4  # row chunks of the Dask side of the check instances
@@ -183,6 +183,19 @@ def run_cell(cell: dict) -> dict:
     }
 
 
+#: What run_cell returns.
+RESULT_FIELDS = Record(
+    {
+        "objective": Number(0),
+        "gap_rel": Number(),
+        "status": Text(),
+        "iterations": Number(0, integer=True),
+        "passes": Number(0, integer=True),
+        "fit_time": Number(0),
+    }
+)
+
+
 def report(run) -> tuple[str, bool]:
     """``summary.md`` in ``run.out``: one row per C; the run passes when every fit is certified optimal."""
     records = run.records
@@ -208,7 +221,7 @@ class StoreGrid(GridExperiment):
     takes_data = True
 
     def __init__(self, name, description, version="1"):
-        super().__init__(name, description, None, run_cell, report, version)
+        super().__init__(name, description, None, run_cell, report, version, result_fields=RESULT_FIELDS)
 
     def run(
         self,
@@ -248,6 +261,7 @@ class StoreGrid(GridExperiment):
                 self.fn,
                 self.report,
                 self.version,
+                result_fields=self.result_fields,
             )
             return grid.run(out, quick=quick, n_jobs=1, progress=progress, fresh=fresh, wait=wait, select=select)
         finally:
