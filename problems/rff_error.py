@@ -29,7 +29,7 @@ import json
 import numpy as np
 from scipy import optimize
 
-from rsvm_conic.runner import GridExperiment
+from rsvm_conic.runner import GridExperiment, Number, Record
 from rsvm_conic.uncertainty.sets import sample_pball
 
 DEFAULT_DS = (10, 30, 100, 300, 1000, 3000)
@@ -83,6 +83,10 @@ def rff_cell(cell: dict) -> dict:
             cell["D"], cell["d"], cell["R"], cell["sigma"], seed=cell["seed"], n_samples=cell["n_samples"]
         )
     return {"sup_error": float(err)}
+
+
+#: What rff_cell returns: |mean of cosines - kernel| is at most 2.
+RESULT_FIELDS = Record({"sup_error": Number(0, 2)})
 
 
 def make_cells(quick: bool, d=2, R=1.0, sigma=1.0) -> list[dict]:
@@ -139,5 +143,6 @@ EXPERIMENT = GridExperiment(
     rff_cell,
     report,
     version="1",
+    result_fields=RESULT_FIELDS,
 )
 REPRODUCTIONS = {"rff-error": EXPERIMENT}

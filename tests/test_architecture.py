@@ -20,7 +20,7 @@ ALLOWED = {
     "estimators": {"_validation", "uncertainty", "kernels", "datasets", "solvers", "formulations"},
     "runner": {"formulations", "solvers", "__init__"},
     "plotting": {"uncertainty"},
-    "cli": {"runner", "problems", "datasets"},
+    "cli": {"runner", "problems", "datasets", "__init__"},
     "__init__": {"estimators"},
     "problems": {
         "_validation",

@@ -16,7 +16,7 @@ pytest.importorskip("zarr")
 
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
-from rsvm_conic.datasets.zarr_store import make_classification_store, open_dataset  # noqa: E402
+from rsvm_conic.datasets.zarr_store import DatasetError, make_classification_store, open_dataset  # noqa: E402
 from rsvm_conic.estimators import RobustSVC  # noqa: E402
 
 
@@ -65,6 +65,20 @@ def test_fit_on_store_equals_memory_and_gathers_nothing(cluster, tmp_path):
     ref = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=ds.Sigma, groups=g)
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-8)
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_an_altered_chunk_read_on_a_worker_raises_on_the_client(cluster, tmp_path):
+    path = make_classification_store(tmp_path / "d.zarr", 8_000, 4, chunk_rows=2_000)
+    from rsvm_conic.datasets.zarr_store import _layout, _read_meta
+
+    meta = _read_meta(path)
+    chunk = path / "X" / _layout(path, "X", meta["arrays"]["X"], meta["chunk_rows"]).key(2)
+    raw = bytearray(chunk.read_bytes())
+    raw[100] ^= 0xFF  # same size: only the CRC-32C read on the worker can tell
+    chunk.write_bytes(bytes(raw))
+    with distributed.Client(cluster):
+        with pytest.raises(DatasetError, match=r"chunk 2 of X \(rows 4000 to 5999\) is altered"):
+            RobustSVC(C=1.0, radius=0.5).fit(path)
 
 
 def test_benchmark_reports_its_figures(tmp_path):
