@@ -100,7 +100,13 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
         if sol.certificate is not None:
             stats.update(sol.certificate.as_dict())
-        stats.update({k: v for k, v in sol.info.items() if k not in ("history", "log", "alpha") and k not in stats})
+        stats.update(
+            {
+                k: v
+                for k, v in sol.info.items()
+                if k not in ("history", "log", "alpha", "cone_multipliers") and k not in stats
+            }
+        )
         self.solver_stats_ = stats
         if _is_constant(self.coef_.ravel(), X):
             self._warn_constant(formulation)
