@@ -337,6 +337,28 @@ class LinearSVMFormulation(Formulation):
         v = np.abs(self.X).T @ a
         return float(np.finfo(float).eps * (a.sum() + v @ v))
 
+    # ------------------------------------------------------------------ constant classifier
+    def zero_threshold(self, **options):
+        """Bounds on the value of the radius parameter (``gamma_param``: radius or kappa) at and above which
+        ``w = 0`` is optimal, from the data alone (:func:`~rsvm_conic.solvers.zero_threshold.zero_threshold`: a
+        subdifferential test at ``w = 0`` and small conic programs; the SVM is not solved again; C plays no part).
+
+        Returns a :class:`~rsvm_conic.solvers.zero_threshold.ZeroThreshold` on the parameter's scale (``lower``:
+        ``w != 0`` below it; ``upper``: ``w = 0`` from it on, inf if not bracketed), or None when there is no
+        robust term (nominal model, parameter 0) or the samples are a Dask array (not computed on row blocks).
+        ``options`` go to the solver function.
+        """
+        from ..solvers.zero_threshold import zero_threshold
+
+        if self.gamma_param is None or self.dask:
+            return None
+        ops = self.datafit().factor_ops()
+        value = float(self._values[self.gamma_param])
+        if ops is None or value == 0.0 or not np.any(ops.gamma > 0):
+            return None
+        zt = zero_threshold(self.X, self.y, ops, **options)
+        return zt._replace(lower=zt.lower * value, upper=zt.upper * value)
+
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
         if self.dask and backend not in self.DASK_BACKENDS:
