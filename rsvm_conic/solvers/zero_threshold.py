@@ -65,7 +65,7 @@ from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 __all__ = ["ZeroThreshold", "zero_threshold"]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
-MAX_UNITS = 1000
+MAX_UNITS = 64
 
 
 class ZeroThreshold(NamedTuple):
@@ -184,11 +184,11 @@ def _factor_rows(ops, groups, n):
 
 
 def _units(data, S, fixed1, n, ratio, max_entries, d_lin):
-    """The program's norm terms: ``(units, unit_of_S, lin_S)``.
+    """The program's norm terms: ``((M, beta), unit_of_S, lin_S)``.
 
-    ``units`` lists ``(M, beta)``: a cone ``tau_u >= ||M d||_q`` with weight ``beta`` (in the objective, times t;
-    in the ratio program, in the normalisation ``sum_u beta_u tau_u <= 1``).  ``unit_of_S[j]`` is the cone of
-    working-set sample ``S[j]`` (-1: its norm linearised, the row ``lin_S[j]`` used instead)."""
+    ``M`` (units, n, n) and ``beta`` (units,): cones ``tau_u >= ||M_u d||_q`` weighted ``beta_u`` (in the
+    objective, times t; in the ratio program, in the normalisation ``sum_u beta_u tau_u <= 1``).  ``unit_of_S[j]``
+    is the cone of working-set sample ``S[j]`` (-1: its norm linearised, the row ``lin_S[j]`` used instead)."""
     ops, gi, gamma = data.ops, data.group_index, data.gamma
     k = ops.n_groups
     fixed = np.concatenate([data.minority, fixed1])
@@ -208,10 +208,11 @@ def _units(data, S, fixed1, n, ratio, max_entries, d_lin):
         rest = np.setdiff1d(need, own)
     index = np.full(k, -1)
     index[own] = np.arange(own.size)
-    units = list(zip(_factor_rows(ops, own, n), w[own])) if own.size else []
+    M, beta = _factor_rows(ops, own, n) if own.size else np.zeros((0, n, n)), w[own]
     rest = rest[w[rest] > 0]
     if rest.size:  # triangle inequality: sum_g w_g ||A_g^T d|| >= ||(sum_g w_g A_g)^T d||
-        units.append((ops.weighted_transpose(w[rest] / w[rest].sum(), rest), float(w[rest].sum())))
+        M = np.concatenate([M, ops.weighted_transpose(w[rest] / w[rest].sum(), rest)[None]])
+        beta = np.append(beta, w[rest].sum())
     unit_of_S = index[gi[S]] if S.size else np.zeros(0, dtype=np.intp)
     lin_S = None
     miss = np.flatnonzero(unit_of_S < 0) if not ratio else np.zeros(0, dtype=np.intp)
@@ -219,7 +220,7 @@ def _units(data, S, fixed1, n, ratio, max_entries, d_lin):
         U = dual_norm_subgradient(ops.transpose_apply(d_lin, gi[S[miss]]), data.q)
         lin_S = np.zeros((S.size, n))
         lin_S[miss] = gamma[S[miss], None] * ops.apply(U, gi[S[miss]])
-    return units, unit_of_S, lin_S
+    return (M, beta), unit_of_S, lin_S
 
 
 def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
@@ -238,7 +239,8 @@ def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
 
     X, y, gamma, q = data.X, data.y, data.gamma, data.q
     n = X.shape[1]
-    nS, nU = S.size, len(units)
+    M, beta = units
+    nS, nU = S.size, beta.size
     i_lam, i_mu, i_tau = n, n + 1, n + 1 + nS
     i_e = i_tau + nU
     nx = i_e + (nU * n if q == 1.0 else 0)
@@ -248,7 +250,7 @@ def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
         c[i_lam] = -float(data.K - fixed1.size)
         c[i_mu : i_mu + nS] = 1.0
     if not ratio:
-        c[i_tau : i_tau + nU] = t * np.array([beta for _, beta in units])
+        c[i_tau : i_tau + nU] = t * beta
 
     scale = max(float(np.max(np.abs(c))), 1e-300)
     rows, cols, vals, rhs = [], [], [], []
@@ -260,7 +262,7 @@ def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
         vals.append(np.broadcast_to(np.asarray(vv, dtype=float), np.shape(rr)))
 
     if ratio:  # sum_u beta_u tau_u <= 1, for d / scale
-        add(np.zeros(nU), i_tau + np.arange(nU), [beta / scale for _, beta in units])
+        add(np.zeros(nU), i_tau + np.arange(nU), beta / scale)
         rhs.append(np.ones(1))
         r = 1
     else:  # d <= 1, -d <= 1
@@ -284,35 +286,34 @@ def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
             add(r + has, i_tau + unit_of_S[has], t * gamma[S[has]])
         rhs.append(np.zeros(nS))
         r += nS
-    socs = []
-    for u, (M, _) in enumerate(units):  # the polyhedral norms' rows join the nonnegative cone
-        nz_r, nz_c = np.nonzero(M)
-        mv = M[nz_r, nz_c]
-        if q == np.inf:  # M d - tau <= 0, -M d - tau <= 0
-            add(r + nz_r, nz_c, mv)
-            add(r + n + nz_r, nz_c, -mv)
-            add(r + np.arange(2 * n), np.full(2 * n, i_tau + u), -1.0)
-            rhs.append(np.zeros(2 * n))
-            r += 2 * n
-        elif q == 1.0:  # M d - e <= 0, -M d - e <= 0, sum e - tau <= 0
-            e = i_e + u * n + np.arange(n)
-            add(r + nz_r, nz_c, mv)
-            add(r + np.arange(n), e, -1.0)
-            add(r + n + nz_r, nz_c, -mv)
-            add(r + n + np.arange(n), e, -1.0)
-            add(np.full(n, r + 2 * n), e, 1.0)
-            add([r + 2 * n], [i_tau + u], -1.0)
-            rhs.append(np.zeros(2 * n + 1))
-            r += 2 * n + 1
-        else:
-            socs.append((u, nz_r, nz_c, mv))
+    uu, ii, jj = np.nonzero(M)  # the cones' rows, all units at once
+    mv = M[uu, ii, jj]
+    tau = i_tau + np.arange(nU)
+    if q == np.inf:  # M_u d - tau_u <= 0, -M_u d - tau_u <= 0: 2n rows a unit
+        base = r + 2 * n * uu + ii
+        add(base, jj, mv)
+        add(base + n, jj, -mv)
+        add(r + np.arange(2 * n * nU), np.repeat(tau, 2 * n), -1.0)
+        r += 2 * n * nU
+    elif q == 1.0:  # M_u d - e_u <= 0, -M_u d - e_u <= 0, sum e_u - tau_u <= 0: 2n + 1 rows a unit
+        base = r + (2 * n + 1) * uu + ii
+        add(base, jj, mv)
+        add(base + n, jj, -mv)
+        rows_u = r + (2 * n + 1) * np.arange(nU)
+        e_all = i_e + np.arange(n * nU)
+        add(np.repeat(rows_u, n) + np.tile(np.arange(n), nU), e_all, -1.0)
+        add(np.repeat(rows_u, n) + n + np.tile(np.arange(n), nU), e_all, -1.0)
+        add(np.repeat(rows_u + 2 * n, n), e_all, 1.0)
+        add(rows_u + 2 * n, tau, -1.0)
+        r += (2 * n + 1) * nU
+    rhs.append(np.zeros(r - sum(v.size for v in rhs)))
     cones = [clarabel.NonnegativeConeT(r)]
-    for u, nz_r, nz_c, mv in socs:  # s = (tau_u, M d) in the second-order cone
-        add([r], [i_tau + u], -1.0)
-        add(r + 1 + nz_r, nz_c, -mv)
-        rhs.append(np.zeros(n + 1))
-        cones.append(clarabel.SecondOrderConeT(n + 1))
-        r += n + 1
+    if q == 2.0:  # s = (tau_u, M_u d) in the second-order cone: rows -tau_u, -M_u d
+        add(r + (n + 1) * np.arange(nU), tau, -1.0)
+        add(r + (n + 1) * uu + 1 + ii, jj, -mv)
+        rhs.append(np.zeros((n + 1) * nU))
+        cones += [clarabel.SecondOrderConeT(n + 1)] * nU
+        r += (n + 1) * nU
     A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, nx))
     settings = clarabel.DefaultSettings()
     settings.verbose = False
