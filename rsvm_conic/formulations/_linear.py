@@ -18,8 +18,14 @@ unit p-ball, with ``s_g = sum_{i in g} alpha_i gamma_i``,
 dual norm ``max_{||u||_p <= 1} u'A'w``; minimising the Lagrangian over ``b`` forces ``y'alpha = 0``
 and over ``w`` gives the quadratic).  Every exact route returns multipliers ``alpha`` (libsvm's
 dual coefficients, the interior point's margin multipliers, CVXPY's constraint duals); they are
-projected onto ``{0 <= alpha <= C, y'alpha = 0}`` and ``u_g`` is the maximiser of ``u'A_g'w`` at
-the returned ``w``, so ``P(w, b) - D`` is a certified bound on the distance to the optimum.
+projected onto ``{0 <= alpha <= C, y'alpha = 0}``.  ``u_g`` is the maximiser of ``u'A_g'w`` at the
+returned ``w`` or, from the routes that return their norm cones' multipliers ``z_g`` (Clarabel and
+SCS through the constraints of :func:`~.robust.robust_cone_constraints`, the interior point),
+``z_g / s_g`` projected onto the unit p-ball -- whichever gives the larger ``D``.  The maximiser is
+not unique where ``A_g'w = 0`` or, for p in {1, inf}, where ``A_g'w`` has tied largest (p = 1) or
+zero (p = inf) entries, and the optima of such models sit on these kinks: there the multipliers
+carry the optimum's ``u`` (``tests/test_cone_multipliers.py``).  Either way the point is feasible,
+so ``P(w, b) - D`` is a certified bound on the distance to the optimum.
 
 The relative gap is ``(P - D) / max(P, |D|, 1e-9 C L)``: ``C L = P(0, 0)`` is the objective of
 the trivial classifier, and the floor keeps the ratio meaningful when ``P*`` is ~0 (one class).
@@ -209,19 +215,22 @@ class LinearSVMFormulation(Formulation):
         return {"w": np.asarray(self.variables["w"].value, dtype=float).ravel(), "b": float(self.variables["b"].value)}
 
     # ------------------------------------------------------------------ certificate
-    def dual_value(self, alpha: np.ndarray, w: np.ndarray, *, optimise_u: bool = False) -> float:
+    def dual_value(self, alpha: np.ndarray, w: np.ndarray, *, optimise_u: bool = False, multipliers=None) -> float:
         """``D(alpha, u)`` of the module docstring after projecting ``alpha`` onto the dual set.
 
-        ``u_g`` is the maximiser of ``u'A_g'w`` at ``w`` (optimal at the optimum when unique); with
-        ``optimise_u`` (unless the factors hold more than 2e7 numbers) it is then improved by
-        accelerated projected gradient on ``max_u D(alpha, u)`` -- needed where the maximiser is not
-        unique (``w = 0``, or p in {1, inf}, whose dual norms have kinks where ``A_g'w`` has zero or tied entries).
+        ``u_g`` is the maximiser of ``u'A_g'w`` at ``w`` (optimal at the optimum when unique) or, when the solver
+        returned its cone multipliers ``z_g`` (``multipliers``, rows; :meth:`_cone_multipliers`), ``z_g / s_g``
+        projected onto the unit p-ball, whichever gives the larger ``D``.  The maximiser is not unique where
+        ``A_g'w`` is 0 or, for p in {1, inf}, has zero or tied entries (the dual norms' kinks, which the optimum
+        of a p in {1, inf} model lands on); the multipliers say which point the optimum uses.  With
+        ``optimise_u`` (unless the factors hold more than 2e7 numbers) ``u`` is then improved by accelerated
+        projected gradient on ``max_u D(alpha, u)``.
         """
         if self.dask:
             return self._dual_value_rows(alpha, np.asarray(w, dtype=float), optimise_u)
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C)
         v = self.X.T @ (a * self.y)
-        robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v)
+        robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
         if robust is not None:
             v = v - robust
         return float(a.sum() - 0.5 * v @ v)
@@ -246,28 +255,43 @@ class LinearSVMFormulation(Formulation):
             v = v - t["s"] @ _apply_factors(unc, U)
         return float(t["sum_a"] - 0.5 * v @ v)
 
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None):
+    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """``sum_g s_g A_g u_g`` (None without a robust term); see :meth:`dual_value`."""
         unc = self.current_uncertainty()
         if unc is None or unc.radius == 0:
             return None
         U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)  # maximisers u_g (k, n)
         s = np.bincount(unc.group_index, weights=a * unc.gamma, minlength=unc.n_groups)
+        term = s @ _apply_factors(unc, U)
+        if multipliers is not None and multipliers.shape == U.shape and np.all(np.isfinite(multipliers)):
+            # the solver's z_g / s_g, projected: a point of the unit p-ball whatever the solver's accuracy
+            Z = np.divide(multipliers, s[:, None], out=np.zeros_like(U), where=s[:, None] > 0)
+            Z = project_pball(Z, 1.0, unc.p)
+            alt = s @ _apply_factors(unc, Z)
+            if np.sum((v0 - alt) ** 2) < np.sum((v0 - term) ** 2):
+                U, term = Z, alt
         if optimise_u and unc.factors.size <= 2e7:  # O(k n^2) per iteration (k n for diagonal factors)
             U = _best_u(v0, s, unc, U)
-        return s @ _apply_factors(unc, U)
+            term = s @ _apply_factors(unc, U)
+        return term
 
-    def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, **kwargs) -> SolveInfo:
-        """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified)."""
+    def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs) -> SolveInfo:
+        """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified) and, if the
+        solver returned them, its cone multipliers (see :meth:`dual_value`)."""
         primal = self.objective_wb(w, b)
-        dual = -np.inf if alpha is None else self.dual_value(alpha, w)
+        dual = -np.inf if alpha is None else self.dual_value(alpha, w, multipliers=multipliers)
         kwargs.setdefault("floor", 1e-9 * self.C * self.X.shape[0])  # P(0, 0) = C L: the trivial objective
         info = certify(route, primal, dual, tol, **kwargs)
         if alpha is not None and not info.certified:  # the maximiser u(w) may be the wrong one: improve u
-            info = certify(route, primal, max(dual, self.dual_value(alpha, w, optimise_u=True)), tol, **kwargs)
+            better = self.dual_value(alpha, w, optimise_u=True, multipliers=multipliers)
+            info = certify(route, primal, max(dual, better), tol, **kwargs)
         return info
 
-    def _certified(self, sol: Solution, alpha, tol: float, **kwargs) -> Solution:
+    def _cone_multipliers(self):
+        """The conic solver's multipliers ``z_g`` of the robust cones after a solve (None: no robust cones)."""
+        return None
+
+    def _certified(self, sol: Solution, alpha, tol: float, multipliers=None, **kwargs) -> Solution:
         """Attach the certificate; a route that cannot certify raises SolverError (auto then falls back)."""
         info = self.certificate(
             sol.backend,
@@ -275,6 +299,7 @@ class LinearSVMFormulation(Formulation):
             sol["b"],
             alpha,
             tol=tol,
+            multipliers=multipliers,
             time=sol.time,
             iterations=sol.info.get("iterations"),
             **kwargs,
@@ -311,6 +336,28 @@ class LinearSVMFormulation(Formulation):
         a = np.abs(np.asarray(alpha, dtype=float))
         v = np.abs(self.X).T @ a
         return float(np.finfo(float).eps * (a.sum() + v @ v))
+
+    # ------------------------------------------------------------------ constant classifier
+    def zero_threshold(self, **options):
+        """Bounds on the value of the radius parameter (``gamma_param``: radius or kappa) at and above which
+        ``w = 0`` is optimal, from the data alone (:func:`~rsvm_conic.solvers.zero_threshold.zero_threshold`: a
+        subdifferential test at ``w = 0`` and small conic programs; the SVM is not solved again; C plays no part).
+
+        Returns a :class:`~rsvm_conic.solvers.zero_threshold.ZeroThreshold` on the parameter's scale (``lower``:
+        ``w != 0`` below it; ``upper``: ``w = 0`` from it on, inf if not bracketed), or None when there is no
+        robust term (nominal model, parameter 0) or the samples are a Dask array (not computed on row blocks).
+        ``options`` go to the solver function.
+        """
+        from ..solvers.zero_threshold import zero_threshold
+
+        if self.gamma_param is None or self.dask:
+            return None
+        ops = self.datafit().factor_ops()
+        value = float(self._values[self.gamma_param])
+        if ops is None or value == 0.0 or not np.any(ops.gamma > 0):
+            return None
+        zt = zero_threshold(self.X, self.y, ops, **options)
+        return zt._replace(lower=zt.lower * value, upper=zt.upper * value)
 
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
@@ -386,7 +433,7 @@ class LinearSVMFormulation(Formulation):
             info=stats,
         )
         alpha = np.asarray(self._margin.dual_value, dtype=float).ravel()
-        return self._certified(sol, alpha, tol)
+        return self._certified(sol, alpha, tol, multipliers=self._cone_multipliers())
 
     def _solve_ipm(self, *, tol: float = EXACT_TOL, **options) -> Solution:
         """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`)."""
@@ -394,7 +441,7 @@ class LinearSVMFormulation(Formulation):
 
         def once(tol, **opts):
             sol = solve_robust_ipm(self, **opts)
-            return self._certified(sol, sol.info.get("alpha"), tol)
+            return self._certified(sol, sol.info.get("alpha"), tol, multipliers=sol.info.get("cone_multipliers"))
 
         return self._retrying(once, "ipm", tol, options)
 
@@ -542,9 +589,10 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
     return U
 
 
-def _trust_region(M, r, u0=None):
-    """``argmin ||r - M u||`` over ``||u||_2 <= 1`` exactly (eigen-decomposition + secular equation)."""
-    lam, V = np.linalg.eigh(M.T @ M)
+def _trust_region(M, r, u0=None, eig=None):
+    """``argmin ||r - M u||`` over ``||u||_2 <= 1`` exactly (eigen-decomposition + secular equation; ``eig``:
+    ``eigh(M' M)`` if known)."""
+    lam, V = np.linalg.eigh(M.T @ M) if eig is None else eig
     lam = np.maximum(lam, 0.0)
     g = V.T @ (M.T @ r)
 
@@ -574,13 +622,14 @@ def _best_u_trust_region(v0, s, unc: ResolvedUncertainty, U0, sweeps: int = 100)
     mats = [np.diag(F[g]) if unc.diagonal else F[g] for g in range(k)]
     U = U0.copy()
     AU = _apply_factors(unc, U) * s[:, None]
+    eigs = [None if s[g] == 0.0 else np.linalg.eigh((s[g] * mats[g]).T @ (s[g] * mats[g])) for g in range(k)]
     for _ in range(sweeps if k > 1 else 1):
         change = 0.0
         for g in range(k):
             if s[g] == 0.0:
                 continue
             r = v0 - AU.sum(axis=0) + AU[g]
-            U[g] = _trust_region(s[g] * mats[g], r)
+            U[g] = _trust_region(s[g] * mats[g], r, eig=eigs[g])
             new = s[g] * (mats[g] @ U[g])
             change = max(change, float(np.max(np.abs(new - AU[g]))))
             AU[g] = new

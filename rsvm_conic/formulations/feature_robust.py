@@ -160,10 +160,10 @@ class FeatureRobustSVM(LinearSVMFormulation):
     def auto_routes(self) -> tuple[str, ...]:
         return ("clarabel", "scs")
 
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None):
+    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
         if self.rotations is None:
-            return super()._robust_dual_term(a, w, optimise_u, v0)
+            return super()._robust_dual_term(a, w, optimise_u, v0, multipliers)
         cos, sin = self.rotations
         gamma = self._values["radius"] * self.Gamma
         U = dual_norm_subgradient(rotate(cos, sin, w), self.qbar)

@@ -423,6 +423,14 @@ class RobustSVMCone:
         L, k, n = self.L, self.k, self.n
         return z[:L], z[L : 2 * L], z[2 * L :].reshape(k, n + 1)
 
+    def cone_multipliers(self, z, k_all):
+        """Rows ``z_g`` (shape (k_all, n); 0 for groups without a cone) of the certificate's dual point
+        ``w = sum_i alpha_i y_i x_i - sum_g A_g z_g``: minus the vector parts of the cones' multipliers."""
+        out = np.zeros((k_all, self.n))
+        if self.k:
+            out[self.active] = -self.split_z(z)[2][:, 1:]
+        return out
+
     def segsum(self, v):
         if self.k == 1:
             return np.array([v.sum()])
@@ -684,6 +692,7 @@ def robust_svm_ipm(
         "log": res.log,
         "n_cones": prob.k,
         "alpha": prob.split_z(res.z)[0].copy(),
+        "cone_multipliers": prob.cone_multipliers(res.z, factors.shape[0]),
     }
     finish_status(info, accept_inaccurate)
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
