@@ -74,8 +74,8 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     moment_error : "bound" (default) or "ignore" -- whether the guarantee accounts for estimating the noise
         moments from the ``S`` kernel samples given to ``fit``.  The paper's ``kappa`` assumes the true mean
         kernel and ``beta``; estimated from ``S`` samples, the fitted classifier then violates its chance
-        constraint on fresh draws more often than epsilon (measured up to 0.27 at epsilon = 0.1, S = 20:
-        ``rsvm-conic run kernel-chance-mc``).  "bound" uses
+        constraint on fresh draws more often than epsilon (up to 0.165 at epsilon = 0.1, S = 20, limit
+        epsilon + 3 SE = 0.114: ``rsvm-conic run kernel-chance-mc``).  "bound" uses
         :func:`~rsvm_conic.uncertainty.chance.kappa_estimated` (the normal tolerance factor for the
         Gaussian model, a sub-Gaussian bound on the mean's error for the finite one): with probability at
         least ``moment_confidence`` over the samples, the constraint holds with probability ``1 - epsilon``
