@@ -200,6 +200,13 @@ def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = F
     return value
 
 
+def check_integer(value, name: str, *, minimum: int = 1) -> int:
+    """An integer (not a bool) ``>= minimum``, returned as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
 def check_probability(
     value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True, high: float = 1.0
 ) -> float:

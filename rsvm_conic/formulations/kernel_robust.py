@@ -171,7 +171,9 @@ class _KernelRobust(Formulation):
     @classmethod
     def from_uncertainty(cls, uncertainty, y, noise: str, epsilon: float, C: float = 1.0, **kw):
         """The Gaussian (``noise="gaussian"``, RSVM^(g)) or finite-support (``"finite"``) variant from a
-        :class:`~rsvm_conic.uncertainty.kernel_matrix.KernelUncertainty` and ``epsilon``."""
+        :class:`~rsvm_conic.uncertainty.kernel_matrix.KernelUncertainty` and ``epsilon``, with the paper's
+        ``kappa(epsilon, noise)``; for moments estimated from ``S`` samples the constructor takes
+        ``kappa=kappa_estimated(epsilon, noise, S)`` (:func:`~rsvm_conic.uncertainty.chance.kappa_estimated`)."""
         from ..uncertainty.chance import kappa as kappa_of
 
         check_choice(noise, "noise", ("gaussian", "finite"))
