@@ -63,7 +63,7 @@ import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
 from .._validation import check_two_classes, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, cone_ipm
+from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 from .row_kernels import (
     cone_back_rows,
@@ -618,11 +618,13 @@ def robust_svm_ipm(
     verbose=False,
     accept_inaccurate=False,
     print_fn=print,
+    refine=REFINE_STEPS,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
     ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
-    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).  A Dask array ``X``
+    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0); ``refine``: the most refinement
+    steps per corrector solve (:class:`~.cone_ipm.Refinement`).  A Dask array ``X``
     (with ``y``, ``gamma``, ``group_index`` -- and per-sample factors -- chunked along its rows) is
     solved on its row blocks by :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
@@ -644,6 +646,7 @@ def robust_svm_ipm(
             verbose=verbose,
             accept_inaccurate=accept_inaccurate,
             print_fn=print_fn,
+            refine=refine,
         )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -666,6 +669,7 @@ def robust_svm_ipm(
         tol_feas=tol_feas,
         verbose=verbose,
         print_fn=print_fn,
+        refine=refine,
     )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
@@ -714,7 +718,7 @@ def solve_robust_ipm(formulation, **opts):
 
     Uses the formulation's data, ``C`` and current radius/kappa; options go to
     :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
+    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
     whose ``objective`` is the formulation's own numpy objective.
     """
     from .contract import Solution
