@@ -137,6 +137,40 @@ def test_every_chunking_gives_the_memory_iterates_issue_instance():
     )
 
 
+@pytest.mark.parametrize("where", ["predictor", "corrector", "refinement"])
+def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypatch):
+    """A NaN reaching one of the client's Schur solves (the predictor's, the corrector's, a refinement
+    correction's) ends the Dask interior point with status "numerical_error", as in memory: a SolverError that
+    says so, not the ValueError of scipy's finiteness check (pinned: 3000 x 20 two-group data on one chunk raised
+    "array must not contain infs or NaNs" out of the fit)."""
+    from rsvm_conic.solvers import dask_ipm
+
+    rng, X, y = _data(13)
+    F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
+    gam = np.full(600, 0.5)
+    solve = dask_ipm._System.solve
+    seen = {"pred": 0, "since": 0, "done": False}
+
+    def poisoned(self, P, prefix, bglob, bz_c):
+        if prefix == "p_":
+            seen["pred"], seen["since"] = seen["pred"] + 1, 0
+            hit = where == "predictor" and seen["pred"] == 3
+        else:
+            seen["since"] += 1
+            hit = (where == "corrector" and seen["pred"] == 3 and seen["since"] == 1) or (
+                where == "refinement" and seen["since"] == 2
+            )
+        if hit and not seen["done"]:
+            seen["done"] = True
+            P = {**P, prefix + "phi": np.full_like(P[prefix + "phi"], np.nan)}
+        return solve(self, P, prefix, bglob, bz_c)
+
+    monkeypatch.setattr(dask_ipm._System, "solve", poisoned)
+    with pytest.raises(SolverError, match="numerical_error"):
+        robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
+    assert seen["done"]
+
+
 def test_nominal_and_chance_equal_memory():
     rng, X, y = _data(3)
     Xd, yd = _rows(X), _rows(y)

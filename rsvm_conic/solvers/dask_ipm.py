@@ -730,12 +730,12 @@ def _iterate(
 
         # ---- the Schur complement and the predictor
         mu = gap / deg
-        try:
+        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
+        try:  # a failed factorisation, or a NaN in a right-hand side (cho_solve checks): cone_ipm's status for both
             system = _System(R, cfg, cones, Sc if grouped else None, Zc if grouped else None, n)
+            pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it_no)
-        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
-        pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
         it = {"glob": glob, "pred": pred[:2]}
         # ---- pass 2: predictor step, corrector right-hand side
         R2, _ = blocks.run(_predictor_pass, {"cfg": cfg, "it": it}, states)
@@ -745,7 +745,10 @@ def _iterate(
         sigma = (1.0 - min(1.0, amax)) ** 3
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
         bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
-        corr = system.solve(c_part, "", bglob, bz_c)
+        try:
+            corr = system.solve(c_part, "", bglob, bz_c)
+        except (np.linalg.LinAlgError, ValueError):
+            return result("numerical_error", it_no)
         it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
         dZc = corr[2]
         # ---- pass 3 (+ refinement): corrector step; when refining, each pass also returns its direction's KKT
@@ -782,7 +785,10 @@ def _iterate(
                 log[-1]["refine"] = tuple(steps.history)
                 break
             kept = R3, dZc
-            e = system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc)
+            try:
+                e = system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc)
+            except (np.linalg.LinAlgError, ValueError):
+                return result("numerical_error", it_no)
             it["corr"].append(e[:2])
             if grouped:
                 dZc = dZc + e[2]
