@@ -447,6 +447,35 @@ def run_refine(quick: bool = False) -> int:
     return 0
 
 
+def run_scale(quick: bool = False) -> int:
+    """``rsvm-conic bench robust-ipm-scale``: which column scales the interior point certifies (what
+    :data:`~rsvm_conic.solvers.robust_ipm.WELL_SCALED` rests on).  Issue 36's two-group family (3000 x 20, 3 seeds;
+    quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled with it
+    (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
+    certify, with the columns' root mean squares."""
+    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.solvers.robust_ipm import column_rms
+
+    seeds = range(1) if quick else range(3)
+    print("two-group robust SVMs, 3000 x 20, columns rescaled: iterations per seed (FAIL: not certified)")
+    print(f"{'spread':>8} {'overall':>8} {'column rms':>20}  runs")
+    for spread in (1.0, 1e2, 1e4, 1e6):
+        for overall in (1e-4, 1e-2, 1.0, 1e2, 1e4):
+            d = overall * np.logspace(0, np.log10(spread), 20) / np.sqrt(spread)
+            runs, rms = [], None
+            for seed in seeds:
+                X, y, g, Sigma = _two_groups(3000, 20, 100 + seed)
+                X = X * d
+                rms = column_rms(X)
+                f = RobustSVM(X, y, UncertaintySet(Sigma=Sigma * np.outer(d, d), groups=g, radius=0.5), C=1.0)
+                try:
+                    runs.append(str(f.solve("ipm").info["iterations"]))
+                except SolverError:
+                    runs.append("FAIL")
+            print(f"{spread:>8.0e} {overall:>8.0e} {rms.min():>9.1e}-{rms.max():<9.1e}  {' '.join(runs)}", flush=True)
+    return 0
+
+
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
     """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
@@ -512,6 +541,7 @@ BENCHMARKS = {
     "robust-ipm-grid": run_part2,
     "robust-ipm-bound": run_bound,
     "robust-ipm-refine": run_refine,
+    "robust-ipm-scale": run_scale,
 }
 
 if __name__ == "__main__":  # pragma: no cover

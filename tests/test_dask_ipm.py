@@ -171,6 +171,30 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
     assert seen["done"]
 
 
+def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
+    """On Dask data a numerical error's advice names a route that runs there (``prox``), not Clarabel, and does
+    not tell a user with standard-normal columns to standardise them (pinned: issue 36's message did)."""
+    from rsvm_conic.solvers import dask_ipm
+
+    rng, X, y = _data(14)
+    init, calls = dask_ipm._System.__init__, []
+
+    def failing(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise np.linalg.LinAlgError("forced")
+        init(self, *args)
+
+    monkeypatch.setattr(dask_ipm._System, "__init__", failing)
+    with pytest.raises(SolverError, match="numerical_error") as err:
+        robust_svm_ipm(
+            _rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), np.ones((1, 6)), True, _rows(np.zeros(600, int))
+        )
+    msg = str(err.value)
+    assert "will not help" in msg and "solver='prox'" in msg
+    assert "standardise" not in msg and "clarabel" not in msg
+
+
 def test_nominal_and_chance_equal_memory():
     rng, X, y = _data(3)
     Xd, yd = _rows(X), _rows(y)

@@ -466,6 +466,42 @@ def test_iteration_limit_raises_or_warns():
     assert sol.status == "max_iter"
 
 
+@pytest.mark.parametrize("scale, advice", [(1.0, "will not help"), (1e5, "standardise X"), (1e-5, "standardise X")])
+def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice, monkeypatch):
+    """A numerical error's message says to standardise X only when a column of X is far from unit scale; on
+    standardised data it says so and names another route (pinned: issue 36's standard-normal X was told to
+    standardise).  The error is forced by a failed factorisation at the third iteration."""
+    from rsvm_conic.solvers import robust_ipm
+
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((200, 5)), np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    factor, calls = robust_ipm.RobustSVMCone._factor, []
+
+    def failing(self, scaling, first=None):
+        calls.append(1)
+        if len(calls) == 3:
+            raise np.linalg.LinAlgError("forced")
+        return factor(self, scaling, first)
+
+    monkeypatch.setattr(robust_ipm.RobustSVMCone, "_factor", failing)
+    with pytest.raises(SolverError, match="numerical_error") as err:
+        robust_svm_ipm(scale * X, y, 1.0, np.full(200, 0.5 * scale), np.ones((1, 5)), True, np.zeros(200, int))
+    msg = str(err.value)
+    assert advice in msg and "solver='clarabel'" in msg and "root mean squares from" in msg
+    assert ("standardise" in msg) == (scale != 1.0)
+
+
+def test_scale_advice():
+    from rsvm_conic.solvers.robust_ipm import WELL_SCALED, scale_advice
+
+    assert "standardise" not in scale_advice([0.5, 2.0, 0.0], "use B") and scale_advice([1.0], "use B").endswith(
+        "use B"
+    )
+    assert "standardise" in scale_advice([1.0, 2 * WELL_SCALED[1]], "use B")
+    assert "standardise" in scale_advice([0.5 * WELL_SCALED[0], 1.0], "use B")
+    assert scale_advice([0.0, 0.0], "use B") == "use B"  # no nonzero column: nothing to say about its scale
+
+
 def test_verbose_log(capsys):
     rng = np.random.default_rng(2)
     f = _instance(rng, "shared", 50, 3, 0.3, True)

@@ -74,6 +74,7 @@ from .robust_ipm import (
     ConeTerms,
     GroupMeans,
     centred_gram,
+    column_rms,
     cone_rows_gx,
     finish_status,
     sum_apply_rows,
@@ -557,7 +558,12 @@ def robust_svm_ipm_dask(
         blocks=blocks.n_blocks,
         alpha=blocks.vector(states, _margin_multipliers),
     )
-    finish_status(info, accept_inaccurate)
+    finish_status(
+        info,
+        accept_inaccurate,
+        lambda: column_rms(X),
+        "use solver='prox' (on the row blocks, certified to its own gap)",
+    )
     return {"w": glob["w"], "b": float(glob["b"]), "xi": blocks.vector(states, _entry_xi), "t": t}, info
 
 
