@@ -62,7 +62,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
-from .._validation import check_two_classes, is_dask_array
+from .._validation import check_two_classes, dask_compute, is_dask_array
 from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 from .row_kernels import (
@@ -703,7 +703,8 @@ WELL_SCALED = (1e-3, 1e3)
 def column_rms(X) -> np.ndarray:
     """The root mean square of each column of ``X`` (numpy, or Dask: one pass)."""
     if is_dask_array(X):
-        return np.sqrt(np.asarray((X * X).mean(axis=0).compute(), dtype=float))
+        (ms,) = dask_compute((X * X).mean(axis=0))
+        return np.sqrt(np.asarray(ms, dtype=float))
     return np.sqrt(np.einsum("ij,ij->j", X, X) / max(X.shape[0], 1))
 
 
