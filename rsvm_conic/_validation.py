@@ -276,6 +276,90 @@ def check_dask_X(X, name: str = "X", n_features: int | None = None, *, finite: b
     return X
 
 
+#: dask config key: the longest a computation waits on a distributed cluster that has no worker, in seconds (or a
+#: dask duration such as "2 minutes"); environment: ``DASK_RSVM_CONIC__NO_WORKERS_TIMEOUT``
+NO_WORKERS_TIMEOUT_KEY = "rsvm-conic.no-workers-timeout"
+#: its default
+NO_WORKERS_TIMEOUT = 60.0
+#: how often a waiting computation asks the scheduler for its workers, at most (seconds)
+NO_WORKERS_POLL = 1.0
+
+
+class WorkersLostError(RuntimeError):
+    """A Dask computation of a fit was cancelled: its distributed cluster had no worker left (:func:`dask_compute`)."""
+
+
+def no_workers_timeout() -> float:
+    """The configured wait of :func:`dask_compute` on a cluster without workers, in seconds (> 0)."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get(NO_WORKERS_TIMEOUT_KEY, NO_WORKERS_TIMEOUT)
+    try:
+        seconds = parse_timedelta(value, default="seconds")
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(
+            f"dask config {NO_WORKERS_TIMEOUT_KEY!r} must be a duration in seconds (e.g. 60 or '2 minutes'); "
+            f"got {value!r}."
+        ) from exc
+    if seconds is None or not (seconds > 0 and math.isfinite(seconds)):
+        raise ValueError(f"dask config {NO_WORKERS_TIMEOUT_KEY!r} must be a positive duration; got {value!r}.")
+    return float(seconds)
+
+
+def dask_compute(*collections):
+    """``dask.compute(*collections)`` on the current scheduler, with a bounded wait on a cluster that loses its
+    workers: every computation of a Dask fit goes through here.
+
+    On a distributed cluster (the scheduler of a ``distributed.Client``) the computation is submitted and its
+    scheduler is asked for its workers about every second while it runs.  When the cluster has had no worker for
+    :func:`no_workers_timeout` seconds (dask config ``rsvm-conic.no-workers-timeout``, default 60; workers that a
+    nanny restarts, or that an adaptive cluster adds, within that time let the computation go on), the computation
+    is cancelled and :class:`WorkersLostError` says so.  A fit that loses every worker thus ends about that many
+    seconds later (plus one poll).  Other schedulers (threads, processes, synchronous) run ``dask.compute``."""
+    import dask
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)  # the configured scheduler, or the default Client's
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        Client = None
+    if Client is None or not isinstance(client, Client):
+        return dask.compute(*collections)
+    return _compute_watched(client, collections, no_workers_timeout())
+
+
+def _compute_watched(client, collections, timeout: float):
+    import asyncio
+    import time
+
+    from distributed import wait
+
+    futures = client.compute(list(collections))
+    idle_since = None
+    while True:
+        try:
+            wait(futures, timeout=min(NO_WORKERS_POLL, timeout))
+            return tuple(client.gather(futures))
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        if client.nthreads():
+            idle_since = None
+            continue
+        now = time.monotonic()
+        if idle_since is None:
+            idle_since = now
+        elif now - idle_since >= timeout:
+            client.cancel(futures)
+            raise WorkersLostError(
+                f"the Dask cluster lost all its workers: its scheduler ({client.scheduler.address}) has had none "
+                f"for {timeout:g} s while the fit waited for a computation, which was cancelled.  Restart or add "
+                f"workers and fit again; to wait longer for workers to come back, raise the dask config "
+                f"{NO_WORKERS_TIMEOUT_KEY!r} (seconds)."
+            )
+
+
 def dask_rows(a, X, name: str):
     """A per-sample vector (numpy or Dask, one entry per row of X) as a Dask array with X's row chunks."""
     import dask.array as da
@@ -297,9 +381,7 @@ def check_dask_values(checks: dict) -> None:
     (finite, and :func:`check_no_overflow`: the sum of squares of the blocks), ``"nonnegative"`` (finite and
     >= 0), ``"pm"`` (labels in {-1, +1}, both present).  ``message`` None:
     the in-memory checks' wording.  Raises ValueError for the first failing check."""
-    import dask
-
-    (counts,) = dask.compute(_lazy_counts(checks))
+    (counts,) = dask_compute(_lazy_counts(checks))
     _raise_counts(checks, counts)
 
 
@@ -386,7 +468,7 @@ def check_dask_binary_labels(y, X, name: str = "y", extra: dict | None = None):
     lazy = {"labels": parts[0]}
     if y.dtype.kind == "f":
         lazy["bad"] = (~da.isfinite(y)).sum()
-    (res, counts) = dask.compute(lazy, _lazy_counts(extra or {}))
+    (res, counts) = dask_compute(lazy, _lazy_counts(extra or {}))
     _raise_counts(extra or {}, counts)
     if res.get("bad", 0):
         raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")

@@ -50,9 +50,9 @@ class ConstantClassifierWarning(UserWarning):
 def _is_constant(w, X) -> bool:
     """``w = 0`` up to round-off relative to the data: every score equals the intercept."""
     if is_dask_array(X):  # both maxima in one pass
-        import dask
+        from .._validation import dask_compute
 
-        score, size = dask.compute(abs(X @ w).max(), abs(X).max())
+        score, size = dask_compute(abs(X @ w).max(), abs(X).max())
         return float(score) <= 1e-7 * (1.0 + float(size))
     size = max(float(np.max(X)), -float(np.min(X)))  # max |X| without an |X| copy
     return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + size)

@@ -328,10 +328,10 @@ class LinearSVMFormulation(Formulation):
     def _rounding_floor(self, alpha) -> float:
         """Size of the round-off in the dual value: eps times the terms that cancel in it."""
         if self.dask:
-            import dask
+            from .._validation import dask_compute
 
             a = abs(alpha)
-            s, v = dask.compute(a.sum(), abs(self.X).T @ a)
+            s, v = dask_compute(a.sum(), abs(self.X).T @ a)
             return float(np.finfo(float).eps * (s + v @ v))
         a = np.abs(np.asarray(alpha, dtype=float))
         v = np.abs(self.X).T @ a

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import dask_compute
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .certificates import box_hyperplane_root
 from .conic import SolverError
@@ -142,7 +143,9 @@ class RowBlocks:
         previous pass's states) are given or ``keep`` -- partial results combined by :func:`combine`.
         ``keep=True``: ``fn`` returns ``(new state, partial)`` and the new states are persisted in the workers.
         ``uses`` names the arrays ``fn`` reads (default all; a pass that does not read ``X`` is not counted).
-        Returns ``(result, new states)``."""
+        Returns ``(result, new states)``.  On a distributed cluster that loses every worker the pass ends with
+        :class:`~rsvm_conic._validation.WorkersLostError` after the configured wait
+        (:func:`~rsvm_conic._validation.dask_compute`)."""
         dask, da = _dask()
         uses = tuple(self.cols) if uses is None else tuple(uses)
         stateful = keep or states is not None
@@ -167,7 +170,7 @@ class RowBlocks:
             adjust_chunks={"i": (1,) * self.n_blocks},
         )
         out = out.persist()
-        (result,) = dask.compute(_tree(list(out.to_delayed(optimize_graph=False).ravel()), dask))
+        (result,) = dask_compute(_tree(list(out.to_delayed(optimize_graph=False).ravel()), dask))
         if "X" in uses:
             self.passes += 1
             RowBlocks.data_passes += 1
@@ -376,7 +379,7 @@ def resolve_uncertainty(unc_set, X):
         if scale.shape[0] != L or np.any(scale < 0):
             raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
         scale = da.from_array(scale, chunks=(rows,))
-    (got,) = dask.compute(lazy)
+    (got,) = dask_compute(lazy)
     if got.get("bad_scale", 0):
         raise ValueError(f"sample_scale must hold {L} nonnegative numbers ({int(got['bad_scale'])} are not).")
     scale = da.ones(L, chunks=(rows,)) if scale is None else scale

@@ -225,8 +225,9 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
 
     ``opts`` go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...); here
-    ``refine`` defaults to 3 steps of iterative refinement per corrector solve (the engine's default is 1).  Near the
-    optimum every rotated cone ``alpha_i^2 <= nu_i`` is active, the scalings' entries span many orders of magnitude,
+    ``refine`` defaults to at most 3 steps of iterative refinement per corrector solve (the engine's default is
+    :data:`~.cone_ipm.REFINE_STEPS`, with :class:`~.cone_ipm.Refinement`'s rule).  Near the optimum every rotated
+    cone ``alpha_i^2 <= nu_i`` is active, the scalings' entries span many orders of magnitude,
     and the normal equations' solve loses its digits: its KKT residual relative to the right-hand side was 0.67
     (n = 160) and up to 4e5 (n = 80) in the last iterations, one correction did not repair it, and the iterates lost
     primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and 320 with four data seeds (720
