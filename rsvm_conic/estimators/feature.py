@@ -127,7 +127,12 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             )
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         unc = UncertaintySet(
-            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius, sample_scale=sample_radius
+            Sigma=Sigma,
+            groups=groups,
+            p=check_norm(self.norm),
+            radius=radius,
+            sample_scale=sample_radius,
+            sample_scale_name="sample_radius",
         ).resolve(*X.shape)
         fmap = self._make_map().fit(X)
         Phi = fmap.transform(X)
