@@ -287,6 +287,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.solver_stats_ = sol.certificate.as_dict()
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
+        self.objective_ = float(sol.objective)
         return self
 
     def decision_function(self, X):
