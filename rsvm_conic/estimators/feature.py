@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
 from ._base import BinaryClassifierTags
+from .linear import _is_constant, _LinearSVCBase
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
@@ -37,7 +38,8 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Robust SVM (eq. 10 of [CJ20]) on random Fourier or Nystroem features.
 
     The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
-    SVM is solved on the features; see the module docstring.
+    SVM is solved on the features; see the module docstring.  A fit whose classifier is constant (``zeta = 0``)
+    warns with the reason (:class:`~rsvm_conic.estimators.linear.ConstantClassifierWarning`).
 
     Parameters
     ----------
@@ -167,7 +169,18 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             "time": sol.time,
             **(sol.certificate.as_dict() if sol.certificate is not None else {}),
         }
+        if _is_constant(self.coef_.ravel(), Phi):
+            _LinearSVCBase._warn_constant(self, form)
         return self
+
+    def _constant_reason(self, formulation) -> str:
+        return (
+            f"The robust hinge on these features is smallest at zeta = 0: the feature-space uncertainty bound "
+            f"(radius {self.radius:g} mapped to Gamma_i up to {float(np.max(self.Gamma_)):.3g}) exceeds what the "
+            "margins can absorb, or the features do not separate the classes. C does not change this (the "
+            "regulariser is flat at zeta = 0); try a smaller radius (radius=0 is the nominal SVM on the same "
+            "features) or another sigma / n_components."
+        )
 
     def features(self, X):
         """The explicit feature map phi(X) the classifier is linear in (named so that scikit-learn
