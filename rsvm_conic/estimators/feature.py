@@ -8,9 +8,10 @@ image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
 
 The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``groups``
 as in :class:`~rsvm_conic.estimators.RobustSVC`; default identity).  ``feature_norm`` is pbar, the
-norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"``
-(Clarabel with visible SCS fallback up to 3000 samples, else ``"prox"``), ``"clarabel"``,
-``"scs"``, ``"sgd"``, ``"prox"``.  ``radius=0`` gives the nominal linear SVM on the same features.
+norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"`` (the structured
+interior point ``"ipm"`` for ``feature_norm=2``, else Clarabel, with visible fallbacks; certified to a 1e-6
+relative gap at every size), ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"`` (the stochastic routes
+certify their own ``tol``, 1e-3 by default).  ``radius=0`` gives the nominal linear SVM on the same features.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_f
 from ..uncertainty.sets import UncertaintySet
 
 FEATURE_MAPS = ("rff", "nystroem")
-SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
+SOLVERS = ("auto", "ipm", "clarabel", "scs", "sgd", "prox")
 
 
 class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
@@ -58,8 +59,11 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Norm pbar of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2 only).
     C : float, default=1.0
         Weight of the robust hinge loss against the regulariser.
-    solver : {"auto", "clarabel", "scs", "sgd", "prox"}, default="auto"
-        ``"auto"``: Clarabel (visible SCS fallback) up to 3000 samples, else the stochastic proximal method.
+    solver : {"auto", "ipm", "clarabel", "scs", "sgd", "prox"}, default="auto"
+        ``"auto"``: the structured interior point for ``feature_norm=2`` (one shared cone), else Clarabel; visible
+        fallbacks (Clarabel at looser solver tolerances, SCS), every result certified to a 1e-6 relative gap
+        (``rsvm-conic bench auto-routes`` measures the routes side by side).  ``"sgd"`` / ``"prox"`` certify their
+        own ``tol`` (``solver_options``, default 1e-3) and warn when they stop above it.
     bound : {"corrected", "printed"}, default="corrected"
         Which feature-space bound: the corrected one (valid) or the paper's printed form (kept for comparison).
     solver_options : dict or None, default=None
@@ -145,15 +149,14 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Gamma = nystroem_feature_bound(fmap, X, unc, self.bound)
             form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_))
         solver = self.solver
-        if solver == "auto":
-            solver = "auto" if X.shape[0] <= 3000 else "prox"
         sol = form.solve(solver, **(self.solver_options or {}))
         if sol.status != "optimal":
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
                 f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs with certified relative gap "
-                f"{gap:.2e} (status {sol.status!r}); increase max_epochs in solver_options or use a conic "
-                "solver.",
+                f"{gap:.2e} > tol = {sol.certificate.tol if sol.certificate is not None else 0:g} (status "
+                f"{sol.status!r}); increase max_epochs in solver_options or use solver='auto' (an exact route "
+                "certified to 1e-6).",
                 ConvergenceWarning,
                 stacklevel=2,
             )
