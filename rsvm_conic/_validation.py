@@ -228,6 +228,27 @@ def check_choice(value, name: str, choices) -> object:
     return value
 
 
+def check_sample_scale(scale, n_samples: int, name: str = "sample_scale") -> np.ndarray:
+    """Per-sample multipliers of the uncertainty radius: ``n_samples`` finite numbers >= 0 (``name`` is what the
+    caller's users call them, e.g. ``sample_radius`` for the estimators)."""
+    scale = check_finite_array(scale, name, ndim=1)
+    if scale.shape[0] != n_samples or np.any(scale < 0):
+        n_bad = int(np.count_nonzero(scale < 0))
+        got = f"{n_bad} negative" if scale.shape[0] == n_samples else f"shape {scale.shape}"
+        raise ValueError(f"{name} must hold {n_samples} nonnegative numbers (one per sample); got {got}.")
+    return scale
+
+
+def check_groups_have_sigma(groups, Sigma, factor=None) -> None:
+    """``groups`` say which Sigma (or factor) each sample uses: without either they would be silently ignored."""
+    if groups is not None and Sigma is None and factor is None:
+        raise ValueError(
+            "groups was given without Sigma: groups say which Sigma matrix each sample uses, and without Sigma "
+            "every sample gets the identity, so groups would be ignored. Pass Sigma (one matrix per group, or one "
+            "shared) together with groups, or drop groups."
+        )
+
+
 def check_norm(p) -> float:
     """Accept 1, 2, np.inf, 'inf' and return a float p in {1, 2, inf}."""
     if isinstance(p, str) and p.lower() in ("inf", "infinity"):

@@ -286,8 +286,14 @@ def test_validation_is_lazy_and_clear():
         RobustSVC().fit(
             _rows(X), _rows(y), Sigma=_rows(np.ones((600, 4))), groups="sample", sample_radius=np.r_[0.0, np.ones(599)]
         )
-    with pytest.raises(ValueError, match="sample_scale must hold 600 nonnegative"):
+    with pytest.raises(ValueError, match="sample_radius must hold 600 nonnegative"):
         RobustSVC().fit(_rows(X), _rows(y), sample_radius=_rows(-np.ones(600)))
+    with pytest.raises(ValueError, match="sample_radius must hold 600 nonnegative"):
+        RobustSVC().fit(_rows(X), _rows(y), sample_radius=-np.ones(600))
+    with pytest.raises(ValueError, match="groups was given without Sigma"):
+        RobustSVC().fit(_rows(X), _rows(y), groups=_rows(np.arange(600) % 2))
+    with pytest.raises(ValueError, match="groups was given without Sigma"):
+        RobustSVC().fit(_rows(X), _rows(y), groups="sample")
     with pytest.raises(ValueError, match="no CVXPY model"):
         RobustSVM(_rows(X), _rows(y)).problem
     # several column chunks and integer data are fine (rechunked and cast lazily)

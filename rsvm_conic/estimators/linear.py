@@ -321,7 +321,12 @@ class RobustSVC(_LinearSVCBase):
     def _build(self, X, y, Sigma, groups, sample_radius):
         check_positive(self.radius, "radius", strict=False)
         unc = UncertaintySet(
-            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=self.radius, sample_scale=sample_radius
+            Sigma=Sigma,
+            groups=groups,
+            p=check_norm(self.norm),
+            radius=self.radius,
+            sample_scale=sample_radius,
+            sample_scale_name="sample_radius",
         )
         return RobustSVM(X, y, unc, C=self.C, check_input=False)
 

@@ -347,7 +347,7 @@ def resolve_uncertainty(unc_set, X):
     the distinct group labels) take one pass over those arrays; a Dask Sigma is factored block by block
     when a pass reads it (its checks raise then).
     """
-    from .._validation import check_finite_array, dask_rows, is_dask_array
+    from .._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
     from ..uncertainty.sets import ResolvedUncertainty, UncertaintySet
 
     dask, da = _dask()
@@ -357,6 +357,8 @@ def resolve_uncertainty(unc_set, X):
     S, as_factor = (unc_set.factor, True) if unc_set.factor is not None else (unc_set.Sigma, False)
     if unc_set.Sigma is not None and unc_set.factor is not None:
         raise ValueError("give either Sigma or factor, not both.")
+    check_groups_have_sigma(groups, unc_set.Sigma, unc_set.factor)
+    scale_name = getattr(unc_set, "sample_scale_name", "sample_scale")
     lazy = {}
     per_sample = isinstance(groups, str) and groups == "sample"
     if isinstance(groups, str) and not per_sample:
@@ -372,16 +374,13 @@ def resolve_uncertainty(unc_set, X):
         lazy["labels"] = parts[0]
     scale = unc_set.sample_scale
     if scale is not None and is_dask_array(scale):
-        scale = dask_rows(scale, X, "sample_scale")
+        scale = dask_rows(scale, X, scale_name)
         lazy["bad_scale"] = (~(da.isfinite(scale) & (scale >= 0))).sum()
     elif scale is not None:
-        scale = check_finite_array(scale, "sample_scale", ndim=1)
-        if scale.shape[0] != L or np.any(scale < 0):
-            raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
-        scale = da.from_array(scale, chunks=(rows,))
+        scale = da.from_array(check_sample_scale(scale, L, scale_name), chunks=(rows,))
     (got,) = dask_compute(lazy)
     if got.get("bad_scale", 0):
-        raise ValueError(f"sample_scale must hold {L} nonnegative numbers ({int(got['bad_scale'])} are not).")
+        raise ValueError(f"{scale_name} must hold {L} nonnegative numbers ({int(got['bad_scale'])} are not).")
     scale = da.ones(L, chunks=(rows,)) if scale is None else scale
 
     if S is not None and is_dask_array(S):  # per-sample matrices (or diagonals), factored where a pass reads them

@@ -67,7 +67,7 @@ from .certificates import project_box_hyperplane_sorted
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
-from .svm_dual import frank_wolfe_gap, libsvm_dual, submatrix
+from .svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, submatrix
 
 __all__ = [
     "RSVMSOCPResult",
@@ -499,6 +499,15 @@ def _face_direction(F, parts, a, g, y, C, idx, d, b):
     return d, m
 
 
+def _lagrangian_bound(q_absmax, a, g, y, C, F) -> float:
+    """The SVM-duality bound of :func:`~rsvm_conic.solvers.svm_dual.lagrangian_lower_bound` at ``a`` for (16') with
+    its multipliers ``lam >= 0`` (``g`` the gradient ``Q a + 2 lam a - e``, ``F = q(a)``), the margins' rounding
+    bounded by ``eps`` times the number of support terms and ``max |Q| sum(a)`` (``q_absmax = max |Q|``)."""
+    nz = np.count_nonzero(a)
+    err = max(nz, 1) * float(np.finfo(float).eps) * (q_absmax * float(a.sum()) + float(np.max(np.abs(g + 1))))
+    return lagrangian_lower_bound(F, g, a, y, C, err)
+
+
 def _svm_start(Q, y, C, lam):
     """libsvm (:func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`) on the SVM dual with the fixed-multiplier
     kernel ``K_bar + 2 diag(lam)``.
@@ -585,7 +594,13 @@ def solve_rsvm_socp(
         else:
             g, gap = known
         lam_min = float(np.min(u)) * 0.5 * kappa / s if (kappa > 0 and s > 0) else 0.0  # min of the multipliers
-        if relative_gap(F, F - gap) <= tol and lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u)))):
+        lam_ok = lam_min >= -1e-12 * max(1.0, float(np.max(np.abs(u))))
+        lower = F - gap
+        if relative_gap(F, lower) > tol and lam_ok:  # the Frank-Wolfe bound pays C min_S g's: at a large C the
+            if q_absmax is None:  # SVM duality bound is the tight one
+                q_absmax = float(np.max(np.abs(Q)))
+            lower = max(lower, _lagrangian_bound(q_absmax, a, g, y, C, F))
+        if relative_gap(F, lower) <= tol and lam_ok:
             certified = True
             break
         if it == max_iter:
@@ -684,7 +699,7 @@ def solve_rsvm_socp(
     if certified:
         elapsed = time.perf_counter() - t0
         cert = certify(
-            "rsvm_socp/projected-newton", F, F - gap, tol, iterations=it, time=elapsed, detail={"lambda_min": lam_min}
+            "rsvm_socp/projected-newton", F, lower, tol, iterations=it, time=elapsed, detail={"lambda_min": lam_min}
         )
         return RSVMSOCPResult(a, a * a, float(F), "optimal", "projected-newton", it, elapsed, info, cert)
     if not fallback:

@@ -36,9 +36,11 @@ import numpy as np
 
 from .._validation import (
     check_finite_array,
+    check_groups_have_sigma,
     check_no_overflow,
     check_norm,
     check_positive,
+    check_sample_scale,
     check_symmetric_psd,
     dual_norm,
     psd_factor,
@@ -92,15 +94,21 @@ class UncertaintySet:
     factor : array, optional
         Give square-root factors A (A A^T = Sigma) directly instead of Sigma; same
         shapes as a full Sigma ((n, n) or (k, n, n)); need not be symmetric.
+    sample_scale_name : str, default="sample_scale"
+        The name under which the caller's users pass ``sample_scale`` (the estimators' ``sample_radius``):
+        error messages about it use this name.
     """
 
-    def __init__(self, Sigma=None, groups=None, p=2, radius=1.0, sample_scale=None, factor=None):
+    def __init__(
+        self, Sigma=None, groups=None, p=2, radius=1.0, sample_scale=None, factor=None, sample_scale_name="sample_scale"
+    ):
         self.Sigma = Sigma
         self.groups = groups
         self.p = p
         self.radius = radius
         self.sample_scale = sample_scale
         self.factor = factor
+        self.sample_scale_name = sample_scale_name
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, n_samples: int, n_features: int) -> "ResolvedUncertainty":
@@ -110,6 +118,7 @@ class UncertaintySet:
         radius = check_positive(self.radius, "radius", strict=False)
         if self.Sigma is not None and self.factor is not None:
             raise ValueError("give either Sigma or factor, not both.")
+        check_groups_have_sigma(self.groups, self.Sigma, self.factor)
 
         # group index ------------------------------------------------------------
         groups = self.groups
@@ -177,9 +186,7 @@ class UncertaintySet:
         if self.sample_scale is None:
             scale = np.ones(L)
         else:
-            scale = check_finite_array(self.sample_scale, "sample_scale", ndim=1)
-            if scale.shape[0] != L or np.any(scale < 0):
-                raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
+            scale = check_sample_scale(self.sample_scale, L, self.sample_scale_name)
         return ResolvedUncertainty(
             factors=factors,
             diagonal=diagonal,
