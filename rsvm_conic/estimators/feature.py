@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
 from ._base import BinaryClassifierTags
-from .linear import _is_constant, _LinearSVCBase
+from .linear import warn_constant_classifier
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
@@ -172,8 +172,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             "time": sol.time,
             **(sol.certificate.as_dict() if sol.certificate is not None else {}),
         }
-        if _is_constant(self.coef_.ravel(), Phi):
-            _LinearSVCBase._warn_constant(self, form)
+        warn_constant_classifier(self, form, Phi, reason=self._constant_reason)
         return self
 
     def _constant_reason(self, formulation) -> str:
