@@ -113,13 +113,17 @@ class Formulation:
             sol = self.solve(route, **options.get(route, {})) if _per_route(options) else self.solve(route, **options)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what=self.name)
+        sol, failures = first_certified(routes, attempt, what=self.name, hint=self._auto_hint())
         if failures:
             errors = [f"{route}: {why}" for route, why in failures]
             sol.info["fallback_from"] = errors
             if sol.certificate is not None:
                 sol.certificate.detail["fallback_from"] = errors
         return sol
+
+    def _auto_hint(self) -> str:
+        """What to do when no automatic route certifies (appended to the SolverError); "" for none."""
+        return ""
 
     def _solve_conic(self, backend, **options) -> Solution:
         t0 = time.perf_counter()

@@ -41,20 +41,6 @@ def relative_gap(primal: float, dual: float, floor: float = 0.0) -> float:
     return 0.0 if scale == 0.0 else (primal - dual) / scale
 
 
-def svm_gap_floor(C: float, sq_radius: float) -> float:
-    """Floor of the relative gap's denominator for a two-class SVM objective ``1/2 ||w||^2 + C sum_i hinge_i``:
-    ``1e-9 min(C, 1 / (2 R^2))``, ``R^2`` the largest squared norm of a sample (kernel: its largest diagonal entry).
-
-    With a positive sample ``x_p`` and a negative ``x_n`` (``||x|| <= R``) the two hinges sum to at least
-    ``2 - 2 R ||w||`` whatever the bias, and ``u^2/2 + C max(0, 2 - 2 R u)`` is at least ``min(C, 1 / (2 R^2))``
-    for every ``u >= 0``; robust hinges are larger.  So every two-class optimum is at least ``1e9`` times this
-    floor, which keeps the ratio finite near a zero objective and never loosens a certificate (a floor of
-    ``1e-9 C L``, the trivial classifier's objective, exceeds the optimum at a large C where the data separate:
-    at C = 1e10 on 150 separable points it turned a 1e-6 tolerance into 3e-4)."""
-    bound = C if not sq_radius > 0 else min(C, 0.5 / sq_radius)
-    return 1e-9 * float(bound)
-
-
 @dataclass
 class SolveInfo:
     """Route, status and certificate of one solve (see the module docstring)."""

@@ -34,7 +34,7 @@ import numpy as np
 
 from .certificates import hinge_min, project_box_hyperplane_sorted
 from .conic import SolverError
-from .contract import certify, relative_gap, svm_gap_floor
+from .contract import certify, relative_gap
 
 __all__ = [
     "libsvm_dual",
@@ -357,7 +357,7 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
         alpha = project_box_hyperplane_sorted(alpha, y, C)  # round-off; projecting it would spread the support
     sv = np.flatnonzero(alpha)
     Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
-    floor = svm_gap_floor(C, float(np.max(Kc[sv, np.arange(sv.size)])) if sv.size else 0.0)
+    floor = 1e-9 * C * y.size  # the trivial objective's scale, as the linear SVMs'
 
     def evaluate(a, Kc, nz):
         """(primal of the returned model, dual value of a, scale, bias)."""
@@ -370,8 +370,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
         P = 0.5 * t * t * quad + C * float(np.sum(np.maximum(1.0 - y * scores, 0.0)))
         return P, float(a.sum()) - 0.5 * quad, t, b
 
-    def gap(P, D):
-        return certify(route, P, D, tol, floor=floor).gap_rel
+    def gap(P, D):  # against the objective itself: polish until the gap is small on its own scale
+        return relative_gap(P, D)
 
     best = (alpha, *evaluate(alpha, Kc, sv), 0)  # (alpha, P, D, scale, b, steps)
     if gap(*best[1:3]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
