@@ -185,3 +185,13 @@ def provenance(name: str, quick: bool, out, n_jobs, wall_seconds: float) -> dict
         "load_average_1min_at_report": None if load is None else round(load, 2),
         "python": platform.python_version(),
     }
+
+
+def provenance_markdown(prov: dict) -> str:
+    """One line on where stored results come from: command, commit, date, wall time, machine load."""
+    commit = (prov.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if prov.get("dirty") else "")
+    load = prov.get("load_average_1min_at_report")
+    return (
+        f"Stored run: `{prov['command']}` at commit `{commit}`, {prov['date']}, {prov['wall_seconds'] / 60:.1f} min "
+        f"wall on {prov['cores']} cores" + (f" (load average {load:g} when the report was written)" if load else "")
+    )
