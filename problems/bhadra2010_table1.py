@@ -376,10 +376,11 @@ def negative_eigenvalue_mass(beta: np.ndarray) -> float:
 
 
 def n_datasets(cfg: dict, regime: str) -> int:
-    """Datasets of a regime in a configuration (the paper regime may use fewer: ``paper_datasets``)."""
-    return (
-        min(cfg["n_datasets"], cfg.get("paper_datasets", cfg["n_datasets"])) if regime == "paper" else cfg["n_datasets"]
-    )
+    """Datasets of a regime in a configuration (the paper regime and its neighbours may use fewer:
+    ``paper_datasets``)."""
+    if regime == "paper" or regime in REGIME_VARIANTS:
+        return min(cfg["n_datasets"], cfg.get("paper_datasets", cfg["n_datasets"]))
+    return cfg["n_datasets"]
 
 
 def table_cells(cfg: dict, reading: dict | None = None) -> list[dict]:

@@ -423,3 +423,49 @@ def test_paper_claims_are_judged_from_the_measured_cells():
     flip = claims["RSVM^(g) performs better than RSVM when the uncertainty is Gaussian"]
     assert flip["verdict"] == "not reproduced" and "SOCP(g) - SOCP = -20.00" in flip["ours"]
     assert claims["RSVM^(g) RobustErr accuracy of 91-94%"]["verdict"] == "not reproduced"
+
+
+def test_readings_effect_is_paired_by_data_set():
+    from rsvm_conic.problems.bhadra2010_readings import effect, effect_table, reference_block
+    from rsvm_conic.problems.bhadra2010_table1 import LAWS, METHODS, METRICS, PAPER_TABLE1
+
+    rng = np.random.default_rng(2)
+    cells = {
+        f"{law}/{k}/{m}": list(PAPER_TABLE1[(law, k)][i] + rng.normal(0, 0.5, 5))
+        for law in LAWS
+        for k in METRICS
+        for i, m in enumerate(METHODS)
+    }
+    base = _agg(cells, block="default", scale=1.0)["blocks"]["default"]
+    base.update(regime="default", reading="base")
+    alt = _agg({k: list(v) for k, v in cells.items()}, block="default", scale=1.0)["blocks"]["default"]
+    alt.update(regime="default", reading="symmetric")
+    alt["cells"]["uniform/RE/socp"]["values"] = [v - 30.0 for v in cells["uniform/RE/socp"]]
+    # the alternative misses data set 0: the shift pairs data sets 1-4 by their ids, not by position
+    alt["datasets"] = [1, 2, 3, 4]
+    for e in alt["cells"].values():
+        e["values"] = e["values"][1:]
+        if "me_at_point" in e:
+            e["me_at_point"] = e["me_at_point"][1:]
+    agg = {"blocks": {"base: default": base, "symmetric: default": alt}}
+    assert reference_block(agg, "symmetric: default") == "base: default"
+    assert reference_block(agg, "base: default") is None
+    e = effect(agg, "symmetric: default", "base: default")
+    assert e["largest"] == ("Uniform Distribution RE SOCP", pytest.approx(-30.0))
+    assert e["changed"] == ["Uniform Distribution RE SOCP: R -> N"]
+    assert e["mean_abs_shift"] == pytest.approx(30.0 / 63)
+    md = effect_table(agg)
+    assert "1: Uniform Distribution RE SOCP: R -> N" in md and "(reference)" in md
+
+
+@pytest.mark.slow
+def test_quick_readings_run(tmp_path):
+    from rsvm_conic.problems.bhadra2010_readings import EXPERIMENT, TABLE_READINGS
+
+    run = EXPERIMENT.run(tmp_path, quick=True, progress=False)
+    assert run.ok
+    agg = json.loads((tmp_path / "readings.json").read_text())
+    assert set(agg["blocks"]) == {"base: default"} | {f"{r}: default" for r in TABLE_READINGS}
+    assert {"base: default", "test-noise: default"} <= set(agg["figures"])
+    md = (tmp_path / "readings.md").read_text()
+    assert "## Effect of each reading on the verdicts" in md and md.count("(reference)") >= 1
