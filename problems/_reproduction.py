@@ -188,10 +188,16 @@ def provenance(name: str, quick: bool, out, n_jobs, wall_seconds: float) -> dict
 
 
 def provenance_markdown(prov: dict) -> str:
-    """One line on where stored results come from: command, commit, date, wall time, machine load."""
+    """One line on where stored results come from: command, commit, date, wall time, machine load.
+
+    ``cells_commit`` (optional): the commit whose code computed the cells when the report was written later, at
+    ``commit``, from the same resumed results (the experiment's version unchanged, so no cell recomputed).
+    """
     commit = (prov.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if prov.get("dirty") else "")
     load = prov.get("load_average_1min_at_report")
+    cells = prov.get("cells_commit")
+    where = f"cells computed at commit `{cells[:10]}`, report written at `{commit}`" if cells else f"commit `{commit}`"
     return (
-        f"Stored run: `{prov['command']}` at commit `{commit}`, {prov['date']}, {prov['wall_seconds'] / 60:.1f} min "
-        f"wall on {prov['cores']} cores" + (f" (load average {load:g} when the report was written)" if load else "")
+        f"Stored run: `{prov['command']}`, {where}, {prov['date']}, {prov['wall_seconds'] / 60:.1f} min wall on "
+        f"{prov['cores']} cores" + (f" (load average {load:g} when the report was written)" if load else "")
     )
