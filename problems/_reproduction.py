@@ -62,6 +62,19 @@ def half_width(values, level: float = 0.95) -> float:
     return float(t.ppf(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n))
 
 
+def datasets_needed(sd: float, tol: float, level: float = 0.95, n_max: int = 10_000) -> int:
+    """The fewest data sets ``n`` (at least 2) whose ``level`` half-width ``t sd / sqrt(n)`` is at most ``tol``,
+    for a spread ``sd`` over data sets; ``n_max`` when even that many do not suffice (or ``sd`` is not finite)."""
+    from scipy.stats import t
+
+    if not math.isfinite(sd):
+        return n_max
+    n = max(2, math.ceil((1.96 * sd / tol) ** 2))  # the normal approximation, then up to Student's t
+    while n < n_max and t.ppf(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n) > tol:
+        n += 1
+    return n
+
+
 @dataclass(frozen=True)
 class CellVerdict:
     """One table cell measured over data sets, judged against the paper's number (see :func:`cell_verdict`)."""

@@ -86,7 +86,16 @@ from rsvm_conic.solvers.svm_dual import libsvm_dual
 from rsvm_conic.uncertainty.chance import kappa
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
-from ._reproduction import SHORT, VERDICTS, CellVerdict, cell_verdict, claim_verdict, fmt_pm, provenance
+from ._reproduction import (
+    SHORT,
+    VERDICTS,
+    CellVerdict,
+    cell_verdict,
+    claim_verdict,
+    datasets_needed,
+    fmt_pm,
+    provenance,
+)
 
 LAWS = ("uniform", "gaussian", "beta")
 LAW_TITLES = {"uniform": "Uniform Distribution", "gaussian": "Gaussian Distribution", "beta": "beta(0.5, 0.5)"}
@@ -724,7 +733,8 @@ def render_table(agg: dict, title: str, titles: dict | None = None) -> tuple[str
             "",
             f"**{c['reproduced']} reproduced** (of which {c['tie']} tie the nominal SVM), **{c['not reproduced']} not "
             f"reproduced**, **{c['inconclusive']} inconclusive**, of {c['cells']} cells. Half-width of the 95% "
-            f"interval of the mean: median {np.median(hw):.2f} points, largest {np.max(hw):.2f}.",
+            f"interval of the mean: median {np.median(hw):.2f} points, largest {np.max(hw):.2f}."
+            + spread_note(agg, block),
         ]
         if blk["uncertified"]:
             lines += [
@@ -754,6 +764,28 @@ def render_table(agg: dict, title: str, titles: dict | None = None) -> tuple[str
             lines += ["", "Not reproduced (with the measurements of this run):", ""] + notes
             lines += [""] + [f"({k}) {REASONS[k]}." for k in keys]
     return "\n".join(lines) + "\n", rows
+
+
+def spread_note(agg: dict, block: str) -> str:
+    """What the inconclusive cells of a block would need: their spread over data sets and the data sets for a
+    95% half-width within ``TOL`` (:func:`._reproduction.datasets_needed`)."""
+    blk = agg["blocks"][block]
+    sds = [
+        judge(blk, law, k, m).sd
+        for law in LAWS
+        for k in METRICS
+        for m in METHODS
+        if f"{law}/{k}/{m}" in blk["cells"] and judge(blk, law, k, m).verdict == "inconclusive"
+    ]
+    sds = [x for x in sds if np.isfinite(x)]
+    if not sds:
+        return ""
+    need = sorted(datasets_needed(x, TOL) for x in sds)
+    return (
+        f" The {len(sds)} inconclusive cells spread by sd {np.median(sds):.1f} points over data sets (median; "
+        f"largest {max(sds):.1f}): their half-width reaches {TOL:g} points with {need[len(need) // 2]} data sets "
+        f"(median; largest {need[-1]})."
+    )
 
 
 def _note(name: str, v: CellVerdict, measured: list[str], keys: list[str]) -> str:

@@ -469,3 +469,17 @@ def test_quick_readings_run(tmp_path):
     assert {"base: default", "test-noise: default"} <= set(agg["figures"])
     md = (tmp_path / "readings.md").read_text()
     assert "## Effect of each reading on the verdicts" in md and md.count("(reference)") >= 1
+
+
+@pytest.mark.parametrize("sd", [0.0, 0.5, 3.0, 5.0, 10.0, 29.5])
+def test_datasets_needed_is_the_fewest_with_a_half_width_in_the_window(sd):
+    from scipy.stats import t
+
+    from rsvm_conic.problems._reproduction import datasets_needed
+
+    def h(n):
+        return t.ppf(0.975, n - 1) * sd / np.sqrt(n)
+
+    n = datasets_needed(sd, 5.0)
+    assert n >= 2 and h(n) <= 5.0
+    assert n == 2 or h(n - 1) > 5.0
