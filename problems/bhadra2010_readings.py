@@ -38,7 +38,7 @@ from . import bhadra2010_table1 as t1
 from ._reproduction import SHORT, VERDICTS, provenance
 
 #: Data sets per block in the full run: the main run's first 5 in the default reading, its first 4 in the paper
-#: regime and its neighbours (whose cells cost 3-10x more).
+#: regime and its neighbours (whose cells cost about 3x more).
 READING_DATASETS = 5
 READING_PAPER_DATASETS = 4
 FULL = dict(t1.FULL, n_datasets=READING_DATASETS, paper_datasets=READING_PAPER_DATASETS)

@@ -22,9 +22,11 @@ with ``C x s^2`` (same predictions, objective x ``s^2``; tested).  ``"default"``
 paper's 53-59%.  ``"paper"``: points x ``sqrt(1000)`` (the paper's C grid x 1000) with centres (1, 1), picked
 by hand as a reading in which the nominal SVM degrades as the paper's does; no finer reason is recorded, and
 ``bhadra2010-readings`` runs its neighbours (x 10, x 100; centres (2, 2)).  We scale the points rather than the
-grid so that the reported C stays on the grid the paper prints.  A paper-regime cell costs 3-10x a default one
-(RSVM_QN's DFP and RSVM_SOCP's fallbacks at a large effective C), so the full run uses ``PAPER_DATASETS = 10``
-of its 20 datasets (the full run near 10 minutes on 2 idle cores); at that C a few RSVM_SOCP grid points
+grid so that the reported C stays on the grid the paper prints.  A paper-regime cell costs about 3x a default
+one (up to 10x: RSVM_QN's DFP and RSVM_SOCP's fallbacks at a large effective C), so the full run uses
+``PAPER_DATASETS = 10`` of its 20 datasets (the full run near 10 minutes on 2 idle cores, estimated from the
+cells' CPU times); its RobustErr cells spread by 10-30 points over data sets, more than any affordable number of
+data sets narrows to the window, and stay inconclusive.  At that C some RSVM_SOCP grid points
 certify by no route: they are counted and left out of their data set's mean at that point (``_socp``).
 
 Verdicts (:func:`judge`, the rule of :func:`._reproduction.cell_verdict`): each cell is printed as mean ± sd
@@ -176,9 +178,9 @@ READING_TITLES = {
 #: The verdict window: percentage points of accuracy (see :func:`._reproduction.cell_verdict`).
 TOL = 5.0
 
-#: The paper regime's data sets in the full run: its cells cost 3-10x the default reading's (large effective C:
-#: RSVM_QN's DFP and RSVM_SOCP's fallbacks), and 10 keep the full run near 10 minutes on 2 idle cores; see the
-#: module docstring for the half-widths this gives.
+#: The paper regime's data sets in the full run: its cells cost about 3x the default reading's, up to 10x (large
+#: effective C: RSVM_QN's DFP and RSVM_SOCP's fallbacks), and 10 keep the full run near 10 minutes on 2 idle
+#: cores; see the module docstring for the half-widths this gives.
 PAPER_DATASETS = 10
 FULL = dict(
     n_datasets=20,
