@@ -214,3 +214,24 @@ def provenance_markdown(prov: dict) -> str:
         f"Stored run: `{prov['command']}`, {where}, {prov['date']}, {prov['wall_seconds'] / 60:.1f} min wall on "
         f"{prov['cores']} cores" + (f" (load average {load:g} when the report was written)" if load else "")
     )
+
+
+def store(src, dest, cells_commit: str | None = None, cells_wall_seconds: float | None = None) -> dict:
+    """Copy a run's report JSON (with its ``provenance``) to ``dest`` for the documentation.
+
+    When the report was written again later from the same resumed results (no cell recomputed), pass the commit
+    whose code computed the cells and the wall time of that run: they replace the re-render's wall time, and
+    :func:`provenance_markdown` names both commits.
+    """
+    import json
+
+    data = json.loads(Path(src).read_text())
+    prov = data["provenance"]
+    if cells_commit is not None:
+        prov["cells_commit"] = cells_commit
+    if cells_wall_seconds is not None:
+        prov["report_wall_seconds"] = prov["wall_seconds"]
+        prov["wall_seconds"] = round(float(cells_wall_seconds), 1)
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    Path(dest).write_text(json.dumps(data, indent=1, default=str) + "\n")
+    return data

@@ -770,7 +770,7 @@ def claims(var: dict, t44: dict) -> list[dict]:
                     "thesis": f"abs(T) = {abs(THESIS_TABLE43[name][0]):.3f}, k^m - Gaussian "
                     f"{THESIS_TABLE42[name][3] - THESIS_TABLE42[name][1]:+.2f} points",
                     "ours": f"T = {t['T_mean_rates']:.3f} on the mean rates (k^m - Gaussian {k - g:+.2f} points); "
-                    f"abs(T) > 1.96 in {t['significant_draws']} draws",
+                    f"abs(T) > 1.96 in {t['significant_draws']} of {var[f'{name}/rbf']['draws']} draws",
                     "difference": round(k - g, 2),
                     "verdict": "reproduced" if ok else "not reproduced",
                     "reason": ""
