@@ -212,16 +212,21 @@ def provenance_markdown(prov: dict) -> str:
     where = f"cells computed at commit `{cells[:10]}`, report written at `{commit}`" if cells else f"commit `{commit}`"
     return (
         f"Stored run: `{prov['command']}`, {where}, {prov['date']}, {prov['wall_seconds'] / 60:.1f} min wall on "
-        f"{prov['cores']} cores" + (f" (load average {load:g} when the report was written)" if load else "")
+        f"{prov['cores']} cores"
+        + (f" (load average {load:g} when the report was written)" if load else "")
+        + (f". {prov['note']}" if prov.get("note") else "")
     )
 
 
-def store(src, dest, cells_commit: str | None = None, cells_wall_seconds: float | None = None) -> dict:
+def store(
+    src, dest, cells_commit: str | None = None, cells_wall_seconds: float | None = None, note: str | None = None
+) -> dict:
     """Copy a run's report JSON (with its ``provenance``) to ``dest`` for the documentation.
 
     When the report was written again later from the same resumed results (no cell recomputed), pass the commit
     whose code computed the cells and the wall time of that run: they replace the re-render's wall time, and
-    :func:`provenance_markdown` names both commits.
+    :func:`provenance_markdown` names both commits.  ``note``: a sentence printed after the provenance (e.g. the
+    machine's load while the cells ran).
     """
     import json
 
@@ -232,6 +237,8 @@ def store(src, dest, cells_commit: str | None = None, cells_wall_seconds: float 
     if cells_wall_seconds is not None:
         prov["report_wall_seconds"] = prov["wall_seconds"]
         prov["wall_seconds"] = round(float(cells_wall_seconds), 1)
+    if note is not None:
+        prov["note"] = note
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     Path(dest).write_text(json.dumps(data, indent=1, default=str) + "\n")
     return data
