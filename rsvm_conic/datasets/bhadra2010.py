@@ -20,6 +20,11 @@ Choices the paper leaves open (documented, fixed by the seed):
   Theorem 2 assume), so ``K^s`` is not symmetric -- as the paper allows ("not necessarily
   psd and symmetric").  ``symmetric=True`` draws one value per pair instead;
 * ``iid=True`` (Fig. 2) uses one common ``l = scale * mean |K_bar|`` for every entry;
+* the multiplier: Sec. 5.1 first multiplies the noise "by a random ``l_ij`` (``l_ij = l_ji``)", then says
+  it "chose ``l_ij = 0.25 * K_ij``".  ``multiplier="fixed"`` (default) reads the second sentence;
+  ``multiplier="random"`` the first: ``l_ij = l_ji = scale * |K_bar_ij| * u_ij`` with ``u_ij = u_ji ~ U(0, 1)``
+  drawn once per data set (after the points, so the same seed gives the same points), i.e. at most the
+  stated ``0.25 |K_ij|``;
 * the data scale, which the paper never states: ``data_scale`` multiplies the points (after the
   seeded draws, so the same seed gives the same points up to the factor).  It matters only through
   ``C``: scaling the points by ``s`` scales ``K_bar``, ``l`` and every noisy kernel by ``s^2`` and
@@ -35,9 +40,10 @@ import numpy as np
 
 from rsvm_conic._validation import check_positive
 
-__all__ = ["NOISE_LAWS", "base_noise", "noise_std", "BhadraData", "make_bhadra2010", "sample_kernels"]
+__all__ = ["NOISE_LAWS", "MULTIPLIERS", "base_noise", "noise_std", "BhadraData", "make_bhadra2010", "sample_kernels"]
 
 NOISE_LAWS = ("gaussian", "uniform", "beta", "beta55")
+MULTIPLIERS = ("fixed", "random")
 
 
 def base_noise(rng: np.random.Generator, law: str, size) -> np.ndarray:
@@ -83,11 +89,14 @@ def make_bhadra2010(
     center=(2.0, 2.0),
     sep: float = 1.5,
     data_scale: float = 1.0,
+    multiplier: str = "fixed",
     dtype=np.float64,
 ) -> BhadraData:
     """One synthetic dataset (points, clean linear kernel, ``n_samples`` noisy kernels)."""
     if law not in NOISE_LAWS:
         raise ValueError(f"law must be one of {NOISE_LAWS}; got {law!r}.")
+    if multiplier not in MULTIPLIERS:
+        raise ValueError(f"multiplier must be one of {MULTIPLIERS}; got {multiplier!r}.")
     data_scale = check_positive(data_scale, "data_scale")
     rng = np.random.default_rng(seed)
     center = np.asarray(center, dtype=float)
@@ -105,6 +114,9 @@ def make_bhadra2010(
         l = np.full_like(K_bar, scale * float(np.mean(np.abs(K_bar))))
     else:
         l = scale * np.abs(K_bar)
+    if multiplier == "random":
+        u = np.triu(rng.uniform(0.0, 1.0, K_bar.shape))
+        l = l * (u + np.triu(u, 1).T)
     data = BhadraData(X, y, K_bar, l, law)
     data.K_samples = sample_kernels(rng, K_bar, l, law, n_samples, symmetric=symmetric, dtype=dtype)
     return data
