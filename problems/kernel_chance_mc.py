@@ -39,6 +39,7 @@ import json
 import numpy as np
 
 from rsvm_conic.runner import GridExperiment, seed_from_cell
+from rsvm_conic.runner.fields import MapOf, Number, Record, Text
 
 DATASETS = ("breast_cancer", "wine", "bupa")
 S_GRID = (20, 50, 100, 500)
@@ -215,6 +216,12 @@ def report(run) -> tuple[str, bool]:
     return text, ok
 
 
+#: What run_cell returns: per mode, the Monte Carlo and exact violation probabilities, kappa and the status.
+RESULT_FIELDS = MapOf(
+    Record({"mc": Number(0, 1), "exact": Number(0, 1), "kappa": Number(0), "status": Text()}), keys=MODES
+)
+
+
 EXPERIMENT = GridExperiment(
     "kernel-chance-mc",
     "KernelRobustSVC's chance constraint on fresh kernel draws, moments estimated from S samples",
@@ -222,5 +229,6 @@ EXPERIMENT = GridExperiment(
     run_cell,
     report,
     version="2",
+    result_fields=RESULT_FIELDS,
 )
 GRIDS = {"kernel-chance-mc": EXPERIMENT}
