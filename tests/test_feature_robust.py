@@ -234,7 +234,7 @@ def test_a_constant_classifier_at_the_defaults_warns_and_says_why(name):
 
 def test_auto_past_3000_rows_is_the_interior_point_certified_like_the_other_routes():
     """Past 3000 rows ``auto`` was the stochastic proximal method, certified to 1e-3 only (or stopped at max_epochs);
-    ``rsvm-conic bench auto-routes`` measured the interior point 20-60x faster than Clarabel and faster than ``prox``
+    ``rsvm-conic bench auto-routes`` measured the interior point 18-64x faster than Clarabel and faster than ``prox``
     on MAGIC subsets of 3000-8000 rows, certified to 1e-6 like Clarabel.  It is now the default at every size."""
     from rsvm_conic.solvers.conic import SolverWarning
 

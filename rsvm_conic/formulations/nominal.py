@@ -61,8 +61,8 @@ class NominalSVM(LinearSVMFormulation):
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm when the data have more features than samples (its cost grows with L, the interior point's
         with n^3), else the interior point.  Measured by ``rsvm-conic bench auto-routes`` on 178-5000 standardised
-        rows at C = 0.1-10: libsvm took 0.23-75x the interior point's time (median 1.7x), won only on a few
-        easy sets at C <= 1 by milliseconds, and missed the 1e-6 certificate in 8 of 30 fits (then ``auto``
+        rows at C = 0.1-10: libsvm took 0.38-118x the interior point's time (median 1.95x), won only on a few
+        small sets at C <= 1, by at most 19 ms, and missed the 1e-6 certificate in 7 of 30 fits (then ``auto``
         warned and fell back).  Each route falls back to the next exact one."""
         L, n = self.X.shape
         if not self.dask and n > L:
