@@ -85,7 +85,7 @@ def test_an_invalid_record_is_set_aside_and_recomputed_not_reported(rff_done, tm
     assert run.ok and run.results == results  # recomputed: the same number as the clean run
     assert (tmp_path / "results.jsonl.damaged").read_bytes() == bad + b"\n"
     with warnings.catch_warnings():  # clean now: nothing set aside, nothing recomputed
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", StoreWarning)
         assert EXPERIMENT.run(tmp_path, quick=True, progress=False, select=_rff_select).results == results
 
 
@@ -155,7 +155,7 @@ def test_records_of_other_versions_are_not_checked_nor_moved(tmp_path):
     run_grid(CELLS, lambda c: {"sq": None}, ResultsStore(path, version="old"), progress=False)
     before = path.read_bytes()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", StoreWarning)
         store = ResultsStore(path, version="new", fields=FIELDS)
         with store.locked():
             assert store.invalid == 0 and not any(c in store for c in CELLS)  # never reused: a different key

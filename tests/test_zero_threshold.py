@@ -223,7 +223,7 @@ def test_entry_point_for_other_estimators():
         assert warn_constant_classifier(est, f, X)
     est.coef_ = np.ones((1, X.shape[1]))
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", ConstantClassifierWarning)
         assert not warn_constant_classifier(est, f, X)
 
 
