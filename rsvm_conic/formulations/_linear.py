@@ -2,23 +2,24 @@
 
 All three minimise, over (w, b),
 
-    P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_{g(i)}^T w||_q}
+    P(w, b) = 1/2 ||w||^2 + C sum_i s_i max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_{g(i)}^T w||_q}
 
+with per-sample weights ``s_i > 0`` (``sample_weight``; 1 by default: ``C_i = C s_i`` is each sample's weight).
 ([CJ20, eq. 4/5] with lam = 1/C: ``lam/2 ||w||^2 + sum xi = P / C``); they differ
 in where gamma_i comes from (0, a radius, or a chance-constraint factor kappa).
 So they share the numpy objective, the decision function, the dual certificate,
 the automatic route choice and the stochastic backends.
 
-**Certificate.**  For every ``alpha`` in ``[0, C]^L`` with ``y'alpha = 0`` and every ``u_g`` in the
+**Certificate.**  For every ``alpha`` in the box ``0 <= alpha_i <= C s_i`` with ``y'alpha = 0`` and every ``u_g`` in the
 unit p-ball, with ``s_g = sum_{i in g} alpha_i gamma_i``,
 
     D(alpha, u) = sum_i alpha_i - 1/2 || sum_i alpha_i y_i x_i - sum_g s_g A_g u_g ||^2  <=  P*
 
-(weak duality: each hinge is ``max_{alpha_i in [0, C]}`` of ``alpha_i`` times its argument, each
+(weak duality: each weighted hinge is ``max_{alpha_i in [0, C s_i]}`` of ``alpha_i`` times its argument, each
 dual norm ``max_{||u||_p <= 1} u'A'w``; minimising the Lagrangian over ``b`` forces ``y'alpha = 0``
 and over ``w`` gives the quadratic).  Every exact route returns multipliers ``alpha`` (libsvm's
 dual coefficients, the interior point's margin multipliers, CVXPY's constraint duals); they are
-projected onto ``{0 <= alpha <= C, y'alpha = 0}``.  ``u_g`` is the maximiser of ``u'A_g'w`` at the
+projected onto ``{0 <= alpha_i <= C s_i, y'alpha = 0}``.  ``u_g`` is the maximiser of ``u'A_g'w`` at the
 returned ``w`` or, from the routes that return their norm cones' multipliers ``z_g`` (Clarabel and
 SCS through the constraints of :func:`~.robust.robust_cone_constraints`, the interior point),
 ``z_g / s_g`` projected onto the unit p-ball -- whichever gives the larger ``D``.  The maximiser is
@@ -27,9 +28,9 @@ zero (p = inf) entries, and the optima of such models sit on these kinks: there 
 carry the optimum's ``u`` (``tests/test_cone_multipliers.py``).  Either way the point is feasible,
 so ``P(w, b) - D`` is a certified bound on the distance to the optimum.
 
-The relative gap is ``(P - D) / max(P, |D|, 1e-9 C L)``: ``C L = P(0, 0)`` is the objective of
+The relative gap is ``(P - D) / max(P, |D|, 1e-9 C sum_i s_i)``: ``C sum_i s_i = P(0, 0)`` is the objective of
 the trivial classifier, and the floor keeps the ratio meaningful when ``P*`` is ~0 against it (one class, or a
-large C whose optimum separates the data: there the certificate is an absolute accuracy of ``1e-15 C L``).
+large C whose optimum separates the data: there the certificate is an absolute accuracy of ``1e-15 C sum_i s_i``).
 
 **Models are built lazily.**  The CVXPY model (``problem``, ``parameters``, ``variables``) is
 built the first time one of them is used, i.e. only when a conic route runs or the user asks for
@@ -93,7 +94,10 @@ class LinearSVMFormulation(Formulation):
         "prox": "stochastic proximal gradient; certificate: dual point built from the iterate",
     }
 
-    def __init__(self, X, y, C: float, check_input: bool = True):
+    #: the routes that take per-sample weights (the stochastic routes sample uniformly and do not)
+    WEIGHTED_BACKENDS = ("libsvm", "ipm", "clarabel", "scs")
+
+    def __init__(self, X, y, C: float, check_input: bool = True, sample_weight=None):
         msg = (
             "y must be a vector of -1/+1 labels with one entry per row of X "
             "(use validate_xy to convert arbitrary binary labels)."
@@ -111,11 +115,28 @@ class LinearSVMFormulation(Formulation):
         #: the samples are a Dask array: per-sample work runs on its row blocks (:mod:`~..solvers.row_blocks`)
         self.dask = is_dask_array(X)
         self.C0 = check_positive(C, "C")
+        #: per-sample weights ``s_i > 0`` of the hinge terms (``C_i = C s_i``), None: all 1 (trusted: the estimators
+        #: validate them and drop the samples of weight 0, which take no part in the problem)
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        if self.sample_weight is not None and (self.dask or self.sample_weight.shape != (X.shape[0],)):
+            raise ValueError(
+                f"{self.name}: sample_weight must hold one positive number per in-memory sample ({X.shape[0]}); "
+                f"got shape {self.sample_weight.shape}" + (" with samples given as a Dask array." if self.dask else ".")
+            )
         self.uncertainty: ResolvedUncertainty | None = None
         self._values = {"C": self.C0}
         if self.gamma_param is not None:
             self._values[self.gamma_param] = 0.0
         self._problem = self._cp_params = self._variables = self._margin = None
+
+    def solve(self, backend: str = "clarabel", **options) -> Solution:
+        if self.sample_weight is not None and backend in self.BACKENDS and backend not in self.WEIGHTED_BACKENDS:
+            takes = [b for b in self.backends if b in self.WEIGHTED_BACKENDS]
+            raise ValueError(
+                f"solver {backend!r} does not take sample weights (it samples the rows uniformly); with "
+                f"sample_weight or class_weight use solver='auto' or one of {takes}."
+            )
+        return super().solve(backend, **options)
 
     # ------------------------------------------------------------------ lazy CVXPY model
     def _build_model(self):
@@ -182,6 +203,21 @@ class LinearSVMFormulation(Formulation):
     def C(self) -> float:
         return float(self._values["C"])
 
+    @property
+    def C_box(self):
+        """The upper bounds of the dual box, ``C s_i`` (one per sample), or the scalar ``C`` without weights."""
+        return self.C if self.sample_weight is None else self.C * self.sample_weight
+
+    def total_weight(self) -> float:
+        """``sum_i s_i`` (L without weights): ``C`` times it is ``P(0, 0)``, the trivial classifier's objective."""
+        return float(self.X.shape[0] if self.sample_weight is None else self.sample_weight.sum())
+
+    def hinge_total(self, C_par, xi):
+        """The CVXPY expression of the weighted hinge term ``C sum_i s_i xi_i`` (for the builders)."""
+        import cvxpy as cp
+
+        return C_par * (cp.sum(xi) if self.sample_weight is None else self.sample_weight @ xi)
+
     def current_uncertainty(self) -> ResolvedUncertainty | None:
         """The resolved uncertainty with gamma scaled by the current parameter value."""
         if self.uncertainty is None or self.gamma_param is None:
@@ -210,6 +246,10 @@ class LinearSVMFormulation(Formulation):
             from ..solvers.row_blocks import hinge_sum
 
             return 0.5 * float(w @ w) + self.C * hinge_sum(self.X, self.y, w, b, self.current_uncertainty())[0]
+        if self.sample_weight is not None:
+            return 0.5 * float(w @ w) + self.C * float(
+                self.sample_weight @ self.datafit().losses(self.y, w, self.X @ w + b)
+            )
         return 0.5 * float(w @ w) + self.C * self.datafit().value(self.y, w, self.X @ w + b)
 
     def objective(self, solution: Solution) -> float:
@@ -235,7 +275,7 @@ class LinearSVMFormulation(Formulation):
         """
         if self.dask:
             return self._dual_value_rows(alpha, np.asarray(w, dtype=float), optimise_u)
-        a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C)
+        a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C_box)
         v = self.X.T @ (a * self.y)
         robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
         if robust is not None:
@@ -287,7 +327,7 @@ class LinearSVMFormulation(Formulation):
         solver returned them, its cone multipliers (see :meth:`dual_value`)."""
         primal = self.objective_wb(w, b)
         dual = -np.inf if alpha is None else self.dual_value(alpha, w, multipliers=multipliers)
-        kwargs.setdefault("floor", 1e-9 * self.C * self.X.shape[0])  # P(0, 0) = C L: the trivial objective
+        kwargs.setdefault("floor", 1e-9 * self.C * self.total_weight())  # P(0, 0) = C sum s: the trivial objective
         info = certify(route, primal, dual, tol, **kwargs)
         if alpha is not None and not info.certified:  # the maximiser u(w) may be the wrong one: improve u
             better = self.dual_value(alpha, w, optimise_u=True, multipliers=multipliers)
@@ -376,7 +416,8 @@ class LinearSVMFormulation(Formulation):
             s, v, av = a.sum(), self.X.T @ (np.asarray(alpha, dtype=float) * self.y), np.abs(self.X).T @ a
             m = float((np.abs(self.X) @ w).sum())
         eps = np.finfo(float).eps
-        return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + self.C * (m + self.X.shape[0] * abs(b))))
+        C = self.C if self.sample_weight is None else self.C * float(self.sample_weight.max())
+        return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + C * (m + self.X.shape[0] * abs(b))))
 
     # ------------------------------------------------------------------ constant classifier
     def zero_threshold(self, **options):
@@ -386,12 +427,13 @@ class LinearSVMFormulation(Formulation):
 
         Returns a :class:`~rsvm_conic.solvers.zero_threshold.ZeroThreshold` on the parameter's scale (``lower``:
         ``w != 0`` below it; ``upper``: ``w = 0`` from it on, inf if not bracketed), or None when there is no
-        robust term (nominal model, parameter 0) or the samples are a Dask array (not computed on row blocks).
+        robust term (nominal model, parameter 0), the samples are a Dask array (not computed on row blocks) or weighted
+        (the test is unweighted).
         ``options`` go to the solver function.
         """
         from ..solvers.zero_threshold import zero_threshold
 
-        if self.gamma_param is None or self.dask:
+        if self.gamma_param is None or self.dask or self.sample_weight is not None:
             return None
         ops = self.datafit().factor_ops()
         value = float(self._values[self.gamma_param])
@@ -403,6 +445,8 @@ class LinearSVMFormulation(Formulation):
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
         if self.dask and backend not in self.DASK_BACKENDS:
+            return False
+        if self.sample_weight is not None and backend not in self.WEIGHTED_BACKENDS:
             return False
         if backend == "ipm":
             unc = self.current_uncertainty()
@@ -424,7 +468,7 @@ class LinearSVMFormulation(Formulation):
             return ("ipm",)
         scs = ("scs",) if self._lp_like() <= SCS_AUTO_MAX else ()
         if "ipm" in self.backends:
-            if L * n * n > IPM_WORK_LIMIT:
+            if L * n * n > IPM_WORK_LIMIT and self._available("prox"):
                 return ("prox", "ipm", "clarabel")
             return ("ipm", "clarabel") + scs
         return ("clarabel",) + scs
@@ -435,7 +479,7 @@ class LinearSVMFormulation(Formulation):
         if getattr(self, "_sq_radius", None) is None:  # the largest squared norm of a sample, one pass, once
             sq = (self.X * self.X).sum(axis=1).max()
             self._sq_radius = float(sq.compute() if self.dask else sq)
-        return self.C * self._sq_radius
+        return float(np.max(self.C_box)) * self._sq_radius
 
     def _auto_hint(self) -> str:
         cr2 = self._lp_like()
@@ -581,7 +625,8 @@ class LinearSVMFormulation(Formulation):
 
 
 def project_dual_set(v, y, C) -> np.ndarray:
-    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}``: ``a = clip(v - lam y, 0, C)`` with the root
+    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}`` (``C`` a number, or one upper bound per sample):
+    ``a = clip(v - lam y, 0, C)`` with the root
     ``lam`` of the decreasing function ``y'clip(v - lam y, 0, C)`` found by bisection to full precision
     (no sums of C with small numbers, so exact for any C: at C = 1e12 the breakpoint method lost
     y'a = 0.06)."""
@@ -592,7 +637,7 @@ def project_dual_set(v, y, C) -> np.ndarray:
 
     if phi(0.0) == 0.0:
         return np.clip(v, 0.0, C)
-    hi = float(np.max(np.abs(v))) + min(C, float(np.sum(np.abs(v))) + 1.0)
+    hi = float(np.max(np.abs(v))) + min(float(np.max(C)), float(np.sum(np.abs(v))) + 1.0)
     lo = -hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)

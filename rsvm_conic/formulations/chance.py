@@ -43,19 +43,38 @@ class ChanceConstrainedSVM(RobustSVM):
         Model of the perturbation: any law with the given covariance (Chebyshev-Cantelli bound) or Gaussian.
     check_input : bool, default=True
         Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (``C_i = C s_i``); None: all 1.  Trusted (the estimators
+        validate them and drop the samples of weight 0).
     """
 
     name = "chance"
     gamma_param = "kappa"
 
     def __init__(
-        self, X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev", *, check_input: bool = True
+        self,
+        X,
+        y,
+        Sigma=None,
+        groups=None,
+        C=1.0,
+        epsilon=0.1,
+        distribution="chebyshev",
+        *,
+        check_input: bool = True,
+        sample_weight=None,
     ):
         self.distribution = check_choice(distribution, "distribution", DISTRIBUTIONS)
         k = kappa(epsilon, distribution)
         self.epsilon = float(epsilon)
         super().__init__(
-            X, y, UncertaintySet(Sigma=Sigma, groups=groups, p=2, radius=k), C=C, radius=k, check_input=check_input
+            X,
+            y,
+            UncertaintySet(Sigma=Sigma, groups=groups, p=2, radius=k),
+            C=C,
+            radius=k,
+            check_input=check_input,
+            sample_weight=sample_weight,
         )
 
     def set_params(self, **values):

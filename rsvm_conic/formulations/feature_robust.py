@@ -80,13 +80,16 @@ class FeatureRobustSVM(LinearSVMFormulation):
         ``(cos, sin)`` of the per-sample block rotations of Prop. 4.1 (RFF).
     R : ndarray of shape (D,) or (D, D), or None, default=None
         A shared matrix (e.g. ``Lambda^{1/2}`` for Nystroem); None: identity.
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (``C_i = C s_i``); None: all 1.  Trusted (the estimators
+        validate them and drop the samples of weight 0).
     """
 
     name = "feature-robust"
     gamma_param = "radius"
 
-    def __init__(self, Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None):
-        super().__init__(Phi, y, C)
+    def __init__(self, Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None, *, sample_weight=None):
+        super().__init__(Phi, y, C, sample_weight=sample_weight)
         L, D = self.X.shape
         self.pbar = check_norm(pbar)
         self.qbar = dual_norm(self.pbar)
@@ -154,7 +157,7 @@ class FeatureRobustSVM(LinearSVMFormulation):
             cones = robust_cone_constraints(zeta, t, unc.factors, unc.diagonal, self.qbar)
             penalty = self.Gamma * t[0]
         margin = cp.multiply(self.y, self.X @ zeta + b) + xi - r_par * penalty >= 1  # its multipliers: alpha
-        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + C_par * cp.sum(xi)), [margin] + cones)
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + self.hinge_total(C_par, xi)), [margin] + cones)
         return problem, {"C": C_par, "radius": r_par}, {"w": zeta, "b": b, "t": t, "xi": xi}, margin
 
     def _available(self, backend: str) -> bool:

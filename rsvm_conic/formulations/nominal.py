@@ -37,6 +37,9 @@ class NominalSVM(LinearSVMFormulation):
         Weight of the hinge loss against ``1/2 ||w||^2``.
     check_input : bool, default=True
         Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (``C_i = C s_i``); None: all 1.  Trusted (the estimators
+        validate them and drop the samples of weight 0).
     """
 
     name = "nominal"
@@ -46,8 +49,8 @@ class NominalSVM(LinearSVMFormulation):
         **LinearSVMFormulation.BACKENDS,
     }
 
-    def __init__(self, X, y, C=1.0, *, check_input: bool = True):
-        super().__init__(X, y, C, check_input=check_input)
+    def __init__(self, X, y, C=1.0, *, check_input: bool = True, sample_weight=None):
+        super().__init__(X, y, C, check_input=check_input, sample_weight=sample_weight)
 
     def _build_model(self):
         L, n = self.X.shape
@@ -55,7 +58,7 @@ class NominalSVM(LinearSVMFormulation):
         xi = cp.Variable(L, name="xi", nonneg=True)
         C_par = cp.Parameter(nonneg=True, name="C")
         margin = cp.multiply(self.y, self.X @ w + b) + xi >= 1
-        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), [margin])
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + self.hinge_total(C_par, xi)), [margin])
         return problem, {"C": C_par}, {"w": w, "b": b, "xi": xi}, margin
 
     def auto_routes(self) -> tuple[str, ...]:
@@ -86,10 +89,12 @@ class NominalSVM(LinearSVMFormulation):
         svc = SVC(kernel="linear", C=self.C, tol=tol, max_iter=max_iter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # judged by the duality gap below
-            svc.fit(self.X, self.y)  # classes_ = [-1, 1], so the decision function is w.x + b
+            svc.fit(
+                self.X, self.y, sample_weight=self.sample_weight
+            )  # libsvm's box: alpha_i <= C s_i; classes_ = [-1, 1], so the decision function is w.x + b
         alpha = libsvm_alpha(svc, self.X.shape[0])
         w = svc.coef_.ravel().copy()
-        b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]))
+        b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]), self.sample_weight)
         sol = Solution(
             backend="libsvm",
             status="optimal",
@@ -101,16 +106,18 @@ class NominalSVM(LinearSVMFormulation):
         return self._certified(sol, alpha, gap_tol)
 
 
-def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0) -> float:
-    """argmin_b sum_i max(0, 1 - y_i (scores_i + b)), exactly (a convex piecewise-linear function of b).
+def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0, weights=None) -> float:
+    """argmin_b sum_i s_i max(0, 1 - y_i (scores_i + b)), exactly (a convex piecewise-linear function of b;
+    ``weights`` s_i, None: all 1).
 
     The minimum is attained at a breakpoint ``b = y_i - scores_i`` where the slope
     ``-sum_{active} y_i`` changes sign; ``b0`` is kept when it is already optimal.
     """
-    b_star = hinge_min(1.0 - y * scores, y)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
+    b_star = hinge_min(1.0 - y * scores, y, weights)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
+    s = np.ones_like(y) if weights is None else weights
 
     def f(b):
-        return float(np.sum(np.maximum(0.0, 1.0 - y * (scores + b))))
+        return float(s @ np.maximum(0.0, 1.0 - y * (scores + b)))
 
     return b0 if f(b0) <= f(b_star) else b_star
 

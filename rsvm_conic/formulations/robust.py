@@ -86,15 +86,26 @@ class RobustSVM(LinearSVMFormulation):
         Global multiplier gamma of the sets (a DPP parameter); None: the uncertainty set's own radius.
     check_input : bool, default=True
         Validate ``X`` and ``y`` (False: internal callers passing trusted float arrays).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (``C_i = C s_i``); None: all 1.  Trusted (the estimators
+        validate them and drop the samples of weight 0).
     """
 
     name = "robust"
     gamma_param = "radius"
 
     def __init__(
-        self, X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None, *, check_input: bool = True
+        self,
+        X,
+        y,
+        uncertainty: UncertaintySet | None = None,
+        C=1.0,
+        radius=None,
+        *,
+        check_input: bool = True,
+        sample_weight=None,
     ):
-        super().__init__(X, y, C, check_input=check_input)
+        super().__init__(X, y, C, check_input=check_input, sample_weight=sample_weight)
         uncertainty = uncertainty if uncertainty is not None else UncertaintySet()
         self.uncertainty = unc = self.resolve(uncertainty)
         self.set_params(**{self.gamma_param: float(unc.radius if radius is None else radius)})
@@ -112,7 +123,7 @@ class RobustSVM(LinearSVMFormulation):
         # DPP: each parameter multiplies a parameter-free expression, so re-solves skip compilation.
         margin = cp.multiply(self.y, self.X @ w + b) + xi - r_par * penalty >= 1
         self._cones = robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
-        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), [margin, *self._cones])
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + self.hinge_total(C_par, xi)), [margin, *self._cones])
         return problem, {"C": C_par, self.gamma_param: r_par}, {"w": w, "b": b, "t": t, "xi": xi}, margin
 
     def _cone_multipliers(self):

@@ -672,17 +672,28 @@ def _alpha_step(alpha, r, G, Gt, y, C, t):
     return np.clip(alpha + step * d, 0.0, C), r + step * gd, (float(d @ d) / den if den > 0 else t)
 
 
-def hinge_min(r, y):
-    """``min_b sum_i max(0, r_i - y_i b)`` and its minimiser (exact: convex piecewise linear in ``b``).
+def hinge_min(r, y, weights=None):
+    """``min_b sum_i s_i max(0, r_i - y_i b)`` and its minimiser (exact: convex piecewise linear in ``b``);
+    ``weights`` ``s_i >= 0`` (None: all 1).
 
-    Breakpoints ``r_i`` (``y_i = +1``, slope -1 left of it) and ``-r_i`` (``y_i = -1``, slope +1
+    Breakpoints ``r_i`` (``y_i = +1``, slope ``-s_i`` left of it) and ``-r_i`` (``y_i = -1``, slope ``+s_i``
     right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
     """
     pos = y > 0
-    ps = np.sort(r[pos])
-    qs = np.sort(-r[~pos])
-    bp = np.concatenate([ps, qs])
-    bp.sort()
-    D = np.searchsorted(qs, bp, side="right") - (ps.size - np.searchsorted(ps, bp, side="right"))
+    if weights is None:
+        ps = np.sort(r[pos])
+        qs = np.sort(-r[~pos])
+        bp = np.concatenate([ps, qs])
+        bp.sort()
+        D = np.searchsorted(qs, bp, side="right") - (ps.size - np.searchsorted(ps, bp, side="right"))
+        b = float(bp[int(np.argmax(D >= 0))])
+        return float(np.sum(np.maximum(r - y * b, 0.0))), b
+    weights = np.asarray(weights, dtype=float)
+    op, oq = np.argsort(r[pos]), np.argsort(-r[~pos])
+    ps, qs = r[pos][op], -r[~pos][oq]
+    cp = np.concatenate([[0.0], np.cumsum(weights[pos][op])])  # weight of the first j positive breakpoints
+    cq = np.concatenate([[0.0], np.cumsum(weights[~pos][oq])])
+    bp = np.sort(np.concatenate([ps, qs]))
+    D = cq[np.searchsorted(qs, bp, side="right")] - (cp[-1] - cp[np.searchsorted(ps, bp, side="right")])
     b = float(bp[int(np.argmax(D >= 0))])
-    return float(np.sum(np.maximum(r - y * b, 0.0))), b
+    return float(weights @ np.maximum(r - y * b, 0.0)), b

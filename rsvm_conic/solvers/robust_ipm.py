@@ -2,7 +2,7 @@
 
 The model (p = 2, the worst-case robust SVM and the chance-constrained SVM)::
 
-    minimise    1/2 ||w||^2 + C sum_i xi_i
+    minimise    1/2 ||w||^2 + sum_i C_i xi_i       (C_i = C, or C s_i with per-sample weights s_i)
     subject to  y_i (<w, x_i> + b) + xi_i - gamma_i t_{g(i)} >= 1,   xi >= 0,
                 t_g >= ||A_g' w||_2                                  g = 1..k
 
@@ -362,7 +362,7 @@ class RobustSVMCone:
         self.X, self.y = X, np.asarray(y, dtype=float)
         self.L, self.n = X.shape
         L, n = self.L, self.n
-        self.C = float(C)
+        self.C = C if np.ndim(C) else float(C)  # a number, or one weight C_i = C s_i per sample
         gamma = np.asarray(gamma, dtype=float)
         group_index = np.asarray(group_index)
         # keep the groups that carry uncertainty (some gamma_i > 0)
@@ -388,7 +388,7 @@ class RobustSVMCone:
         self.work = Workspace()
         self._derived: dict = {}  # what was derived from one scaling at one version (:meth:`_derived_for`)
         self.nx = n + 1 + L + k
-        self.q = np.concatenate([np.zeros(n + 1), np.full(L, self.C), np.zeros(k)])
+        self.q = np.concatenate([np.zeros(n + 1), np.broadcast_to(self.C, (L,)), np.zeros(k)])
         self.h = np.concatenate([-np.ones(L), np.zeros(L), np.zeros(k * (n + 1))])
         self.b = np.zeros(0)
 
@@ -630,11 +630,12 @@ def robust_svm_ipm(
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
-    ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
-    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0); ``refine``: the most refinement
-    steps per corrector solve (:class:`~.cone_ipm.Refinement`).  A Dask array ``X``
-    (with ``y``, ``gamma``, ``group_index`` -- and per-sample factors -- chunked along its rows) is
-    solved on its row blocks by :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
+    ``C`` is a number or one positive weight ``C_i`` per sample (in-memory samples), ``factors`` is ``(k, n)``
+    (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index`` maps samples to groups, ``gamma`` holds
+    gamma_i = radius * scale_i (>= 0); ``refine``: the most refinement steps per corrector solve
+    (:class:`~.cone_ipm.Refinement`).  A Dask array ``X`` (with ``y``, ``gamma``, ``group_index`` -- and
+    per-sample factors -- chunked along its rows) is solved on its row blocks by
+    :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
     if is_dask_array(X):
         from .dask_ipm import robust_svm_ipm_dask
@@ -665,9 +666,9 @@ def robust_svm_ipm(
         raise ValueError("gamma must hold one finite, nonnegative number per sample.")
     if not np.all(np.isfinite(factors)):
         raise ValueError("the uncertainty factors contain NaN or inf.")
-    C = float(C)
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be finite and > 0; got {C}.")
+    C = np.asarray(C, dtype=float) if np.ndim(C) else float(C)
+    if np.shape(C) not in ((), (X.shape[0],)) or not (np.all(np.isfinite(C)) and np.all(C > 0)):
+        raise ValueError(f"C must be finite and > 0 (a number, or one per sample: C_i = C s_i); got {C}.")
     prob = RobustSVMCone(X, y, C, gamma, np.asarray(factors, dtype=float), diagonal, group_index)
     res = cone_ipm(
         prob,
@@ -790,7 +791,7 @@ def solve_robust_ipm(formulation, **opts):
             X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, check_input=False, **opts
         )
     else:
-        values, info = robust_svm_ipm(X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, **opts)
+        values, info = robust_svm_ipm(X, formulation.y, formulation.C_box, gamma, factors, diagonal, gidx, **opts)
     sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
     sol.time = time.perf_counter() - t0
     sol.objective = float(formulation.objective(sol))
