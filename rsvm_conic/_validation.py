@@ -239,6 +239,58 @@ def check_sample_scale(scale, n_samples: int, name: str = "sample_scale") -> np.
     return scale
 
 
+def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weight") -> np.ndarray:
+    """Per-sample weights of the loss terms: ``n_samples`` finite numbers >= 0, at least one of them positive."""
+    weights = check_finite_array(sample_weight, name, ndim=1)
+    if weights.shape[0] != n_samples or np.any(weights < 0):
+        got = (
+            f"{int(np.count_nonzero(weights < 0))} negative"
+            if weights.shape[0] == n_samples
+            else f"shape {weights.shape}"
+        )
+        raise ValueError(f"{name} must hold {n_samples} nonnegative numbers (one per sample); got {got}.")
+    if not np.any(weights > 0):
+        raise ValueError(f"{name} is zero for every sample: give at least one sample a positive weight.")
+    return weights
+
+
+def check_sigma_index(sigma_index, n_samples: int, n_matrices: int) -> np.ndarray:
+    """The estimators' ``sigma_index``: one integer per sample, each the position of that sample's matrix along
+    Sigma's first axis (``0 <= sigma_index[i] < n_matrices``)."""
+    idx = np.asarray(sigma_index)
+    if idx.ndim != 1 or idx.shape[0] != n_samples:
+        raise ValueError(
+            f"sigma_index must hold one integer per sample ({n_samples}): the position of each sample's matrix "
+            f"along Sigma's first axis; got shape {idx.shape}."
+        )
+    if idx.dtype.kind not in "iu" and not (idx.dtype.kind == "f" and np.all(idx == np.round(idx))):
+        raise ValueError(
+            f"sigma_index must hold integers (positions along Sigma's first axis), not labels of dtype {idx.dtype}; "
+            "map labels to positions first, e.g. np.unique(labels, return_inverse=True)[1]."
+        )
+    idx = idx.astype(np.intp)
+    if idx.min() < 0 or idx.max() >= n_matrices:
+        raise ValueError(
+            f"sigma_index holds values from {idx.min()} to {idx.max()} but Sigma holds {n_matrices} matrices "
+            f"(positions 0..{n_matrices - 1})."
+        )
+    return idx
+
+
+def check_fit_keywords(estimator, keywords: dict) -> None:
+    """Keyword arguments a ``fit`` does not take: ``groups`` (scikit-learn's model selection gives it to the
+    splitter, never to the estimator) names its replacement ``sigma_index``; any other is a TypeError."""
+    name = type(estimator).__name__
+    if "groups" in keywords:
+        raise ValueError(
+            f"{name}.fit takes no groups: the position of each sample's covariance along Sigma's first axis is "
+            "sigma_index= (scikit-learn's GridSearchCV and cross_validate keep groups= for the splitter and do not "
+            "pass it to the estimator). Pass sigma_index=... instead."
+        )
+    if keywords:
+        raise TypeError(f"{name}.fit() got unexpected keyword argument(s) {sorted(keywords)}.")
+
+
 def check_groups_have_sigma(groups, Sigma, factor=None) -> None:
     """``groups`` say which Sigma (or factor) each sample uses: without either they would be silently ignored."""
     if groups is not None and Sigma is None and factor is None:

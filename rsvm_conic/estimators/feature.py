@@ -6,7 +6,7 @@ image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
 
     RobustFeatureSVC(feature_map="rff", n_components=200, sigma=3.0, radius=0.1, norm=2).fit(X, y)
 
-The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``groups``
+The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``sigma_index``
 as in :class:`~rsvm_conic.estimators.RobustSVC`; default identity).  ``feature_norm`` is pbar, the
 norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"`` (the structured
 interior point ``"ipm"`` for ``feature_norm=2``, else Clarabel, with visible fallbacks; certified to a 1e-6
@@ -23,8 +23,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
-from ._base import BinaryClassifierTags
+from .._validation import check_choice, check_fit_keywords, check_norm, check_positive, validate_estimator_input
+from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
 from .linear import warn_constant_classifier
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
@@ -70,6 +70,9 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Extra keyword arguments for the solver route.
     random_state : int, Generator or None, default=None
         Seed of the feature map.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
+        ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
     Attributes
     ----------
@@ -87,6 +90,8 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Optimal objective value of formulation (10).
     solver_stats_ : dict
         Route, status and certificate of the solve.
+    n_features_in_ : int
+        Number of input features seen in ``fit``.
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         bound="corrected",
         solver_options=None,
         random_state=None,
+        class_weight=None,
     ):
         self.feature_map = feature_map
         self.n_components = n_components
@@ -114,13 +120,42 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.bound = bound
         self.solver_options = solver_options
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _make_map(self):
         if self.feature_map == "rff":
             return RandomFourierFeatures(self.n_components, self.sigma, self.random_state)
         return NystroemMap(self.n_components, self.sigma, random_state=self.random_state)
 
-    def fit(self, X, y, Sigma=None, groups=None, sample_radius=None):
+    def fit(self, X, y, Sigma=None, sigma_index=None, sample_radius=None, sample_weight=None, **keywords):
+        """Fit the feature map and the robust SVM on its features.
+
+        Parameters
+        ----------
+        X : array-like of shape (L, n)
+            Training samples.
+        y : array-like of shape (L,)
+            Binary labels.
+        Sigma : array-like or None, default=None
+            Noise covariances of the inputs, in the units of X squared; the shapes of
+            :meth:`RobustSVC.fit <rsvm_conic.estimators.RobustSVC.fit>` (None: identity).  After a
+            ``StandardScaler`` they are ``D^-1 Sigma D^-1`` (:func:`rsvm_conic.uncertainty.scale_covariance`).
+        sigma_index : array-like of shape (L,) of int, "sample", or None, default=None
+            The position of each sample's matrix along Sigma's first axis (not ``groups``, which scikit-learn's
+            model selection gives to the splitter).
+        sample_radius : array-like of shape (L,) or None, default=None
+            Per-sample multipliers (>= 0) of the radius.
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight of each sample's loss term (``C_i = C * sample_weight[i] * class weight``); an integer
+            weight is the same as repeating the sample, 0 drops it.  The feature map is fitted on the samples of
+            positive weight.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        check_fit_keywords(self, keywords)
         check_choice(self.feature_map, "feature_map", FEATURE_MAPS)
         check_choice(self.solver, "solver", SOLVERS)
         check_choice(self.bound, "bound", VARIANTS)
@@ -132,6 +167,13 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 "the Nystroem bound (Prop. 4.2) is a 2-norm bound; use feature_norm=2 or feature_map='rff'."
             )
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            if not np.all(keep):  # a sample of weight 0 takes no part in the problem
+                Sigma, sigma_index, sample_radius = drop_samples(keep, X.shape[0], Sigma, sigma_index, sample_radius)
+                X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
+        Sigma, groups = fit_uncertainty(Sigma, sigma_index, *X.shape)
         unc = UncertaintySet(
             Sigma=Sigma,
             groups=groups,
@@ -144,10 +186,10 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Phi = fmap.transform(X)
         if self.feature_map == "rff":
             Gamma = rff_feature_bound(fmap, X, unc, pbar, self.bound)
-            form = FeatureRobustSVM(Phi, y_pm, Gamma, pbar, self.C, rotations=fmap.rotations(X))
+            form = FeatureRobustSVM(Phi, y_pm, Gamma, pbar, self.C, rotations=fmap.rotations(X), sample_weight=weights)
         else:
             Gamma = nystroem_feature_bound(fmap, X, unc, self.bound)
-            form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_))
+            form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_), sample_weight=weights)
         solver = self.solver
         sol = form.solve(solver, **(self.solver_options or {}))
         if sol.status != "optimal":

@@ -2,7 +2,7 @@
 
 Uncertainty is data, not a hyper-parameter, so it goes to ``fit``::
 
-    RobustSVC(C=1.0, radius=0.5, norm=2).fit(X, y, Sigma=Sigma, groups=groups)
+    RobustSVC(C=1.0, radius=0.5, norm=2).fit(X, y, Sigma=Sigma, sigma_index=index)
 
 ``solver`` picks the route; the choices are the formulation's backend table
 (:attr:`~rsvm_conic.formulations._linear.LinearSVMFormulation.BACKENDS`) plus ``"auto"``, the
@@ -34,13 +34,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_norm, check_positive, is_dask_array, validate_estimator_input
+from .._validation import (
+    check_choice,
+    check_fit_keywords,
+    check_norm,
+    check_positive,
+    is_dask_array,
+    validate_estimator_input,
+)
 from ..formulations.chance import ChanceConstrainedSVM
 from ..formulations.nominal import NominalSVM
 from ..formulations.robust import RobustSVM
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
-from ._base import BinaryClassifierTags
+from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
 
 
 class ConstantClassifierWarning(UserWarning):
@@ -121,7 +128,13 @@ def _threshold(formulation):
     except Exception as exc:  # a diagnostic never turns a certified fit into an exception
         return None, f"it could not be computed ({type(exc).__name__}: {exc})"
     if zt is None:
-        why = "it is not computed for samples given as a Dask array" if formulation.dask else "no robust term"
+        why = (
+            "it is not computed for samples given as a Dask array"
+            if formulation.dask
+            else "it is not computed for weighted samples"
+            if formulation.sample_weight is not None
+            else "no robust term"
+        )
         return None, why
     return zt, ""
 
@@ -179,27 +192,59 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
     def _solvers(cls):
         return ("auto", *cls._formulation.BACKENDS)
 
-    def _build(self, X, y, Sigma, groups, sample_radius):  # pragma: no cover - abstract
+    def _build(self, X, y, Sigma, groups, sample_radius, weights):  # pragma: no cover - abstract
         raise NotImplementedError
 
     #: whether ``fit`` takes Sigma / groups / sample_radius (read from a store given as a path)
     _uncertain = True
 
-    def fit(self, X, y=None, Sigma=None, groups=None, sample_radius=None):
-        """Fit on (X, y); ``Sigma``/``groups`` describe the uncertainty (see UncertaintySet).
+    def fit(self, X, y=None, Sigma=None, sigma_index=None, sample_radius=None, sample_weight=None, **keywords):
+        """Fit the classifier on (X, y) and the uncertainty of the samples.
 
-        X, y (and the per-sample groups, sample_radius) may be Dask arrays chunked along rows: the fit then
-        runs on their row blocks, on the current Dask scheduler (e.g. a ``distributed.Client(address)``),
-        and nothing of size L is gathered (:mod:`rsvm_conic.solvers.dask_ipm`).  ``X`` may also be the
-        path of a chunked store (:mod:`rsvm_conic.datasets.zarr_store`): its X, y and uncertainty are read
-        as Dask arrays.
+        Parameters
+        ----------
+        X : array-like of shape (L, n), Dask array, or str / path
+            Training samples (Dask: chunked along rows; the fit then runs on their row blocks on the current Dask
+            scheduler and nothing of size L is gathered, :mod:`rsvm_conic.solvers.dask_ipm`).  A path is a chunked
+            store (:mod:`rsvm_conic.datasets.zarr_store`) whose X, y and uncertainty are read as Dask arrays.
+        y : array-like of shape (L,)
+            Binary labels.
+        Sigma : array-like or None, default=None
+            Noise covariances, in the units of X squared: None (identity), shape (n,) (one shared diagonal), (n, n)
+            (one shared matrix), (1, n) or (1, n, n) (the same, shared, never sliced by cross-validation), (L, n, n)
+            (one matrix per sample), or (k, n) / (k, n, n) with ``sigma_index`` (one diagonal / matrix per group).
+            A scaler changes the units: after ``StandardScaler`` (``x -> D^-1 (x - mean)``, ``D = diag(scale_)``)
+            the covariance is ``D^-1 Sigma D^-1`` (:func:`rsvm_conic.uncertainty.scale_covariance`).
+        sigma_index : array-like of shape (L,) of int, "sample", or None, default=None
+            The position of each sample's matrix along Sigma's first axis (``"sample"``: Sigma holds one diagonal
+            per sample, shape (L, n)).  scikit-learn's model selection slices it with the samples; ``groups`` is not
+            accepted (scikit-learn's ``GridSearchCV`` / ``cross_validate`` give ``groups`` to the splitter).
+        sample_radius : array-like of shape (L,) or None, default=None
+            Per-sample multipliers (>= 0) of the uncertainty, in units of the radius.
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight of each sample's loss term (``C_i = C * sample_weight[i] * class weight``); an integer
+            weight is the same as repeating the sample, 0 drops it.  Not for Dask samples.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
         """
+        check_fit_keywords(self, keywords)
         if isinstance(X, (str, os.PathLike)):
-            X, y, Sigma, groups, sample_radius = self._from_store(X, y, Sigma, groups, sample_radius)
+            X, y, Sigma, sigma_index, sample_radius = self._from_store(X, y, Sigma, sigma_index, sample_radius)
         check_choice(self.solver, "solver", self._solvers())
         check_positive(self.C, "C")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
-        formulation = self._build(X, y_pm, Sigma, groups, sample_radius)
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            if not np.all(keep):  # a sample of weight 0 takes no part in the problem
+                Sigma, sigma_index, sample_radius = drop_samples(keep, X.shape[0], Sigma, sigma_index, sample_radius)
+                X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
+        if self._uncertain:
+            Sigma, sigma_index = fit_uncertainty(Sigma, sigma_index, *X.shape)
+        formulation = self._build(X, y_pm, Sigma, sigma_index, sample_radius, weights)
         sol = formulation.solve(self.solver, **(self.solver_options or {}))
         if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
@@ -230,11 +275,14 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
-    def _from_store(self, path, y, Sigma, groups, sample_radius):
+    def _from_store(self, path, y, Sigma, sigma_index, sample_radius):
         from ..datasets.zarr_store import open_dataset
 
-        if any(v is not None for v in (y, Sigma, groups, sample_radius)):
-            raise ValueError("fit(path) reads y, Sigma, groups and sample_radius from the store; pass none of them.")
+        if any(v is not None for v in (y, Sigma, sigma_index, sample_radius)):
+            raise ValueError(
+                "fit(path) reads y, Sigma, sigma_index (the store's groups) and sample_radius from the store; pass "
+                "none of them."
+            )
         ds = open_dataset(path)
         unc = ds.uncertainty() if self._uncertain else {}
         return ds.X, ds.y, unc.get("Sigma"), unc.get("groups"), unc.get("sample_radius")
@@ -261,28 +309,41 @@ class NominalSVC(_LinearSVCBase):
         ``"libsvm"``, ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"``.
     solver_options : dict, optional
         Options of the chosen route (for ``"auto"``: ``{route: {...}}``).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
+        ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights ``w`` of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias ``b``.
+    objective_ : float
+        Primal objective at the returned classifier (with the sample weights).
+    solver_stats_ : dict
+        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
     """
 
     _formulation = NominalSVM
     _uncertain = False
 
-    def __init__(self, C=1.0, solver="auto", solver_options=None):
+    def __init__(self, C=1.0, solver="auto", solver_options=None, class_weight=None):
         self.C = C
         self.solver = solver
         self.solver_options = solver_options
+        self.class_weight = class_weight
 
-    def _build(self, X, y, Sigma, groups, sample_radius):
+    def _build(self, X, y, Sigma, groups, sample_radius, weights):
         if Sigma is not None or groups is not None or sample_radius is not None:
             raise ValueError(
-                "NominalSVC ignores uncertainty; use RobustSVC or ChanceConstrainedSVC to pass Sigma/groups."
+                "NominalSVC ignores uncertainty; use RobustSVC or ChanceConstrainedSVC to pass Sigma/sigma_index."
             )
-        return NominalSVM(X, y, C=self.C, check_input=False)
+        return NominalSVM(X, y, C=self.C, check_input=False, sample_weight=weights)
 
 
 class RobustSVC(_LinearSVCBase):
@@ -301,24 +362,37 @@ class RobustSVC(_LinearSVCBase):
         ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"``.
     solver_options : dict, optional
         Options of the chosen route (for ``"auto"``: ``{route: {...}}``).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
+        ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights ``w`` of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias ``b``.
+    objective_ : float
+        Primal objective at the returned classifier (with the sample weights).
+    solver_stats_ : dict
+        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
     """
 
     _formulation = RobustSVM
 
-    def __init__(self, C=1.0, radius=1.0, norm=2, solver="auto", solver_options=None):
+    def __init__(self, C=1.0, radius=1.0, norm=2, solver="auto", solver_options=None, class_weight=None):
         self.C = C
         self.radius = radius
         self.norm = norm
         self.solver = solver
         self.solver_options = solver_options
+        self.class_weight = class_weight
 
-    def _build(self, X, y, Sigma, groups, sample_radius):
+    def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_positive(self.radius, "radius", strict=False)
         unc = UncertaintySet(
             Sigma=Sigma,
@@ -328,7 +402,7 @@ class RobustSVC(_LinearSVCBase):
             sample_scale=sample_radius,
             sample_scale_name="sample_radius",
         )
-        return RobustSVM(X, y, unc, C=self.C, check_input=False)
+        return RobustSVM(X, y, unc, C=self.C, check_input=False, sample_weight=weights)
 
     def _constant_reason(self, formulation) -> str:
         return constant_reason(formulation)
@@ -350,30 +424,53 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         ``"auto"`` (default: the interior point), ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"``.
     solver_options : dict, optional
         Options of the chosen route (for ``"auto"``: ``{route: {...}}``).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
+        ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights ``w`` of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias ``b``.
+    objective_ : float
+        Primal objective at the returned classifier (with the sample weights).
+    solver_stats_ : dict
+        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
     """
 
     _formulation = ChanceConstrainedSVM
 
-    def __init__(self, C=1.0, epsilon=0.1, distribution="chebyshev", solver="auto", solver_options=None):
+    def __init__(
+        self, C=1.0, epsilon=0.1, distribution="chebyshev", solver="auto", solver_options=None, class_weight=None
+    ):
         self.C = C
         self.epsilon = epsilon
         self.distribution = distribution
         self.solver = solver
         self.solver_options = solver_options
+        self.class_weight = class_weight
 
-    def _build(self, X, y, Sigma, groups, sample_radius):
+    def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_choice(self.distribution, "distribution", DISTRIBUTIONS)
         kappa(self.epsilon, self.distribution)  # validates epsilon
         if sample_radius is not None:
             raise ValueError("ChanceConstrainedSVC takes no sample_radius; epsilon sets the factor.")
         return ChanceConstrainedSVM(
-            X, y, Sigma, groups, C=self.C, epsilon=self.epsilon, distribution=self.distribution, check_input=False
+            X,
+            y,
+            Sigma,
+            groups,
+            C=self.C,
+            epsilon=self.epsilon,
+            distribution=self.distribution,
+            check_input=False,
+            sample_weight=weights,
         )
 
     def _constant_reason(self, formulation) -> str:

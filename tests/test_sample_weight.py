@@ -1,0 +1,190 @@
+"""``sample_weight`` and ``class_weight`` on the linear estimators and the robust feature SVM.
+
+An integer weight is the same as repeating the sample (0: dropping it); weights multiply each sample's loss term
+(``C_i = C s_i``) on every route that takes them, and the certificate's dual point lies in the weighted box
+``0 <= alpha_i <= C s_i``.  Every comparison is bounded by the certified gaps of the fits compared (scaled to the
+objective), never by a fixed number.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.utils.class_weight import compute_sample_weight
+
+from _fuzzutil import fuzz_settings
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustFeatureSVC, RobustSVC
+from rsvm_conic.formulations.nominal import NominalSVM
+from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.uncertainty import UncertaintySet
+
+EPS = float(np.finfo(float).eps)
+#: a constant classifier (w = 0) would make every comparison below trivial: the data and parameters avoid it
+pytestmark = pytest.mark.filterwarnings("error::rsvm_conic.estimators.linear.ConstantClassifierWarning")
+
+
+def _data(seed, L=30, n=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((L, n))
+    y = np.where(X[:, 0] + 0.7 * rng.standard_normal(L) > 0, 1, 0)
+    X[:, 0] += 1.5 * (2 * y - 1)
+    return rng, X, y
+
+
+def _same_optimum(a, b):
+    """Two certified fits of the same problem: objectives within the sum of their certified gaps, and
+    ``||w_a - w_b|| <= sqrt(2 gap_a) + sqrt(2 gap_b)`` (the objective is 1-strongly convex in w)."""
+    sa, sb = a.solver_stats_, b.solver_stats_
+    assert sa["status"] == sb["status"] == "optimal"
+    slack = sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * max(1.0, abs(a.objective_))
+    assert abs(a.objective_ - b.objective_) <= slack
+    dw = float(np.linalg.norm(a.coef_ - b.coef_))
+    assert dw <= math.sqrt(2 * max(sa["gap_abs"], 0.0)) + math.sqrt(2 * max(sb["gap_abs"], 0.0)) + 1e-12
+
+
+ESTIMATORS = {
+    "nominal": lambda: NominalSVC(C=1.0),
+    "robust": lambda: RobustSVC(C=1.0, radius=0.3),
+    "robust-inf": lambda: RobustSVC(C=1.0, radius=0.1, norm=np.inf),
+    "chance": lambda: ChanceConstrainedSVC(C=1.0, epsilon=0.5),
+    "feature": lambda: RobustFeatureSVC(n_components=10, sigma=2.0, radius=0.05, random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@fuzz_settings(6)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_integer_weights_equal_repeated_rows(name, seed):
+    """Property: random integer weights (zeros included) give the optimum of the data with each row repeated."""
+    rng, X, y = _data(seed % 1000)
+    s = rng.integers(0, 4, X.shape[0])
+    s[np.flatnonzero(y == 0)[0]] = s[np.flatnonzero(y == 1)[0]] = 1  # both classes keep a sample
+    weighted = ESTIMATORS[name]().fit(X, y, sample_weight=s)
+    repeated = ESTIMATORS[name]().fit(np.repeat(X, s, axis=0), np.repeat(y, s))
+    _same_optimum(weighted, repeated)
+    assert np.array_equal(weighted.predict(X), repeated.predict(X))
+
+
+@pytest.mark.parametrize("route", ["ipm", "clarabel", "scs", "libsvm"])
+def test_every_weighted_route_solves_the_weighted_problem(route):
+    """Each route that takes weights (the interior point's per-sample C, the CVXPY builders, libsvm's weighted box)
+    reaches the optimum of the repeated rows, and its certificate's dual bound is the weighted one."""
+    rng, X, y = _data(3, L=40)
+    ypm = np.where(y > 0, 1.0, -1.0)
+    s = rng.integers(1, 5, X.shape[0]).astype(float)
+    if route == "libsvm":
+        make = lambda X_, y_, w=None: NominalSVM(X_, y_, C=2.0, sample_weight=w)  # noqa: E731
+    else:
+        make = lambda X_, y_, w=None: RobustSVM(X_, y_, UncertaintySet(radius=0.2), C=2.0, sample_weight=w)  # noqa: E731
+    a = make(X, ypm, s).solve(route)
+    b = make(np.repeat(X, s.astype(int), axis=0), np.repeat(ypm, s.astype(int))).solve(route)
+    ca, cb = a.certificate, b.certificate
+    assert ca.status == cb.status == "optimal"
+    assert abs(a.objective - b.objective) <= ca.gap_abs + cb.gap_abs + 64 * EPS * abs(a.objective)
+    assert np.linalg.norm(a["w"] - b["w"]) <= math.sqrt(2 * ca.gap_abs) + math.sqrt(2 * cb.gap_abs) + 1e-12
+
+
+@fuzz_settings(20)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_weighted_dual_bound_never_exceeds_the_optimum(seed):
+    """Property: the dual value of any multipliers (projected onto the weighted box) is below the certified
+    optimum.  With the unweighted box [0, C] a weight below 1 would let it exceed the optimum."""
+    rng, X, y = _data(seed % 1000)
+    ypm = np.where(y > 0, 1.0, -1.0)
+    s = rng.uniform(0.05, 0.5, X.shape[0])
+    f = RobustSVM(X, ypm, UncertaintySet(radius=0.2), C=5.0, sample_weight=s)
+    opt = f.solve("ipm")
+    lower = opt.objective - opt.certificate.gap_abs  # a certified lower bound would be the dual; P* >= it
+    alpha = rng.uniform(0.0, 5.0, X.shape[0])
+    assert f.dual_value(alpha, opt["w"]) <= opt.objective + 64 * EPS * abs(opt.objective)
+    assert opt.certificate.dual <= opt.objective and lower <= opt.objective
+
+
+def test_stochastic_routes_refuse_weights_and_auto_picks_a_route_that_takes_them():
+    _, X, y = _data(1)
+    s = np.full(X.shape[0], 2.0)
+    for solver in ("sgd", "prox"):
+        with pytest.raises(ValueError, match=f"solver '{solver}' does not take sample weights"):
+            RobustSVC(solver=solver).fit(X, y, sample_weight=s)
+    est = RobustSVC(radius=0.2).fit(X, y, sample_weight=s)
+    assert est.solver_stats_["backend"] in ("ipm", "clarabel", "scs")
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        (-np.ones(30), "sample_weight must hold 30 nonnegative numbers .* got 30 negative"),
+        (np.ones(29), r"sample_weight must hold 30 nonnegative numbers .* got shape \(29,\)"),
+        (np.ones((30, 1)), "sample_weight must have 1 dimension"),
+        (np.r_[np.nan, np.ones(29)], "sample_weight contains 1 NaN"),
+        (np.zeros(30), "sample_weight is zero for every sample"),
+        (np.array(["a"] * 30), "sample_weight must be numeric"),
+    ],
+)
+@pytest.mark.parametrize("make", [NominalSVC, RobustSVC, ChanceConstrainedSVC, RobustFeatureSVC])
+def test_bad_sample_weight_says_what_to_fix(make, weights, match):
+    _, X, y = _data(2)
+    with pytest.raises(ValueError, match=match):
+        make().fit(X, y, sample_weight=weights)
+
+
+def test_weights_that_leave_one_class_say_so():
+    _, X, y = _data(2)
+    with pytest.raises(ValueError, match="both classes with positive sample_weight"):
+        RobustSVC().fit(X, y, sample_weight=(y == 1).astype(float))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        NominalSVC,
+        lambda **kw: RobustSVC(radius=0.2, **kw),
+        lambda **kw: ChanceConstrainedSVC(epsilon=0.5, **kw),
+        lambda **kw: RobustFeatureSVC(n_components=10, sigma=2.0, random_state=0, **kw),
+    ],
+)
+def test_class_weight_multiplies_sample_weight_as_in_sklearn(make):
+    """class_weight ("balanced" or a dict, computed from the unweighted labels) times sample_weight is the same
+    fit as that product given as sample_weight."""
+    rng, X, y = _data(4, L=36)
+    y = np.where(np.arange(36) < 9, "a", "b")  # imbalanced
+    X = rng.standard_normal((36, 3))
+    X[y == "a", 0] += 3.0
+    s = rng.uniform(0.5, 2.0, 36)
+    for cw in ("balanced", {"a": 3.0, "b": 0.5}):
+        a = make(class_weight=cw).fit(X, y, sample_weight=s)
+        b = make().fit(X, y, sample_weight=s * compute_sample_weight(cw, y))
+        _same_optimum(a, b)
+    assert compute_sample_weight("balanced", y)[0] == pytest.approx(36 / (2 * 9))
+
+
+def test_zero_weights_drop_the_per_sample_uncertainty_with_the_sample():
+    """A sample of weight 0 leaves with its own Sigma, sample_radius and sigma_index entry."""
+    rng, X, y = _data(5, L=30)
+    s = rng.integers(0, 3, 30)
+    s[:2] = 1
+    s[np.flatnonzero(y == 0)[0]] = s[np.flatnonzero(y == 1)[0]] = 1
+    keep = s > 0
+    per_sample = rng.uniform(0.05, 0.5, (30, 3, 1)) * np.eye(3)
+    radius = rng.uniform(0.5, 1.5, 30)
+    a = RobustSVC(radius=0.4).fit(X, y, Sigma=per_sample, sample_radius=radius, sample_weight=s)
+    b = RobustSVC(radius=0.4).fit(
+        X[keep], y[keep], Sigma=per_sample[keep], sample_radius=radius[keep], sample_weight=s[keep]
+    )
+    _same_optimum(a, b)
+    groups = np.where(np.arange(30) < 15, 0, 2)  # positions along Sigma's first axis (1 is unused)
+    S3 = np.stack([0.1 * np.eye(3), np.eye(3), 0.3 * np.eye(3)])
+    a = RobustSVC(radius=0.4).fit(X, y, Sigma=S3, sigma_index=groups, sample_weight=s)
+    b = RobustSVC(radius=0.4).fit(X[keep], y[keep], Sigma=S3, sigma_index=groups[keep], sample_weight=s[keep])
+    _same_optimum(a, b)
+
+
+def test_dask_samples_refuse_weights():
+    da = pytest.importorskip("dask.array")
+    _, X, y = _data(6, L=40)
+    with pytest.raises(ValueError, match="not supported for samples given as a Dask array"):
+        RobustSVC().fit(da.from_array(X, chunks=20), da.from_array(y, chunks=20), sample_weight=np.ones(40))
