@@ -16,6 +16,7 @@ from .kernel_matrix import (
     rank_one_approx,
     symmetric_noise_beta,
 )
+from .scaling import scale_covariance
 from .sets import ResolvedUncertainty, UncertaintySet, psd_sqrt
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "prop51_sigma",
     "psd_sqrt",
     "rff_feature_bound",
+    "scale_covariance",
 ]
