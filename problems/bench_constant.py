@@ -47,7 +47,7 @@ def measure(L, n=50, repeats=REPEATS, print_fn=print):
     X, y, unc = _data(L, n, 2)
     with warnings.catch_warnings():  # warm-up, not timed: the compiled row loops load on the first solve
         warnings.simplefilter("ignore")
-        RobustSVC(C=1.0, radius=RADIUS).fit(X, y, Sigma=unc.Sigma, groups=unc.groups)
+        RobustSVC(C=1.0, radius=RADIUS).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups)
     t_solve = t_fit = t_thr = np.inf
     msgs = []
     for _ in range(repeats):  # alternate the three timed calls
@@ -55,7 +55,9 @@ def measure(L, n=50, repeats=REPEATS, print_fn=print):
         t_solve = min(t_solve, t)
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
-            t, est = _best(lambda: RobustSVC(C=1.0, radius=RADIUS).fit(X, y, Sigma=unc.Sigma, groups=unc.groups), 1)
+            t, est = _best(
+                lambda: RobustSVC(C=1.0, radius=RADIUS).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups), 1
+            )
         t_fit = min(t_fit, t)
         msgs = [str(w.message) for w in rec if w.category is ConstantClassifierWarning]
         f = RobustSVM(X, y, unc, C=1.0, radius=RADIUS)

@@ -72,7 +72,7 @@ def _cases(quick):
         _linear_case("NominalSVC(C=100), overlapping", lambda **kw: NominalSVC(C=100, **kw), Xo, yo, {}, 100.0),
         _linear_case("NominalSVC(C=1e12)", lambda **kw: NominalSVC(C=1e12, **kw), Xc, yc, {}, 1e12),
         _linear_case(
-            "RobustSVC(), 2 ellipsoids", lambda **kw: RobustSVC(**kw), Xs, ys, dict(Sigma=Sig, groups=grp), 1.0
+            "RobustSVC(), 2 ellipsoids", lambda **kw: RobustSVC(**kw), Xs, ys, dict(Sigma=Sig, sigma_index=grp), 1.0
         ),
         _linear_case(
             "RobustSVC(norm=inf, radius=0.1)", lambda **kw: RobustSVC(norm=np.inf, radius=0.1, **kw), Xc, yc, {}, 1.0
@@ -82,7 +82,7 @@ def _cases(quick):
             lambda **kw: RobustSVC(radius=0.2, **kw),
             Xs,
             ys,
-            dict(Sigma=diag, groups="sample"),
+            dict(Sigma=diag, sigma_index="sample"),
             1.0,
         ),
         _linear_case(

@@ -65,10 +65,10 @@ def _run_cell(cell: dict) -> dict:
     if cell["method"] == "nominal":
         est = NominalSVC(C=cell["C"]).fit(Xtr, y[tr])
     elif cell["method"] == "robust":
-        est = RobustSVC(C=cell["C"], radius=cell["param"]).fit(Xtr, y[tr], Sigma=Sigma, groups=groups)
+        est = RobustSVC(C=cell["C"], radius=cell["param"]).fit(Xtr, y[tr], Sigma=Sigma, sigma_index=groups)
     else:
         est = ChanceConstrainedSVC(C=cell["C"], epsilon=cell["param"], distribution="gaussian").fit(
-            Xtr, y[tr], Sigma=Sigma, groups=groups
+            Xtr, y[tr], Sigma=Sigma, sigma_index=groups
         )
     fit_time = time.perf_counter() - t0
     rng = np.random.default_rng(seed_from_cell(cell))

@@ -492,7 +492,7 @@ def store_checks(quick: bool = False, repeats: int = 7, print_fn=print) -> dict:
         objectives = {}
 
         def fit(X, y, g):
-            est = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=fit_ds.Sigma, groups=g)
+            est = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=fit_ds.Sigma, sigma_index=g)
             objectives.setdefault("checked" if X is fit_ds.X else "unchecked", set()).add(est.objective_)
 
         timed(fit, fit_sides, times, "RobustSVC fit", 3)

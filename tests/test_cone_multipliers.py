@@ -106,7 +106,7 @@ def _check_certifies_and_fit_returns(X, y, unc, C, radius):
             robust_svm(X, y, unc, C=C, radius=radius).solve("auto")
         except SolverError:
             return
-        est = RobustSVC(C=C, radius=radius, norm=unc.p).fit(X, y, Sigma=unc.Sigma, groups=unc.groups)
+        est = RobustSVC(C=C, radius=radius, norm=unc.p).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups)
     assert est.solver_stats_["status"] == "optimal"
 
 

@@ -62,7 +62,7 @@ def test_fit_on_store_equals_memory_and_gathers_nothing(cluster, tmp_path):
     assert stats["max_fetched_bytes"] < 8 * 4 * 17**2, stats  # the client got O(n^2) numbers per pass
     # no worker ever held more than about a row block
     assert 0 < plugin.largest <= 2 * chunk_bytes, (plugin.largest, plugin.key)
-    ref = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=ds.Sigma, groups=g)
+    ref = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=ds.Sigma, sigma_index=g)
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-8)
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
 

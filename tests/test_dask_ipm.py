@@ -208,7 +208,7 @@ def test_nominal_and_chance_equal_memory():
 
 
 def test_estimators_fit_dask_inputs():
-    """Estimators take Dask X, y (any two labels), groups and sample_radius: same fit as in memory."""
+    """Estimators take Dask X, y (any two labels), sigma_index and sample_radius: same fit as in memory."""
     rng, X, y = _data(5, L=600, n=5)
     labels = np.where(y > 0, "pos", "neg")
     Sigma = np.stack([np.diag(rng.uniform(0.1, 1.0, 5)), 0.3 * np.eye(5)])
@@ -216,13 +216,13 @@ def test_estimators_fit_dask_inputs():
     for est, kw, kwd in [
         (
             RobustSVC(C=1.0, radius=0.5),
-            dict(Sigma=Sigma, groups=groups, sample_radius=radius),
-            dict(Sigma=Sigma, groups=_rows(groups), sample_radius=_rows(radius)),
+            dict(Sigma=Sigma, sigma_index=groups, sample_radius=radius),
+            dict(Sigma=Sigma, sigma_index=_rows(groups), sample_radius=_rows(radius)),
         ),
         (
             ChanceConstrainedSVC(C=1.0, epsilon=0.4, distribution="gaussian"),
-            dict(Sigma=Sigma, groups=groups),
-            dict(Sigma=Sigma, groups=groups),
+            dict(Sigma=Sigma, sigma_index=groups),
+            dict(Sigma=Sigma, sigma_index=groups),
         ),
         (NominalSVC(C=3.0), {}, {}),
     ]:
@@ -284,16 +284,20 @@ def test_validation_is_lazy_and_clear():
         RobustSVC(solver="clarabel").fit(_rows(X), _rows(y))
     with pytest.raises(ValueError, match="gamma_i > 0"):
         RobustSVC().fit(
-            _rows(X), _rows(y), Sigma=_rows(np.ones((600, 4))), groups="sample", sample_radius=np.r_[0.0, np.ones(599)]
+            _rows(X),
+            _rows(y),
+            Sigma=_rows(np.ones((600, 4))),
+            sigma_index="sample",
+            sample_radius=np.r_[0.0, np.ones(599)],
         )
     with pytest.raises(ValueError, match="sample_radius must hold 600 nonnegative"):
         RobustSVC().fit(_rows(X), _rows(y), sample_radius=_rows(-np.ones(600)))
     with pytest.raises(ValueError, match="sample_radius must hold 600 nonnegative"):
         RobustSVC().fit(_rows(X), _rows(y), sample_radius=-np.ones(600))
-    with pytest.raises(ValueError, match="groups was given without Sigma"):
-        RobustSVC().fit(_rows(X), _rows(y), groups=_rows(np.arange(600) % 2))
-    with pytest.raises(ValueError, match="groups was given without Sigma"):
-        RobustSVC().fit(_rows(X), _rows(y), groups="sample")
+    with pytest.raises(ValueError, match="sigma_index was given without Sigma"):
+        RobustSVC().fit(_rows(X), _rows(y), sigma_index=_rows(np.arange(600) % 2))
+    with pytest.raises(ValueError, match="sigma_index was given without Sigma"):
+        RobustSVC().fit(_rows(X), _rows(y), sigma_index="sample")
     with pytest.raises(ValueError, match="no CVXPY model"):
         RobustSVM(_rows(X), _rows(y)).problem
     # several column chunks and integer data are fine (rechunked and cast lazily)

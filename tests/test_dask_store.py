@@ -60,7 +60,7 @@ def test_fit_takes_a_store_path(tmp_path):
     ds = open_dataset(path)
     X, y, g = ds.X.compute(), ds.y.compute(), ds.groups.compute()
     est = RobustSVC(C=1.0, radius=0.5).fit(str(path))
-    ref = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=ds.Sigma, groups=g)
+    ref = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=ds.Sigma, sigma_index=g)
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-8) and est.solver_stats_["status"] == "optimal"
     nom = NominalSVC(C=1.0).fit(path)  # the nominal model takes no uncertainty from the store
     assert nom.objective_ == pytest.approx(NominalSVC(C=1.0, solver="ipm").fit(X, y).objective_, rel=1e-8)

@@ -190,7 +190,7 @@ def test_estimator_uses_input_uncertainty_shape():
     assert np.allclose(big.Gamma_, 2 * small.Gamma_)  # Gamma is linear in the input scale (small angles, pbar=2)
     groups = (y > 0).astype(int)
     est = RobustFeatureSVC("nystroem", 20, 6.0, radius=0.2, random_state=0).fit(
-        X, y, Sigma=np.stack([np.full(n, 0.1), np.full(n, 1.0)]), groups=groups
+        X, y, Sigma=np.stack([np.full(n, 0.1), np.full(n, 1.0)]), sigma_index=groups
     )
     assert est.Gamma_[groups == 1].mean() > est.Gamma_[groups == 0].mean()
 

@@ -237,11 +237,11 @@ def _fit_or_value_error(est, X, y, **kw):
 def test_fuzz_robust_svc(data, p):
     X, y, Sigma, groups = data
     est = RobustSVC(C=p["C"], radius=p["radius"], norm=p["norm"])
-    if _fit_or_value_error(est, X, y, Sigma=Sigma, groups=groups):
+    if _fit_or_value_error(est, X, y, Sigma=Sigma, sigma_index=groups):
         # a second solver: it either agrees or says it could not certify (never a silent disagreement)
         try:
             other = RobustSVC(C=p["C"], radius=p["radius"], norm=p["norm"], solver="scs").fit(
-                X, y, Sigma=Sigma, groups=groups
+                X, y, Sigma=Sigma, sigma_index=groups
             )
         except SolverError:
             TALLY.note("second solver declined")
@@ -256,7 +256,7 @@ def test_fuzz_robust_svc(data, p):
 def test_fuzz_chance_svc(data, p):
     X, y, Sigma, groups = data
     est = ChanceConstrainedSVC(C=p["C"], epsilon=p["epsilon"], distribution=p["dist"])
-    _fit_or_value_error(est, X, y, Sigma=Sigma, groups=groups)
+    _fit_or_value_error(est, X, y, Sigma=Sigma, sigma_index=groups)
 
 
 @FUZZ

@@ -36,11 +36,11 @@ y = np.where(X[:, 0] > 0, 1, 0)
         (ChanceConstrainedSVC(epsilon=0.7, distribution="gaussian"), X, y, {}, "non-convex"),
         (ChanceConstrainedSVC(distribution="laplace"), X, y, {}, "distribution"),
         (NominalSVC(), X, y, {"Sigma": np.eye(3)}, "ignores uncertainty"),
-        # groups say which Sigma each sample uses: without Sigma they would be ignored
-        (RobustSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
-        (RobustSVC(), X, y, {"groups": "sample"}, "groups was given without Sigma"),
-        (ChanceConstrainedSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
-        (RobustFeatureSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
+        # sigma_index says which Sigma each sample uses: without Sigma it would be ignored
+        (RobustSVC(), X, y, {"sigma_index": y}, "sigma_index was given without Sigma"),
+        (RobustSVC(), X, y, {"sigma_index": "sample"}, "sigma_index was given without Sigma"),
+        (ChanceConstrainedSVC(), X, y, {"sigma_index": y}, "sigma_index was given without Sigma"),
+        (RobustFeatureSVC(), X, y, {"sigma_index": y}, "sigma_index was given without Sigma"),
         # the estimators' name for the per-sample radii, not the UncertaintySet's
         (RobustSVC(), X, y, {"sample_radius": -np.ones(40)}, "sample_radius must hold 40 nonnegative"),
         (RobustSVC(), X, y, {"sample_radius": np.ones(39)}, "sample_radius must hold 40 nonnegative"),

@@ -139,7 +139,7 @@ def test_one_cone_per_group(uncertain_data):
 
 def test_robust_is_more_conservative_than_nominal(uncertain_data):
     X, y, Sigma, groups = uncertain_data
-    objs = [RobustSVC(radius=r).fit(X, y, Sigma=Sigma, groups=groups).objective_ for r in (0.0, 0.3, 0.6, 1.0)]
+    objs = [RobustSVC(radius=r).fit(X, y, Sigma=Sigma, sigma_index=groups).objective_ for r in (0.0, 0.3, 0.6, 1.0)]
     assert np.all(np.diff(objs) > 0)
 
 

@@ -152,7 +152,7 @@ def test_p_inf_constant_fit_returns_without_solving_again(monkeypatch):
 
     monkeypatch.setattr(RobustSVM, "solve", solve_at_the_fitted_radius)
     with pytest.warns(ConstantClassifierWarning, match=r"radius < ([0-9.e+-]+) ") as rec:
-        est = RobustSVC(norm=np.inf, radius=3.0).fit(X, y, Sigma=Sigma, groups=g)
+        est = RobustSVC(norm=np.inf, radius=3.0).fit(X, y, Sigma=Sigma, sigma_index=g)
     assert set(radii) == {3.0} and est.solver_stats_["status"] == "optimal"
     assert np.max(np.abs(X @ est.coef_.ravel())) <= 1e-6
     monkeypatch.setattr(RobustSVM, "solve", solve)
@@ -175,7 +175,7 @@ def test_estimator_threshold_against_brute_force():
     Sigma = 0.09 * (B @ np.swapaxes(B, 1, 2) + 0.1 * np.eye(n))
     g = (y > 0).astype(int)
     with pytest.warns(ConstantClassifierWarning, match=r"radius < ([0-9.e+-]+) ") as rec:
-        RobustSVC(radius=8.0).fit(X, y, Sigma=Sigma, groups=g)
+        RobustSVC(radius=8.0).fit(X, y, Sigma=Sigma, sigma_index=g)
     msg = str(next(w for w in rec if w.category is ConstantClassifierWarning).message)
     r_star = float(re.search(r"radius < ([0-9.e+-]+) ", msg).group(1))
     f = robust_svm(X, y, UncertaintySet(Sigma=Sigma, groups=g), C=1.0)
@@ -185,7 +185,7 @@ def test_estimator_threshold_against_brute_force():
 def test_chance_threshold_against_brute_force():
     X, y, unc = _instance("class", 2, "positives", seed=3, L=80)
     with pytest.warns(ConstantClassifierWarning, match=r"kappa < ([0-9.e+-]+),") as rec:
-        ChanceConstrainedSVC(epsilon=0.001).fit(X, y, Sigma=unc.Sigma, groups=unc.groups)
+        ChanceConstrainedSVC(epsilon=0.001).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups)
     msg = str(next(w for w in rec if w.category is ConstantClassifierWarning).message)
     k_star = float(re.search(r"kappa < ([0-9.e+-]+),", msg).group(1))
     f = chance_constrained_svm(X, y, unc.Sigma, unc.groups, C=1.0)
@@ -200,7 +200,7 @@ def test_the_reason_never_raises(monkeypatch):
 
     monkeypatch.setattr(LinearSVMFormulation, "zero_threshold", broken)
     with pytest.warns(ConstantClassifierWarning, match="could not be computed"):
-        est = RobustSVC(radius=20.0).fit(X, y, Sigma=unc.Sigma, groups=unc.groups)
+        est = RobustSVC(radius=20.0).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups)
     assert est.solver_stats_["status"] == "optimal"
 
 
