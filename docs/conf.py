@@ -5,7 +5,7 @@ Build (offline: the data sets are vendored, MathJax is copied from an installed 
     pip install -e ".[docs]"
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The five research notebooks (``notebooks/*.py``, jupytext percent format) are converted to ``.ipynb`` files
+The research notebooks (``notebooks/*.py``, jupytext percent format) are converted to ``.ipynb`` files
 under ``docs/gallery/`` at the start of every build and executed by myst-nb, so every figure is drawn by the
 code at build time; each user-guide page is a MyST text notebook executed the same way.
 ``RSVM_DOCS_EXECUTE=off`` skips the execution (a quick look at the text; figures are missing then).
