@@ -1,6 +1,7 @@
 """scikit-learn's own estimator checks, unmodified, over the estimators; GridSearchCV and Pipeline."""
 
 import numpy as np
+import pytest
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -108,3 +109,23 @@ def test_weighted_estimators_run_the_sample_weight_checks():
     class left) only on estimators whose fit takes sample_weight: these do."""
     for est in (NominalSVC(), RobustSVC(), ChanceConstrainedSVC(), RobustFeatureSVC()):
         assert has_fit_parameter(est, "sample_weight") and "class_weight" in est.get_params()
+
+
+@pytest.mark.parametrize(
+    "est", sorted({type(e) for e in ESTIMATORS}, key=lambda c: c.__name__), ids=lambda c: c.__name__
+)
+def test_fit_documents_every_parameter_and_what_it_returns(est):
+    """numpydoc Parameters of fit list every parameter of its signature (X, y, the uncertainty, sample_weight),
+    and a Returns section says what it returns."""
+    import inspect
+
+    from test_docstrings import sections
+
+    found = sections(inspect.getdoc(est.fit) or "")
+    params = [
+        p.name
+        for p in inspect.signature(est.fit).parameters.values()
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    assert [p for p in params if p not in found.get("Parameters", [])] == []
+    assert found.get("Returns") == ["self"]

@@ -313,6 +313,20 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
+        """Learn the semi-axes on a validation split, then fit the robust SVM on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (L, n)
+            Training samples.
+        y : array-like of shape (L,)
+            Binary labels.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         from sklearn.model_selection import train_test_split
 
         from ..formulations.robust import RobustSVM

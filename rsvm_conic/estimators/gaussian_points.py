@@ -99,6 +99,24 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, Sigma=None):
+        """Fit the SVM on the Gaussian points ``(x_i, Sigma_i)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (L, n)
+            Means of the training points.
+        y : array-like of shape (L,)
+            Binary labels.
+        Sigma : array-like of shape (L, n, n) or (L, n), or None, default=None
+            Covariance of each point (full, or its diagonal), in the units of X squared; None: exact points (the
+            RBF kernel).  After a ``StandardScaler`` the covariances are ``D^-1 Sigma_i D^-1``
+            (:func:`rsvm_conic.uncertainty.scale_covariance`).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         check_choice(self.method, "method", METHODS)
         C = check_positive(self.C, "C")
         sigma = check_positive(self.sigma, "sigma")

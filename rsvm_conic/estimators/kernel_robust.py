@@ -180,6 +180,26 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         return kappa_of(self.epsilon, self.noise)  # Gaussian epsilon > 0.5 (kappa < 0, (15) non-convex) raises
 
     def fit(self, X, y, *, K_bar=None, sigma2=None, a=None, b=None):
+        """Fit the robust SVM on an uncertain training kernel (see the module docstring for the input forms).
+
+        Parameters
+        ----------
+        X : array-like of shape (S, n, n) or (n, n)
+            Samples of the noisy training kernel, or its mean kernel.
+        y : array-like of shape (n,)
+            Binary labels.
+        K_bar : array-like of shape (n, n) or None, default=None
+            The known mean kernel, with kernel samples ``X`` (None: their mean).
+        sigma2 : array-like of shape (n, n) or None, default=None
+            Entrywise noise variances of a mean kernel ``X`` (``noise="gaussian"``).
+        a, b : array-like of shape (n, n) or None, default=None
+            Lower and upper supports of the noise of a mean kernel ``X`` (``noise="finite"``).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         check_choice(self.method, "method", ("qp", "socp", "qn"))
         check_choice(self.noise, "noise", ("gaussian", "finite"))
         check_choice(self.bias, "bias", ("paper", "free"))

@@ -204,6 +204,20 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
+        """Fit the Weston-Watkins machine.
+
+        Parameters
+        ----------
+        X : array-like of shape (L, n)
+            Training samples.
+        y : array-like of shape (L,)
+            Class labels (two or more classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = msvmpack_zeta(check_positive(self.C, "C"))  # eq. 1.9 (margin 2) solves MSVMpack's C at zeta = 2 C
         check_choice(self.solver, "solver", ("auto", "cd", "alm", "libsvm", "dual", "primal"))
@@ -376,6 +390,20 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         return self._gram(X, self.X_fit_) @ self.nystrom_
 
     def fit(self, X, y):
+        """Fit the hyperbolic kernel machine by the CCP.
+
+        Parameters
+        ----------
+        X : array-like of shape (L, n)
+            Training samples.
+        y : array-like of shape (L,)
+            Class labels (two or more classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
         check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
