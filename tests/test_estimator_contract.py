@@ -107,7 +107,7 @@ def test_grid_search_and_pipeline():
 def test_weighted_estimators_run_the_sample_weight_checks():
     """scikit-learn runs its sample_weight checks (equivalence with repeated rows, shapes, all-zero weights, one
     class left) only on estimators whose fit takes sample_weight: these do."""
-    for est in (NominalSVC(), RobustSVC(), ChanceConstrainedSVC(), RobustFeatureSVC()):
+    for est in (NominalSVC(), RobustSVC(), ChanceConstrainedSVC(), RobustFeatureSVC(), PkSVC()):
         assert has_fit_parameter(est, "sample_weight") and "class_weight" in est.get_params()
 
 

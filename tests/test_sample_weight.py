@@ -188,3 +188,74 @@ def test_dask_samples_refuse_weights():
     _, X, y = _data(6, L=40)
     with pytest.raises(ValueError, match="not supported for samples given as a Dask array"):
         RobustSVC().fit(da.from_array(X, chunks=20), da.from_array(y, chunks=20), sample_weight=np.ones(40))
+
+
+@pytest.mark.parametrize("method, sigma", [("exact", None), ("exact", "diag"), ("random_features", "diag")])
+@fuzz_settings(4)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_pksvc_integer_weights_equal_repeated_points(method, sigma, seed, C):
+    """PkSVC's libsvm routes (RBF, precomputed expected kernel, random features) with libsvm's weighted box and the
+    weighted certificate: the optimum of the repeated points, within the certified gaps."""
+    from rsvm_conic.estimators import PkSVC
+
+    rng = np.random.default_rng(seed % 1000)
+    L = 30
+    y = np.arange(L) % 2
+    X = rng.standard_normal((L, 2)) + (2 * y - 1)[:, None] * [1.0, 0.0]
+    S = rng.uniform(0.01, 0.3, (L, 2)) if sigma else None
+    s = rng.integers(0, 4, L)
+    s[:2] = 1
+    kw = dict(C=C, method=method, random_state=0)
+    a = PkSVC(**kw).fit(X, y, Sigma=S, sample_weight=s)
+    b = PkSVC(**kw).fit(np.repeat(X, s, axis=0), np.repeat(y, s), Sigma=None if S is None else np.repeat(S, s, axis=0))
+    sa, sb = a.solver_stats_, b.solver_stats_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * sa["primal"]
+
+
+@fuzz_settings(30)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_weighted_box_linear_minimum_and_projection_match_brute_force(seed):
+    """The Frank-Wolfe bound's linear minimum over the weighted box (against scipy's LP solver) and the projection
+    onto it (against the bisection of the linear SVMs)."""
+    from scipy.optimize import linprog
+
+    from rsvm_conic.formulations._linear import project_dual_set
+    from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
+    from rsvm_conic.solvers.svm_dual import min_linear_box_hyperplane
+
+    rng = np.random.default_rng(seed % 100000)
+    n = int(rng.integers(2, 12))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    g, C, v = rng.standard_normal(n), rng.uniform(0.1, 3.0, n), 3 * rng.standard_normal(n)
+    lp = linprog(g, A_eq=y[None], b_eq=[0.0], bounds=list(zip(np.zeros(n), C)))
+    assert min_linear_box_hyperplane(g, y, C) == pytest.approx(lp.fun, abs=1e-9 * (1 + abs(lp.fun)))
+    p = project_box_hyperplane_sorted(v, y, C)
+    assert np.allclose(p, project_dual_set(v, y, C), atol=1e-12 * (1 + np.abs(v).max()))
+    assert np.all(p >= 0) and np.all(p <= C) and abs(y @ p) <= 1e-12 * (1 + C.sum())
+
+
+def test_weighted_polish_certifies_a_perturbed_dual():
+    """certified_svm_dual with one bound C_i per sample: a libsvm-accuracy dual, perturbed, is polished (the
+    Newton step or the conic QP on the weighted box) to the repeated rows' certified optimum."""
+    from rsvm_conic.kernels.rbf import gaussian_kernel
+    from rsvm_conic.solvers.svm_dual import certified_svm_dual
+
+    rng = np.random.default_rng(7)
+    L = 40
+    y = np.where(np.arange(L) % 2 == 0, 1.0, -1.0)
+    X = rng.standard_normal((L, 2)) + 0.5 * y[:, None]
+    s = rng.integers(1, 4, L).astype(float)
+    K = gaussian_kernel(X, X, 1.0)
+    C = 10.0 * s
+    alpha = np.clip(rng.uniform(0, 1, L) * C, 0, C)  # a poor start: the polish has to do the work
+    a, _, _, info = certified_svm_dual(lambda idx: K[:, idx], y, C, alpha, 1e-8, full_kernel=lambda: K)
+    assert info.status == "optimal" and np.all(a <= C + 1e-12) and np.all(a >= 0)
+    reps = s.astype(int)
+    Kr = gaussian_kernel(np.repeat(X, reps, 0), np.repeat(X, reps, 0), 1.0)
+    yr = np.repeat(y, reps)
+    ar0 = np.repeat(a / s, reps)  # the weighted optimum spread over the copies: feasible for the repeated box
+    _, _, _, rep = certified_svm_dual(lambda idx: Kr[:, idx], yr, 10.0, ar0, 1e-8, full_kernel=lambda: Kr)
+    assert rep.status == "optimal"
+    assert abs(info.primal - rep.primal) <= info.gap_abs + rep.gap_abs + 64 * EPS * info.primal

@@ -23,7 +23,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive, validate_estimator_input
-from ._base import BinaryClassifierTags
+from ._base import BinaryClassifierTags, keep_weighted, sample_weights
 from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
 from ..kernels.rbf import gaussian_kernel
 from ..solvers.conic import SolverError
@@ -66,6 +66,9 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Certified relative duality gap of the returned SVM.
     random_state : int, Generator or None, default=None
         Seed of the random features.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's hinge terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in
+        scikit-learn's ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.
 
     Attributes
     ----------
@@ -90,7 +93,10 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Route, status and certificate of the SVM solve.
     """
 
-    def __init__(self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-6, random_state=None):
+    def __init__(
+        self, C=1.0, sigma=1.0, method="exact", n_components=200, tol=1e-6, random_state=None, class_weight=None
+    ):
+        self.class_weight = class_weight
         self.C = C
         self.sigma = sigma
         self.method = method
@@ -98,7 +104,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X, y, Sigma=None):
+    def fit(self, X, y, Sigma=None, sample_weight=None):
         """Fit the SVM on the Gaussian points ``(x_i, Sigma_i)``.
 
         Parameters
@@ -111,6 +117,10 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Covariance of each point (full, or its diagonal), in the units of X squared; None: exact points (the
             RBF kernel).  After a ``StandardScaler`` the covariances are ``D^-1 Sigma_i D^-1``
             (:func:`rsvm_conic.uncertainty.scale_covariance`).
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight of each point's hinge term (``C_i = C * sample_weight[i] * class weight``: libsvm's
+            weighted box ``0 <= alpha_i <= C_i``, and the certificate's); an integer weight is the same as
+            repeating the point, 0 drops it.
 
         Returns
         -------
@@ -123,6 +133,11 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         tol = check_positive(self.tol, "tol")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         S, _ = as_covariances(Sigma, *X.shape)
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            X, y_pm, S, weights = X[keep], y_pm[keep], S[keep], weights[keep]  # weight 0: no part in the problem
+        Cb = C if weights is None else C * weights  # the dual box: 0 <= alpha_i <= C_i
         self.classes_ = classes
         self.X_fit_, self.Sigma_fit_ = X, S
         self.rbf_route_ = False
@@ -130,25 +145,26 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         if self.method == "exact" and not np.any(S):
             # exact points: E k = k, the RBF kernel with gamma = 1 / (2 sigma^2); libsvm computes it itself
             self.rbf_route_ = True
-            svc = SVC(kernel="rbf", gamma=1.0 / (2.0 * sigma * sigma), C=C, tol=LIBSVM_TOL).fit(X, y_pm)
+            svc = SVC(kernel="rbf", gamma=1.0 / (2.0 * sigma * sigma), C=C, tol=LIBSVM_TOL)
+            svc.fit(X, y_pm, sample_weight=weights)
             columns = lambda idx: gaussian_kernel(X, X[idx], sigma)
             route = "libsvm-rbf"
         elif self.method == "exact":
             K = expected_rbf_kernel(X, S, sigma=sigma)
-            svc = SVC(kernel="precomputed", C=C, tol=LIBSVM_TOL).fit(K, y_pm)
+            svc = SVC(kernel="precomputed", C=C, tol=LIBSVM_TOL).fit(K, y_pm, sample_weight=weights)
             columns = lambda idx: K[:, idx]
             route = "libsvm-precomputed"
         else:
             self.features_ = GaussianPointRFF(self.n_components, sigma, self.random_state).fit(X)
             Phi = self.features_.transform(X, S)
-            svc = SVC(kernel="linear", C=C, tol=LIBSVM_TOL).fit(Phi, y_pm)
+            svc = SVC(kernel="linear", C=C, tol=LIBSVM_TOL).fit(Phi, y_pm, sample_weight=weights)
             columns = lambda idx: Phi @ Phi[idx].T
             route = "libsvm-features"
         alpha = libsvm_alpha(svc, X.shape[0])
         alpha, scale, b, info = certified_svm_dual(
             columns,
             y_pm,
-            C,
+            Cb,
             alpha,
             tol,
             route=route,

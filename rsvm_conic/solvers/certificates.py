@@ -249,7 +249,8 @@ def project_box_hyperplane_sorted(v: np.ndarray, y: np.ndarray, C: float) -> np.
     pts = np.empty(2 * n)
     lo = np.multiply(y, v, out=pts[:n])
     lo -= C * pos
-    target = C * float(np.count_nonzero(pos))
+    # ``C`` may hold one bound per coordinate (the weighted box ``0 <= a_i <= C_i``): the same breakpoints
+    target = float(np.sum(C[pos])) if np.ndim(C) else C * float(np.count_nonzero(pos))
     np.add(lo, C, out=pts[n:])
     order = np.argsort(pts, kind="stable")
     pts = pts[order]

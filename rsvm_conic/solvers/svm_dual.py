@@ -181,11 +181,34 @@ def libsvm_dual(
 
 def min_linear_box_hyperplane(g: np.ndarray, y: np.ndarray, C: float) -> float:
     """``min_{s in S} g's`` over ``S = {0 <= s <= C, y's = 0}``: pair the smallest ``g`` of each class
-    greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help)."""
+    greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help).
+    ``C`` may hold one bound per coordinate (the weighted box): then mass is paired in the same order, the cost
+    being ``min(0, g_i + g_j)`` per unit of mass moved (``O(n log n)``)."""
+    if np.ndim(C):
+        return _min_linear_weighted_box(np.asarray(g, dtype=float), y, np.asarray(C, dtype=float))
     gp = np.sort(g[y > 0])
     gn = np.sort(g[y < 0])
     m = min(gp.size, gn.size)
     return C * float(np.sum(np.minimum(gp[:m] + gn[:m], 0.0)))
+
+
+def _min_linear_weighted_box(g, y, C) -> float:
+    """:func:`min_linear_box_hyperplane` over ``{0 <= s_i <= C_i, y's = 0}``: each class's coordinates sorted by
+    ``g`` hold their capacity ``C_i`` on consecutive intervals of a mass axis; the minimum is the integral over
+    that axis of ``min(0, g_+(t) + g_-(t))`` (an exchange argument: the cheapest unit of each class first)."""
+    pos = y > 0
+    op, on = np.argsort(g[pos], kind="stable"), np.argsort(g[~pos], kind="stable")
+    gp, gn = g[pos][op], g[~pos][on]
+    ep, en = np.cumsum(C[pos][op]), np.cumsum(C[~pos][on])  # interval ends on the mass axis
+    total = min(float(ep[-1]) if ep.size else 0.0, float(en[-1]) if en.size else 0.0)
+    if total <= 0.0:
+        return 0.0
+    cuts = np.unique(np.concatenate([ep[ep < total], en[en < total], [total]]))
+    lengths = np.diff(np.concatenate([[0.0], cuts]))
+    mids = cuts - 0.5 * lengths  # inside each piece: which coordinate of each class holds it
+    ip = np.minimum(np.searchsorted(ep, mids, side="right"), gp.size - 1)
+    i_n = np.minimum(np.searchsorted(en, mids, side="right"), gn.size - 1)
+    return float(np.sum(lengths * np.minimum(gp[ip] + gn[i_n], 0.0)))
 
 
 def frank_wolfe_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
@@ -208,8 +231,12 @@ def scaled_svm_primal(m, y, C: float, quad: float, margin_err: float = 0.0):
     the data (multipliers below C) the scaled model has no hinge loss at all and costs ``t^2 - 1 ~ 1e-12``
     relative.
     """
-    hinge, b = hinge_min(1.0 - m, y)
-    best = (0.5 * quad + C * hinge, 1.0, b)
+    if np.ndim(C):  # one weight C_i per sample: sum_i C_i max(0, 1 - y_i f(x_i))
+        hinge, b = hinge_min(1.0 - m, y, C)
+        best = (0.5 * quad + hinge, 1.0, b)
+    else:
+        hinge, b = hinge_min(1.0 - m, y)
+        best = (0.5 * quad + C * hinge, 1.0, b)
     pos = y > 0
     if pos.any() and (~pos).any():
         mp, mn = float(np.min(m[pos])), float(np.min(m[~pos]))
@@ -218,7 +245,7 @@ def scaled_svm_primal(m, y, C: float, quad: float, margin_err: float = 0.0):
             t = (1.0 + 1e-12) / rho
             beta = 0.5 * (mn - mp)
             slack = np.maximum(1.0 - t * (m + y * beta), 0.0)  # zero by construction; summed, not assumed
-            P = 0.5 * t * t * quad + C * float(slack.sum())
+            P = 0.5 * t * t * quad + (float(C @ slack) if np.ndim(C) else C * float(slack.sum()))
             if P < best[0]:
                 best = (P, t, t * beta)
     return best
@@ -283,10 +310,13 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     coordinates, solve ``[Q_FF y_F; y_F' 0] [a_F; mu] = [e - Q_FU a_U; -y_U'a_U]`` (``O(n m + m^3)``,
     ``m = |F|``); kept if it stays in the box and certifies (:func:`lagrangian_lower_bound`).  Else
     projected Newton (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp` with ``kappa = 0``)
-    warm-started from ``alpha``.  ``check_input=False``: ``K`` (symmetric) and ``y`` come validated.
+    warm-started from ``alpha``.  ``check_input=False``: ``K`` (symmetric) and ``y`` come validated.  ``C`` may
+    hold one bound per sample (the weighted box): :func:`_polish_weighted`.
     """
     from .rsvm_socp import solve_rsvm_socp  # the RSVM_SOCP solver builds on this module
 
+    if np.ndim(C):
+        return _polish_weighted(K, y, np.asarray(C, dtype=float), alpha, tol, check_input)
     alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
     # zero and bound thresholds on the multipliers' own scale: at a large C with the optimum's multipliers far
     # below C, a threshold of 1e-9 C (0.1 at C = 1e8) would call most support vectors zero
@@ -334,6 +364,59 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     return res.alpha, res.iterations
 
 
+def _polish_weighted(K, y, C, alpha, tol, check_input):
+    """:func:`polish_svm_dual` for the weighted box ``0 <= alpha_i <= C_i``: the exact Newton step on the active
+    set, else the dual QP by Clarabel (through CVXPY, on a factor of ``K``); ``(alpha, steps)`` or None."""
+    alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
+    zero = 1e-9 * min(float(C.min()), float(np.max(alpha)) if alpha.size else float(C.min()))
+    free = np.flatnonzero((alpha > zero) & (alpha < C - 1e-9 * C))
+    up = np.flatnonzero(alpha >= C - 1e-9 * C)
+
+    def certified(a):
+        nz = np.flatnonzero(a)
+        v = y[nz] * a[nz]
+        g = y * (K[:, nz] @ v) - 1.0
+        F = 0.5 * float(a @ (g - 1.0))
+        err = margin_rounding(np.abs(K[:, nz]) @ a[nz], nz.size)
+        return relative_gap(F, lagrangian_lower_bound(F, g, a, y, C, err)) <= tol
+
+    if free.size:
+        yF = y[free]
+        A = np.empty((free.size + 1, free.size + 1))
+        A[:-1, :-1] = (yF[:, None] * submatrix(K, free, free)) * yF[None, :]
+        A[:-1, -1] = yF
+        A[-1, :-1] = yF
+        A[-1, -1] = 0.0
+        rhs = np.empty(free.size + 1)
+        rhs[:-1] = 1.0 - (yF * (submatrix(K, free, up) @ (y[up] * C[up])) if up.size else 0.0)
+        rhs[-1] = -float(y[up] @ C[up])
+        sol = _solve_or_lstsq(A, rhs)
+        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C[free]):
+            a = np.zeros_like(alpha)
+            a[up] = C[up]
+            a[free] = sol[:-1]
+            if certified(a):
+                return a, 1
+    import cvxpy as cp
+
+    from .conic import SolverError as _SolverError
+    from .conic import solve_cvxpy
+
+    vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
+    R = vecs * np.sqrt(np.clip(vals, 0.0, None))  # K = R R'
+    a = cp.Variable(y.size)
+    prob = cp.Problem(
+        cp.Minimize(0.5 * cp.sum_squares(R.T @ cp.multiply(y, a)) - cp.sum(a)), [a >= 0, a <= C, y @ a == 0]
+    )
+    try:
+        solve_cvxpy(prob, "clarabel", accept_inaccurate=True, quiet_inaccurate=True)
+    except _SolverError:
+        return None
+    if a.value is None:
+        return None
+    return project_box_hyperplane_sorted(np.asarray(a.value, dtype=float), y, C), 1
+
+
 def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
     """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, scale, b, SolveInfo)``.
 
@@ -348,7 +431,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
     misses ``tol``, :func:`polish_svm_dual` (an exact Newton step on the active set, then projected Newton) runs on
     the problem restricted to the support (``m x m``; exact when no other point should enter it), then, given
     ``full_kernel()`` (the whole Gram matrix), on all of it; the best certificate is returned (``status`` says
-    whether it met ``tol``).
+    whether it met ``tol``).  ``C`` may hold one bound ``C_i = C s_i`` per sample (sample weights ``s_i``: the
+    hinge terms weighted, the dual box ``0 <= alpha_i <= C_i``).
     """
 
     y = np.asarray(y, dtype=float)
@@ -357,7 +441,7 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
         alpha = project_box_hyperplane_sorted(alpha, y, C)  # round-off; projecting it would spread the support
     sv = np.flatnonzero(alpha)
     Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
-    floor = 1e-9 * C * y.size  # the trivial objective's scale, as the linear SVMs'
+    floor = 1e-9 * (float(np.sum(C)) if np.ndim(C) else C * y.size)  # the trivial objective's scale
 
     def evaluate(a, Kc, nz):
         """(primal of the returned model, dual value of a, scale, bias)."""
@@ -367,7 +451,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
         err = margin_rounding(np.abs(Kc) @ a[nz], nz.size) if nz.size else 0.0
         _, t, b = scaled_svm_primal(m, y, C, quad, err)
         scores = Kc @ (t * v) + b  # the returned model's scores, as its decision function computes them
-        P = 0.5 * t * t * quad + C * float(np.sum(np.maximum(1.0 - y * scores, 0.0)))
+        hinge = np.maximum(1.0 - y * scores, 0.0)
+        P = 0.5 * t * t * quad + (float(C @ hinge) if np.ndim(C) else C * float(np.sum(hinge)))
         return P, float(a.sum()) - 0.5 * quad, t, b
 
     def gap(P, D):  # against the objective itself: polish until the gap is small on its own scale
@@ -376,7 +461,8 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
     best = (alpha, *evaluate(alpha, Kc, sv), 0)  # (alpha, P, D, scale, b, steps)
     if gap(*best[1:3]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
         Ks = Kc[sv]
-        polished = polish_svm_dual(0.5 * (Ks + Ks.T), y[sv], C, best[0][sv], tol, check_input=False)
+        Csv = C[sv] if np.ndim(C) else C
+        polished = polish_svm_dual(0.5 * (Ks + Ks.T), y[sv], Csv, best[0][sv], tol, check_input=False)
         if polished is not None:
             a = np.zeros_like(alpha)
             a[sv] = polished[0]
