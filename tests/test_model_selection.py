@@ -92,6 +92,8 @@ def test_one_matrix_per_sample_with_sigma_index_is_refused():
     S = np.stack([0.1 * np.eye(3)] * 20)
     with pytest.raises(ValueError, match="one matrix per sample .* Pass Sigma\\[sigma_index\\]"):
         RobustSVC().fit(X, y, Sigma=S, sigma_index=np.arange(20) % 2)
+    with pytest.raises(ValueError, match="one matrix per sample .* Pass Sigma\\[sigma_index\\]"):  # weights drop rows
+        RobustSVC().fit(X, y, Sigma=S, sigma_index=np.arange(20) % 2, sample_weight=np.r_[0.0, np.ones(19)])
 
 
 @pytest.mark.parametrize("diagonal", [False, True])

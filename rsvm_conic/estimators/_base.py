@@ -125,6 +125,6 @@ def drop_samples(keep, n_samples: int, Sigma, sigma_index, sample_radius):
     elif sigma_index is not None and Sigma is not None and np.ndim(Sigma) > 1:
         k = np.shape(Sigma)[0]
         if k == n_samples and k > 1:
-            return Sigma, sigma_index, sample_radius  # fit_uncertainty rejects it with its reason
+            fit_uncertainty(Sigma, sigma_index, n_samples, np.shape(Sigma)[-1])  # raises: one matrix per sample
         sigma_index = check_sigma_index(sigma_index, n_samples, k)[keep]
     return Sigma, sigma_index, sample_radius

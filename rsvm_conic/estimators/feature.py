@@ -148,7 +148,8 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         sample_weight : array-like of shape (L,) or None, default=None
             Nonnegative weight of each sample's loss term (``C_i = C * sample_weight[i] * class weight``); an integer
             weight is the same as repeating the sample, 0 drops it.  The feature map is fitted on the samples of
-            positive weight.
+            positive weight (random Fourier features do not depend on them; Nystroem's landmarks are drawn from
+            them unweighted, so there the equivalence with repeated rows holds for the SVM given the map).
 
         Returns
         -------
