@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 
-from rsvm_conic.estimators import ChanceConstrainedSVC, RobustFeatureSVC, RobustSVC
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustFeatureSVC, RobustSVC
 from rsvm_conic.uncertainty import scale_covariance
 
 EPS = float(np.finfo(float).eps)
@@ -42,6 +42,13 @@ def test_grid_search_passes_sigma_and_sigma_index_to_every_fit():
     search = GridSearchCV(RobustSVC(), grid, cv=2, error_score="raise").fit(X, y, Sigma=S, sigma_index=g)
     scores = search.cv_results_["mean_test_score"]
     assert scores.shape == (6,) and np.all(np.isfinite(scores))
+
+
+@pytest.mark.parametrize("make", [NominalSVC, RobustSVC, ChanceConstrainedSVC, RobustFeatureSVC])
+def test_every_uncertain_estimator_refuses_groups_naming_sigma_index(make):
+    _, X, y, S, g = _data()
+    with pytest.raises(ValueError, match=f"{make.__name__}.fit takes no groups.*Pass sigma_index="):
+        make().fit(X, y, Sigma=S, groups=g)
 
 
 def test_groups_is_refused_naming_sigma_index():
