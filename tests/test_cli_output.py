@@ -134,6 +134,17 @@ def test_feature_robust_benchmark_prints_a_table_and_writes_json(tmp_path, capsy
     assert [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()] == [record]
 
 
+def test_a_grid_run_prints_a_markdown_table_with_a_legend(tmp_path, capsys):
+    assert main(["run", "linear-noise-grid", "--quick", "--no-progress", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    head, rows = _table(out)
+    assert head[:3] == ["method", "param", "C"] and {"nominal", "robust", "chance"} <= set(rows)
+    assert "param = the robust radius (method robust, p = 2), the violation probability epsilon" in out
+    for line in out.splitlines():  # JSON stays in results.jsonl
+        assert not line.lstrip().startswith(("{", "[")), line
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 12
+
+
 # -- extras: one line, exit 2 ------------------------------------------------------------------------------------
 
 
