@@ -157,7 +157,7 @@ models = {
                                                    solver="clarabel", random_state=0),
 }
 for name, m in models.items():
-    m.fit(Xtr, ytr)
+    m.fit(Xtr, ytr, Sigma=np.ones(Xtr.shape[1]))  # Sigma = identity: the radius in the units of X, as the attack's
     err = adversarial_error(m.decision_function, m.input_gradient, Xte, yte, gamma_in, p=2)
     print(f"{name:22s} clean test acc = {m.score(Xte, yte):.3f}   adversarial error (gamma={gamma_in}) = {err:.3f}   "
           f"||zeta|| = {np.linalg.norm(m.coef_):.3f}")
