@@ -308,9 +308,17 @@ class NominalSVC(_LinearSVCBase):
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias.
+    objective_ : float
+        The primal objective.
+    solver_stats_ : dict
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     """
 
     _formulation = NominalSVM
@@ -356,9 +364,17 @@ class RobustSVC(_LinearSVCBase):
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias.
+    objective_ : float
+        The primal objective.
+    solver_stats_ : dict
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     """
 
     _formulation = RobustSVM
@@ -414,9 +430,17 @@ class ChanceConstrainedSVC(_LinearSVCBase):
 
     Attributes
     ----------
-    coef_, intercept_, classes_ : the fitted classifier.
-    objective_ : float, the primal objective.
-    solver_stats_ : dict, the route that ran, its status and certified gap (``gap_rel``).
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the linear classifier.
+    intercept_ : ndarray of shape (1,)
+        Bias.
+    objective_ : float
+        The primal objective.
+    solver_stats_ : dict
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     """
 
     _formulation = ChanceConstrainedSVM
