@@ -113,3 +113,60 @@ def test_no_issue_or_round_numbers_in_user_facing_text():
                 if TRACKER.search(line):
                     offending.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert not offending, "\n".join(offending)
+
+
+PAGES = [ROOT / "docs" / "quickstart.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+
+
+def _figure_problems() -> list[str]:
+    """What the open figures lack (a title, axis labels, a legend), axes by axes; closes them."""
+    import matplotlib.pyplot as plt
+
+    problems = []
+    for number in plt.get_fignums():
+        fig = plt.figure(number)
+        for ax in fig.axes:
+            if not (ax.has_data() or ax.images):
+                continue
+            checks = {
+                "title": ax.get_title() or fig.get_suptitle(),
+                "x label": ax.get_xlabel(),
+                "y label": ax.get_ylabel(),
+                "legend": ax.get_legend() or fig.legends,
+            }
+            missing = [what for what, present in checks.items() if not present]
+            if missing:
+                problems.append(f"figure {ax.get_title()!r} has no {', '.join(missing)}")
+    plt.close("all")
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_every_page_runs_and_every_figure_has_a_title_axis_labels_and_a_legend(page, tmp_path, monkeypatch):
+    """The page's code cells, run in order as the docs build runs them (Agg backend, a temporary folder); the
+    quickstart and each guide page take seconds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plt, "show", lambda *args, **kwargs: None)
+    cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", page.read_text(), re.S)
+    namespace, problems = {}, []
+    for cell in cells:
+        exec(compile(cell, str(page), "exec"), namespace)
+        problems += _figure_problems()
+    assert not problems, f"{page.name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.parent.name == "guide" and p.stem != "index"], ids=lambda p: p.stem
+)
+def test_every_guide_page_starts_with_the_estimator(page):
+    """A user calls an estimator: each guide page shows that call (its first code cell) before the formulation."""
+    text = page.read_text()
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    assert headings and headings[0] == "The estimator", f"{page.name}: first section is {headings[:1]}"
+    first_cell = re.search(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S)
+    assert first_cell and re.search(r"\b\w+SVC\(", first_cell.group(1)) and ".fit(" in first_cell.group(1), page.name
