@@ -168,6 +168,8 @@ for (name, m), color in zip(models.items(), ["tab:green", "k"]):
     plot_decision_boundary(ax, m.decision_function, Xtr, ytr if color == "k" else None, levels=(0.0,), color=color,
                            label=name, scatter=color == "k")
 ax.set_title("RFF SVM on two moons: nominal vs robust (eq. 10)")
+ax.set_xlabel("$x_1$")
+ax.set_ylabel("$x_2$")
 ax.legend(loc="lower left", fontsize=8)
 fig.savefig("01_robust_vs_nominal.png", dpi=110, bbox_inches="tight")
 plt.show()

@@ -126,8 +126,8 @@ def _figure_problems() -> list[str]:
     for number in plt.get_fignums():
         fig = plt.figure(number)
         for ax in fig.axes:
-            if not (ax.has_data() or ax.images):
-                continue
+            if not (ax.has_data() or ax.images) or not ax.axison:
+                continue  # an empty axes, or a panel showing a figure drawn elsewhere (imshow, axis off)
             checks = {
                 "title": ax.get_title() or fig.get_suptitle(),
                 "x label": ax.get_xlabel(),
@@ -170,3 +170,25 @@ def test_every_guide_page_starts_with_the_estimator(page):
     assert headings and headings[0] == "The estimator", f"{page.name}: first section is {headings[:1]}"
     first_cell = re.search(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S)
     assert first_cell and re.search(r"\b\w+SVC\(", first_cell.group(1)) and ".fit(" in first_cell.group(1), page.name
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_gallery_figure_has_a_title_axis_labels_and_a_legend(path, tmp_path, monkeypatch):
+    """The gallery's notebooks (tests/test_notebooks.py runs them too), each figure checked when it is shown."""
+    import runpy
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    problems = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plt, "show", lambda *args, **kwargs: problems.extend(_figure_problems()))
+    runpy.run_path(str(path), run_name="__main__")
+    problems += _figure_problems()
+    assert not problems, f"{path.name}: " + "; ".join(problems)
