@@ -137,3 +137,15 @@ def test_the_default_noise_covariance_on_dask_row_blocks_equals_the_in_memory_on
     assert np.allclose(W_dask, W, rtol=1e-10, atol=1e-12 * np.abs(W).max())
     Xc = np.vstack([X[y == c] - X[y == c].mean(axis=0) for c in (0, 1)])
     assert np.allclose(W, 0.02**2 * Xc.T @ Xc / y.size, rtol=1e-10, atol=1e-12 * np.abs(W).max())
+
+
+def test_the_feature_map_bandwidth_scales_with_the_data():
+    """RobustFeatureSVC's sigma="scale" is scikit-learn's gamma="scale": sqrt(n_features X.var() / 2), so rescaling
+    X rescales the bandwidth with it; another string is a ValueError naming the choice."""
+    X, y = _data("bupa")
+    for factor in (1.0, 1e-3, 1e3):
+        est = RobustFeatureSVC(n_components=20, random_state=0).fit(factor * X, y)
+        expected = np.sqrt(X.shape[1] * (factor * X).var() / 2.0)
+        assert est.feature_map_.sigma == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="scale"):
+        RobustFeatureSVC(sigma="auto").fit(X, y)
