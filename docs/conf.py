@@ -71,12 +71,10 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 # --- API reference --------------------------------------------------------------------------------------
-autodoc_default_options = {"members": True, "member-order": "bysource", "show-inheritance": True}
-autodoc_typehints = "none"
-napoleon_google_docstring = False
-napoleon_numpy_docstring = True
-napoleon_use_rtype = False
-napoleon_use_ivar = True
+# the settings and hooks live in docs/_ext/rsvm_docs.py (tests/test_docs_api.py builds the estimators page with them)
+from rsvm_docs import API_CONFIG  # noqa: E402
+
+globals().update(API_CONFIG)
 
 # --- HTML -----------------------------------------------------------------------------------------------
 html_theme = "furo"
@@ -92,16 +90,3 @@ if not (_MJ_DST / "tex-svg.js").exists():
 html_static_path.append(str(_MJ_DST.parent))
 mathjax_path = "mathjax/tex-svg.js"
 mathjax3_config = {"svg": {"fontCache": "global"}}
-
-autodoc_inherit_docstrings = False  # scikit-learn's inherited docstrings cite its own glossary
-
-
-def _skip_sklearn_plumbing(app, what, name, obj, skip, options):
-    """scikit-learn's generated ``set_*_request`` methods are not part of this package's API."""
-    if name.startswith("set_") and name.endswith("_request"):
-        return True
-    return None
-
-
-def setup(app):
-    app.connect("autodoc-skip-member", _skip_sklearn_plumbing)

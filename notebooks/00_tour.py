@@ -114,6 +114,8 @@ plot_decision_boundary(ax, lambda P: f.decision_function(sol, P), X, y, color="k
 plot_decision_boundary(ax, lambda P: P @ nominal["w"] + nominal["b"], X, levels=(0.0,), color="tab:green",
                        label="nominal", scatter=False)
 ax.set_aspect("equal")
+ax.set_xlabel("$x_1$")
+ax.set_ylabel("$x_2$")
 ax.legend(loc="upper left")
 ax.set_title("Robust SVM: every point of every ellipse is classified with margin (or pays slack)")
 fig.savefig("00_tour_boundary.png", dpi=110, bbox_inches="tight")

@@ -157,7 +157,7 @@ models = {
                                                    solver="clarabel", random_state=0),
 }
 for name, m in models.items():
-    m.fit(Xtr, ytr)
+    m.fit(Xtr, ytr, Sigma=np.ones(Xtr.shape[1]))  # Sigma = identity: the radius in the units of X, as the attack's
     err = adversarial_error(m.decision_function, m.input_gradient, Xte, yte, gamma_in, p=2)
     print(f"{name:22s} clean test acc = {m.score(Xte, yte):.3f}   adversarial error (gamma={gamma_in}) = {err:.3f}   "
           f"||zeta|| = {np.linalg.norm(m.coef_):.3f}")
@@ -168,6 +168,8 @@ for (name, m), color in zip(models.items(), ["tab:green", "k"]):
     plot_decision_boundary(ax, m.decision_function, Xtr, ytr if color == "k" else None, levels=(0.0,), color=color,
                            label=name, scatter=color == "k")
 ax.set_title("RFF SVM on two moons: nominal vs robust (eq. 10)")
+ax.set_xlabel("$x_1$")
+ax.set_ylabel("$x_2$")
 ax.legend(loc="lower left", fontsize=8)
 fig.savefig("01_robust_vs_nominal.png", dpi=110, bbox_inches="tight")
 plt.show()

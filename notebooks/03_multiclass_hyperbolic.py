@@ -68,6 +68,11 @@ plot_decision_regions(axes[0], ww.predict, X, y)
 axes[0].set_title("Weston-Watkins M-SVM (Gaussian kernel)")
 plot_decision_regions(axes[1], hyp.decision_rule_codes, X, y)
 axes[1].set_title("hyperbolic M-SVM (balls in feature space; -1 = dummy)")
+for ax in axes:
+    handles, _ = ax.collections[-1].legend_elements()  # the training points, one handle per class
+    ax.legend(handles, [f"class {c}" for c in np.unique(y)], loc="lower left", fontsize=8, title="training points")
+    ax.set_xlabel("$x_1$")
+    ax.set_ylabel("$x_2$")
 fig.tight_layout()
 fig.savefig("03_ww_vs_hyperbolic.png", dpi=110)
 plt.show()

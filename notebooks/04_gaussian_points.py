@@ -115,6 +115,8 @@ plot_decision_boundary(ax, plain.decision_function, Xtr, levels=(0.0,), color="t
                        scatter=False)
 big = np.trace(Str, axis1=1, axis2=2) > 0.5
 ax.scatter(Xtr[big, 0], Xtr[big, 1], s=80, facecolors="none", edgecolors="0.4", label="very uncertain points")
+ax.set_xlabel("$x_1$")
+ax.set_ylabel("$x_2$")
 ax.legend(loc="lower left", fontsize=8)
 ax.set_title("SVM on Gaussian points [CGT19, corrected kernel]")
 fig.savefig("04_pksvc.png", dpi=110, bbox_inches="tight")

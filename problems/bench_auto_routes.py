@@ -102,7 +102,10 @@ def _feature(quick, repeat):
             for route in ("ipm", "clarabel", "prox"):
                 reps = 1 if route == "prox" else repeat
                 res[route] = _best_of(
-                    lambda: RobustFeatureSVC(radius=radius, solver=route, random_state=0).fit(X, y), reps
+                    lambda: RobustFeatureSVC(radius=radius, solver=route, random_state=0).fit(
+                        X, y, Sigma=np.ones(X.shape[1])
+                    ),
+                    reps,
                 )
             fastest = min(v[0] for r, v in res.items() if r != "prox")
             for route, (t, est) in res.items():

@@ -67,6 +67,7 @@ def _cases(quick):
     Xs, ys, Sig, grp = make_uncertain_classification(L, 20, separation=1.0, random_state=0)
     Xo, yo, *_ = make_uncertain_classification(1850 if quick else 7400, 20, separation=0.5, random_state=1)
     diag = np.tile(np.linspace(0.05, 0.3, 20), (L, 1))  # one diagonal ellipsoid per sample
+    eye = dict(Sigma=np.ones(Xc.shape[1]))  # the identity: a radius in the units of X
     cases = [
         _linear_case("NominalSVC()", lambda **kw: NominalSVC(**kw), Xc, yc, {}, 1.0),
         _linear_case("NominalSVC(C=100), overlapping", lambda **kw: NominalSVC(C=100, **kw), Xo, yo, {}, 100.0),
@@ -75,7 +76,12 @@ def _cases(quick):
             "RobustSVC(), 2 ellipsoids", lambda **kw: RobustSVC(**kw), Xs, ys, dict(Sigma=Sig, sigma_index=grp), 1.0
         ),
         _linear_case(
-            "RobustSVC(norm=inf, radius=0.1)", lambda **kw: RobustSVC(norm=np.inf, radius=0.1, **kw), Xc, yc, {}, 1.0
+            "RobustSVC(norm=inf, radius=0.1)",
+            lambda **kw: RobustSVC(norm=np.inf, radius=0.1, **kw),
+            Xc,
+            yc,
+            eye,
+            1.0,
         ),
         _linear_case(
             "RobustSVC(radius=0.2), per-sample",
@@ -90,7 +96,7 @@ def _cases(quick):
             lambda **kw: ChanceConstrainedSVC(distribution="gaussian", epsilon=0.2, **kw),
             Xc,
             yc,
-            {},
+            eye,
             1.0,
         ),
     ]

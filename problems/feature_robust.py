@@ -146,7 +146,7 @@ def compare_robust_nominal(dataset="breast_cancer", gamma=1.0, seed=0, quick=Fal
     robust = []
     for C, s, m in itertools.product(Cs, sigmas, mults):
         est = RobustFeatureSVC("rff", D, float(s), m * gamma, 2, feature_norm, C, random_state=seed)
-        est.fit(Xfit_noisy, yfit)
+        est.fit(Xfit_noisy, yfit, Sigma=np.ones(Xfit_noisy.shape[1]))  # radius in the units of X, as the attack
         robust.append(
             {
                 "C": C,

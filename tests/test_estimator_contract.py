@@ -60,13 +60,6 @@ _KERNEL_PSD = {
 def expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
-    if isinstance(estimator, ChanceConstrainedSVC):
-        return {
-            # With its defaults (epsilon = 0.1, Chebyshev, identity noise covariance) every margin must
-            # hold with kappa = 3 standard deviations of unit noise: on sklearn's small unscaled blobs the
-            # model is deliberately conservative and its training accuracy falls below the check's 0.83.
-            "check_classifiers_train": "conservative by design at default epsilon with unit noise covariance",
-        }
     if isinstance(estimator, RobustFeatureSVC):
         return {
             **{

@@ -213,16 +213,16 @@ def _held_out(name):
 
 
 @pytest.mark.parametrize("name", ["bupa", "breast_cancer", "wine", "iris"])
-def test_a_constant_classifier_at_the_defaults_warns_and_says_why(name):
-    """At its defaults RobustFeatureSVC returns zeta = 0 on bupa, breast cancer and wine (radius 0.1 maps to a
-    feature-space bound the margins cannot absorb); that fit warns, with the reason, as the linear estimators do,
-    and a fit that separates (iris) does not."""
+def test_a_constant_classifier_warns_and_says_why(name):
+    """With bandwidth 1 and radius 0.1 in the units of X (Sigma = identity), RobustFeatureSVC returns zeta = 0 on
+    bupa, breast cancer and wine (the radius maps to a feature-space bound the margins cannot absorb); that fit
+    warns, with the reason, as the linear estimators do, and a fit that separates (iris) does not."""
     from rsvm_conic.estimators.linear import ConstantClassifierWarning
 
     X, y = _held_out(name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = RobustFeatureSVC(random_state=0).fit(X, y)
+        est = RobustFeatureSVC(sigma=1.0, radius=0.1, random_state=0).fit(X, y, Sigma=np.ones(X.shape[1]))
     constant = np.ptp(est.decision_function(X)) <= 1e-7 * (1.0 + np.max(np.abs(est.decision_function(X))))
     mine = [w for w in caught if issubclass(w.category, ConstantClassifierWarning)]
     assert len(mine) == int(constant)

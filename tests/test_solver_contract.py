@@ -50,7 +50,7 @@ def test_certified_routes_bracket_the_exact_optimum(data, C, norm, radius, solve
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            est = RobustSVC(C=C, radius=radius, norm=norm, solver=solver).fit(X, y)
+            est = RobustSVC(C=C, radius=radius, norm=norm, solver=solver).fit(X, y, Sigma=np.ones(X.shape[1]))
         except SolverError:
             return  # not certified: raising is allowed, returning an uncertified model is not
     s = est.solver_stats_
@@ -109,8 +109,9 @@ def test_defaults_are_certified_or_say_why(data):
 
 def test_constant_classifier_warning_gives_the_threshold():
     X, y = DATA["breast_cancer"]
+    eye = np.ones(X.shape[1])  # Sigma = identity: the radius in the units of X
     with pytest.warns(ConstantClassifierWarning, match=r"radius < ([0-9.]+)") as rec:
-        RobustSVC(radius=5.0).fit(X, y)
+        RobustSVC(radius=5.0).fit(X, y, Sigma=eye)
     r_star = float(
         next(w for w in rec if w.category is ConstantClassifierWarning)
         .message.args[0]
@@ -119,12 +120,12 @@ def test_constant_classifier_warning_gives_the_threshold():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConstantClassifierWarning)
-        below = RobustSVC(radius=0.98 * r_star).fit(X, y)  # informative just below the threshold
+        below = RobustSVC(radius=0.98 * r_star).fit(X, y, Sigma=eye)  # informative just below the threshold
     assert np.any(below.coef_ != 0)
     with pytest.warns(ConstantClassifierWarning):
-        RobustSVC(radius=1.02 * r_star).fit(X, y)
+        RobustSVC(radius=1.02 * r_star).fit(X, y, Sigma=eye)
     with pytest.warns(ConstantClassifierWarning, match=r"epsilon > "):
-        ChanceConstrainedSVC(epsilon=0.01).fit(X, y)
+        ChanceConstrainedSVC(epsilon=0.01).fit(X, y, Sigma=eye)
 
 
 def test_no_cvxpy_model_is_built_for_the_interior_point():

@@ -7,7 +7,8 @@ image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
     RobustFeatureSVC(feature_map="rff", n_components=200, sigma=3.0, radius=0.1, norm=2).fit(X, y)
 
 The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``sigma_index``
-as in :class:`~rsvm_conic.estimators.RobustSVC`; default identity).  ``feature_norm`` is pbar, the
+as in :class:`~rsvm_conic.estimators.RobustSVC`; without ``Sigma``: ``0.02**2`` times the pooled within-class
+covariance of X, :func:`~rsvm_conic.estimators.linear.default_noise_covariance`).  ``feature_norm`` is pbar, the
 norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"`` (the structured
 interior point ``"ipm"`` for ``feature_norm=2``, else Clarabel, with visible fallbacks; certified to a 1e-6
 relative gap at every size), ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"`` (the stochastic routes
@@ -25,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_fit_keywords, check_norm, check_positive, validate_estimator_input
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
-from .linear import warn_constant_classifier
+from .linear import default_noise_covariance, warn_constant_classifier
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
@@ -42,17 +43,28 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     SVM is solved on the features; see the module docstring.  A fit whose classifier is constant (``zeta = 0``)
     warns with the reason (:class:`~rsvm_conic.estimators.linear.ConstantClassifierWarning`).
 
+    The defaults assume noise of covariance ``0.02**2 * W`` when ``fit`` gets no ``Sigma`` (``W`` the pooled
+    within-class covariance of X: a standard deviation of 2 % of the classes' own spread,
+    :func:`~rsvm_conic.estimators.linear.default_noise_covariance`), a radius of half that noise's standard
+    deviation (the feature-space bound is looser than the linear model's: at a radius of 1, bupa's held-out accuracy
+    fell to the majority rate on some splits) and scikit-learn's ``gamma="scale"`` bandwidth.  On every vendored
+    binary data set, standardised, they give an informative model (3-fold CV: banana 0.86, bupa 0.67, magic 0.80;
+    majority 0.53, 0.58, 0.62): ``tests/test_defaults.py``.
+
     Parameters
     ----------
     feature_map : {"rff", "nystroem"}, default="rff"
         Explicit feature map: random Fourier features (cos/sin pairs) or the Nystroem map.
     n_components : int, default=100
         Number of random frequencies (RFF) or landmarks (Nystroem).
-    sigma : float, default=1.0
-        Bandwidth of the approximated RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))``.
-    radius : float, default=0.1
-        Radius of the input uncertainty set ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i``;
-        0 gives the nominal linear SVM on the same features.
+    sigma : float or "scale", default="scale"
+        Bandwidth of the approximated RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))``; ``"scale"``:
+        ``sqrt(n_features * X.var() / 2)``, scikit-learn's ``gamma="scale"`` (``sqrt(n_features / 2)`` on
+        standardised data).
+    radius : float, default=0.5
+        Radius of the input uncertainty set ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i``, in noise
+        standard deviations (with ``Sigma=np.ones(n_features)``: in the units of X); 0 gives the nominal linear SVM
+        on the same features.
     norm : {1, 2, inf}, default=2
         Norm of the input uncertainty set.
     feature_norm : {1, 2, inf}, default=2
@@ -98,8 +110,8 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self,
         feature_map="rff",
         n_components=100,
-        sigma=1.0,
-        radius=0.1,
+        sigma="scale",
+        radius=0.5,
         norm=2,
         feature_norm=2,
         C=1.0,
@@ -122,10 +134,14 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.class_weight = class_weight
 
-    def _make_map(self):
+    def _make_map(self, X):
+        sigma = self.sigma
+        if isinstance(sigma, str):
+            check_choice(sigma, "sigma", ("scale",))
+            sigma = float(np.sqrt(X.shape[1] * X.var() / 2.0)) or 1.0  # scikit-learn's gamma="scale"
         if self.feature_map == "rff":
-            return RandomFourierFeatures(self.n_components, self.sigma, self.random_state)
-        return NystroemMap(self.n_components, self.sigma, random_state=self.random_state)
+            return RandomFourierFeatures(self.n_components, sigma, self.random_state)
+        return NystroemMap(self.n_components, sigma, random_state=self.random_state)
 
     def fit(self, X, y, Sigma=None, sigma_index=None, sample_radius=None, sample_weight=None, **keywords):
         """Fit the feature map and the robust SVM on its features.
@@ -138,8 +154,9 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Binary labels.
         Sigma : array-like or None, default=None
             Noise covariances of the inputs, in the units of X squared; the shapes of
-            :meth:`RobustSVC.fit <rsvm_conic.estimators.RobustSVC.fit>` (None: identity).  After a
-            ``StandardScaler`` they are ``D^-1 Sigma D^-1`` (:func:`rsvm_conic.uncertainty.scale_covariance`).
+            :meth:`RobustSVC.fit <rsvm_conic.estimators.RobustSVC.fit>` (None: ``0.02**2`` times the pooled
+            within-class covariance of the inputs).  After a ``StandardScaler`` they are ``D^-1 Sigma D^-1``
+            (:func:`rsvm_conic.uncertainty.scale_covariance`).
         sigma_index : array-like of shape (L,) of int, "sample", or None, default=None
             The position of each sample's matrix along Sigma's first axis (not ``groups``, which scikit-learn's
             model selection gives to the splitter).
@@ -176,14 +193,14 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
         Sigma, groups = fit_uncertainty(Sigma, sigma_index, *X.shape)
         unc = UncertaintySet(
-            Sigma=Sigma,
+            Sigma=default_noise_covariance(X, y_pm) if Sigma is None and groups is None else Sigma,
             groups=groups,
             p=check_norm(self.norm),
             radius=radius,
             sample_scale=sample_radius,
             sample_scale_name="sample_radius",
         ).resolve(*X.shape)
-        fmap = self._make_map().fit(X)
+        fmap = self._make_map(X).fit(X)
         Phi = fmap.transform(X)
         if self.feature_map == "rff":
             Gamma = rff_feature_bound(fmap, X, unc, pbar, self.bound)

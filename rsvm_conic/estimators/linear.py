@@ -39,6 +39,7 @@ from .._validation import (
     check_fit_keywords,
     check_norm,
     check_positive,
+    dask_compute,
     is_dask_array,
     validate_estimator_input,
 )
@@ -185,6 +186,43 @@ def constant_reason(formulation) -> str:
     )
 
 
+#: the noise's standard deviation assumed when ``fit`` gets no ``Sigma``, as a fraction of the classes' own spread
+NOISE_SCALE = 0.02
+
+
+def default_noise_covariance(X, y):
+    """The noise covariance assumed when ``fit`` gets no ``Sigma``: ``NOISE_SCALE**2`` times the pooled within-class
+    covariance ``W = (1/L) sum_i (x_i - m_{y_i})(x_i - m_{y_i})'`` of the training data (``m_c``: class ``c``'s mean).
+
+    Parameters
+    ----------
+    X : ndarray or Dask array of shape (L, n)
+        Trusted samples (a Dask array chunked along rows: two passes over its blocks, nothing of size L gathered).
+    y : ndarray or Dask array of shape (L,)
+        Labels in {-1, +1}, aligned with the rows of ``X``.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        ``NOISE_SCALE**2 * W``: the noise's standard deviation along any direction is ``NOISE_SCALE`` (2 %) of the
+        classes' own standard deviation along it.
+    """
+    pos = y > 0
+    L = X.shape[0]
+    stats = (X.T @ pos.astype(float), X.sum(axis=0), pos.sum())
+    if is_dask_array(X):
+        stats = dask_compute(*stats)
+    sums, totals, counts = (np.asarray(v, dtype=float) for v in stats)
+    m_pos = sums / max(float(counts), 1.0)
+    m_neg = (totals - sums) / max(L - float(counts), 1.0)
+    centred = X - m_neg - pos[:, None] * (m_pos - m_neg)
+    W = centred.T @ centred
+    if is_dask_array(W):
+        (W,) = dask_compute(W)
+    W = np.asarray(W, dtype=float) / L
+    return NOISE_SCALE**2 * 0.5 * (W + W.T)
+
+
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
     _formulation = None  # the formulation class: its BACKENDS table lists the routes
 
@@ -210,7 +248,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         y : array-like of shape (L,)
             Binary labels.
         Sigma : array-like or None, default=None
-            Noise covariances, in the units of X squared: None (identity), shape (n,) (one shared diagonal), (n, n)
+            Noise covariances, in the units of X squared: None (``0.02**2`` times the pooled within-class
+            covariance of X, :func:`default_noise_covariance`), shape (n,) (one shared diagonal), (n, n)
             (one shared matrix), (1, n) or (1, n, n) (the same, shared, never sliced by cross-validation), (L, n, n)
             (one matrix per sample), or (k, n) / (k, n, n) with ``sigma_index`` (one diagonal / matrix per group).
             A scaler changes the units: after ``StandardScaler`` (``x -> D^-1 (x - mean)``, ``D = diag(scale_)``)
@@ -324,7 +363,8 @@ class NominalSVC(_LinearSVCBase):
     objective_ : float
         Primal objective at the returned classifier (with the sample weights).
     solver_stats_ : dict
-        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
@@ -349,12 +389,21 @@ class NominalSVC(_LinearSVCBase):
 class RobustSVC(_LinearSVCBase):
     """Worst-case robust linear SVM ([CJ20, eq. 4]) over ``||Sigma^{-1/2} dx||_norm <= radius``.
 
+    The radius counts standard deviations of the noise whose covariance is ``Sigma`` (given to ``fit``): with
+    ``Sigma=np.ones(n_features)`` (the identity) it is a length in the units of X.  Without ``Sigma`` the noise is
+    assumed to have covariance ``0.02**2 * W`` (:func:`default_noise_covariance`; ``W`` the pooled within-class
+    covariance of X): its standard deviation along any direction is 2 % of the classes' own spread, and the
+    default ``radius=1.0`` keeps every sample's margin against such a perturbation.  On the vendored binary data
+    sets, standardised, the defaults are as accurate as the nominal SVM (3-fold CV: bupa 0.69 against 0.70, magic
+    0.81 against 0.81; banana is not linearly separable, for either): ``tests/test_defaults.py``.
+
     Parameters
     ----------
     C : float > 0
         Weight of the robust hinge losses.
-    radius : float >= 0
-        Radius of the uncertainty set (times ``sample_radius`` per sample, if given to ``fit``).
+    radius : float >= 0, default=1.0
+        Radius of the uncertainty set, in noise standard deviations (times ``sample_radius`` per sample, if given
+        to ``fit``).
     norm : 1, 2 or inf
         The norm of the uncertainty set.
     solver : str
@@ -377,7 +426,8 @@ class RobustSVC(_LinearSVCBase):
     objective_ : float
         Primal objective at the returned classifier (with the sample weights).
     solver_stats_ : dict
-        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
@@ -395,7 +445,7 @@ class RobustSVC(_LinearSVCBase):
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_positive(self.radius, "radius", strict=False)
         unc = UncertaintySet(
-            Sigma=Sigma,
+            Sigma=default_noise_covariance(X, y) if Sigma is None and groups is None else Sigma,
             groups=groups,
             p=check_norm(self.norm),
             radius=self.radius,
@@ -412,13 +462,23 @@ class ChanceConstrainedSVC(_LinearSVCBase):
     """Chance-constrained linear SVM: each margin constraint holds with probability >= 1 - epsilon
     under noise of covariance ``Sigma`` (Chebyshev: any law; Gaussian: normal noise).
 
+    The guarantee is about the noise covariance given to ``fit`` as ``Sigma``.  Without ``Sigma`` the noise is
+    assumed to have covariance ``0.02**2 * W`` (:func:`default_noise_covariance`; ``W`` the pooled within-class
+    covariance of X: a standard deviation of 2 % of the classes' own spread along any direction), and the
+    guarantee holds for noise of that size: at the defaults (``epsilon=0.1``, Chebyshev, kappa = 3) each margin
+    constraint holds with probability >= 0.9 under any zero-mean noise of that covariance.  Pass your measured
+    noise covariance as ``Sigma`` for a guarantee about your noise (``Sigma=np.ones(n_features)``: unit variance in
+    the units of X).  On the vendored binary data sets, standardised, the defaults are as accurate as the nominal
+    SVM (3-fold CV: bupa 0.69 against 0.70, magic 0.81 against 0.81; banana is not linearly separable, for
+    either): ``tests/test_defaults.py``.
+
     Parameters
     ----------
-    C : float > 0
+    C : float > 0, default=1.0
         Weight of the slacks.
-    epsilon : float in (0, 1)
+    epsilon : float in (0, 1), default=0.1
         Allowed probability that a margin constraint fails (Gaussian: epsilon <= 1/2).
-    distribution : "chebyshev" or "gaussian"
+    distribution : "chebyshev" or "gaussian", default="chebyshev"
         Noise model that sets kappa(epsilon).
     solver : str
         ``"auto"`` (default: the interior point), ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"``.
@@ -439,7 +499,8 @@ class ChanceConstrainedSVC(_LinearSVCBase):
     objective_ : float
         Primal objective at the returned classifier (with the sample weights).
     solver_stats_ : dict
-        The route that ran (``backend``), its status and certificate (``primal``, ``dual``, ``gap_rel``).
+        The route that ran (``backend``), its ``status``, the primal objective, a certified lower bound on the
+        optimum (``dual``) and their relative gap (``gap_rel``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
@@ -461,6 +522,8 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         kappa(self.epsilon, self.distribution)  # validates epsilon
         if sample_radius is not None:
             raise ValueError("ChanceConstrainedSVC takes no sample_radius; epsilon sets the factor.")
+        if Sigma is None and groups is None:
+            Sigma = default_noise_covariance(X, y)
         return ChanceConstrainedSVM(
             X,
             y,

@@ -123,8 +123,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     ``min 1/2 sum_k ||w_k||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i}(x_i) + f_k(x_i))``, the model of
     MSVMpack (the package the thesis used; its default is ``C = 10``).  Eq. 1.9 writes margin 2 with
     penalty ``zeta``; the two are the same classifier for ``zeta = 2 C`` (scores and weights doubled,
-    objective times 4, :func:`~rsvm_conic.formulations.multiclass_ww.msvmpack_zeta`).  Until issue 15 this
-    estimator passed ``C`` as eq. 1.9's ``zeta``, i.e. its ``C = 10`` was MSVMpack's ``C = 5``.
+    objective times 4, :func:`~rsvm_conic.formulations.multiclass_ww.msvmpack_zeta`).
 
     Parameters
     ----------

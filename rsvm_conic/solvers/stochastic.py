@@ -20,7 +20,7 @@ skglm's separation: both take the data ``(X, y)``, a data fit that holds only it
 this penalty).  Each declares the methods it calls (:data:`DATAFIT_REQUIRED`, :data:`PENALTY_REQUIRED`) and
 checks them before it starts, with an error that names what is missing.
 
-Pure numpy, vectorised over the minibatch, seeded.  Data layout (issue 16): the rows are shuffled into
+Pure numpy, vectorised over the minibatch, seeded.  Data layout: the rows are shuffled into
 contiguous blocks of ``batch_size`` -- ``shuffle="once"`` copies X once in a random order and each epoch visits
 its blocks in a fresh random order (a step reads a view: no fancy-indexed copy of rows), ``"epoch"`` gathers a
 fresh permutation into the same buffer each epoch (one extra pass; ``"auto"`` picks it for small data, where a
