@@ -1152,7 +1152,7 @@ def render_figure_claims(agg: dict) -> str:
     lines = [
         f"**Figs. 1-2: the SVM's RobustErr minus the method's, averaged over the test noise scales {x}** (points, "
         "mean ± 95% half-width over data sets, paired; the paper: the SVM's error grows faster). R when the interval "
-        f"lies above 0, N when it does not, I when its half-width exceeds {TOL:g} points.",
+        f"lies above 0; otherwise I when its half-width exceeds {TOL:g} points, else N.",
         "",
         "| figure | law | method | " + " | ".join(f"{b}, {CONSTRUCTIONS[c]}" for b, c in cols) + " |",
         "|---|---|---|" + "---|" * len(cols),
