@@ -140,8 +140,8 @@ def claim_verdict(differences, tol: float) -> tuple[str, float, float, int]:
     """Verdict of a claim "A exceeds B" from paired per-data-set differences ``A - B``.
 
     Reproduced when the 95% interval of the mean difference lies above 0 (on at least :data:`MIN_DATASETS` data
-    sets); otherwise inconclusive when its half-width exceeds ``tol`` (too wide to tell), else not reproduced (at
-    that resolution no advantage is shown).  Returns ``(verdict, mean, half_width, n)``.
+    sets); not reproduced when it lies below 0, or when it is no wider than ``tol`` (at that resolution no
+    advantage is shown); otherwise inconclusive (too wide to tell).  Returns ``(verdict, mean, half_width, n)``.
     """
     mean, _, n = mean_sd(differences)
     h = half_width(differences)
@@ -149,7 +149,7 @@ def claim_verdict(differences, tol: float) -> tuple[str, float, float, int]:
         return "inconclusive", mean, h, n
     if mean - h > 0:
         return "reproduced", mean, h, n
-    return ("inconclusive" if h > tol else "not reproduced"), mean, h, n
+    return ("not reproduced" if mean + h < 0 or h <= tol else "inconclusive"), mean, h, n
 
 
 def fmt_pm(mean: float, sd: float, n: int, digits: int = 2) -> str:

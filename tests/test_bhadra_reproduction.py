@@ -299,6 +299,7 @@ def test_claim_verdict():
     assert claim_verdict([-3.0, 2.0, -1.0, 1.0, 0.0], 5.0)[0] == "not reproduced"
     assert claim_verdict([30.0, -30.0, 10.0], 5.0)[0] == "inconclusive"
     assert claim_verdict([20.0, 5.0, 30.0, 8.0, 25.0], 5.0)[0] == "reproduced"  # wide, but all of it above 0
+    assert claim_verdict([-20.0, -5.0, -30.0, -8.0, -25.0], 5.0)[0] == "not reproduced"  # wide, all below 0
     assert claim_verdict([10.0, 10.0], 5.0)[0] == "inconclusive"
 
 
