@@ -373,6 +373,109 @@ def run_bound(quick: bool = False) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- refinement
+def _two_groups(L, n, seed):
+    """Issue 36's family: X standard normal, ``y = sign(X w0 + 0.3 noise)``, one ellipsoid per class (``0.05 I``,
+    ``0.1 I``), radius 0.5, C = 1: ``(X, y, groups, Sigma)``."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((L, n))
+    w0 = rng.standard_normal(n)
+    y = np.sign(X @ w0 + 0.3 * rng.standard_normal(L))
+    return X, y, (y > 0).astype(int), np.stack([0.05 * np.eye(n), 0.1 * np.eye(n)])
+
+
+def _refined_solve(X, y, g, Sigma, refine, chunks=None):
+    """``(status, iterations, seconds, passes, log)`` of the interior point with at most ``refine`` corrections per
+    refined corrector solve; ``chunks``: on Dask row blocks of these rows (threaded scheduler)."""
+    from rsvm_conic.solvers.robust_ipm import solve_robust_ipm
+
+    if chunks is not None:
+        import dask.array as da
+
+        X, y, g = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, g))
+    f = RobustSVM(X, y, UncertaintySet(Sigma=Sigma, groups=g, radius=0.5), C=1.0)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = solve_robust_ipm(f, refine=refine, accept_inaccurate=True)
+    return sol.info["status"], sol.info["iterations"], time.perf_counter() - t0, sol.info.get("passes"), sol.info["log"]
+
+
+def run_refine(quick: bool = False) -> int:
+    """``rsvm-conic bench robust-ipm-refine``: the interior point's iterative refinement (:class:`~rsvm_conic.solvers.
+    cone_ipm.Refinement`) on issue 36's two-group family (n = 20; L = 3000 and 10000 with 20 seeds each, quick: 3000
+    with 8), with one correction per refined corrector solve against the default (at most ``REFINE_STEPS``), side by
+    side per instance: runs that do not end optimal, the median time ratio over instances where both are optimal,
+    the relative KKT residuals of the refined solves, and on Dask row blocks (chunks of L / 4 rows, 4 seeds) the
+    passes over the data."""
+    from rsvm_conic.solvers.cone_ipm import REFINE_STEPS
+
+    sizes, seeds = ([3000], range(8)) if quick else ([3000, 10000], range(20))
+    print(f"two-group robust SVMs, n = 20: one correction per refined solve (1) against at most {REFINE_STEPS}")
+    print(f"{'L':>6} {'runs':>5} {'not optimal (1)':>16} {'not optimal':>12} {'time ratio':>11} {'>1 correction':>14}")
+    worst = []
+    _refined_solve(*_two_groups(500, 20, 0), 1)  # compile the row kernels outside the timings
+    for L in sizes:
+        bad1 = bad = 0
+        ratios, multi = [], 0
+        for seed in seeds:
+            data = _two_groups(L, 20, seed)
+            if seed % 2:  # alternate which goes first
+                full = _refined_solve(*data, REFINE_STEPS)
+                one = _refined_solve(*data, 1)
+            else:
+                one = _refined_solve(*data, 1)
+                full = _refined_solve(*data, REFINE_STEPS)
+            bad1 += one[0] != "optimal"
+            bad += full[0] != "optimal"
+            if one[0] == full[0] == "optimal":
+                ratios.append(full[2] / one[2])
+            hist = [e["refine"] for e in full[4] if e.get("refine")]
+            multi += sum(len(h) > 2 for h in hist)
+            worst += [h for h in hist if len(h) > 2]
+        med = float(np.median(ratios)) if ratios else float("nan")
+        print(f"{L:>6} {len(seeds):>5} {bad1:>16} {bad:>12} {med:>11.3f} {multi:>14}")
+    print("relative KKT residuals of the solves that took more than one correction (before, after each):")
+    for h in sorted(worst, key=lambda h: -h[0])[:6]:
+        print("   " + " -> ".join(f"{v:.1e}" for v in h))
+    print(f"Dask row blocks (L = 3000, chunks of 750 rows): passes over the data, 1 against {REFINE_STEPS} corrections")
+    for seed in range(4):
+        data = _two_groups(3000, 20, seed)
+        one, full = _refined_solve(*data, 1, chunks=750), _refined_solve(*data, REFINE_STEPS, chunks=750)
+        print(f"   seed {seed}: {one[0]} {one[1]} iterations, {one[3]} passes;", end=" ")
+        print(f"{full[0]} {full[1]} iterations, {full[3]} passes")
+    return 0
+
+
+def run_scale(quick: bool = False) -> int:
+    """``rsvm-conic bench robust-ipm-scale``: which column scales the interior point certifies (what
+    :data:`~rsvm_conic.solvers.robust_ipm.WELL_SCALED` rests on).  Issue 36's two-group family (3000 x 20, 3 seeds;
+    quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled with it
+    (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
+    certify, with the columns' root mean squares."""
+    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.solvers.robust_ipm import column_rms
+
+    seeds = range(1) if quick else range(3)
+    print("two-group robust SVMs, 3000 x 20, columns rescaled: iterations per seed (FAIL: not certified)")
+    print(f"{'spread':>8} {'overall':>8} {'column rms':>20}  runs")
+    for spread in (1.0, 1e2, 1e4, 1e6):
+        for overall in (1e-4, 1e-2, 1.0, 1e2, 1e4):
+            d = overall * np.logspace(0, np.log10(spread), 20) / np.sqrt(spread)
+            runs, rms = [], None
+            for seed in seeds:
+                X, y, g, Sigma = _two_groups(3000, 20, 100 + seed)
+                X = X * d
+                rms = column_rms(X)
+                f = RobustSVM(X, y, UncertaintySet(Sigma=Sigma * np.outer(d, d), groups=g, radius=0.5), C=1.0)
+                try:
+                    runs.append(str(f.solve("ipm").info["iterations"]))
+                except SolverError:
+                    runs.append("FAIL")
+            print(f"{spread:>8.0e} {overall:>8.0e} {rms.min():>9.1e}-{rms.max():<9.1e}  {' '.join(runs)}", flush=True)
+    return 0
+
+
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
     """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
@@ -433,7 +536,13 @@ def _instances():
 
 
 INSTANCES = _instances()
-BENCHMARKS = {"robust-ipm": run, "robust-ipm-grid": run_part2, "robust-ipm-bound": run_bound}
+BENCHMARKS = {
+    "robust-ipm": run,
+    "robust-ipm-grid": run_part2,
+    "robust-ipm-bound": run_bound,
+    "robust-ipm-refine": run_refine,
+    "robust-ipm-scale": run_scale,
+}
 
 if __name__ == "__main__":  # pragma: no cover
     import sys

@@ -226,5 +226,6 @@ EXPERIMENT = GridExperiment(
     t1.run_cell,
     report,
     version="1",
+    result_fields=t1.result_fields,
 )
 REPRODUCTIONS = {"bhadra2010-readings": EXPERIMENT}

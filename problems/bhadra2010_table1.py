@@ -82,7 +82,17 @@ import numpy as np
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010, sample_kernels
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
-from rsvm_conic.runner import GridExperiment, ProblemInstance, seed_from_cell
+from rsvm_conic.runner import (
+    GridExperiment,
+    ListOf,
+    MapOf,
+    Maybe,
+    Number,
+    ProblemInstance,
+    Record,
+    Text,
+    seed_from_cell,
+)
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.solvers.svm_dual import libsvm_dual
 from rsvm_conic.uncertainty.chance import kappa
@@ -1266,6 +1276,39 @@ def cells(quick: bool) -> list[dict]:
     return table_cells(cfg) + figure_cells(cfg)
 
 
+def result_fields(cell: dict):
+    """What run_cell returns for ``cell``: a table cell's errors (in percent; null where no route certified
+    the grid point), CPU times and solver figures, or a figure cell's curves (NaN where uncertified)."""
+    if "kind" not in cell:
+        grid = ListOf(ListOf(Maybe(Number(0, 100)), len(cell["eps_grid"])), len(cell["C_grid"]))
+        errors = {m: MapOf(grid, keys=METRICS) for m in METHODS if m != "svm"}
+        errors["svm"] = MapOf(ListOf(Maybe(Number(0, 100)), len(cell["C_grid"])), keys=METRICS)
+        noises = ("gaussian", "finite")
+        info = {
+            "fallbacks": Number(0, integer=True),
+            "uncertified": Number(0, integer=True),
+            "socp_iterations": Number(0, nan=True),  # NaN: no grid point certified
+            "qn_iterations": Number(0, nan=True),
+            "qn_violation": Number(0),
+            "beta_hat_min": MapOf(Number(), keys=noises),
+            "neg_eig_mass": MapOf(Number(0, 1), keys=noises),
+            "beta_g_le_f": Number(0, 1),
+        }
+        return Record(
+            {
+                "errors": Record(errors),
+                "times": MapOf(Number(0), keys=METHODS),
+                "info": Record(info),
+                "warnings": ListOf(Text()),
+            }
+        )
+    if cell["kind"] == "fig3":  # epsilon_effective per method along eps_grid
+        return MapOf(ListOf(Number(0, 1, nan=True), len(cell["eps_grid"])), keys=("socp_g", "socp"))
+    methods = ("svm", "socp_g", "qn_g", "socp", "qn") if cell["kind"] == "fig1" else ("svm", "qp_g", "qp")
+    curves = MapOf(ListOf(Number(0, 100, nan=True), len(cell["scales"])), keys=methods)
+    return Record({"paper": curves, "fixed": curves})
+
+
 def run_cell(cell: dict) -> dict:
     """A figure cell (it has a ``kind``) or a table cell."""
     return figure_cell(cell) if "kind" in cell else table_cell(cell)
@@ -1331,6 +1374,7 @@ EXPERIMENT = GridExperiment(
     run_cell,
     report,
     version="4",  # 4: per-data-set verdicts, cause measurements (beta_g <= beta_f share), figures on every data set
+    result_fields=result_fields,
 )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from rsvm_conic.kernels.feature_maps import RandomFourierFeatures
-from rsvm_conic.runner import GridExperiment
+from rsvm_conic.runner import Flag, GridExperiment, Number, Record
 from rsvm_conic.uncertainty.feature_bounds import rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
@@ -64,6 +64,10 @@ def figure_cell(cell: dict) -> dict:
     X, y, _ = make_toy(noise=cell["noise"])
     seed, _, _ = find_separating_draw(X, y, cell["sigma"])
     return {"seed": seed, "inside": _scene(cell["noise"], cell["sigma"], seed)[-1]}
+
+
+#: What figure_cell returns.
+RESULT_FIELDS = Record({"seed": Number(0, integer=True), "inside": Flag()})
 
 
 def cells(quick: bool) -> list[dict]:
@@ -136,5 +140,6 @@ EXPERIMENT = GridExperiment(
     figure_cell,
     report,
     version="1",
+    result_fields=RESULT_FIELDS,
 )
 REPRODUCTIONS = {"couellan2020-fig1": EXPERIMENT}

@@ -74,7 +74,19 @@ from pathlib import Path
 
 import numpy as np
 
-from rsvm_conic.runner import GridExperiment, ProblemInstance, seed_from_cell
+from rsvm_conic.runner import (
+    Flag,
+    GridExperiment,
+    ListOf,
+    MapOf,
+    Maybe,
+    Number,
+    OneOf,
+    ProblemInstance,
+    Record,
+    Text,
+    seed_from_cell,
+)
 
 from ._reproduction import provenance
 
@@ -902,6 +914,39 @@ def xor_figure(path: Path, grid: int = 300) -> dict:
     return stats
 
 
+def result_fields(cell: dict):
+    """What run_cell returns for ``cell``: errors and recognition rates in percent, times in seconds, CV scores
+    (accuracies) per factor; a hyperbolic cell adds its CCP figures, a kappa^m cell its directions."""
+    common = {
+        "train_error": Number(0, 100),
+        "recognition": Number(0, 100),
+        "n_test": Number(1, integer=True),
+        "sigma": Number(0),
+        "cv_scores": Maybe(MapOf(Number(0, 1))),
+        "fit_time": Number(0),
+        "cell_time": Number(0),
+        "cpu_time": Number(0),
+        "solver": Text(),
+    }
+    if cell["model"] == "hyperbolic":
+        common.update(
+            n_fit=Number(1, integer=True),
+            lam=Number(0),
+            gamma=Number(0),
+            gamma_param=OneOf(Text("auto"), Number(0)),
+            hyp_cv_scores=Maybe(MapOf(MapOf(Number(0, 1)), keys=("sigma", "lam_gamma"))),
+            objective=Number(),
+            start_objective=Number(),
+            ncm_recognition=Number(0, 100),
+            monotone=Flag(),
+            ccp_iterations=ListOf(Number(0, integer=True)),
+            stops=ListOf(Text()),
+        )
+    elif cell["kernel"] == "consolidation":
+        common.update(n_directions=Number(0, integer=True), n_excluded=Number(0, integer=True))
+    return Record(common)
+
+
 def cells(quick: bool) -> list[dict]:
     """The grid's cells, longest first (largest data sets, CV before the thesis sigma), so that parallel
     workers do not idle at the end waiting on one Letter cell; the table is keyed, so order does not matter."""
@@ -972,6 +1017,7 @@ EXPERIMENT = GridExperiment(
     run_cell,
     report,
     version="6",  # v6: hyperbolic CCP in class coordinates, WW rows in QR coordinates, cd rho 0.1 (v5: cd default)
+    result_fields=result_fields,
 )
 
 

@@ -78,7 +78,7 @@ INSTANCES = {
         "feature-robust-nystroem",
         "formulation (10), Nystroem m=16 (Prop. 4.2, corrected), breast_cancer L=120",
         build_nystroem_instance,
-        backends=("clarabel", "scs", "prox", "sgd"),
+        backends=("ipm", "clarabel", "scs", "prox", "sgd"),
         backend_options={"prox": STOCH, "sgd": STOCH},
         rtol=1e-3,
     ),

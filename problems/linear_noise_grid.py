@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from rsvm_conic.runner import GridExperiment, seed_from_cell
+from rsvm_conic.runner import GridExperiment, Number, Record, seed_from_cell
 
 MODEL_NOISE = 0.05  # Sigma given to the models: MODEL_NOISE * (shrunk class covariance)
 TEST_NOISE = 4.0  # test perturbations have covariance TEST_NOISE^2 * Sigma
@@ -89,6 +89,12 @@ def _run_cell(cell: dict) -> dict:
     }
 
 
+#: What run_cell returns (checked on every stored record before the report reads it).
+RESULT_FIELDS = Record(
+    {"clean_acc": Number(0, 1), "noisy_acc": Number(0, 1), "objective": Number(0), "fit_time": Number(0)}
+)
+
+
 def cells(quick: bool) -> list[dict]:
     n_folds = 3 if quick else 5
     Cs = [1.0] if quick else [0.1, 1.0, 10.0]
@@ -143,5 +149,6 @@ GRIDS = {
         run_cell,
         report,
         version="2",
+        result_fields=RESULT_FIELDS,
     ),
 }

@@ -34,7 +34,7 @@ import numpy as np
 from rsvm_conic.datasets.synthetic import make_uncertain_classification, train_test_split_arrays
 from rsvm_conic.formulations.base import Formulation
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.runner import GridExperiment, ProblemInstance
+from rsvm_conic.runner import GridExperiment, Number, ProblemInstance, Record, Text
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CHUNKS = 4  # row chunks of the Dask side of the check instances
@@ -183,6 +183,19 @@ def run_cell(cell: dict) -> dict:
     }
 
 
+#: What run_cell returns.
+RESULT_FIELDS = Record(
+    {
+        "objective": Number(0),
+        "gap_rel": Number(),
+        "status": Text(),
+        "iterations": Number(0, integer=True),
+        "passes": Number(0, integer=True),
+        "fit_time": Number(0),
+    }
+)
+
+
 def report(run) -> tuple[str, bool]:
     """``summary.md`` in ``run.out``: one row per C; the run passes when every fit is certified optimal."""
     records = run.records
@@ -208,7 +221,7 @@ class StoreGrid(GridExperiment):
     takes_data = True
 
     def __init__(self, name, description, version="1"):
-        super().__init__(name, description, None, run_cell, report, version)
+        super().__init__(name, description, None, run_cell, report, version, result_fields=RESULT_FIELDS)
 
     def run(
         self,
@@ -248,6 +261,7 @@ class StoreGrid(GridExperiment):
                 self.fn,
                 self.report,
                 self.version,
+                result_fields=self.result_fields,
             )
             return grid.run(out, quick=quick, n_jobs=1, progress=progress, fresh=fresh, wait=wait, select=select)
         finally:
@@ -436,4 +450,81 @@ def run(quick: bool = False) -> int:
     return 0
 
 
-BENCHMARKS = {"robust-outofcore": run}
+def store_checks(quick: bool = False, repeats: int = 7, print_fn=print) -> dict:
+    """What checking every chunk costs: passes over a store's X read with the CRC-32C check
+    (:func:`~rsvm_conic.datasets.zarr_store.open_dataset`) and without it (``dask.array.from_zarr``, the same
+    chunks), interleaved and timed side by side in this run (median of ``repeats``), on Dask's threaded
+    scheduler: a bare pass (sum of the rows), a Gram pass (X'X, the interior point's heaviest reduction),
+    and ``RobustSVC`` fits on the store's arrays (3 each, interleaved, on 100 000 x 20).  Also the open-time
+    check (metadata, every chunk file's size).  Passes: 400 000 x 50 in chunks of 50 000 rows (``quick``:
+    100 000 x 20 in chunks of 12 500)."""
+    import dask.array as da
+
+    from rsvm_conic.datasets.zarr_store import check_dataset, make_classification_store, open_dataset
+    from rsvm_conic.estimators import RobustSVC
+
+    def both(path):
+        ds = open_dataset(path)
+        raw = tuple(da.from_zarr(str(path / name)) for name in ("X", "y", "groups"))
+        return ds, {"checked": (ds.X, ds.y, ds.groups), "unchecked": raw}
+
+    def timed(fn, sides, times, label, rounds):
+        for _ in range(rounds):  # interleaved: both sides see the same load
+            for side, arrays in sides.items():
+                t0 = time.perf_counter()
+                fn(*arrays)
+                times.setdefault((label, side), []).append(time.perf_counter() - t0)
+
+    L, n = (100_000, 20) if quick else (400_000, 50)
+    base = Path(tempfile.mkdtemp(prefix="rsvm-store-checks-"))
+    try:
+        path = make_classification_store(base / "passes.zarr", L, n, chunk_rows=L // 8)
+        ds, sides = both(path)
+        times = {}
+        work = {
+            "bare pass (row sums)": lambda X, y, g: X.sum(axis=0).compute(),
+            "Gram pass (X'X)": lambda X, y, g: (X.T @ X).compute(),
+        }
+        for label, fn in work.items():
+            timed(fn, sides, times, label, repeats)
+        small = make_classification_store(base / "fits.zarr", 100_000, 20, chunk_rows=12_500)
+        fit_ds, fit_sides = both(small)
+        objectives = {}
+
+        def fit(X, y, g):
+            est = RobustSVC(C=1.0, radius=0.5).fit(X, y, Sigma=fit_ds.Sigma, groups=g)
+            objectives.setdefault("checked" if X is fit_ds.X else "unchecked", set()).add(est.objective_)
+
+        timed(fit, fit_sides, times, "RobustSVC fit", 3)
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            check_dataset(path)
+        t_check = (time.perf_counter() - t0) / repeats
+        print_fn(
+            f"store-checks: {L:,} x {n} float64 ({_gib(ds.nbytes)}), {ds.X.numblocks[0]} chunks of {L // 8:,} rows, "
+            f"Dask threaded scheduler; medians, interleaved (the machine's load applies to both sides)"
+        )
+        out = {"check_dataset": t_check}
+        for label in (*work, "RobustSVC fit"):
+            a, b = (float(np.median(times[label, side])) for side in sides)
+            out[label] = a / b
+            unit, scale = ("s", 1.0) if label == "RobustSVC fit" else ("ms", 1e3)
+            print_fn(
+                f"  {label:<22} checked {a * scale:8.2f} {unit}, unchecked {b * scale:8.2f} {unit}: ratio {a / b:.2f} "
+                f"({len(times[label, 'checked'])} each)"
+            )
+        print_fn(f"  fits: the same objective checked and unchecked: {len(set.union(*objectives.values())) == 1}")
+        files = 3 * ds.X.numblocks[0] + 1
+        print_fn(f"  open-time check (metadata, {files} chunk files' sizes): {t_check * 1e3:.1f} ms")
+        return out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run_store_checks(quick: bool = False) -> int:
+    """What checking every chunk of a store costs: checked vs unchecked passes and fits, side by side."""
+    store_checks(quick)
+    return 0
+
+
+BENCHMARKS = {"robust-outofcore": run, "store-checks": run_store_checks}

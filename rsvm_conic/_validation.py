@@ -11,7 +11,7 @@ import numbers
 import sys
 
 import numpy as np
-from numba import njit
+from ._jit import jit
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -34,8 +34,80 @@ def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) 
     return arr
 
 
+#: the largest sum the models may form from the data's squares (or from a covariance's entries): float64's largest
+#: value times its precision (about 4e292), which leaves a solve room on top of the data's own sums for its
+#: factors (C, an interior point's scaling weights, round-off bounds)
+OVERFLOW_LIMIT = float(np.finfo(np.float64).max * np.finfo(np.float64).eps)
+
+
+def check_no_overflow(A, name: str = "X", *, products: bool = False, hint: str = "") -> None:
+    """Raise ValueError, saying to rescale, when the sums a model forms from ``A`` overflow float64.
+
+    Parameters
+    ----------
+    A : ndarray
+        A finite float64 array (checked before, e.g. by :func:`check_finite_array`).
+    name : str
+        How the message calls ``A``.
+    products : bool
+        False: ``A`` holds data (samples, or a kernel matrix, whose products ``K'DK`` an interior point forms),
+        whose sum of squares ``||A||_F^2`` bounds every product the models form from it (the entries of ``A'A``
+        and ``A A'``, the squared norms ``||a_i||^2``, a quarter of the squared distances ``||a_i - a_j||^2``).
+        True: ``A`` holds products of the data already (a covariance), and ``max |A|`` times its number of
+        entries bounds the sums of its entries the models form.
+    hint : str
+        How to rescale, appended to the message (default: scikit-learn's ``StandardScaler`` for data).
+
+    Either bound must stay below :data:`OVERFLOW_LIMIT`.  One pass over ``A`` (a BLAS dot product, or its
+    maximum and minimum for products); the message's figures are computed only when it is raised.
+    """
+    A = np.asarray(A)
+    if A.size == 0:
+        return
+    if products:
+        top = max(float(A.max()), -float(A.min()))
+        if top * A.size <= OVERFLOW_LIMIT:
+            return
+        log_total = math.log10(top) + math.log10(A.size)
+        raise ValueError(overflow_message(name, top, log_total, products=A.size, hint=hint))
+    if _sum_of_squares(A) <= OVERFLOW_LIMIT:
+        return
+    top = max(float(A.max()), -float(A.min()))
+    log_total = 2.0 * math.log10(top) + math.log10(_sum_of_squares(A / top))
+    raise ValueError(overflow_message(name, top, log_total, hint=hint))
+
+
+def _sum_of_squares(A) -> float:
+    """``sum A_ij^2`` in one pass with no temporary (a BLAS dot product for a contiguous ``A``); inf on overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if A.flags.c_contiguous or A.flags.f_contiguous:
+            flat = A.ravel(order="K")
+            return float(np.dot(flat, flat))
+        axes = list(range(A.ndim))
+        return float(np.einsum(A, axes, A, axes, []))
+
+
+def overflow_message(name: str, top: float, log_total: float, *, products: int = 0, hint: str = "") -> str:
+    """The message of :func:`check_no_overflow` (also raised for Dask arrays): entries up to ``top``, a sum of
+    squares of about ``10**log_total``, or (``products``: the number of entries of a covariance) ``top`` times
+    that number."""
+    if products:
+        what = f"whose sums overflow float64 in the models: max |{name}| times its {products} entries is about"
+    else:
+        what = (
+            f"whose squares overflow float64 in the models' sums: ||{name}||_F^2 (a bound on the products the models "
+            f"form from {name}, such as {name}'{name}, the squared norms and distances) is about"
+        )
+    how = hint or "e.g. sklearn.preprocessing.StandardScaler"
+    return (
+        f"{name} has entries up to {top:.3g} {what} 1e{round(log_total):+d}, above {OVERFLOW_LIMIT:.3g} (float64's "
+        f"largest value times its precision, the room a solve needs); rescale {name} ({how}) before fitting."
+    )
+
+
 def validate_estimator_input(estimator, X, y=None, *, reset: bool):
-    """scikit-learn's ``validate_data`` (records/checks ``n_features_in_``) plus our NaN/inf message.
+    """scikit-learn's ``validate_data`` (records/checks ``n_features_in_``) plus our NaN/inf message and
+    :func:`check_no_overflow`.
 
     Returns X, or (X, y_pm, classes) when ``y`` is given (``reset=True``, in fit).
     """
@@ -46,17 +118,21 @@ def validate_estimator_input(estimator, X, y=None, *, reset: bool):
     common = dict(accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
     if y is None and not reset:
         X = validate_data(estimator, X, reset=False, **common)
-        return check_finite_array(X, "X", ndim=2)
+        X = check_finite_array(X, "X", ndim=2)
+        check_no_overflow(X, "X")
+        return X
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
     X, y = validate_data(estimator, X, y, reset=reset, **common)
     X = check_finite_array(X, "X", ndim=2)
+    check_no_overflow(X, "X")
     y_pm, classes = check_binary_labels(y, X.shape[0])
     return X, y_pm, classes
 
 
 def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    """A dense 2-D float64 array of finite values (scikit-learn's check_array, then our NaN message)."""
+    """A dense 2-D float64 array of finite values whose squares the models can sum (scikit-learn's check_array,
+    then our NaN message, then :func:`check_no_overflow`)."""
     from sklearn.utils.validation import check_array
 
     if is_dask_array(X):
@@ -66,6 +142,7 @@ def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
     except TypeError as exc:  # sparse input
         raise TypeError(f"{exc} rsvm-conic models need dense {name}; convert with {name}.toarray().") from exc
     X = check_finite_array(X, name, ndim=2)
+    check_no_overflow(X, name)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features but {n_features} were expected (the number seen in fit).")
     return X
@@ -123,6 +200,13 @@ def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = F
     return value
 
 
+def check_integer(value, name: str, *, minimum: int = 1) -> int:
+    """An integer (not a bool) ``>= minimum``, returned as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
 def check_probability(
     value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True, high: float = 1.0
 ) -> float:
@@ -142,6 +226,27 @@ def check_choice(value, name: str, choices) -> object:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}.")
     return value
+
+
+def check_sample_scale(scale, n_samples: int, name: str = "sample_scale") -> np.ndarray:
+    """Per-sample multipliers of the uncertainty radius: ``n_samples`` finite numbers >= 0 (``name`` is what the
+    caller's users call them, e.g. ``sample_radius`` for the estimators)."""
+    scale = check_finite_array(scale, name, ndim=1)
+    if scale.shape[0] != n_samples or np.any(scale < 0):
+        n_bad = int(np.count_nonzero(scale < 0))
+        got = f"{n_bad} negative" if scale.shape[0] == n_samples else f"shape {scale.shape}"
+        raise ValueError(f"{name} must hold {n_samples} nonnegative numbers (one per sample); got {got}.")
+    return scale
+
+
+def check_groups_have_sigma(groups, Sigma, factor=None) -> None:
+    """``groups`` say which Sigma (or factor) each sample uses: without either they would be silently ignored."""
+    if groups is not None and Sigma is None and factor is None:
+        raise ValueError(
+            "groups was given without Sigma: groups say which Sigma matrix each sample uses, and without Sigma "
+            "every sample gets the identity, so groups would be ignored. Pass Sigma (one matrix per group, or one "
+            "shared) together with groups, or drop groups."
+        )
 
 
 def check_norm(p) -> float:
@@ -168,8 +273,9 @@ def is_dask_array(A) -> bool:
 
 def check_dask_X(X, name: str = "X", n_features: int | None = None, *, finite: bool = True):
     """:func:`check_X` for a Dask array without computing it: 2-D, numeric, known row chunks, not empty,
-    ``n_features`` columns; cast to float64 and rechunked to one column chunk lazily.  Finite-ness is one
-    reduction pass (:func:`check_dask_values`; ``finite=False`` leaves it to the caller, to share the pass)."""
+    ``n_features`` columns; cast to float64 and rechunked to one column chunk lazily.  Finite-ness and
+    :func:`check_no_overflow` are one reduction pass (:func:`check_dask_values`, kind ``"data"``; ``finite=False``
+    leaves them to the caller, to share the pass)."""
     if X.ndim != 2:
         raise ValueError(f"{name} must have 2 dimension(s); got shape {X.shape}.")
     if X.dtype.kind not in "biuf":
@@ -187,8 +293,92 @@ def check_dask_X(X, name: str = "X", n_features: int | None = None, *, finite: b
     if X.numblocks[1] != 1:
         X = X.rechunk({1: -1})
     if finite:
-        check_dask_values({name: ("finite", X, None)})
+        check_dask_values({name: ("data", X, None)})
     return X
+
+
+#: dask config key: the longest a computation waits on a distributed cluster that has no worker, in seconds (or a
+#: dask duration such as "2 minutes"); environment: ``DASK_RSVM_CONIC__NO_WORKERS_TIMEOUT``
+NO_WORKERS_TIMEOUT_KEY = "rsvm-conic.no-workers-timeout"
+#: its default
+NO_WORKERS_TIMEOUT = 60.0
+#: how often a waiting computation asks the scheduler for its workers, at most (seconds)
+NO_WORKERS_POLL = 1.0
+
+
+class WorkersLostError(RuntimeError):
+    """A Dask computation of a fit was cancelled: its distributed cluster had no worker left (:func:`dask_compute`)."""
+
+
+def no_workers_timeout() -> float:
+    """The configured wait of :func:`dask_compute` on a cluster without workers, in seconds (> 0)."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get(NO_WORKERS_TIMEOUT_KEY, NO_WORKERS_TIMEOUT)
+    try:
+        seconds = parse_timedelta(value, default="seconds")
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(
+            f"dask config {NO_WORKERS_TIMEOUT_KEY!r} must be a duration in seconds (e.g. 60 or '2 minutes'); "
+            f"got {value!r}."
+        ) from exc
+    if seconds is None or not (seconds > 0 and math.isfinite(seconds)):
+        raise ValueError(f"dask config {NO_WORKERS_TIMEOUT_KEY!r} must be a positive duration; got {value!r}.")
+    return float(seconds)
+
+
+def dask_compute(*collections):
+    """``dask.compute(*collections)`` on the current scheduler, with a bounded wait on a cluster that loses its
+    workers: every computation of a Dask fit goes through here.
+
+    On a distributed cluster (the scheduler of a ``distributed.Client``) the computation is submitted and its
+    scheduler is asked for its workers about every second while it runs.  When the cluster has had no worker for
+    :func:`no_workers_timeout` seconds (dask config ``rsvm-conic.no-workers-timeout``, default 60; workers that a
+    nanny restarts, or that an adaptive cluster adds, within that time let the computation go on), the computation
+    is cancelled and :class:`WorkersLostError` says so.  A fit that loses every worker thus ends about that many
+    seconds later (plus one poll).  Other schedulers (threads, processes, synchronous) run ``dask.compute``."""
+    import dask
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)  # the configured scheduler, or the default Client's
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        Client = None
+    if Client is None or not isinstance(client, Client):
+        return dask.compute(*collections)
+    return _compute_watched(client, collections, no_workers_timeout())
+
+
+def _compute_watched(client, collections, timeout: float):
+    import asyncio
+    import time
+
+    from distributed import wait
+
+    futures = client.compute(list(collections))
+    idle_since = None
+    while True:
+        try:
+            wait(futures, timeout=min(NO_WORKERS_POLL, timeout))
+            return tuple(client.gather(futures))
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        if client.nthreads():
+            idle_since = None
+            continue
+        now = time.monotonic()
+        if idle_since is None:
+            idle_since = now
+        elif now - idle_since >= timeout:
+            client.cancel(futures)
+            raise WorkersLostError(
+                f"the Dask cluster lost all its workers: its scheduler ({client.scheduler.address}) has had none "
+                f"for {timeout:g} s while the fit waited for a computation, which was cancelled.  Restart or add "
+                f"workers and fit again; to wait longer for workers to come back, raise the dask config "
+                f"{NO_WORKERS_TIMEOUT_KEY!r} (seconds)."
+            )
 
 
 def dask_rows(a, X, name: str):
@@ -208,12 +398,11 @@ def dask_rows(a, X, name: str):
 def check_dask_values(checks: dict) -> None:
     """Value checks of Dask arrays in one pass over all of them (only counts reach the client).
 
-    ``checks`` maps a name to ``(kind, array, message)``; kinds: ``"finite"`` (no NaN/inf),
-    ``"nonnegative"`` (finite and >= 0), ``"pm"`` (labels in {-1, +1}, both present).  ``message`` None:
+    ``checks`` maps a name to ``(kind, array, message)``; kinds: ``"finite"`` (no NaN/inf), ``"data"``
+    (finite, and :func:`check_no_overflow`: the sum of squares of the blocks), ``"nonnegative"`` (finite and
+    >= 0), ``"pm"`` (labels in {-1, +1}, both present).  ``message`` None:
     the in-memory checks' wording.  Raises ValueError for the first failing check."""
-    import dask
-
-    (counts,) = dask.compute(_lazy_counts(checks))
+    (counts,) = dask_compute(_lazy_counts(checks))
     _raise_counts(checks, counts)
 
 
@@ -224,6 +413,8 @@ def _lazy_counts(checks: dict) -> dict:
     for name, (kind, A, _) in checks.items():
         if kind == "finite":
             lazy[name] = (~da.isfinite(A)).sum()
+        elif kind == "data":
+            lazy[name] = {"bad": (~da.isfinite(A)).sum(), "squares": _block_squares(A)}
         elif kind == "nonnegative":
             lazy[name] = (~(da.isfinite(A) & (A >= 0))).sum()
         else:
@@ -233,7 +424,7 @@ def _lazy_counts(checks: dict) -> dict:
 
 def _raise_counts(checks: dict, counts: dict) -> None:
     for name, (kind, A, message) in checks.items():
-        c = np.asarray(counts[name])
+        c = np.asarray(counts[name]["bad"] if kind == "data" else counts[name])
         if kind == "pm":
             if c[0] or not (c[1] and c[2]):
                 raise ValueError(message or f"{name} must hold labels in {{-1, +1}} of both classes.")
@@ -242,10 +433,36 @@ def _raise_counts(checks: dict, counts: dict) -> None:
                 message
                 or (
                     f"{name} contains {int(c)} NaN or infinite value(s); impute or drop them before fitting."
-                    if kind == "finite"
+                    if kind in ("finite", "data")
                     else f"{name} must hold finite, nonnegative numbers ({int(c)} are not)."
                 )
             )
+        elif kind == "data" and _total(counts[name]["squares"]) > OVERFLOW_LIMIT:
+            _raise_dask_overflow(A, name)
+
+
+def _raise_dask_overflow(A, name: str) -> None:
+    """:func:`check_no_overflow`'s message for a Dask array (its figures cost two more passes, on this path only)."""
+    import dask
+
+    top = float(dask.compute(abs(A).max())[0])
+    scaled = _total(dask.compute(_block_squares(A / top))[0])
+    raise ValueError(overflow_message(name, top, 2.0 * math.log10(top) + math.log10(scaled)))
+
+
+def _block_squares(A):
+    """The sum of squares of each block of a Dask array (:func:`_sum_of_squares`), lazily: one entry a block."""
+    return A.map_blocks(
+        lambda block: np.full((1,) * block.ndim, _sum_of_squares(block)),
+        chunks=tuple((1,) * len(c) for c in A.chunks),
+        dtype=np.float64,
+    )
+
+
+def _total(sums) -> float:
+    """The sum of the blocks' sums (inf on overflow, without numpy's warning)."""
+    with np.errstate(over="ignore"):
+        return float(np.sum(sums))
 
 
 def _few_labels(*blocks):
@@ -272,7 +489,7 @@ def check_dask_binary_labels(y, X, name: str = "y", extra: dict | None = None):
     lazy = {"labels": parts[0]}
     if y.dtype.kind == "f":
         lazy["bad"] = (~da.isfinite(y)).sum()
-    (res, counts) = dask.compute(lazy, _lazy_counts(extra or {}))
+    (res, counts) = dask_compute(lazy, _lazy_counts(extra or {}))
     _raise_counts(extra or {}, counts)
     if res.get("bad", 0):
         raise ValueError(f"{name} contains NaN or infinite labels; drop those samples.")
@@ -294,7 +511,7 @@ def _validate_dask_estimator_input(estimator, X, y, reset):
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
     X = check_dask_X(X, "X", finite=False)
-    y_pm, classes = check_dask_binary_labels(y, X, extra={"X": ("finite", X, None)})
+    y_pm, classes = check_dask_binary_labels(y, X, extra={"X": ("data", X, None)})
     if reset:
         estimator.n_features_in_ = X.shape[1]
         if hasattr(estimator, "feature_names_in_"):
@@ -364,7 +581,7 @@ _SYM_BLOCK = 256
 _SCAN_TILE = 128
 
 
-@njit(cache=True)
+@jit()
 def _symmetry_scan(S, tile):
     """``(max |S_ij - S_ji|, max S, min S, finite)`` of one square ``S`` in one pass over tile pairs (each entry read
     once).  Meaningful only when ``finite``: the comparisons skip NaN."""
@@ -562,7 +779,7 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
     return math.sqrt(sq * (1.0 + 2.0 * (n * n + 1) * eps)) + rounding <= slack
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz"})
+@jit(fastmath={"reassoc", "nsz"})
 def _low_rank_residual(S, R):
     """``(||S - R'R||_F^2, max |S|)`` for a short ``R`` (r x n), row by row with no n x n temporary.  The sums may
     be taken in any order (vectorised); a NaN in ``S`` makes the first value NaN."""

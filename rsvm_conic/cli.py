@@ -1,17 +1,24 @@
 """Command line: ``rsvm-conic list | check NAME | run NAME | reproduce NAME | bench NAME``.
 
 A user error (a bad option, an unwritable --out, an unreachable scheduler, a results store that
-another run is writing) is one line on stderr starting with ``rsvm-conic:`` and exit code 2;
-any other exception is a bug and keeps its traceback.
+another run is writing or that cannot be written -- a full disk, a directory in place of
+``results.jsonl`` or its lock --, a damaged ``--data`` store) is one line on stderr starting with
+``rsvm-conic:`` and exit code 2; any other exception is a bug and keeps its traceback.  SIGINT
+(Ctrl-C, exit code 130) and SIGTERM (exit code 143) stop a run the same way: one line, finished
+cells kept, the lock released, worker processes gone; a second SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import signal
 import sys
 import tempfile
 import warnings
 from pathlib import Path
+
+from . import __version__
 
 
 class UserError(Exception):
@@ -92,6 +99,8 @@ def _cmd_check(args) -> int:
 def _out_dir(args) -> Path:
     """``--out`` (default results/NAME, results/NAME-quick with --quick), created; UserError unless it is a
     directory we can write in."""
+    if args.out is not None and not args.out.strip():
+        raise UserError("--out is empty; give an output directory (or leave out --out for results/NAME)")
     out = Path(args.out or Path("results") / (args.name + "-quick" * args.quick))
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is an existing file, not a directory; give a directory")
@@ -127,8 +136,9 @@ def _grid_options(args) -> dict:
 
 
 def _data_path(path) -> Path:
-    """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store)."""
-    from .datasets.zarr_store import META
+    """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store), its description and every
+    chunk file checked (no data read)."""
+    from .datasets.zarr_store import META, DatasetError, check_dataset
 
     path = Path(path)
     if not (path / META).is_file():
@@ -136,6 +146,10 @@ def _data_path(path) -> Path:
             f"--data {path} is not a data set store ({META} not found); write one with "
             "rsvm_conic.datasets.zarr_store.write_dataset or make_classification_store"
         )
+    try:
+        check_dataset(path)
+    except (DatasetError, ImportError) as exc:
+        raise UserError(f"--data {path}: {exc}") from None
     return path
 
 
@@ -148,10 +162,31 @@ def _cmd_grid(args) -> int:
             raise UserError(f"{args.name} takes no --data (grids that do: robust-outofcore)")
         opts["data"] = _data_path(args.data)
     out = _out_dir(args)
-    run = experiment.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
+    try:
+        run = experiment.run(out, quick=args.quick, fresh=args.fresh, progress=not args.no_progress, **opts)
+    except OSError as exc:  # the report's tables and figures (the results store raises StoreError)
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        raise UserError(_cannot_write(exc, out)) from None
     print(run.summary)
     print(f"results: {out / 'results.jsonl'}")
     return 0 if run.ok else 1
+
+
+#: OSErrors that come from the machine (space, permissions, a directory in a file's place), not from a bug
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EISDIR}
+
+
+def _cannot_write(exc: OSError, out: Path) -> str:
+    name = exc.filename or out
+    if exc.errno == errno.EISDIR:
+        return f"{name} is a directory; move it away or use another --out"
+    fix = (
+        "free some space and run the same command again (finished cells are kept), or use another --out"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        else "use another --out"
+    )
+    return f"cannot write {name} ({exc.strerror or exc}); {fix}"
 
 
 def _cmd_bench(args) -> int:
@@ -194,6 +229,7 @@ def _add_grid_args(p):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rsvm-conic", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list named problems")
     p.set_defaults(fn=_cmd_list)
@@ -230,7 +266,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, _de
         _default(message, category, filename, lineno, file, line)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that a run stops the way Ctrl-C stops it."""
+
+
+def _on_sigterm(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise _Terminated
+
+
 def main(argv=None) -> int:
+    try:
+        previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
+    except ValueError:  # not the main thread: signals stay as they are
+        previous, installed = None, False
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -238,15 +287,25 @@ def main(argv=None) -> int:
             return args.fn(args)
     except UserError as exc:
         msg = str(exc)
-    except KeyboardInterrupt:
-        print("rsvm-conic: interrupted (finished grid cells are kept; the same command resumes)", file=sys.stderr)
-        return 130
-    except RuntimeError as exc:  # a locked store or an unreachable scheduler, raised inside a grid
-        from .runner.grid import SchedulerError, StoreLockedError
+    except KeyboardInterrupt as exc:
+        what, code = ("terminated", 143) if isinstance(exc, _Terminated) else ("interrupted", 130)
+        print(f"rsvm-conic: {what} (finished grid cells are kept; the same command resumes)", file=sys.stderr)
+        return code
+    except RuntimeError as exc:  # a results store that is locked or cannot be written, an unreachable scheduler
+        from .runner.grid import SchedulerError, StoreError
 
-        if not isinstance(exc, (SchedulerError, StoreLockedError)):
+        if not isinstance(exc, (SchedulerError, StoreError)):
             raise
         msg = str(exc)
+    except ValueError as exc:  # a chunk of a --data store found missing or damaged during a pass
+        from .datasets.zarr_store import DatasetError
+
+        if not isinstance(exc, DatasetError):
+            raise
+        msg = str(exc)
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     print("rsvm-conic: " + " ".join(msg.split()), file=sys.stderr)
     return 2
 

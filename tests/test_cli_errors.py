@@ -118,3 +118,177 @@ def test_user_error_in_process_and_internal_error_keeps_its_traceback(tmp_path, 
     monkeypatch.setattr(GridExperiment, "run", boom)
     with pytest.raises(RuntimeError, match="an internal bug"):
         main(["run", "linear-noise-grid", "--quick", "--out", str(tmp_path)])
+
+
+def test_version_and_an_empty_out(capsys):
+    from rsvm_conic import __version__
+
+    res, _ = _cli("--version")
+    assert res.returncode == 0 and res.stdout == f"rsvm-conic {__version__}\n" and res.stderr == ""
+    res, _ = _cli("run", "linear-noise-grid", "--quick", "--out", "")
+    _user_error(res, "--out is empty; give an output directory")
+    assert main(["reproduce", "couellan2020-fig1", "--out", "  "]) == 2
+    assert "--out is empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("which", ["results.jsonl", "results.jsonl.lock", "results.jsonl.damaged"])
+def test_a_directory_in_place_of_a_store_file(tmp_path, which):
+    if which == "results.jsonl.damaged":  # only written when there is a damaged line to set aside
+        (tmp_path / "results.jsonl").write_text("not a record\n")
+    (tmp_path / which).mkdir()
+    res, _ = _cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
+    what = {"results.jsonl": "results file", "results.jsonl.lock": "lock file"}.get(which, "side file")
+    _user_error(res, f"{tmp_path / which} is a directory, not a {what}", "move it away or use another --out")
+    assert not (tmp_path / "results.jsonl.lock").is_file()
+
+
+def _tiny_grid(report=None):
+    """A two-cell grid of squares (fast, in this process)."""
+    from rsvm_conic.runner import Number, Record
+
+    def squares(run):
+        return str([r["sq"] for r in run.results]), True
+
+    return GridExperiment(
+        "squares",
+        "two squares",
+        lambda quick: [{"a": 1}, {"a": 2}],
+        lambda cell: {"sq": cell["a"] ** 2},
+        report or squares,
+        result_fields=Record({"sq": Number(0)}),
+    )
+
+
+FULL_DISK = """
+import errno, os, sys, time
+from rsvm_conic import cli, problems
+from rsvm_conic.runner import GridExperiment, Number, Record, grid
+
+def fn(cell):
+    time.sleep(0.1 * cell["a"])
+    return {{"sq": cell["a"] ** 2}}
+
+def full(fd):  # the store's append: the disk fills when its data reach the device
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+grid.os.fsync = full
+exp = GridExperiment("sq", "sq", lambda quick: [{{"a": i}} for i in range(6)], fn, lambda run: ("", True),
+                     result_fields=Record({{"sq": Number(0)}}))
+problems.get = lambda kind, name: exp
+sys.exit(cli.main(["run", "sq", "--out", {out!r}, "--n-jobs", "{n_jobs}", "--no-progress"]))
+"""
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_full_disk_is_one_line(tmp_path, n_jobs):
+    res = subprocess.run(
+        [sys.executable, "-c", FULL_DISK.format(out=str(tmp_path), n_jobs=n_jobs)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = _user_error(res)  # one line: no warning about the cells in flight
+    assert line == (
+        f"rsvm-conic: cannot write {tmp_path / 'results.jsonl'} (No space left on device); free some space and "
+        "run the same command again (finished cells are kept), or use another --out"
+    )
+    assert not (tmp_path / "results.jsonl.lock").exists()
+
+
+def test_a_full_disk_while_the_report_writes_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from rsvm_conic import problems
+
+    def report(run):  # the report's table: the disk is full by then
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(run.out / "summary.md"))
+
+    monkeypatch.setattr(problems, "get", lambda kind, name: _tiny_grid(report))
+    assert main(["run", "squares", "--out", str(tmp_path), "--no-progress", "--n-jobs", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"rsvm-conic: cannot write {tmp_path / 'summary.md'} (No space left on device); free some space and "
+        "run the same command again (finished cells are kept), or use another --out\n"
+    )
+    assert len(ResultsStore(tmp_path / "results.jsonl").records()) == 2  # the cells were kept
+    assert not (tmp_path / "results.jsonl.lock").exists()
+
+
+def test_a_file_size_limit_is_one_line(tmp_path):
+    """A real write error from the kernel: RLIMIT_FSIZE (EFBIG) stops the store's third record."""
+    resource = pytest.importorskip("resource")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+
+    def run(out, **kwargs):
+        return subprocess.run(
+            [sys.executable, "-m", "rsvm_conic.cli", "run", "linear-noise-grid", "--quick", "--no-progress"]
+            + ["--out", str(out)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            **kwargs,
+        )
+
+    # a fresh environment's first run also writes numba's cache files (larger than the limit): write them first,
+    # so that the limit stops the store's own write
+    assert run(tmp_path / "warm-up").returncode == 0
+    res = run(tmp_path / "out", preexec_fn=limit)
+    tmp_path = tmp_path / "out"
+    _user_error(res, f"cannot write {tmp_path / 'results.jsonl'} (File too large); free some space")
+    assert 1 <= len(ResultsStore(tmp_path / "results.jsonl").records()) <= 3
+    assert not (tmp_path / "results.jsonl.lock").exists()
+
+
+SLOW_GRID = """
+import sys, time
+from rsvm_conic import cli, problems
+from rsvm_conic.runner import GridExperiment, Number, Record
+
+def fn(cell):
+    if cell["a"] >= 2:
+        time.sleep(600)
+    return {{"a": cell["a"]}}
+
+exp = GridExperiment("slow", "slow", lambda quick: [{{"a": i}} for i in range(6)], fn, lambda run: ("", True),
+                     result_fields=Record({{"a": Number(0, integer=True)}}))
+problems.get = lambda kind, name: exp
+sys.exit(cli.main(["run", "slow", "--out", {out!r}, "--n-jobs", "{n_jobs}", "--no-progress"]))
+"""
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path, n_jobs):
+    psutil = pytest.importorskip("psutil")
+    import signal
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_GRID.format(out=str(out), n_jobs=n_jobs)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    results, family = out / "results.jsonl", []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            family = psutil.Process(proc.pid).children(recursive=True)
+            if results.exists() and len(results.read_text().splitlines()) == 2 and len(family) >= 2 * (n_jobs > 1):
+                break
+            time.sleep(0.1)
+        assert (out / "results.jsonl.lock").exists(), "the run did not start"
+        time.sleep(0.5)  # the next cells have started
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, stderr
+    assert stderr == "rsvm-conic: terminated (finished grid cells are kept; the same command resumes)\n"
+    assert not (out / "results.jsonl.lock").exists()
+    assert sorted(r["cell"]["a"] for r in ResultsStore(results).records()) == [0, 1]
+    gone, alive = psutil.wait_procs(family, timeout=15)
+    assert not alive, f"worker processes outlived the run: {alive}"

@@ -16,7 +16,7 @@ pytest.importorskip("zarr")
 
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
-from rsvm_conic.datasets.zarr_store import make_classification_store, open_dataset  # noqa: E402
+from rsvm_conic.datasets.zarr_store import DatasetError, make_classification_store, open_dataset  # noqa: E402
 from rsvm_conic.estimators import RobustSVC  # noqa: E402
 
 
@@ -67,6 +67,20 @@ def test_fit_on_store_equals_memory_and_gathers_nothing(cluster, tmp_path):
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
 
 
+def test_an_altered_chunk_read_on_a_worker_raises_on_the_client(cluster, tmp_path):
+    path = make_classification_store(tmp_path / "d.zarr", 8_000, 4, chunk_rows=2_000)
+    from rsvm_conic.datasets.zarr_store import _layout, _read_meta
+
+    meta = _read_meta(path)
+    chunk = path / "X" / _layout(path, "X", meta["arrays"]["X"], meta["chunk_rows"]).key(2)
+    raw = bytearray(chunk.read_bytes())
+    raw[100] ^= 0xFF  # same size: only the CRC-32C read on the worker can tell
+    chunk.write_bytes(bytes(raw))
+    with distributed.Client(cluster):
+        with pytest.raises(DatasetError, match=r"chunk 2 of X \(rows 4000 to 5999\) is altered"):
+            RobustSVC(C=1.0, radius=0.5).fit(path)
+
+
 def test_benchmark_reports_its_figures(tmp_path):
     """``rsvm-conic bench robust-outofcore`` at a tiny size (in-process workers): every figure is there."""
     from problems.robust_outofcore import benchmark
@@ -107,3 +121,72 @@ def test_array_larger_than_a_workers_memory_limit(tmp_path):
         est = RobustSVC(C=1.0, radius=0.5).fit(path)
         assert set(client.scheduler_info()["workers"]) == before
     assert est.solver_stats_["status"] == "optimal" and est.solver_stats_["max_fetched_bytes"] < 10**6
+
+
+def test_a_cluster_without_workers_ends_a_computation_with_a_clear_error():
+    """:func:`dask_compute` on a cluster that has no worker: cancelled after the configured wait, with
+    WorkersLostError saying so (before, dask.compute waited for ever); on other schedulers it is dask.compute."""
+    import dask.array as da
+
+    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY, WorkersLostError, dask_compute, no_workers_timeout
+
+    x = da.ones(100, chunks=10)
+    assert dask_compute(x.sum(), x.max()) == (100.0, 1.0)  # the default threaded scheduler
+    with (
+        distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as c,
+        distributed.Client(c),
+        dask.config.set({NO_WORKERS_TIMEOUT_KEY: 0.5}),
+    ):
+        assert no_workers_timeout() == 0.5
+        with pytest.raises(WorkersLostError, match="lost all its workers.*none for 0.5 s"):
+            dask_compute(x.sum())
+    with dask.config.set({NO_WORKERS_TIMEOUT_KEY: "2 minutes"}):
+        assert no_workers_timeout() == 120.0
+    for bad in (0, -1, "soon"):
+        with dask.config.set({NO_WORKERS_TIMEOUT_KEY: bad}), pytest.raises(ValueError, match="no-workers-timeout"):
+            no_workers_timeout()
+
+
+@pytest.mark.slow
+def test_a_fit_whose_workers_are_all_gone_ends_with_a_clear_error():
+    """Issue 36, item 4: every worker of a LocalCluster removed during a fit (after its first passes).  Before, the
+    fit waited for ever with no message; now it ends with WorkersLostError once the cluster has had no worker for
+    the configured wait (here 5 s).  The fit runs in a thread so that a fit that still waits after 180 s fails the
+    test instead of hanging it."""
+    import threading
+
+    import dask.array as da
+
+    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY, WorkersLostError
+    from rsvm_conic.solvers.row_blocks import RowBlocks
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 16))
+    y = np.sign(X @ rng.standard_normal(16) + 0.3 * rng.standard_normal(40_000))
+    outcome = {}
+    with (
+        dask.config.set({NO_WORKERS_TIMEOUT_KEY: 5}),
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c,
+        distributed.Client(c) as client,
+    ):
+
+        def fit():
+            try:
+                outcome["fit"] = RobustSVC(C=1.0, radius=0.5).fit(
+                    da.from_array(X, chunks=(10_000, 16)), da.from_array(y, chunks=10_000), Sigma=0.1 * np.eye(16)
+                )
+            except Exception as exc:  # the test inspects it
+                outcome["error"] = exc
+
+        start = RowBlocks.data_passes
+        thread = threading.Thread(target=fit, daemon=True)
+        thread.start()
+        while RowBlocks.data_passes < start + 3 and thread.is_alive():
+            thread.join(0.05)
+        assert thread.is_alive(), outcome  # still fitting: the workers go mid-fit
+        c.scale(0)
+        thread.join(180)
+        assert not thread.is_alive(), "the fit still waits 180 s after its cluster lost every worker"
+        assert not client.nthreads()
+    assert isinstance(outcome.get("error"), WorkersLostError), outcome
+    assert "the Dask cluster lost all its workers" in str(outcome["error"])

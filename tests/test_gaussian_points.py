@@ -223,10 +223,17 @@ def test_pksvc_is_certified_against_an_exact_qp(method, cov):
         cp.Minimize(0.5 * cp.sum_squares(L.T @ cp.multiply(y, a)) - cp.sum(a)), [a >= 0, a <= C, y @ a == 0]
     )
     prob.solve(solver="CLARABEL")
-    opt = prob.value
+    opt = -prob.value  # the SVM optimum (the dual QP's value, negated)
     scale = max(abs(opt), 1.0)
     assert info["dual"] <= opt + 1e-7 * scale
     assert info["primal"] - opt <= info["gap_abs"] + 1e-7 * scale
+    # the claimed primal is the SVM objective of the returned model, evaluated from its coefficients
+    w_sq = (pk.dual_coef_[0] @ K[np.ix_(pk.support_, pk.support_)] @ pk.dual_coef_[0]) if method == "exact" else None
+    if method == "random_features":
+        w_sq = float(pk.coef_ @ pk.coef_)
+    yy = np.where(y == pk.classes_[1], 1.0, -1.0)
+    evaluated = 0.5 * w_sq + C * np.sum(np.maximum(0.0, 1.0 - yy * pk.decision_function(X, Sigma=S)))
+    assert evaluated == pytest.approx(info["primal"], rel=1e-9)
 
 
 def test_pksvc_raises_when_it_cannot_certify(monkeypatch):
@@ -240,3 +247,38 @@ def test_pksvc_raises_when_it_cannot_certify(monkeypatch):
     monkeypatch.setattr(gp, "FULL_POLISH_MAX", 0)  # and no full polish
     with pytest.raises(SolverError, match="certified relative gap"):
         PkSVC(C=100.0, sigma=0.5, tol=1e-12).fit(X, y)
+
+
+def _separable_sets():
+    """Standardised real data whose RBF optimum (sigma = 1) separates them: its multipliers stay below ~10 at every
+    C from 1e4 on, so the optimum is the same for all those C."""
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import StandardScaler
+
+    from rsvm_conic.datasets import load_dataset
+
+    X, y = load_iris(return_X_y=True)
+    yield "iris", StandardScaler().fit_transform(X), np.where(y == 0, 1, -1)
+    X, y = load_dataset("bupa")
+    yield "bupa", StandardScaler().fit_transform(X), np.where(y == 1, 1, -1)
+
+
+@pytest.mark.parametrize("C", [1e8, 1e10])
+def test_pksvc_certifies_a_large_C_whose_optimum_separates_the_data(C):
+    """PkSVC(C=1e8) raised (certified gap 0.98-0.997 on these sets): the polish called every multiplier below 1e-9 C
+    zero (0.1 at C = 1e8, most support vectors), and at the optimum the best-bias model pays C times the rounding of
+    the support vectors' margins.  Now the polish thresholds follow the multipliers' scale and the model is rescaled
+    to margins >= 1; the certificate is real (no floor: the absolute gap against the objective itself) and the
+    optimum is the one at C = 1e4."""
+    for name, X, y in _separable_sets():
+        ref = PkSVC(C=1e4).fit(X, y)
+        pk = PkSVC(C=C).fit(X, y)
+        info = pk.solver_stats_
+        assert info["status"] == "optimal", name
+        assert info["gap_abs"] <= 1e-6 * abs(info["primal"]), name
+        assert abs(info["primal"] - ref.solver_stats_["primal"]) <= 2e-6 * abs(ref.solver_stats_["primal"]), name
+        # the claimed primal is the returned model's objective, evaluated from its coefficients: no hinge loss
+        K = gaussian_kernel(X[pk.support_], X[pk.support_], 1.0)
+        margins = y * pk.decision_function(X)
+        assert np.min(margins) >= 1.0, name
+        assert 0.5 * pk.dual_coef_[0] @ K @ pk.dual_coef_[0] == pytest.approx(info["primal"], rel=1e-9), name

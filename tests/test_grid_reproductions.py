@@ -91,7 +91,7 @@ def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
 
 def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
     """One cell per (model, kernel) of the quick grid, thesis bandwidth: loky n_jobs=1 vs Dask."""
-    from rsvm_conic.problems.dakdouki2019_table4_2 import make_cells, run_cell
+    from rsvm_conic.problems.dakdouki2019_table4_2 import make_cells, result_fields, run_cell
 
     cells, seen = [], set()
     for c in make_cells(True):
@@ -99,11 +99,12 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
             seen.add((c["model"], c["kernel"]))
             cells.append(c)
     assert {m for m, _ in seen} == {"ww", "hyperbolic"} and len(cells) >= 3
-    a = run_grid(cells, run_cell, ResultsStore(tmp_path / "loky.jsonl"), n_jobs=1, progress=False)
+    # the stores check every result against the experiment's declared fields (a failing one raises)
+    a = run_grid(cells, run_cell, ResultsStore(tmp_path / "loky.jsonl", fields=result_fields), n_jobs=1, progress=False)
     b = run_grid(
         cells,
         run_cell,
-        ResultsStore(tmp_path / "dask.jsonl"),
+        ResultsStore(tmp_path / "dask.jsonl", fields=result_fields),
         backend="dask",
         scheduler=cluster.scheduler_address,
         progress=False,

@@ -216,9 +216,9 @@ def test_rank_one_kernel_svm_dual_is_certified_at_the_exact_optimum():
     check(res.alpha, res.solve_info.primal, res.solve_info.dual)
 
     alpha, _ = libsvm_dual(K, y, C)
-    alpha, _, info = certified_svm_dual(lambda idx: K[:, idx], y, C, alpha, 1e-6, full_kernel=lambda: K)
+    alpha, _, _, info = certified_svm_dual(lambda idx: K[:, idx], y, C, alpha, 1e-6, full_kernel=lambda: K)
     assert info.status == "optimal"
-    check(alpha, info.primal, info.dual)
+    check(alpha, -info.dual, -info.primal)  # SVM primal and dual: the negated objectives of q
 
     Ks = np.repeat(K[None], 5, axis=0)  # identical samples: beta = 0; Gaussian epsilon = 0.5: kappa = 0
     for method, route in (("socp", "newton"), ("qp", "libsvm")):

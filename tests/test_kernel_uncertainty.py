@@ -234,7 +234,8 @@ def test_base_noise_laws_are_centred_with_stated_std():
 def test_estimator_defaults_keep_the_chance_constraint_on_symmetric_samples(eps):
     """Monte Carlo at the estimator's defaults: KernelRobustSVC fitted from symmetric kernel samples
     (as every sampled kernel matrix is) keeps P(alpha'Y K Y alpha > t) within epsilon + 3 SE on fresh
-    symmetric noise; the paper's beta, fitted the same way, does not (so the test can fail)."""
+    symmetric noise; the paper's version (its beta and kappa: beta="paper", moment_error="ignore") does not
+    (so the test can fail)."""
     from rsvm_conic.estimators import KernelRobustSVC
 
     K, l, y = _positive_instance(seed=0)
@@ -244,5 +245,100 @@ def test_estimator_defaults_keep_the_chance_constraint_on_symmetric_samples(eps)
     auto = KernelRobustSVC(epsilon=eps).fit(train, y)
     assert auto.beta_rule_ == "symmetric" and auto.solver_stats_["status"] == "optimal"
     assert epsilon_effective(auto.alpha_, y, auto.t_, test) <= bound
-    paper = KernelRobustSVC(epsilon=eps, beta="paper").fit(train, y)
+    paper = KernelRobustSVC(epsilon=eps, beta="paper", moment_error="ignore").fit(train, y)
     assert epsilon_effective(paper.alpha_, y, paper.t_, test) > bound
+
+
+# ---------------------------------------------------------------------------- moments estimated from S samples
+@pytest.mark.parametrize("case", range(16))
+def test_kappa_estimated_covers_the_moment_error_for_every_weighting(case):
+    """For a fixed alpha, K_hat = K_bar + Z_bar errs by -v'Z_bar v = U s / sqrt(S) (U ~ N(0, 1)) and the model's
+    s_hat^2 = nu'beta_hat nu is s^2 times a weighted average W of independent chi-square(S - 1) / (S - 1) entry
+    variances, independent of U.  The true constraint v'K_bar v + kappa s <= v'K_hat v + kappa_S s_hat fails iff
+    U / sqrt(S) + kappa > kappa_S sqrt(W); kappa_estimated keeps that below 1 - confidence for random weightings
+    (one entry: the exact tolerance factor), with the mean estimated or known, while the paper's kappa fails
+    about half the time."""
+    from rsvm_conic.uncertainty.chance import kappa_estimated
+
+    rng = np.random.default_rng(500 + case)
+    S = int(rng.choice([2, 3, 5, 10, 20, 50, 100, 500]))
+    eps = float(rng.choice([0.01, 0.05, 0.1, 0.3, 0.5]))
+    conf = float(rng.choice([0.9, 0.95, 0.99]))
+    m = 1 if case < 4 else int(rng.integers(2, 40))
+    p = rng.dirichlet(np.full(m, float(rng.choice([0.1, 1.0, 10.0]))))
+    N = 50_000
+    W = (rng.chisquare(S - 1, size=(N, m)) / (S - 1)) @ p
+    U = rng.standard_normal(N)
+    k = kappa(eps, "gaussian")
+    tol = 3.0 * np.sqrt(conf * (1.0 - conf) / N)
+    k_s = kappa_estimated(eps, "gaussian", S, confidence=conf)
+    assert np.mean(U / np.sqrt(S) + k > k_s * np.sqrt(W)) <= 1.0 - conf + tol
+    k_known = kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=True)
+    assert np.mean(k > k_known * np.sqrt(W)) <= 1.0 - conf + tol
+    assert np.mean(U / np.sqrt(S) + k > k * np.sqrt(W)) > 0.4  # the paper's kappa on estimated moments
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "finite"])
+def test_kappa_estimated_keeps_the_true_constraint_on_estimated_kernel_moments(noise):
+    """Brute force at a fixed alpha on kernel samples: S symmetric samples of a known law (Gaussian, resp.
+    uniform with known support), the mean (and for the Gaussian model beta) estimated as the estimator does
+    (sample mean, KernelUncertainty.from_samples' beta), t = v'K_hat v + kappa_S s_hat.  The true
+    constraint v'K_bar v + kappa s <= t fails in at most 1 - confidence of the repetitions (+ 3 SE); the
+    paper's kappa fails in about half of them."""
+    from rsvm_conic.uncertainty.chance import kappa_estimated
+
+    K, l, y = _positive_instance(n=12, seed=3)
+    rng = np.random.default_rng(7)
+    alpha = rng.uniform(0.2, 1.0, 12)
+    v = alpha * y
+    nu = v * v
+    law = "gaussian" if noise == "gaussian" else "uniform"
+    # the true beta of the law (symmetric noise): Gaussian sigma^2 = l^2; uniform l U[-1/2, 1/2]: support +-l/2
+    beta_true = symmetric_noise_beta(l**2 if noise == "gaussian" else finite_support_beta(-l / 2, l / 2)[0])
+    s_true = np.sqrt(nu @ beta_true @ nu)
+    eps, conf, reps = 0.1, 0.95, 1000
+    tol = 3.0 * np.sqrt(conf * (1.0 - conf) / reps)
+    truth_lhs = v @ K @ v
+    for S in (5, 20, 80):
+        k, k_s = kappa(eps, noise), kappa_estimated(eps, noise, S, confidence=conf)
+        Ks = sample_kernels(rng, K, l, law, reps * S, symmetric=True).reshape(reps, S, *K.shape)
+        q_hat = np.einsum("rij,i,j->r", Ks.mean(axis=1), v, v)
+        if noise == "gaussian":  # the model's variance estimate (checked against from_samples on the first)
+            var = Ks.var(axis=1, ddof=1)
+            beta_hat = 2.0 * var  # symmetric_noise_beta of each: off-diagonal doubled
+            idx = np.arange(K.shape[0])
+            beta_hat[:, idx, idx] = var[:, idx, idx]
+            est = KernelUncertainty.from_samples(Ks[0], K, noise="gaussian").beta("gaussian")
+            np.testing.assert_allclose(beta_hat[0], est, rtol=1e-10, atol=1e-14 * est.max())
+            s_hat = np.sqrt(np.einsum("rij,i,j->r", beta_hat, nu, nu))
+        else:  # the finite model's correction is for a given support
+            s_hat = s_true
+        truth = truth_lhs + k * s_true
+        fail, paper_fail = np.mean(truth > q_hat + k_s * s_hat), np.mean(truth > q_hat + k * s_hat)
+        assert fail <= 1.0 - conf + tol, (S, fail)
+        assert paper_fail > 0.35, (S, paper_fail)
+
+
+def test_kappa_estimated_values_and_input_checks():
+    """Known values (the one-sided normal tolerance factor for S = 20, 90 % content, 95 % confidence is
+    1.926), the limit S -> infinity, and one-line ValueErrors for bad input."""
+    from rsvm_conic.uncertainty.chance import kappa_estimated
+
+    assert kappa_estimated(0.1, "gaussian", 20) == pytest.approx(1.926, abs=1e-3)
+    for noise in ("gaussian", "finite"):
+        for known in (False, True):
+            ks = [kappa_estimated(0.1, noise, S, mean_known=known) for S in (2, 10, 100, 10**4, 10**9)]
+            assert all(a >= b for a, b in zip(ks, ks[1:])) and ks[-1] >= kappa(0.1, noise)
+            assert ks[-1] == pytest.approx(kappa(0.1, noise), rel=1e-3)
+    assert kappa_estimated(0.1, "finite", 50) == pytest.approx(kappa(0.1, "finite") + np.sqrt(2 * np.log(20) / 50))
+    assert kappa_estimated(0.5, "gaussian", 20, mean_known=True) == 0.0  # kappa = 0 with the mean known
+    for bad in (1, 0, 2.5, True, "20"):
+        with pytest.raises(ValueError, match="n_samples must be an integer >= 2"):
+            kappa_estimated(0.1, "gaussian", bad)
+    for bad in (0.0, 1.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="confidence"):
+            kappa_estimated(0.1, "gaussian", 20, confidence=bad)
+    with pytest.raises(ValueError, match="model"):
+        kappa_estimated(0.1, "chebyshev", 20)
+    with pytest.raises(ValueError, match="0.5"):
+        kappa_estimated(0.7, "gaussian", 20)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustFeatureSVC, RobustSVC
 from rsvm_conic.formulations import robust_svm
 from rsvm_conic.solvers import conic
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
@@ -36,6 +36,15 @@ y = np.where(X[:, 0] > 0, 1, 0)
         (ChanceConstrainedSVC(epsilon=0.7, distribution="gaussian"), X, y, {}, "non-convex"),
         (ChanceConstrainedSVC(distribution="laplace"), X, y, {}, "distribution"),
         (NominalSVC(), X, y, {"Sigma": np.eye(3)}, "ignores uncertainty"),
+        # groups say which Sigma each sample uses: without Sigma they would be ignored
+        (RobustSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
+        (RobustSVC(), X, y, {"groups": "sample"}, "groups was given without Sigma"),
+        (ChanceConstrainedSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
+        (RobustFeatureSVC(), X, y, {"groups": y}, "groups was given without Sigma"),
+        # the estimators' name for the per-sample radii, not the UncertaintySet's
+        (RobustSVC(), X, y, {"sample_radius": -np.ones(40)}, "sample_radius must hold 40 nonnegative"),
+        (RobustSVC(), X, y, {"sample_radius": np.ones(39)}, "sample_radius must hold 40 nonnegative"),
+        (RobustFeatureSVC(), X, y, {"sample_radius": -np.ones(40)}, "sample_radius must hold 40 nonnegative"),
     ],
 )
 def test_bad_input_raises_value_error(est, X_, y_, kw, match):

@@ -141,3 +141,69 @@ def test_robust_is_more_conservative_than_nominal(uncertain_data):
     X, y, Sigma, groups = uncertain_data
     objs = [RobustSVC(radius=r).fit(X, y, Sigma=Sigma, groups=groups).objective_ for r in (0.0, 0.3, 0.6, 1.0)]
     assert np.all(np.diff(objs) > 0)
+
+
+@pytest.mark.parametrize("rows, C", [(200, 1.0), (400, 0.1), (800, 1.0)])
+def test_nominal_auto_starts_with_the_interior_point_and_certifies_without_a_fallback(rows, C):
+    """``rsvm-conic bench auto-routes``: on 200-800 standardised rows libsvm was slower than the interior point and
+    missed the 1e-6 certificate on banana (then ``auto`` warned and fell back); ``auto`` now starts with ``ipm``."""
+    import warnings
+
+    from rsvm_conic.datasets import load_dataset
+    from rsvm_conic.solvers.conic import SolverWarning
+
+    X, y = load_dataset("banana")
+    idx = np.random.default_rng(0).choice(y.size, rows, replace=False)
+    X = StandardScaler().fit_transform(X[idx])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverWarning)  # no fallback
+        est = NominalSVC(C=C).fit(X, y[idx])
+    assert est.solver_stats_["route"] == "ipm" and est.solver_stats_["gap_rel"] <= 1e-6
+    # more features than samples: libsvm first (its cost grows with L, the interior point's with n^3)
+    wide = np.random.default_rng(1).standard_normal((20, 40))
+    assert nominal_svm(wide, np.where(np.arange(20) % 2, 1.0, -1.0), C=C).auto_routes()[0] == "libsvm"
+
+
+def _segment():
+    """KEEL segment, class 1 against the rest, standardised (2310 x 19; max ||x_i||^2 = 940): not linearly
+    separable, so the objective grows like C times a positive hinge sum."""
+    from rsvm_conic.datasets import load_dataset
+
+    X, y = load_dataset("segment")
+    return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
+
+
+def test_large_C_on_non_separable_data_fails_fast_with_the_diagnosis():
+    """NominalSVC(C=1e10) on segment tried the interior point, Clarabel and then SCS, whose two runs took minutes
+    (218 s for the first, relative gap 1.0) before SolverError.  Past C max||x||^2 = 1e12 the automatic chain skips
+    SCS, and the error says why the interior points fail (a near-linear programme) and what to do."""
+    from rsvm_conic.solvers.conic import SolverError
+
+    X, y = _segment()
+    assert nominal_svm(X, y, C=1e10).auto_routes() == ("ipm", "clarabel")
+    assert nominal_svm(X, y, C=1e6).auto_routes() == ("ipm", "clarabel", "scs")
+    with pytest.raises(SolverError, match=r"close to a linear programme.*skips SCS.*Lower C") as err:
+        NominalSVC(C=1e10).fit(X, y)
+    assert "ipm:" in str(err.value) and "clarabel:" in str(err.value) and "scs:" not in str(err.value)
+    # not rounding: the dual value and the margins are exact to far below that gap (the diagnosis claimed
+    # "the rounding level of double precision" from a bound that ignored the cancellation within X'(alpha y))
+    assert "rounding level" not in str(err.value)
+
+
+def test_an_interior_point_stopped_on_numerical_error_is_kept_when_its_certificate_holds():
+    """At C = 1e6 on segment the interior point stops with 'numerical_error' at a point whose certified gap is
+    1.7e-8: it raised, and auto fell back to Clarabel with a warning.  The certificate now decides; the status is
+    recorded."""
+    import warnings
+
+    from rsvm_conic.solvers.conic import SolverWarning
+
+    X, y = _segment()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverWarning)
+        est = NominalSVC(C=1e6).fit(X, y)
+    st = est.solver_stats_
+    assert st["route"] == "ipm" and st["status"] == "optimal" and st["gap_rel"] <= 1e-6
+    assert st["solver_status"] == "numerical_error"
+    ref = nominal_svm(X, y, C=1e6).solve("clarabel")  # an independent exact route
+    assert abs(est.objective_ - ref.objective) <= 2e-6 * ref.objective

@@ -5,7 +5,7 @@ import pytest
 
 from rsvm_conic.formulations.chance import ChanceConstrainedSVM
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Scaling, cone_ipm, jdiv, jprod, max_step
+from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
 from rsvm_conic.solvers.robust_ipm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm, weighted_gram
 from rsvm_conic.uncertainty.sets import UncertaintySet
@@ -146,6 +146,85 @@ def test_a_nan_direction_ends_the_run_as_numerical_error(where, monkeypatch):
     assert res.status == "numerical_error"
     assert res.iterations == poison_at
     assert np.all(np.isfinite(res.z)) and np.all(np.isfinite(res.s))
+
+
+def test_refinement_rule():
+    """The stopping rule of iterative refinement (one home for both interior points): the first correction unless
+    the residual is at the rounding floor, further ones while it is above 1e-6 of the right-hand side and the last
+    correction reduced it, at most ``steps``; a correction that does not reduce it is dropped."""
+    r = Refinement(4, 2.0, 2e-13)  # at the floor: no correction
+    assert not r.more() and r.history == [1e-13]
+    r = Refinement(4, 2.0, 2e-7)  # above the floor: one correction, then enough
+    assert r.more() and r.keep(2e-11) and not r.more()
+    r = Refinement(4, 2.0, 2e-2)
+    assert r.more() and r.keep(2e-4) and r.more() and r.keep(1e-4) and r.more()
+    assert not r.keep(3e-4) and not r.more() and r.err == 1e-4  # no gain: dropped, and no further correction
+    assert r.history == [1e-2, 1e-4, 5e-5, 1.5e-4]
+    r = Refinement(2, 1.0, 1.0)
+    assert r.keep(0.5) and r.keep(0.25) and not r.more()  # at most ``steps``
+    r = Refinement(4, 1.0, 1.0)
+    assert not r.keep(np.nan) and not r.more() and r.err == 1.0
+
+
+class _LossyKKT(DenseConeQP):
+    """A dense cone QP whose KKT solve keeps ``-log10(rel)`` digits: it returns ``(I + rel E) dx`` for the exact
+    ``dx`` (``||E||_2 = 1``), so each correction of iterative refinement gains that many digits (as the robust
+    SVM's reduced solve loses digits when its cones near their boundary)."""
+
+    rel = 1e-3
+
+    def kkt_factor(self, scaling):
+        exact = super().kkt_factor(scaling)
+        E = np.random.default_rng(0).normal(size=(self.q.shape[0],) * 2)
+        E /= np.linalg.norm(E, 2)
+
+        def solve(bx, by, bz, dz_out=None):
+            dx, dy, _ = exact(bx, by, bz)
+            dx = dx + self.rel * (E @ dx)
+            return dx, dy, scaling.apply(scaling.apply(self.G @ dx - bz, inverse=True), inverse=True)
+
+        return solve
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_lossy_kkt_solve_is_refined_until_its_residual_drops(seed):
+    """A KKT solve accurate to 1e-3 in dx: the corrector is refined until its residual is below 1e-6 of the
+    right-hand side or stops falling, and the run certifies the exact solve's optimum (with one correction per solve,
+    these four runs ended as numerical errors or at the iteration limit)."""
+    rng = np.random.default_rng(seed)
+    n = 8
+    cones = ConeSpec(30, [(3, 4)])
+    G = rng.normal(size=(cones.size, n))
+    args = (np.eye(n), rng.normal(size=n), G, G @ rng.normal(size=n) + _interior(cones, rng), cones)
+    exact = cone_ipm(DenseConeQP(*args))
+    lossy = cone_ipm(_LossyKKT(*args))
+    assert exact.status == lossy.status == "optimal"
+    assert lossy.pcost == pytest.approx(exact.pcost, rel=1e-7)
+    refined = [e["refine"] for e in lossy.log if e.get("refine")]
+    assert refined and max(len(h) for h in refined) >= 3  # more than one correction where one was not enough
+
+
+def _two_groups(L, n, seed):
+    """Issue 36's family: X standard normal, ``y = sign(X w0 + 0.3 noise)``, one ellipsoid per class (``0.05 I``,
+    ``0.1 I``), radius 0.5."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((L, n))
+    w0 = rng.standard_normal(n)
+    y = np.sign(X @ w0 + 0.3 * rng.standard_normal(L))
+    return X, y, dict(Sigma=np.stack([0.05 * np.eye(n), 0.1 * np.eye(n)]), groups=(y > 0).astype(int), radius=0.5)
+
+
+@pytest.mark.parametrize("L, seed", [(3000, 3), (3000, 4), (3000, 5), (3000, 6), (10000, 4)])
+def test_two_group_solves_certify_on_standard_data(L, seed):
+    """Pinned past failures (3000, 5) and (10000, 4), with neighbours of the same family: with one refinement step
+    per corrector solve the last iterations' solves kept a relative residual of 1e-4 to 0.3 (the cones near their
+    boundary), the next iterates' residuals exceeded 1e-8 and the run ended as a numerical error on standard data.
+    The refined corrector takes the residuals back to rounding: certified, with primal and dual residuals far
+    below the tolerance."""
+    X, y, unc = _two_groups(L, 20, seed)
+    sol = RobustSVM(X, y, UncertaintySet(**unc), C=1.0).solve("ipm")
+    assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-7
+    assert max(sol.info["pres"], sol.info["dres"]) <= 1e-9
 
 
 def test_weighted_gram():
@@ -385,6 +464,42 @@ def test_iteration_limit_raises_or_warns():
     with pytest.warns(SolverWarning, match="max_iter"):
         sol = solve_robust_ipm(f, max_iter=3, accept_inaccurate=True)
     assert sol.status == "max_iter"
+
+
+@pytest.mark.parametrize("scale, advice", [(1.0, "will not help"), (1e5, "standardise X"), (1e-5, "standardise X")])
+def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice, monkeypatch):
+    """A numerical error's message says to standardise X only when a column of X is far from unit scale; on
+    standardised data it says so and names another route (pinned: issue 36's standard-normal X was told to
+    standardise).  The error is forced by a failed factorisation at the third iteration."""
+    from rsvm_conic.solvers import robust_ipm
+
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((200, 5)), np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    factor, calls = robust_ipm.RobustSVMCone._factor, []
+
+    def failing(self, scaling, first=None):
+        calls.append(1)
+        if len(calls) == 3:
+            raise np.linalg.LinAlgError("forced")
+        return factor(self, scaling, first)
+
+    monkeypatch.setattr(robust_ipm.RobustSVMCone, "_factor", failing)
+    with pytest.raises(SolverError, match="numerical_error") as err:
+        robust_svm_ipm(scale * X, y, 1.0, np.full(200, 0.5 * scale), np.ones((1, 5)), True, np.zeros(200, int))
+    msg = str(err.value)
+    assert advice in msg and "solver='clarabel'" in msg and "root mean squares from" in msg
+    assert ("standardise" in msg) == (scale != 1.0)
+
+
+def test_scale_advice():
+    from rsvm_conic.solvers.robust_ipm import WELL_SCALED, scale_advice
+
+    assert "standardise" not in scale_advice([0.5, 2.0, 0.0], "use B") and scale_advice([1.0], "use B").endswith(
+        "use B"
+    )
+    assert "standardise" in scale_advice([1.0, 2 * WELL_SCALED[1]], "use B")
+    assert "standardise" in scale_advice([0.5 * WELL_SCALED[0], 1.0], "use B")
+    assert scale_advice([0.0, 0.0], "use B") == "use B"  # no nonzero column: nothing to say about its scale
 
 
 def test_verbose_log(capsys):

@@ -91,6 +91,10 @@ def test_safe_svc_and_bad_inputs():
     ref = RobustSVM(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0).solve("clarabel")
     assert info["dual"] <= ref.objective * (1 + 1e-7) + 1e-12
     assert info["primal"] - ref.objective <= info["gap_abs"] + 1e-7 * abs(ref.objective)
+    # objective_ (documented) is the robust objective of the returned coefficients, the certificate's primal
+    own = RobustSVM(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0)
+    assert est.objective_ == pytest.approx(own.objective_wb(est.coef_.ravel(), est.intercept_[0]), rel=1e-12)
+    assert est.objective_ == pytest.approx(info["primal"], rel=1e-12)
     with pytest.raises(ValueError):
         SafeSVM(X, y, X, y, sigma_min=1.0, sigma_max=0.5)
     with pytest.raises(ValueError):

@@ -52,7 +52,10 @@ def test_shapes_resolve(Sigma, groups, k):
         (dict(p=3), "norm"),
         (dict(Sigma=np.stack([np.eye(3)] * 4)), "groups="),
         (dict(Sigma=np.stack([np.eye(3)] * 2), groups=np.arange(5) % 3), "distinct"),
-        (dict(groups=np.arange(4)), "one label per sample"),
+        (dict(Sigma=np.eye(3), groups=np.arange(4)), "one label per sample"),
+        (dict(groups=np.arange(5) % 2), "groups was given without Sigma"),
+        (dict(groups="sample"), "groups was given without Sigma"),
+        (dict(sample_scale=-np.ones(5)), "sample_scale must hold 5 nonnegative"),
     ],
 )
 def test_bad_sets_raise_clear_errors(kwargs, match):

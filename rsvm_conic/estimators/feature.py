@@ -8,9 +8,10 @@ image of the input uncertainty set (Prop. 4.1 / 4.2, corrected; see
 
 The input set is ``||Sigma_i^{-1/2} dx_i||_norm <= radius * sample_radius_i`` (``Sigma``/``groups``
 as in :class:`~rsvm_conic.estimators.RobustSVC`; default identity).  ``feature_norm`` is pbar, the
-norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"``
-(Clarabel with visible SCS fallback up to 3000 samples, else ``"prox"``), ``"clarabel"``,
-``"scs"``, ``"sgd"``, ``"prox"``.  ``radius=0`` gives the nominal linear SVM on the same features.
+norm of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2).  ``solver``: ``"auto"`` (the structured
+interior point ``"ipm"`` for ``feature_norm=2``, else Clarabel, with visible fallbacks; certified to a 1e-6
+relative gap at every size), ``"ipm"``, ``"clarabel"``, ``"scs"``, ``"sgd"``, ``"prox"`` (the stochastic routes
+certify their own ``tol``, 1e-3 by default).  ``radius=0`` gives the nominal linear SVM on the same features.
 """
 
 from __future__ import annotations
@@ -24,20 +25,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_norm, check_positive, validate_estimator_input
 from ._base import BinaryClassifierTags
+from .linear import warn_constant_classifier
 from ..formulations.feature_robust import FeatureRobustSVM
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
 from ..uncertainty.sets import UncertaintySet
 
 FEATURE_MAPS = ("rff", "nystroem")
-SOLVERS = ("auto", "clarabel", "scs", "sgd", "prox")
+SOLVERS = ("auto", "ipm", "clarabel", "scs", "sgd", "prox")
 
 
 class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Robust SVM (eq. 10 of [CJ20]) on random Fourier or Nystroem features.
 
     The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
-    SVM is solved on the features; see the module docstring.
+    SVM is solved on the features; see the module docstring.  A fit whose classifier is constant (``zeta = 0``)
+    warns with the reason (:class:`~rsvm_conic.estimators.linear.ConstantClassifierWarning`).
 
     Parameters
     ----------
@@ -56,8 +59,11 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Norm pbar of the feature-space bound (RFF: 1, 2 or inf; Nystroem: 2 only).
     C : float, default=1.0
         Weight of the robust hinge loss against the regulariser.
-    solver : {"auto", "clarabel", "scs", "sgd", "prox"}, default="auto"
-        ``"auto"``: Clarabel (visible SCS fallback) up to 3000 samples, else the stochastic proximal method.
+    solver : {"auto", "ipm", "clarabel", "scs", "sgd", "prox"}, default="auto"
+        ``"auto"``: the structured interior point for ``feature_norm=2`` (one shared cone), else Clarabel; visible
+        fallbacks (Clarabel at looser solver tolerances, SCS), every result certified to a 1e-6 relative gap
+        (``rsvm-conic bench auto-routes`` measures the routes side by side).  ``"sgd"`` / ``"prox"`` certify their
+        own ``tol`` (``solver_options``, default 1e-3) and warn when they stop above it.
     bound : {"corrected", "printed"}, default="corrected"
         Which feature-space bound: the corrected one (valid) or the paper's printed form (kept for comparison).
     solver_options : dict or None, default=None
@@ -127,7 +133,12 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             )
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         unc = UncertaintySet(
-            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=radius, sample_scale=sample_radius
+            Sigma=Sigma,
+            groups=groups,
+            p=check_norm(self.norm),
+            radius=radius,
+            sample_scale=sample_radius,
+            sample_scale_name="sample_radius",
         ).resolve(*X.shape)
         fmap = self._make_map().fit(X)
         Phi = fmap.transform(X)
@@ -138,15 +149,14 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Gamma = nystroem_feature_bound(fmap, X, unc, self.bound)
             form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_))
         solver = self.solver
-        if solver == "auto":
-            solver = "auto" if X.shape[0] <= 3000 else "prox"
         sol = form.solve(solver, **(self.solver_options or {}))
         if sol.status != "optimal":
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
                 f"RobustFeatureSVC: solver {solver!r} stopped at max_epochs with certified relative gap "
-                f"{gap:.2e} (status {sol.status!r}); increase max_epochs in solver_options or use a conic "
-                "solver.",
+                f"{gap:.2e} > tol = {sol.certificate.tol if sol.certificate is not None else 0:g} (status "
+                f"{sol.status!r}); increase max_epochs in solver_options or use solver='auto' (an exact route "
+                "certified to 1e-6).",
                 ConvergenceWarning,
                 stacklevel=2,
             )
@@ -162,7 +172,17 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             "time": sol.time,
             **(sol.certificate.as_dict() if sol.certificate is not None else {}),
         }
+        warn_constant_classifier(self, form, Phi, reason=self._constant_reason)
         return self
+
+    def _constant_reason(self, formulation) -> str:
+        return (
+            f"The robust hinge on these features is smallest at zeta = 0: the feature-space uncertainty bound "
+            f"(radius {self.radius:g} mapped to Gamma_i up to {float(np.max(self.Gamma_)):.3g}) exceeds what the "
+            "margins can absorb, or the features do not separate the classes. C does not change this (the "
+            "regulariser is flat at zeta = 0); try a smaller radius (radius=0 is the nominal SVM on the same "
+            "features) or another sigma / n_components."
+        )
 
     def features(self, X):
         """The explicit feature map phi(X) the classifier is linear in (named so that scikit-learn
@@ -282,6 +302,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.solver_stats_ = sol.certificate.as_dict()
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
+        self.objective_ = float(sol.objective)
         return self
 
     def decision_function(self, X):

@@ -46,10 +46,11 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     (measured 3.4e-5 at C = 100 whatever its own tolerance); the fit therefore polishes libsvm's
     solution in double precision on the problem restricted to its support vectors (an exact Newton
     step on the active set, then projected Newton; only the support's kernel columns are formed) and
-    certifies it on the whole problem: primal objective at the best bias minus the dual objective
-    of the (feasible) multipliers.  ``solver_stats_`` holds the certificate.  If that does not
-    certify, projected Newton on the full Gram matrix is tried (``n <= 5000``), else
-    :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+    certifies it on the whole problem: the SVM objective of the returned ``dual_coef_`` / ``intercept_`` (the
+    best bias; at a large C whose optimum separates the data, the model rescaled to margins >= 1, see
+    :func:`~rsvm_conic.solvers.svm_dual.certified_svm_dual`) minus the dual objective of the (feasible)
+    multipliers.  ``solver_stats_`` holds the certificate.  If that does not certify, projected Newton on the full
+    Gram matrix is tried (``n <= 5000``), else :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
 
     Parameters
     ----------
@@ -73,7 +74,8 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     support_ : ndarray of int
         Indices of the support vectors.
     dual_coef_ : ndarray of shape (1, n_support)
-        ``y_i alpha_i`` on the support vectors.
+        ``scale * y_i alpha_i`` on the support vectors (``scale = solver_stats_["scale"]``: 1, or the hard-margin
+        rescaling of a large-C fit).
     X_fit_, Sigma_fit_ : ndarray
         Training means and covariances (test points are scored against the support vectors).
     intercept_ : ndarray of shape (1,)
@@ -125,7 +127,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             columns = lambda idx: Phi @ Phi[idx].T
             route = "libsvm-features"
         alpha = libsvm_alpha(svc, X.shape[0])
-        alpha, b, info = certified_svm_dual(
+        alpha, scale, b, info = certified_svm_dual(
             columns,
             y_pm,
             C,
@@ -142,7 +144,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             )
         self.solver_stats_ = info.as_dict()
         self.support_ = np.flatnonzero(alpha)
-        self.dual_coef_ = (y_pm * alpha)[self.support_][None, :]
+        self.dual_coef_ = scale * (y_pm * alpha)[self.support_][None, :]
         self.intercept_ = np.array([b])
         if self.method == "random_features":
             self.coef_ = self.dual_coef_[0] @ Phi[self.support_]

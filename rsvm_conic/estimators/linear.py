@@ -14,12 +14,16 @@ which route ran and its certified optimality gap (primal minus a feasible dual v
 that does not certify its result raises :class:`~rsvm_conic.solvers.conic.SolverError`.
 
 A fit whose classifier is constant (``w = 0``: every prediction is one class) warns with the
-reason -- the uncertainty (radius, or kappa(epsilon) times Sigma) exceeds what the data's margins
-can absorb -- and the largest radius (smallest epsilon) for which ``w != 0`` on these data.
+reason (:func:`warn_constant_classifier`): the uncertainty (radius, or kappa(epsilon) times Sigma)
+exceeds what the data's margins can absorb, and the radius (epsilon) at which ``w != 0`` on these
+data -- computed from the data by a subdifferential test at ``w = 0``
+(:meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.zero_threshold`), not by solving the SVM
+again; or, when even the nominal SVM is constant, that no C changes it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
@@ -46,11 +50,126 @@ class ConstantClassifierWarning(UserWarning):
 def _is_constant(w, X) -> bool:
     """``w = 0`` up to round-off relative to the data: every score equals the intercept."""
     if is_dask_array(X):  # both maxima in one pass
-        import dask
+        from .._validation import dask_compute
 
-        score, size = dask.compute(abs(X @ w).max(), abs(X).max())
+        score, size = dask_compute(abs(X @ w).max(), abs(X).max())
         return float(score) <= 1e-7 * (1.0 + float(size))
-    return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + float(np.max(np.abs(X))))
+    size = max(float(np.max(X)), -float(np.min(X)))  # max |X| without an |X| copy
+    return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + size)
+
+
+#: the reason when even the nominal SVM is constant (the subdifferential test at w = 0 does not involve C)
+NO_DIRECTION = (
+    "No direction beats a constant score on these data, at any C and without uncertainty: the smaller class's "
+    "mean is a weighted mean of the larger class's samples with no weight above 1 / (the smaller class's size) "
+    "(for balanced classes: the class means coincide). C and the uncertainty do not change this; other features do."
+)
+
+
+def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklevel: int = 3) -> bool:
+    """Warn with :class:`ConstantClassifierWarning` if ``estimator``'s fitted ``coef_`` is constant on ``X``.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        With ``coef_`` (one row), ``intercept_`` and ``classes_`` set.
+    formulation : LinearSVMFormulation
+        The formulation that was solved (its data, its robust term at the fitted parameter values).
+    X : array of shape (L, n)
+        The samples the classifier scores (the features for a feature-space model).
+    reason : callable or None, default=None
+        ``reason(formulation) -> str``; None: :func:`constant_reason`.
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn` (3: the caller of the estimator's ``fit``).
+
+    Returns
+    -------
+    bool
+        Whether it warned.
+
+    Notes
+    -----
+    Never raises and never solves the SVM again: the reason (:func:`constant_reason`) comes from the data and the
+    fitted parameters; if computing it fails, the message says so instead.  ``RobustSVC`` and
+    ``ChanceConstrainedSVC`` call it at the end of ``fit``; another estimator on a
+    :class:`~rsvm_conic.formulations._linear.LinearSVMFormulation` calls
+    ``warn_constant_classifier(self, formulation, X)`` once ``coef_``, ``intercept_`` and ``classes_`` are set.
+    """
+    try:
+        constant = _is_constant(np.asarray(estimator.coef_, dtype=float).ravel(), X)
+    except Exception:  # a diagnostic never turns a certified fit into an exception
+        return False
+    if not constant:
+        return False
+    try:
+        why = (reason or constant_reason)(formulation)
+    except Exception as exc:
+        why = f"(The reason could not be computed: {type(exc).__name__}: {exc}.)"
+    label = estimator.classes_[int(float(estimator.intercept_[0]) > 0)]
+    warnings.warn(
+        f"{type(estimator).__name__}: the fitted classifier is constant (w = 0; every prediction is {label}). {why}",
+        ConstantClassifierWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+def _threshold(formulation):
+    """``(ZeroThreshold or None, why not)``: the formulation's threshold; never raises."""
+    try:
+        zt = formulation.zero_threshold()
+    except Exception as exc:  # a diagnostic never turns a certified fit into an exception
+        return None, f"it could not be computed ({type(exc).__name__}: {exc})"
+    if zt is None:
+        why = "it is not computed for samples given as a Dask array" if formulation.dask else "no robust term"
+        return None, why
+    return zt, ""
+
+
+#: relative width below which a threshold's bracket is reported as one number
+BRACKET_RTOL = 1e-3
+#: a threshold below this fraction of the fitted value is reported as 0 (constant without uncertainty)
+ZERO_RTOL = 1e-6
+#: the reason when no radius makes w = 0 (the fit's w is 0 only to the constant test's round-off)
+UNTOUCHED = (
+    "On these data w != 0 at every radius (the uncertainty leaves an improving direction untouched): this fit's "
+    "scores vary by less than 1e-7 (1 + max |X|); a larger C or rescaled features show it."
+)
+
+
+def constant_reason(formulation) -> str:
+    """Why a robust linear SVM's fitted classifier is constant, and the value of its radius parameter
+    (``formulation.gamma_param``) at which it stops being so.
+
+    Parameters
+    ----------
+    formulation : LinearSVMFormulation
+        The solved formulation, at the fitted parameter values.
+
+    Returns
+    -------
+    str
+        ``"... w != 0 needs <param> < T ..."`` with T the threshold at and above which ``w = 0`` is optimal
+        (bracketed to :data:`BRACKET_RTOL`), a certified value below which ``w != 0`` when the threshold is only
+        bounded, :data:`NO_DIRECTION` when even the nominal model is constant.
+    """
+    name = formulation.gamma_param or "radius"
+    value = float(formulation.param_value(name)) if formulation.gamma_param else 0.0
+    head = f"The uncertainty {name} {value:g} exceeds what the data's margins can absorb"
+    tail = "(or a smaller Sigma, or more separated classes)"
+    zt, why = _threshold(formulation)
+    if zt is None:
+        return NO_DIRECTION if why == "no robust term" else f"{head} {tail}; the threshold {name}: {why}."
+    if zt.upper <= ZERO_RTOL * value:
+        return NO_DIRECTION
+    if math.isinf(zt.lower):
+        return UNTOUCHED
+    if zt.lower >= (1.0 - BRACKET_RTOL) * zt.upper:
+        return f"{head}: on these data w != 0 needs {name} < {zt.upper:.4g} {tail}."
+    return (
+        f"{head} {tail}: on these data w != 0 for {name} < {zt.lower:.4g} (certified); the threshold lies between "
+        f"that and {min(zt.upper, value):.4g}."
+    )
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -100,10 +219,15 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
         if sol.certificate is not None:
             stats.update(sol.certificate.as_dict())
-        stats.update({k: v for k, v in sol.info.items() if k not in ("history", "log", "alpha") and k not in stats})
+        stats.update(
+            {
+                k: v
+                for k, v in sol.info.items()
+                if k not in ("history", "log", "alpha", "cone_multipliers") and k not in stats
+            }
+        )
         self.solver_stats_ = stats
-        if _is_constant(self.coef_.ravel(), X):
-            self._warn_constant(formulation)
+        warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
     def _from_store(self, path, y, Sigma, groups, sample_radius):
@@ -115,58 +239,14 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         unc = ds.uncertainty() if self._uncertain else {}
         return ds.X, ds.y, unc.get("Sigma"), unc.get("groups"), unc.get("sample_radius")
 
-    def _warn_constant(self, formulation):
-        label = self.classes_[int(self.intercept_[0] > 0)]
-        warnings.warn(
-            f"{type(self).__name__}: the fitted classifier is constant (w = 0; every prediction is "
-            f"{label}). {self._constant_reason(formulation)}",
-            ConstantClassifierWarning,
-            stacklevel=3,
-        )
-
     def _constant_reason(self, formulation) -> str:
-        return "The optimal separating direction is 0 at this C: increase C."
+        return NO_DIRECTION
 
     def decision_function(self, X):
         """Signed distance-like score; positive means ``classes_[1]``."""
         check_is_fitted(self, "coef_")
         X = validate_estimator_input(self, X, reset=False)
         return X @ self.coef_.ravel() + self.intercept_[0]
-
-
-def largest_informative_gamma(formulation, rtol: float = 1e-3, max_solves: int = 30) -> float:
-    """The threshold ``g*`` of the radius / kappa parameter above which the optimum has ``w = 0``,
-    by bisection between 0 (assumed informative; checked) and the current value (constant).
-
-    The robust objective is convex in (w, b) and the optimal ``||w||`` is non-increasing in the
-    radius, so the set of radii with ``w = 0`` is an interval ``[g*, inf)``.  Returns 0 when even
-    ``g = 0`` gives ``w = 0`` (then C is what is too small).
-    """
-    name = formulation.gamma_param
-    g_orig = g_hi = float(formulation.param_value(name))
-    X = formulation.X
-    try:
-
-        def constant(g):
-            formulation.set_params(**{name: g})
-            return _is_constant(formulation.solve("auto")["w"], X)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if constant(0.0):
-                return 0.0
-            g_lo = 0.0
-            for _ in range(max_solves):
-                if g_hi - g_lo <= rtol * g_hi:
-                    break
-                mid = 0.5 * (g_lo + g_hi)
-                if constant(mid):
-                    g_hi = mid
-                else:
-                    g_lo = mid
-            return g_lo
-    finally:
-        formulation.set_params(**{name: g_orig})
 
 
 class NominalSVC(_LinearSVCBase):
@@ -241,18 +321,17 @@ class RobustSVC(_LinearSVCBase):
     def _build(self, X, y, Sigma, groups, sample_radius):
         check_positive(self.radius, "radius", strict=False)
         unc = UncertaintySet(
-            Sigma=Sigma, groups=groups, p=check_norm(self.norm), radius=self.radius, sample_scale=sample_radius
+            Sigma=Sigma,
+            groups=groups,
+            p=check_norm(self.norm),
+            radius=self.radius,
+            sample_scale=sample_radius,
+            sample_scale_name="sample_radius",
         )
         return RobustSVM(X, y, unc, C=self.C, check_input=False)
 
     def _constant_reason(self, formulation) -> str:
-        r = largest_informative_gamma(formulation)
-        if r == 0.0:
-            return super()._constant_reason(formulation)
-        return (
-            f"The uncertainty radius {self.radius:g} exceeds what the data's margins can absorb: on these data "
-            f"w != 0 needs radius < {r:.4g} (or a smaller Sigma, or more separated classes)."
-        )
+        return constant_reason(formulation)
 
 
 class ChanceConstrainedSVC(_LinearSVCBase):
@@ -298,12 +377,28 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         )
 
     def _constant_reason(self, formulation) -> str:
-        k = largest_informative_gamma(formulation)
-        if k == 0.0:
-            return super()._constant_reason(formulation)
-        eps = float(normal.sf(k)) if self.distribution == "gaussian" else 1.0 / (1.0 + k * k)
-        return (
+        head = (
             f"kappa(epsilon) = {kappa(self.epsilon, self.distribution):.4g} times the noise covariance exceeds "
-            f"what the data's margins can absorb: on these data w != 0 needs kappa < {k:.4g}, i.e. "
-            f"epsilon > {eps:.4g} (or a smaller Sigma)."
+            "what the data's margins can absorb"
+        )
+        zt, why = _threshold(formulation)
+        if zt is None:
+            return f"{head} (or a smaller Sigma); the threshold kappa: {why}."
+        k_now = float(formulation.param_value("kappa"))
+        if zt.upper <= ZERO_RTOL * k_now:
+            return NO_DIRECTION
+        if math.isinf(zt.lower):
+            return UNTOUCHED
+
+        def eps(k):
+            return float(normal.sf(k)) if self.distribution == "gaussian" else 1.0 / (1.0 + k * k)
+
+        if zt.lower >= (1.0 - BRACKET_RTOL) * zt.upper:
+            return (
+                f"{head}: on these data w != 0 needs kappa < {zt.upper:.4g}, i.e. epsilon > {eps(zt.upper):.4g} "
+                "(or a smaller Sigma)."
+            )
+        return (
+            f"{head} (or a smaller Sigma): on these data w != 0 for kappa < {zt.lower:.4g}, i.e. epsilon > "
+            f"{eps(zt.lower):.4g} (certified); the threshold lies between that and {min(zt.upper, k_now):.4g}."
         )

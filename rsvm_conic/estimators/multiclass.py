@@ -30,7 +30,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_finite_array, check_positive, validate_estimator_input
+from .._validation import (
+    check_choice,
+    check_finite_array,
+    check_no_overflow,
+    check_positive,
+    validate_estimator_input,
+)
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
 from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor, msvmpack_zeta
 from ..solvers.contract import first_certified
@@ -100,6 +106,7 @@ def _check_fit_input(estimator, X, y):
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None.")
     X, y = validate_data(estimator, X, y, accept_sparse=False, dtype=np.float64, ensure_all_finite=False)
     X = check_finite_array(X, "X", ndim=2)
+    check_no_overflow(X, "X")
     check_classification_targets(y)
     codes, classes = encode_labels(y, X.shape[0])  # the single-class check (check_two_classes)
     return X, codes, classes

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ..solvers.conic import solve_cvxpy
-from ..solvers.contract import Solution, first_certified
+from ..solvers.contract import Solution, first_certified, require_finite
 
 
 class Formulation:
@@ -83,16 +83,22 @@ class Formulation:
         return ("clarabel", "scs")
 
     def solve(self, backend: str = "clarabel", **options) -> Solution:
+        """Solve with ``backend`` (a route of ``BACKENDS``, or ``"auto"``: :meth:`auto_routes` in turn).  A route
+        whose values hold NaN or inf raises :class:`~rsvm_conic.solvers.conic.SolverError`
+        (:func:`~rsvm_conic.solvers.contract.require_finite`), so ``"auto"`` falls back from it."""
         if backend == "auto":
             return self._solve_auto(**options)
         if self.BACKENDS is not None and backend not in self.backends:
             raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
         if backend in self.conic_backends and self.problem is not None and not hasattr(self, f"_solve_{backend}"):
-            return self._solve_conic(backend, **options)
-        method = getattr(self, f"_solve_{backend}", None)
-        if method is None:
-            raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
-        return method(**options)
+            sol = self._solve_conic(backend, **options)
+        else:
+            method = getattr(self, f"_solve_{backend}", None)
+            if method is None:
+                raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
+            sol = method(**options)
+        require_finite(self.name, backend, sol.values)
+        return sol
 
     def _solve_auto(self, **options) -> Solution:
         """Each of :meth:`auto_routes` in turn until one returns a certified result
@@ -107,13 +113,17 @@ class Formulation:
             sol = self.solve(route, **options.get(route, {})) if _per_route(options) else self.solve(route, **options)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what=self.name)
+        sol, failures = first_certified(routes, attempt, what=self.name, hint=self._auto_hint())
         if failures:
             errors = [f"{route}: {why}" for route, why in failures]
             sol.info["fallback_from"] = errors
             if sol.certificate is not None:
                 sol.certificate.detail["fallback_from"] = errors
         return sol
+
+    def _auto_hint(self) -> str:
+        """What to do when no automatic route certifies (appended to the SolverError); "" for none."""
+        return ""
 
     def _solve_conic(self, backend, **options) -> Solution:
         t0 = time.perf_counter()

@@ -22,7 +22,9 @@ Two structures:
   (identity).  One cone for all samples (the grouped model of :mod:`.robust`); stochastic
   backends use the package's :class:`RobustHinge`.
 
-Backends: ``clarabel``, ``scs`` (CVXPY; ``C`` and ``radius`` are DPP parameters), ``sgd``, ``prox``.
+Backends: ``ipm`` (the structured interior point of :mod:`rsvm_conic.solvers.robust_ipm`, for the shared
+2-norm cone: qbar = 2, RFF or Nystroem), ``clarabel``, ``scs`` (CVXPY, the model built on first use; ``C`` and
+``radius`` are DPP parameters), ``sgd``, ``prox``.
 """
 
 from __future__ import annotations
@@ -129,12 +131,16 @@ class FeatureRobustSVM(LinearSVMFormulation):
                 factors, diagonal, np.zeros(L, dtype=np.intp), self.pbar, self.qbar, float(radius), G
             )
         )
+        self.set_params(radius=float(radius))
 
+    def _build_model(self):
+        """The CVXPY model of formulation (10) (built on first use: only the conic routes need it)."""
+        L, D = self.X.shape
         zeta, b = cp.Variable(D, name="w"), cp.Variable(name="b")
         t = cp.Variable(L if self.rotations is not None else 1, name="t", nonneg=True)
         xi = cp.Variable(L, name="xi", nonneg=True)
-        C_par = cp.Parameter(nonneg=True, name="C", value=self.C0)
-        r_par = cp.Parameter(nonneg=True, name="radius", value=float(radius))
+        C_par = cp.Parameter(nonneg=True, name="C")
+        r_par = cp.Parameter(nonneg=True, name="radius")
         if self.rotations is not None:
             Z = cp.reshape(rotation_operator(*self.rotations) @ zeta, (D, L), order="F")
             cones = (
@@ -142,27 +148,27 @@ class FeatureRobustSVM(LinearSVMFormulation):
                 if self.qbar == 2.0
                 else [cp.norm(Z, 1 if self.qbar == 1.0 else "inf", axis=0) <= t]
             )
-            penalty = cp.multiply(G, t)
+            penalty = cp.multiply(self.Gamma, t)
         else:
-            cones = robust_cone_constraints(zeta, t, factors, diagonal, self.qbar)
-            penalty = G * t[0]
-        cons = [cp.multiply(self.y, self.X @ zeta + b) + xi - r_par * penalty >= 1] + cones
-        self.problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + C_par * cp.sum(xi)), cons)
-        self.parameters = {"C": C_par, "radius": r_par}
-        self.variables = {"w": zeta, "b": b, "t": t, "xi": xi}
-        self._margin = cons[0]  # its multipliers are the dual alpha of the certificate
-        self.set_params(radius=float(radius))
+            unc = self.uncertainty
+            cones = robust_cone_constraints(zeta, t, unc.factors, unc.diagonal, self.qbar)
+            penalty = self.Gamma * t[0]
+        margin = cp.multiply(self.y, self.X @ zeta + b) + xi - r_par * penalty >= 1  # its multipliers: alpha
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(zeta) + C_par * cp.sum(xi)), [margin] + cones)
+        return problem, {"C": C_par, "radius": r_par}, {"w": zeta, "b": b, "t": t, "xi": xi}, margin
 
     def _available(self, backend: str) -> bool:
-        return backend != "ipm" and super()._available(backend)
+        if backend == "ipm":  # the structured interior point: one shared 2-norm cone (no per-sample rotations)
+            return self.rotations is None and self.qbar == 2.0
+        return super()._available(backend)
 
     def auto_routes(self) -> tuple[str, ...]:
-        return ("clarabel", "scs")
+        return ("ipm", "clarabel", "scs") if self._available("ipm") else ("clarabel", "scs")
 
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None):
+    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
         if self.rotations is None:
-            return super()._robust_dual_term(a, w, optimise_u, v0)
+            return super()._robust_dual_term(a, w, optimise_u, v0, multipliers)
         cos, sin = self.rotations
         gamma = self._values["radius"] * self.Gamma
         U = dual_norm_subgradient(rotate(cos, sin, w), self.qbar)
@@ -179,10 +185,12 @@ class FeatureRobustSVM(LinearSVMFormulation):
         return (a * gamma) @ rotate_transpose(cos, sin, U)
 
     def _solve_auto(self, **options) -> Solution:
-        """Clarabel at the package tolerances (1e-9), then Clarabel at 1e-7, then SCS at 1e-6 -- each
-        fallback announced by a SolverWarning naming the failure (RFF features of size sqrt(2/D) and
-        large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of reach)."""
-        attempts = [
+        """The structured interior point where it applies (:meth:`_available`), then Clarabel at the package
+        tolerances (1e-9), Clarabel at 1e-7 and SCS at 1e-6 -- each fallback announced by a SolverWarning naming
+        the failure (RFF features of size sqrt(2/D) and large C make ||zeta|| large, and the 1e-9 gap is then
+        sometimes out of reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
+        attempts = [("ipm", {})] if self._available("ipm") else []
+        attempts += [
             ("clarabel", {}),
             ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
             ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
@@ -190,13 +198,13 @@ class FeatureRobustSVM(LinearSVMFormulation):
         errors = []
         for backend, opts in attempts:
             try:
-                sol = self._solve_conic(backend, **{**opts, **options})
+                sol = self.solve(backend, **{**opts, **options})
                 sol.info["attempts"] = errors
                 return sol
             except SolverError as exc:
                 errors.append(f"{backend} {opts or 'default tolerances'}: {exc}")
                 warnings.warn(f"{self.name}: {errors[-1]}; trying the next fallback.", SolverWarning, stacklevel=3)
-        raise SolverError("all conic attempts failed: " + " | ".join(errors))
+        raise SolverError("all routes failed: " + " | ".join(errors))
 
     def datafit(self):
         r = float(self._values["radius"])

@@ -171,7 +171,9 @@ class _KernelRobust(Formulation):
     @classmethod
     def from_uncertainty(cls, uncertainty, y, noise: str, epsilon: float, C: float = 1.0, **kw):
         """The Gaussian (``noise="gaussian"``, RSVM^(g)) or finite-support (``"finite"``) variant from a
-        :class:`~rsvm_conic.uncertainty.kernel_matrix.KernelUncertainty` and ``epsilon``."""
+        :class:`~rsvm_conic.uncertainty.kernel_matrix.KernelUncertainty` and ``epsilon``, with the paper's
+        ``kappa(epsilon, noise)``; for moments estimated from ``S`` samples the constructor takes
+        ``kappa=kappa_estimated(epsilon, noise, S)`` (:func:`~rsvm_conic.uncertainty.chance.kappa_estimated`)."""
         from ..uncertainty.chance import kappa as kappa_of
 
         check_choice(noise, "noise", ("gaussian", "finite"))
@@ -305,6 +307,14 @@ class _KernelRobust(Formulation):
     # -- certificates ---------------------------------------------------------------------
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _margin_err(self, a, g) -> float:
+        """A bound on the rounding of the margins ``g + 1`` (sums over the support of terms at most
+        ``max |K_bar| a_j``, plus the diagonal terms in ``g``) for :func:`lagrangian_lower_bound`."""
+        if getattr(self, "_kmax", None) is None:
+            self._kmax = float(np.max(np.abs(np.diag(self.K_bar))))  # |K_ij| <= max_i K_ii (PSD)
+        nz = np.count_nonzero(a)
+        return max(nz, 1) * float(np.finfo(float).eps) * (self._kmax * float(a.sum()) + float(np.max(np.abs(g + 1))))
 
     def _certify(self, route, primal, dual, detail) -> SolveInfo:
         detail = {k: v for k, v in detail.items() if v is not None and k != "nu"}
@@ -511,7 +521,7 @@ class RSVMQP(_KernelRobust):
         kr = self._kappa_rho()
         g = self._Qa(a) - 1.0 if kr is None else self._Qa(a) + kr * a - 1.0
         F = 0.5 * float(a @ (g - 1.0))
-        return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C), detail)
+        return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C, self._margin_err(a, g)), detail)
 
     def _polish(self, alpha):
         p = polish_svm_dual(
@@ -653,7 +663,7 @@ class RSVMSOCP(_KernelRobust):
             lam = np.maximum(lam, 0.0)
             q = 0.5 * float(a @ Qa) + float(lam @ (a * a)) - float(a.sum())
             g = Qa + 2.0 * lam * a - 1.0
-            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.C))
+            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.C, self._margin_err(a, g)))
         detail["lambda_min"] = min(lam_mins)
         return self._certify(route, F, lower, detail)
 
@@ -861,7 +871,7 @@ class RSVMQN(_KernelRobust):
         F, g = self.dual_objective().value_and_gradient(a)
         detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.C)
         if self.kappa == 0.0 or not np.any(self.beta):
-            lower = lagrangian_lower_bound(F, g, a, self.y, self.C)
+            lower = lagrangian_lower_bound(F, g, a, self.y, self.C, self._margin_err(a, g))
         else:
             lower, how, _ = self.relaxation_bound()
             detail["dual_from"] = how

@@ -64,6 +64,7 @@ from scipy.linalg import cho_solve as _cho_solve
 from .._validation import check_positive, check_symmetric, check_two_classes, check_X
 from .._validation import psd_factor as _psd_factor
 from ..solvers.conic import SolverError
+from ..solvers.svm_dual import margin_rounding
 from ..solvers.contract import certify, relative_gap
 from .base import Formulation, Solution
 
@@ -202,16 +203,37 @@ def _circulations(F: np.ndarray):
     yield np.minimum(F, F.T)
 
 
+def ww_scaled_model(scores, sq_norm, codes, zeta, margin_err=0.0):
+    """The better of the model with ``scores`` (``= Phi W + b``, ``sq_norm = ||W||^2``) and its rescaling
+    ``t (W, b)`` with every margin ``t (f_{y_i} - f_k) >= 2`` beyond the margins' rounding ``margin_err``
+    (when all of them are positive): ``(t, objective)``, ``t = 1`` for the first.  At a large ``zeta`` whose optimum
+    separates the classes this removes the zeta-weighted rounding of the margins of the support vectors."""
+    n = scores.shape[0]
+    rows = np.arange(n)
+    d = scores[rows, codes][:, None] - scores  # f_{y_i} - f_k
+    d[rows, codes] = np.inf
+    best = (1.0, ww_objective(sq_norm, scores, codes, zeta))
+    dmin = float(np.min(d)) - 2.0 * margin_err
+    if dmin > 0.0:
+        t = 2.0 * (1.0 + 1e-12) / dmin
+        P = 0.5 * t * t * sq_norm + zeta * float(np.sum(np.maximum(2.0 - t * d, 0.0)))
+        if P < best[1]:
+            best = (t, P)
+    return best
+
+
 def ww_certificate(
     route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *, tol: float = 1e-6, **kwargs
 ):
     """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
     the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
-    ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array)."""
+    ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array); ``floor`` (a keyword) defaults to
+    ``1e-9 zeta n``."""
     KB = apply_K(beta)
     primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
     dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
-    return certify(route, primal, dual, tol, floor=1e-9 * zeta * beta.shape[0], **kwargs)
+    kwargs.setdefault("floor", 1e-9 * zeta * beta.shape[0])
+    return certify(route, primal, dual, tol, **kwargs)
 
 
 def gram_factor(K: np.ndarray, rtol: float = 1e-10):
@@ -306,7 +328,7 @@ def ww_binary_libsvm(K, codes, zeta: float, tol: float = 1e-8):
     alpha, _ = libsvm_dual(K, y_pm, float(zeta), tol=tol, max_iter=-1)
     # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
     # step on its active set, as for RSVM_QP), kept only if it certifies
-    polished = polish_svm_dual(K, y_pm, float(zeta), alpha, 1e-9)
+    polished = polish_svm_dual(K, y_pm, float(zeta), alpha, 1e-7)  # a tenth of the certificate's 1e-6
     v = y_pm * (alpha if polished is None else polished[0])  # y_i alpha_i, y = +1 for class 1
     beta = np.stack([-v, v], axis=1)
     # libsvm's intercept is an average over free support vectors (accurate to its tolerance only); the
@@ -466,9 +488,34 @@ class WWMachine(Formulation):
         return self.K @ B if self.K is not None else self.Phi @ (self.Phi.T @ B)
 
     def _solution(self, route, coef, b, cert) -> Solution:
+        """The certified solution ``(coef, b)``; its certificate's primal is recomputed from the coefficients as the
+        estimator evaluates them (scores ``K coef + b`` or ``Phi coef + b``), for ``(coef, b)`` or, where better,
+        its hard-margin rescaling (:func:`ww_scaled_model`), against the route's dual bound."""
+        if coef is not None and np.all(np.isfinite(coef)):
+            coef, b, cert = self._evaluated(route, coef, b, cert)
         sol = Solution(route, cert.status, cert.primal, cert.time, {"coef": coef, "b": b})
         sol.certificate = cert
         return sol
+
+    def _evaluated(self, route, coef, b, cert):
+        data = self.K if self.K is not None else self.Phi
+        scores = data @ coef + b
+        sq = float(np.sum(coef * (self.K @ coef))) if self.K is not None else float(np.sum(coef**2))
+        err = margin_rounding(np.abs(data) @ np.abs(coef), data.shape[1])
+        t, _ = ww_scaled_model(scores, sq, self.codes, self.zeta, err)
+        if t != 1.0:
+            coef, b = t * coef, t * b
+            scores = data @ coef + b
+            sq = float(np.sum(coef * (self.K @ coef))) if self.K is not None else float(np.sum(coef**2))
+        primal = ww_objective(sq, scores, self.codes, self.zeta)
+        floor = 1e-9 * self.zeta * self.n  # as the routes' own certificates
+        detail = dict(cert.detail, scale=t, solver_primal=cert.primal)
+        dual = cert.dual
+        new = certify(route, primal, dual, cert.tol, iterations=cert.iterations, time=cert.time, floor=floor,
+                      detail=detail)  # fmt: skip
+        if new.status != "optimal" and cert.status != "optimal":
+            new.status = cert.status  # the route's own reason (e.g. "max_iter", "failed")
+        return coef, b, new
 
     def _row_features(self):
         """``(F, back)``: the rows the feature solvers run on and the map from their ``W`` to ``coef``.

@@ -37,11 +37,36 @@ def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
 
 
 def robust_cone_constraints(w, t, factors, diagonal, q):
-    """t_g >= ||A_g^T w||_q for every group, as one vectorised constraint."""
+    """t_g >= ||A_g^T w||_q for every group, as vectorised constraints whose dual values are the cone
+    multipliers ``z_g`` of the certificate (:func:`cone_multipliers`): one SOC for q = 2; for q = inf
+    ``+-A_g^T w <= t_g``; for q = 1 ``+-A_g^T w <= v_g``, ``sum_j v_gj <= t_g``."""
     Z = group_support_expr(w, factors, diagonal)
     if q == 2.0:
         return [cp.SOC(t, Z, axis=0)]
-    return [cp.norm(Z, 1 if q == 1.0 else "inf", axis=0) <= t]
+    T = cp.reshape(t, (1, factors.shape[0]), order="F")
+    if q == np.inf:
+        return [Z <= T, -Z <= T]
+    V = cp.Variable(Z.shape, name="support_abs")
+    return [Z <= V, -Z <= V, cp.sum(V, axis=0) <= t]
+
+
+def cone_multipliers(cones, q) -> np.ndarray | None:
+    """The rows ``z_g`` (shape (k, n)) of the dual point carried by the cone constraints of
+    :func:`robust_cone_constraints` after a solve (None if the solver returned no dual values).
+
+    Stationarity in ``w`` of the Lagrangian gives ``w = sum_i alpha_i y_i x_i - sum_g A_g z_g`` with ``z_g`` the
+    difference of the multipliers of ``+-A_g^T w`` (q in {1, inf}) or minus the vector part of the SOC multiplier;
+    stationarity in ``t_g`` (and ``v_g``) bounds ``||z_g||_p`` by ``sigma_g = sum_{i in g} alpha_i gamma_i``.  So
+    ``z_g / sigma_g`` is a point of the unit p-ball (up to the solver's tolerance; the certificate projects it).
+    Where ``A_g^T w`` has zero (q = 1) or tied (q = inf) entries, or is 0, the maximiser of ``<u, A_g^T w>`` is not
+    unique and these multipliers say which one the optimum uses."""
+    if q == 2.0:
+        dual = cones[0].dual_value
+        return None if dual is None else -np.asarray(dual[1], dtype=float).T
+    plus, minus = cones[0].dual_value, cones[1].dual_value
+    if plus is None or minus is None:
+        return None
+    return (np.asarray(plus, dtype=float) - np.asarray(minus, dtype=float)).T
 
 
 class RobustSVM(LinearSVMFormulation):
@@ -86,9 +111,13 @@ class RobustSVM(LinearSVMFormulation):
         xi = cp.Variable(L, name="xi", nonneg=True)
         # DPP: each parameter multiplies a parameter-free expression, so re-solves skip compilation.
         margin = cp.multiply(self.y, self.X @ w + b) + xi - r_par * penalty >= 1
-        cons = [margin] + robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
-        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), cons)
+        self._cones = robust_cone_constraints(w, t, unc.factors, unc.diagonal, unc.q)
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_par * cp.sum(xi)), [margin, *self._cones])
         return problem, {"C": C_par, self.gamma_param: r_par}, {"w": w, "b": b, "t": t, "xi": xi}, margin
+
+    def _cone_multipliers(self):
+        """The conic solver's cone multipliers ``z_g`` (rows; see :func:`cone_multipliers`)."""
+        return cone_multipliers(self._cones, self.uncertainty.q)
 
 
 def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:

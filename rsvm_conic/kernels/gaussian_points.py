@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array, check_positive, check_symmetric_psd, check_X
+from .._validation import check_finite_array, check_no_overflow, check_positive, check_symmetric_psd, check_X
 from .feature_maps import RandomFourierFeatures
 
 VARIANTS = ("corrected", "printed")
@@ -49,6 +49,7 @@ def as_covariances(Sigma, L: int, n: int, name: str = "Sigma"):
     if Sigma is None:
         return np.zeros((L, n)), True
     S = check_finite_array(Sigma, name, ndim=(1, 2, 3))
+    check_no_overflow(S, name, products=True, hint="with X: Sigma scales as the square of X's scale")
     if S.ndim == 1:
         if S.shape != (n,):
             raise ValueError(f"a 1-D {name} is a shared diagonal of length {n}; got {S.shape}.")

@@ -1,11 +1,13 @@
 """The shared runner: solve one problem with several backends, and run grids of cells."""
 
+from .fields import Flag, ListOf, MapOf, Maybe, Number, OneOf, Record, Text
 from .compare import BackendReport, ProblemInstance, check_instance, compare_backends, format_reports, relative_gap
 from .grid import (
     GridExperiment,
     GridRun,
     ResultsStore,
     SchedulerError,
+    StoreError,
     StoreLockedError,
     StoreWarning,
     cell_key,
@@ -18,13 +20,22 @@ from .grid import (
 
 __all__ = [
     "BackendReport",
+    "Flag",
     "GridExperiment",
     "GridRun",
+    "ListOf",
+    "MapOf",
+    "Maybe",
+    "Number",
+    "OneOf",
     "ProblemInstance",
+    "Record",
     "ResultsStore",
     "SchedulerError",
+    "StoreError",
     "StoreLockedError",
     "StoreWarning",
+    "Text",
     "cell_key",
     "check_instance",
     "compare_backends",

@@ -7,13 +7,18 @@ most the cell in flight) keyed by a hash of the cell and a code version; running
 the same grid again skips what is done.
 
 Faults: a run holds ``<store>.lock`` (:class:`StoreLockedError` for a second run; a lock left
-by a dead run is taken over); lines that are not records (a kill mid-write, a bad edit) are
-moved to ``<store>.damaged`` and their cells recomputed; every record notes the versions of
-the numerical stack (``"env"``), and reusing cells computed under other versions is reported.
+by a dead run is taken over); lines that are not records (a kill mid-write, a bad edit) and
+records whose result fails the experiment's declared result fields (:mod:`.fields`: a ``null``
+result, a missing field, a string where a number belongs, NaN or a value out of range) are moved
+to ``<store>.damaged`` and their cells recomputed; a store that cannot be read or written (its
+file or lock is a directory, a full disk) raises :class:`StoreError` naming the file; every record
+notes the versions of the numerical stack (``"env"``), and reusing cells computed under other
+versions is reported.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -34,13 +39,20 @@ from typing import Callable, Iterable
 
 from tqdm.auto import tqdm
 
+from .fields import ResultFields, result_problem
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: runs are not locked
     fcntl = None
 
 
-class StoreLockedError(RuntimeError):
+class StoreError(RuntimeError):
+    """The results store cannot be used as it is: its file (or lock, or side file) is a directory, or it
+    cannot be read or written (a full disk, no permission).  The message names the file and what to do."""
+
+
+class StoreLockedError(StoreError):
     """Another run is writing this results store (it holds ``<store>.lock``)."""
 
 
@@ -95,6 +107,18 @@ def _parse_record(line: bytes) -> dict | None:
     return rec if ok else None
 
 
+def _os_problem(path: Path, exc: OSError, doing: str, what: str = "results file") -> str:
+    """One line on a file of the results store that the system refused: what and what to do."""
+    if isinstance(exc, IsADirectoryError) or (exc.errno == errno.EISDIR) or path.is_dir():
+        return f"{path} is a directory, not a {what}; move it away or use another --out"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return (
+            f"cannot {doing} {path} ({exc.strerror or exc}); free some space and run the same command again "
+            f"(finished cells are kept), or use another --out"
+        )
+    return f"cannot {doing} {path} ({exc.strerror or exc}); fix its permissions or use another --out"
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` by ``data``: a temporary file beside it, fsync'd, then ``os.replace``."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -144,7 +168,10 @@ class _Lock:
             return
         deadline = time.monotonic() + max(0.0, wait)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:  # a directory in its place, a full disk, no permission
+                raise StoreError(_os_problem(self.path, exc, "create the lock", "lock file")) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -179,9 +206,13 @@ class _Lock:
                 StoreWarning,
             )
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(me).encode(), 0)
         self.fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(me).encode(), 0)
+        except OSError as exc:  # a full disk: the lock is held all the same; release it and say why
+            self.release()
+            raise StoreError(_os_problem(self.path, exc, "write the lock", "lock file")) from None
 
     def release(self) -> None:
         if self.fd is not None:
@@ -194,30 +225,49 @@ class ResultsStore:
     """Append-only JSON-lines file of finished cells.
 
     Reading never changes the file and never fails on damage: lines that are not records are
-    skipped (``damaged`` counts them).  Inside :meth:`locked` (which :func:`run_grid` takes for a
-    run) the file is re-read and damaged lines are moved to ``<store>.damaged``.
+    skipped (``damaged`` counts them), and so are records of this version whose result fails
+    ``fields`` (the experiment's declared result fields, :mod:`.fields`; without them a result must
+    be a JSON object; ``invalid`` counts them).  Inside :meth:`locked` (which :func:`run_grid` takes
+    for a run) the file is re-read and both are moved to ``<store>.damaged``, so their cells are
+    recomputed.  A file that cannot be read or written raises :class:`StoreError`.
     """
 
-    def __init__(self, path: str | os.PathLike, version: str = ""):
+    def __init__(self, path: str | os.PathLike, version: str = "", fields: ResultFields | None = None):
         self.path = Path(path)
         self.version = version
+        self.fields = fields
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = _Lock(self.path)
         self._load()
+
+    def _problem(self, rec: dict) -> str | None:
+        """Why a record of this version cannot be reused (None: it can; records of other versions are
+        never reused, so they are not checked)."""
+        if rec["key"] != self.key(rec["cell"]):
+            return None
+        return result_problem(rec["result"], rec["cell"], self.fields)
 
     def _load(self) -> None:
         self._done: dict[str, dict] = {}
         self._good: list[bytes] = []
         self._damaged: list[bytes] = []
+        self._invalid: list[tuple[bytes, dict, str]] = []  # (line, cell, why)
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return
+        except OSError as exc:  # a directory in its place, no permission
+            raise StoreError(_os_problem(self.path, exc, "read")) from None
         for line in data.split(b"\n"):  # bytes, decoded line by line: bad UTF-8 damages one line only
             if line.strip():
                 rec = _parse_record(line)
-                (self._damaged if rec is None else self._good).append(line)
-                if rec is not None:
+                why = None if rec is None else self._problem(rec)
+                if rec is None:
+                    self._damaged.append(line)
+                elif why is not None:
+                    self._invalid.append((line, rec["cell"], why))
+                else:
+                    self._good.append(line)
                     self._done[rec["key"]] = rec
 
     @property
@@ -225,11 +275,17 @@ class ResultsStore:
         """Lines of the file that are not records (a line cut by a kill, a bad edit)."""
         return len(self._damaged)
 
+    @property
+    def invalid(self) -> int:
+        """Records of this version whose result fails the declared result fields."""
+        return len(self._invalid)
+
     @contextmanager
     def locked(self, wait: float = 0.0):
         """Hold ``<store>.lock`` for a run: another run raises :class:`StoreLockedError` (after
         waiting up to ``wait`` seconds for it).  The file is re-read (another run may have finished
-        cells meanwhile) and damaged lines are moved to ``<store>.damaged``.  Re-entrant per object."""
+        cells meanwhile) and damaged lines and invalid records are moved to ``<store>.damaged``.
+        Re-entrant per object."""
         if self._lock.fd is not None:
             yield self
             return
@@ -242,17 +298,36 @@ class ResultsStore:
             self._lock.release()
 
     def _set_damaged_aside(self) -> None:
-        if not self._damaged:
+        if not self._damaged and not self._invalid:
             return
         side = Path(f"{self.path}.damaged")
-        with open(side, "ab") as fh:  # first secure them, then drop them from the store
-            fh.write(b"".join(line + b"\n" for line in self._damaged))
-            fh.flush()
-            os.fsync(fh.fileno())
-        _atomic_write(self.path, b"".join(line + b"\n" for line in self._good))
-        n, self._damaged = len(self._damaged), []
+        moved = self._damaged + [line for line, _, _ in self._invalid]
+        try:
+            with open(side, "ab") as fh:  # first secure them, then drop them from the store
+                fh.write(b"".join(line + b"\n" for line in moved))
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise StoreError(_os_problem(side, exc, "write", "side file of damaged lines")) from None
+        try:
+            _atomic_write(self.path, b"".join(line + b"\n" for line in self._good))
+        except OSError as exc:
+            raise StoreError(_os_problem(self.path, exc, "rewrite")) from None
+        parts = []
+        if self._damaged:
+            n = len(self._damaged)
+            parts.append(f"{n} damaged line{'s' * (n != 1)}")
+        if self._invalid:
+            n = len(self._invalid)
+            _, cell, why = self._invalid[0]
+            first = f"cell {json.dumps(cell, sort_keys=True, default=str)}: {why}"
+            parts.append(
+                f"{n} record{'s' * (n != 1)} whose result fails the experiment's result fields "
+                f"({first}{f'; and {n - 1} more' if n > 1 else ''})"
+            )
+        self._damaged, self._invalid = [], []
         warnings.warn(
-            f"{self.path.name}: {n} damaged line{'s' * (n != 1)} moved to {side.name}; their cells will be recomputed",
+            f"{self.path.name}: {' and '.join(parts)} moved to {side.name}; their cells will be recomputed",
             StoreWarning,
         )
 
@@ -265,7 +340,10 @@ class ResultsStore:
         while new.exists():
             n += 1
             new = self.path.with_name(f"{stem}-{n}{self.path.suffix}")
-        self.path.rename(new)
+        try:
+            self.path.rename(new)
+        except OSError as exc:
+            raise StoreError(_os_problem(self.path, exc, "rename")) from None
         self._load()
         return new
 
@@ -287,16 +365,28 @@ class ResultsStore:
         return list(self._done.values())
 
     def add(self, cell: dict, result: dict) -> None:
+        """Append ``cell``'s record (written, flushed and fsync'd).  A result that fails the declared
+        result fields is not stored: ValueError naming the cell and the field (a bug in the cell
+        function or in its declaration); a file that cannot be written: :class:`StoreError`."""
         rec = {"key": self.key(cell), "cell": cell, "result": result, "env": environment()}
         line = json.dumps(rec, sort_keys=True, default=_json_default).encode() + b"\n"
-        with open(self.path, "ab+") as fh:
-            if fh.seek(0, os.SEEK_END) > 0:  # a partial last line (a kill mid-write) is ended first
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    line = b"\n" + line
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        why = result_problem(json.loads(line)["result"], cell, self.fields)  # checked as it will be read
+        if why is not None:
+            raise ValueError(
+                f"cell {json.dumps(cell, sort_keys=True, default=str)} returned a result that fails the "
+                f"experiment's result fields ({why}); it is not stored"
+            )
+        try:
+            with open(self.path, "ab+") as fh:
+                if fh.seek(0, os.SEEK_END) > 0:  # a partial last line (a kill mid-write) is ended first
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        line = b"\n" + line
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a full disk, a directory in the file's place
+            raise StoreError(_os_problem(self.path, exc, "write")) from None
         self._done[rec["key"]] = rec
 
 
@@ -445,8 +535,14 @@ def run_grid(
                 from joblib import Parallel, delayed
 
                 par = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
-                for i, res in par(delayed(_indexed)(fn, i, cells[i], os.getpid()) for i in todo):
-                    record(i, res)
+                gen = par(delayed(_indexed)(fn, i, cells[i], os.getpid()) for i in todo)
+                try:
+                    for i, res in gen:
+                        record(i, res)
+                finally:  # stopping on an error or an interrupt cancels the cells in flight: no warning for it
+                    with warnings.catch_warnings():
+                        warnings.filterwarnings("ignore", r"\d+ tasks which were still being processed", UserWarning)
+                        gen.close()
         finally:
             bar.close()
         return [results[i] if i in results else stored[i]["result"] for i in range(len(cells))]
@@ -516,7 +612,11 @@ class GridExperiment:
       cells and their results and returns a printable summary and whether the experiment's own checks
       passed (the command's exit code is 1 otherwise);
     * ``version`` enters every cell's key: bump it when the computation changes so that old results
-      are not re-used.
+      are not re-used;
+    * ``result_fields`` declares what ``fn`` returns (:mod:`rsvm_conic.runner.fields`: a ``Record`` of
+      fields with their types and ranges, or a function of the cell giving it): stored records that fail
+      it are set aside and recomputed, so ``report`` only reads results that pass; a fresh result that
+      fails it is not stored (ValueError naming the cell and the field).
 
     A grid whose cells fit on a chunked data store given at run time (``rsvm-conic run NAME --data PATH``)
     sets ``takes_data = True`` and accepts ``run(..., data=PATH)``.
@@ -527,19 +627,25 @@ class GridExperiment:
 
     takes_data = False
 
-    def __init__(self, name, description, cells, fn, report=None, version="1"):
+    def __init__(self, name, description, cells, fn, report=None, version="1", *, result_fields=None):
         self.name = name
         self.description = description
         self.cells = cells
         self.fn = fn
         self.report = report
         self.version = version
+        self.result_fields = result_fields
 
     def store(self, out: str | os.PathLike) -> ResultsStore:
-        """The results store of this experiment in ``out`` (``out/results.jsonl``)."""
+        """The results store of this experiment in ``out`` (``out/results.jsonl``), checking records
+        against ``result_fields``."""
         from .. import __version__
 
-        return ResultsStore(Path(out) / "results.jsonl", version=f"{self.name}:{self.version}:{__version__}")
+        return ResultsStore(
+            Path(out) / "results.jsonl",
+            version=f"{self.name}:{self.version}:{__version__}",
+            fields=self.result_fields,
+        )
 
     def run(
         self,

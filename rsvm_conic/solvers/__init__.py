@@ -1,5 +1,6 @@
 """Solvers: the conic solve wrapper, stochastic methods, structure-exploiting interior point."""
 
+from .._validation import WorkersLostError
 from .conic import SolverError, SolverWarning, solve_cvxpy
 from .quasi_newton import dfp_minimize, rsvm_qn
 from .robust_ipm import robust_svm_ipm, solve_robust_ipm
@@ -9,6 +10,7 @@ from .stochastic import stochastic_proximal, stochastic_subgradient
 __all__ = [
     "SolverError",
     "SolverWarning",
+    "WorkersLostError",
     "dfp_minimize",
     "robust_svm_ipm",
     "rsvm_qn",

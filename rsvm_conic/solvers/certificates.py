@@ -142,6 +142,13 @@ class FactorOps:
     def columns(self, groups, j):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def weighted_transpose(self, weights, groups):
+        """``(sum_g w_g A_g)^T`` over the listed groups, a dense (n, n) matrix (here from :meth:`columns`, one call
+        per coordinate; subclasses with a cheaper form override it)."""
+        groups = np.asarray(groups, dtype=np.intp)
+        n = self.columns(groups[:1], np.zeros(1, dtype=np.intp)).shape[1]
+        return np.stack([weights @ self.columns(groups, np.full(groups.size, j)) for j in range(n)])
+
 
 class _UncertaintyOps(FactorOps):
     def __init__(self, unc):
@@ -167,6 +174,10 @@ class _UncertaintyOps(FactorOps):
             out[np.arange(len(groups)), j] = self.F[groups, j]
             return out
         return self.F[groups, :, j]
+
+    def weighted_transpose(self, weights, groups):
+        F = self.F[groups]
+        return np.diag(weights @ F) if self.diagonal else np.tensordot(weights, F, axes=1).T
 
 
 def project_box_hyperplane(v: np.ndarray, y: np.ndarray, C: float, max_iter: int = 60) -> np.ndarray:

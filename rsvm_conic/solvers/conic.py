@@ -4,11 +4,19 @@
 failed solve raises :class:`SolverError`; an ``optimal_inaccurate`` status raises
 unless ``accept_inaccurate=True`` (then it warns, naming solver and status).
 ``solver="auto"`` tries Clarabel and falls back to SCS *visibly* (a warning
-naming the solver that failed and why).
+naming the solver that failed and why).  What a solver prints to the standard
+output (SCS prints its errors even with ``verbose=False``) is captured
+(:func:`captured_stdout`) and quoted in the SolverError of a failed solve.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import threading
 import time
 import warnings
 
@@ -77,10 +85,13 @@ def solve_cvxpy(
     opts = dict(SOLVER_OPTIONS[name])
     opts.update(options)
     t0 = time.perf_counter()
+    printed: list[str] = []
     try:
-        problem.solve(solver=name, verbose=verbose, **opts)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"{name} raised an error: {exc}") from exc
+        with contextlib.nullcontext() if verbose else captured_stdout(printed):
+            problem.solve(solver=name, verbose=verbose, **opts)
+    except (cp.error.SolverError, ValueError) as exc:  # SCS raises ValueError when it cannot set up its work
+        said = " ".join(" ".join(printed).split())[:500]
+        raise SolverError(f"{name} raised an error: {exc}" + (f" (solver output: {said})" if said else "")) from exc
     elapsed = time.perf_counter() - t0
     status = problem.status
     if status == cp.OPTIMAL:
@@ -115,3 +126,66 @@ def solve_cvxpy(
         "solver": name,
         "iterations": getattr(stats, "num_iters", None),
     }
+
+
+_STDOUT_LOCK = threading.Lock()
+_stdout_state = {"depth": 0, "saved": None, "file": None, "sys_saved": None, "sys": None}
+
+
+@contextlib.contextmanager
+def captured_stdout(printed: list):
+    """Capture the standard output for the block: the process's file descriptor 1 (a C library's ``printf``)
+    goes to a temporary file and ``sys.stdout`` (an extension's ``PySys_WriteStdout``, as SCS's) to a string;
+    what was written is appended to ``printed`` (as text) at the end.
+
+    Threads share one redirection (the first to enter sets it up, the last to leave restores both), so a
+    block also collects what other threads print meanwhile.  Where fd 1 cannot be duplicated (no standard
+    output), only ``sys.stdout`` is captured.
+    """
+    sys.stdout.flush()
+    with _STDOUT_LOCK:
+        state = _stdout_state
+        if state["depth"] == 0:
+            try:
+                saved = os.dup(1)
+            except OSError:
+                saved = None
+            if saved is not None:
+                tmp = tempfile.TemporaryFile()
+                os.dup2(tmp.fileno(), 1)
+                state.update(saved=saved, file=tmp)
+            state.update(sys_saved=sys.stdout, sys=io.StringIO())
+            sys.stdout = state["sys"]
+        state["depth"] += 1
+        tmp, text = state["file"], state["sys"]
+        start = os.lseek(tmp.fileno(), 0, os.SEEK_END) if tmp is not None else 0
+        text_start = text.tell()
+    try:
+        yield printed
+    finally:
+        with _STDOUT_LOCK:
+            said = ""
+            if tmp is not None:
+                _flush_c_stdout()
+                end = os.lseek(tmp.fileno(), 0, os.SEEK_END)
+                os.lseek(tmp.fileno(), start, os.SEEK_SET)
+                said = os.read(tmp.fileno(), end - start).decode(errors="replace")
+            printed.append(said + text.getvalue()[text_start:])
+            state["depth"] -= 1
+            if state["depth"] == 0:
+                sys.stdout = state["sys_saved"]
+                if state["saved"] is not None:
+                    os.dup2(state["saved"], 1)
+                    os.close(state["saved"])
+                    state["file"].close()
+                state.update(saved=None, file=None, sys_saved=None, sys=None)
+
+
+def _flush_c_stdout() -> None:
+    """``fflush(stdout)`` of the C library (its buffer is written to fd 1 before fd 1 is restored)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):  # no C library to flush (e.g. Windows without msvcrt lookup)
+        pass

@@ -15,10 +15,13 @@ formulations.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
+
+import numpy as np
 
 from .conic import SolverError, SolverWarning
 
@@ -122,6 +125,24 @@ def first_certified(
             )
     tried = "; ".join(f"{route}: {why}" for route, why in failures)
     raise SolverError(f"{what}: no route returned a certified solution ({tried}).{' ' + hint if hint else ''}")
+
+
+def require_finite(what: str, route: str, values: Mapping) -> None:
+    """Raise :class:`~rsvm_conic.solvers.conic.SolverError` naming ``route`` when a numeric entry of a solve's
+    ``values`` (its coefficients, bias, multipliers) holds NaN or inf: such a solve failed, whatever its
+    certificate says, and is never returned as a model (in a fallback chain the next route runs).
+    Non-numeric entries are not checked."""
+    bad = []
+    for key, value in values.items():
+        if isinstance(value, (numbers.Real, np.ndarray)) and not isinstance(value, bool):
+            arr = np.asarray(value)
+            if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+                bad.append(key)
+    if bad:
+        raise SolverError(
+            f"{what}: route {route!r} returned non-finite values ({', '.join(bad)}); the data or parameters are "
+            "too large or too small for float64 in this route (rescale X, or try another solver)."
+        )
 
 
 def _uncertified(cert) -> str | None:

@@ -25,9 +25,12 @@ and a tree of combine tasks, returning O(n^2) numbers:
    part of the corrector's right-hand side (affine in ``sigma mu``: two parts, so that the corrector needs
    no extra pass); the client sets ``sigma = (1 - alpha_aff)^3`` and solves for the corrector.
 3. *corrector*: each block forms its rows of the corrector direction and returns their largest step.  Once
-   the gap is small, the corrector is refined as in memory: the pass also returns the KKT residual's
-   reduced right-hand side, the client solves for the correction, and one more pass follows per refinement
-   step (at most ``refine``, usually in the last few iterations).
+   the gap is small, the corrector is refined as in memory, by the same rule
+   (:class:`~.cone_ipm.Refinement`): the pass also returns the direction's KKT residual (its global sums
+   and norms) and the residual's reduced right-hand side; the client decides, solves for the correction,
+   and one more pass follows per correction (at most ``refine``, in the last few iterations), which returns
+   the corrected direction's step and residual.  A correction that does not reduce the residual is dropped
+   and the step of the pass before it is used.
 
 No per-sample direction is stored: a block recomputes its rows of a direction from the small global
 solutions (``(dw, db)`` of the predictor and of each corrector solve, ``sigma``) and its own rows, the
@@ -41,9 +44,10 @@ whatever L.  Per-sample state in the workers: 6 numbers per sample (``xi``, two 
 plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30 arrays of its rows.
 
 **Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
-matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus 1-2 per refinement step in the
-last iterations, so 45-70 reads of X.  Equal to :func:`~.robust_ipm.robust_svm_ipm` to solver accuracy
-(the same iterates up to summation order; tested to 1e-8 relative in objective).
+matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus one per correction in the
+last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_ipm.robust_svm_ipm` up to
+summation order: the same iterations, and solutions equal to rounding amplified by the last iterations'
+conditioning (tested with one chunk, even and uneven chunks: ``tests/test_dask_ipm.py``).
 """
 
 from __future__ import annotations
@@ -54,11 +58,23 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, _ninf, interior, jdiv, newton_rhs, scaled_directions, step_into
+from .cone_ipm import (
+    REFINE_STEPS,
+    ConeSpec,
+    Refinement,
+    Scaling,
+    _ninf,
+    interior,
+    jdiv,
+    newton_rhs,
+    scaled_directions,
+    step_into,
+)
 from .robust_ipm import (
     ConeTerms,
     GroupMeans,
     centred_gram,
+    column_rms,
     cone_rows_gx,
     finish_status,
     sum_apply_rows,
@@ -462,7 +478,7 @@ def robust_svm_ipm_dask(
     accept_inaccurate=False,
     print_fn=print,
     step_fraction=0.99,
-    refine=1,
+    refine=REFINE_STEPS,
     refine_below=1e-4,
     check_input=True,
 ):
@@ -542,7 +558,12 @@ def robust_svm_ipm_dask(
         blocks=blocks.n_blocks,
         alpha=blocks.vector(states, _margin_multipliers),
     )
-    finish_status(info, accept_inaccurate)
+    finish_status(
+        info,
+        accept_inaccurate,
+        lambda: column_rms(X),
+        "use solver='prox' (on the row blocks, certified to its own gap)",
+    )
     return {"w": glob["w"], "b": float(glob["b"]), "xi": blocks.vector(states, _entry_xi), "t": t}, info
 
 
@@ -715,12 +736,12 @@ def _iterate(
 
         # ---- the Schur complement and the predictor
         mu = gap / deg
-        try:
+        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
+        try:  # a failed factorisation, or a NaN in a right-hand side (cho_solve checks): cone_ipm's status for both
             system = _System(R, cfg, cones, Sc if grouped else None, Zc if grouped else None, n)
+            pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
         except (np.linalg.LinAlgError, ValueError):
             return result("numerical_error", it_no)
-        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
-        pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
         it = {"glob": glob, "pred": pred[:2]}
         # ---- pass 2: predictor step, corrector right-hand side
         R2, _ = blocks.run(_predictor_pass, {"cfg": cfg, "it": it}, states)
@@ -730,42 +751,53 @@ def _iterate(
         sigma = (1.0 - min(1.0, amax)) ** 3
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
         bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
-        corr = system.solve(c_part, "", bglob, bz_c)
+        try:
+            corr = system.solve(c_part, "", bglob, bz_c)
+        except (np.linalg.LinAlgError, ValueError):
+            return result("numerical_error", it_no)
         it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
         dZc = corr[2]
-        # ---- pass 3 (+ refinement): corrector step
-        n_refine = refine if min(gap_rel, comp_rel) < refine_below else 0
-        scale = None
+        # ---- pass 3 (+ refinement): corrector step; when refining, each pass also returns its direction's KKT
+        # residual, and the client applies cone_ipm's rule (Refinement) to it
+        refining = refine > 0 and min(gap_rel, comp_rel) < refine_below
+        steps = kept = None
         while True:
-            want = len(it["corr"]) - 1 < n_refine
             R3, _ = blocks.run(
-                _corrector_pass, {"cfg": cfg, "it": it, "refine": want, "scale": want and scale is None}, states
+                _corrector_pass, {"cfg": cfg, "it": it, "refine": refining, "scale": refining and steps is None}, states
             )
-            if want:
-                if scale is None:
-                    scale = max(_ninf(bglob[0]), abs(bglob[1]), R3["max_b"], 1e-300)
-                    if grouped:
-                        scale = max(scale, _ninf(system.sc.apply(bz_c, inverse=True)), _ninf(bglob[2]))
-                du = sum(c[0] for c in it["corr"])
-                dtg = sum(c[1] for c in it["corr"]) if grouped else None
-                rw = bglob[0] - du[:n] - R3["r_gtz_w"]
-                rb = bglob[1] - R3["r_gtz_b"]
-                err = max(R3["r_max_r"], _ninf(rw), abs(rb))
-                rt = rzc = None
+            if not refining:
+                break
+            du = sum(c[0] for c in it["corr"])
+            dtg = sum(c[1] for c in it["corr"]) if grouped else None
+            rw = bglob[0] - du[:n] - R3["r_gtz_w"]
+            rb = bglob[1] - R3["r_gtz_b"]
+            rt = rzc = None
+            err = max(R3["r_max_r"], abs(rb))
+            if grouped:  # the cones' rows, and their part of the w rows
+                rw = rw - cones.GTz_w(dZc)
+                rt = bglob[2] - (R3["r_gtz_t"] - dZc.reshape(k, n + 1)[:, 0])
+                rzc = bz_c - cones.Gx(du[:n], dtg) + system.sc.apply_sq(dZc)
+                err = max(err, _ninf(rt), _ninf(system.sc.apply(rzc, inverse=True)))
+            err = max(err, _ninf(rw))
+            if steps is None:
+                scale = max(_ninf(bglob[0]), abs(bglob[1]), R3["max_b"], 1e-300)
                 if grouped:
-                    rw = rw - cones.GTz_w(dZc)
-                    rt = bglob[2] - (R3["r_gtz_t"] - dZc.reshape(k, n + 1)[:, 0])
-                    rzc = bz_c - cones.Gx(du[:n], dtg) + system.sc.apply_sq(dZc)
-                    err = max(err, _ninf(rw), _ninf(rt), _ninf(system.sc.apply(rzc, inverse=True)))
-                if np.isfinite(err) and err > 1e-12 * scale:
-                    e = system.solve(
-                        {key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc
-                    )
-                    it["corr"].append(e[:2])
-                    if grouped:
-                        dZc = dZc + e[2]
-                    continue
-            break
+                    scale = max(scale, _ninf(system.sc.apply(bz_c, inverse=True)), _ninf(bglob[2]))
+                steps = Refinement(refine, scale, err)
+            elif not steps.keep(err):  # the direction before the last correction stays, with its pass's values
+                it["corr"].pop()
+                R3, dZc = kept
+            if not steps.more():
+                log[-1]["refine"] = tuple(steps.history)
+                break
+            kept = R3, dZc
+            try:
+                e = system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc)
+            except (np.linalg.LinAlgError, ValueError):
+                return result("numerical_error", it_no)
+            it["corr"].append(e[:2])
+            if grouped:
+                dZc = dZc + e[2]
         amax = R3["min_step"]
         du = sum(c[0] for c in it["corr"])
         dtg = sum(c[1] for c in it["corr"]) if grouped else None

@@ -143,3 +143,10 @@ class RotationOps(FactorOps):
         E = np.zeros((len(groups), 2 * self.cos.shape[1]))
         E[np.arange(len(groups)), j] = 1.0
         return rotate_transpose(self.cos[groups], self.sin[groups], E)
+
+    def weighted_transpose(self, weights, groups):  # sum_i w_i R_i: 2x2 blocks [[c, s], [-s, c]] on the diagonal
+        c, s = weights @ self.cos[groups], weights @ self.sin[groups]
+        out = np.zeros((2 * c.size, 2 * c.size))
+        j = 2 * np.arange(c.size)
+        out[j, j], out[j, j + 1], out[j + 1, j], out[j + 1, j + 1] = c, s, -s, c
+        return out

@@ -62,8 +62,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
-from .._validation import check_two_classes, is_dask_array
-from .cone_ipm import ConeSpec, Scaling, cone_ipm
+from .._validation import check_two_classes, dask_compute, is_dask_array
+from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
 from .row_kernels import (
     cone_back_rows,
@@ -423,6 +423,14 @@ class RobustSVMCone:
         L, k, n = self.L, self.k, self.n
         return z[:L], z[L : 2 * L], z[2 * L :].reshape(k, n + 1)
 
+    def cone_multipliers(self, z, k_all):
+        """Rows ``z_g`` (shape (k_all, n); 0 for groups without a cone) of the certificate's dual point
+        ``w = sum_i alpha_i y_i x_i - sum_g A_g z_g``: minus the vector parts of the cones' multipliers."""
+        out = np.zeros((k_all, self.n))
+        if self.k:
+            out[self.active] = -self.split_z(z)[2][:, 1:]
+        return out
+
     def segsum(self, v):
         if self.k == 1:
             return np.array([v.sum()])
@@ -618,11 +626,13 @@ def robust_svm_ipm(
     verbose=False,
     accept_inaccurate=False,
     print_fn=print,
+    refine=REFINE_STEPS,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
     ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index``
-    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0).  A Dask array ``X``
+    maps samples to groups, ``gamma`` holds gamma_i = radius * scale_i (>= 0); ``refine``: the most refinement
+    steps per corrector solve (:class:`~.cone_ipm.Refinement`).  A Dask array ``X``
     (with ``y``, ``gamma``, ``group_index`` -- and per-sample factors -- chunked along its rows) is
     solved on its row blocks by :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
@@ -644,6 +654,7 @@ def robust_svm_ipm(
             verbose=verbose,
             accept_inaccurate=accept_inaccurate,
             print_fn=print_fn,
+            refine=refine,
         )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -666,6 +677,7 @@ def robust_svm_ipm(
         tol_feas=tol_feas,
         verbose=verbose,
         print_fn=print_fn,
+        refine=refine,
     )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
@@ -684,14 +696,46 @@ def robust_svm_ipm(
         "log": res.log,
         "n_cones": prob.k,
         "alpha": prob.split_z(res.z)[0].copy(),
+        "cone_multipliers": prob.cone_multipliers(res.z, factors.shape[0]),
     }
-    finish_status(info, accept_inaccurate)
+    finish_status(info, accept_inaccurate, lambda: column_rms(X))
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
 
 
-def finish_status(info, accept_inaccurate):
+#: X counts as badly scaled when the root mean square of one of its nonzero columns lies outside this range, far
+#: from standardised data's 1 (``rsvm-conic bench robust-ipm-scale``: the interior point certified two-group robust
+#: SVMs whose columns' root mean squares lay anywhere from 1e-7 to 1e5, and failed in 5 of the 6 runs with a column
+#: at 1e6 or above).
+WELL_SCALED = (1e-3, 1e3)
+
+
+def column_rms(X) -> np.ndarray:
+    """The root mean square of each column of ``X`` (numpy, or Dask: one pass)."""
+    if is_dask_array(X):
+        (ms,) = dask_compute((X * X).mean(axis=0))
+        return np.sqrt(np.asarray(ms, dtype=float))
+    return np.sqrt(np.einsum("ij,ij->j", X, X) / max(X.shape[0], 1))
+
+
+def scale_advice(rms, alternative: str) -> str:
+    """What to do after a numerical error, from the root mean squares ``rms`` of X's columns: standardise X only
+    when a nonzero column lies outside :data:`WELL_SCALED`; else ``alternative`` (another route)."""
+    rms = np.asarray(rms, dtype=float)
+    live = rms[rms > 0]
+    if not live.size:
+        return alternative
+    lo, hi = float(live.min()), float(live.max())
+    span = f"X's nonzero columns have root mean squares from {lo:.1e} to {hi:.1e}"
+    if lo < WELL_SCALED[0] or hi > WELL_SCALED[1]:
+        return f"{span}: standardise X (e.g. sklearn's StandardScaler), or {alternative}"
+    return f"{span}, so rescaling X will not help: {alternative}"
+
+
+def finish_status(info, accept_inaccurate, rms=None, alternative="use solver='clarabel'"):
     """A run that did not reach "optimal": SolverError saying what to do, or with ``accept_inaccurate`` a
-    SolverWarning naming the status (in memory and on Dask row blocks alike)."""
+    SolverWarning naming the status (in memory and on Dask row blocks alike).  ``rms``: a callable returning the
+    root mean squares of X's columns, called for a numerical error only (:func:`scale_advice`); ``alternative``:
+    the advice naming another route."""
     if info["status"] == "optimal":
         return
     msg = (
@@ -699,10 +743,10 @@ def finish_status(info, accept_inaccurate):
         f"(gap_rel {info['gap_rel']:.2e}, pres {info['pres']:.2e}, dres {info['dres']:.2e})"
     )
     if not accept_inaccurate:
-        hint = {
-            "max_iter": "raise max_iter or loosen the tolerances",
-            "numerical_error": "rescale the data (e.g. standardise X) or use solver='clarabel'",
-        }[info["status"]]
+        if info["status"] == "max_iter":
+            hint = "raise max_iter or loosen the tolerances"
+        else:
+            hint = scale_advice(rms() if rms is not None else [], alternative)
         raise SolverError(f"{msg}: {hint}.")
     warnings.warn(
         msg + "; accepted on request (accept_inaccurate=True), not certified optimal.", SolverWarning, stacklevel=3
@@ -714,7 +758,7 @@ def solve_robust_ipm(formulation, **opts):
 
     Uses the formulation's data, ``C`` and current radius/kappa; options go to
     :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
+    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
     whose ``objective`` is the formulation's own numpy objective.
     """
     from .contract import Solution

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import dask_compute
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .certificates import box_hyperplane_root
 from .conic import SolverError
@@ -142,7 +143,9 @@ class RowBlocks:
         previous pass's states) are given or ``keep`` -- partial results combined by :func:`combine`.
         ``keep=True``: ``fn`` returns ``(new state, partial)`` and the new states are persisted in the workers.
         ``uses`` names the arrays ``fn`` reads (default all; a pass that does not read ``X`` is not counted).
-        Returns ``(result, new states)``."""
+        Returns ``(result, new states)``.  On a distributed cluster that loses every worker the pass ends with
+        :class:`~rsvm_conic._validation.WorkersLostError` after the configured wait
+        (:func:`~rsvm_conic._validation.dask_compute`)."""
         dask, da = _dask()
         uses = tuple(self.cols) if uses is None else tuple(uses)
         stateful = keep or states is not None
@@ -167,7 +170,7 @@ class RowBlocks:
             adjust_chunks={"i": (1,) * self.n_blocks},
         )
         out = out.persist()
-        (result,) = dask.compute(_tree(list(out.to_delayed(optimize_graph=False).ravel()), dask))
+        (result,) = dask_compute(_tree(list(out.to_delayed(optimize_graph=False).ravel()), dask))
         if "X" in uses:
             self.passes += 1
             RowBlocks.data_passes += 1
@@ -344,7 +347,7 @@ def resolve_uncertainty(unc_set, X):
     the distinct group labels) take one pass over those arrays; a Dask Sigma is factored block by block
     when a pass reads it (its checks raise then).
     """
-    from .._validation import check_finite_array, dask_rows, is_dask_array
+    from .._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
     from ..uncertainty.sets import ResolvedUncertainty, UncertaintySet
 
     dask, da = _dask()
@@ -354,6 +357,8 @@ def resolve_uncertainty(unc_set, X):
     S, as_factor = (unc_set.factor, True) if unc_set.factor is not None else (unc_set.Sigma, False)
     if unc_set.Sigma is not None and unc_set.factor is not None:
         raise ValueError("give either Sigma or factor, not both.")
+    check_groups_have_sigma(groups, unc_set.Sigma, unc_set.factor)
+    scale_name = getattr(unc_set, "sample_scale_name", "sample_scale")
     lazy = {}
     per_sample = isinstance(groups, str) and groups == "sample"
     if isinstance(groups, str) and not per_sample:
@@ -369,16 +374,13 @@ def resolve_uncertainty(unc_set, X):
         lazy["labels"] = parts[0]
     scale = unc_set.sample_scale
     if scale is not None and is_dask_array(scale):
-        scale = dask_rows(scale, X, "sample_scale")
+        scale = dask_rows(scale, X, scale_name)
         lazy["bad_scale"] = (~(da.isfinite(scale) & (scale >= 0))).sum()
     elif scale is not None:
-        scale = check_finite_array(scale, "sample_scale", ndim=1)
-        if scale.shape[0] != L or np.any(scale < 0):
-            raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
-        scale = da.from_array(scale, chunks=(rows,))
-    (got,) = dask.compute(lazy)
+        scale = da.from_array(check_sample_scale(scale, L, scale_name), chunks=(rows,))
+    (got,) = dask_compute(lazy)
     if got.get("bad_scale", 0):
-        raise ValueError(f"sample_scale must hold {L} nonnegative numbers ({int(got['bad_scale'])} are not).")
+        raise ValueError(f"{scale_name} must hold {L} nonnegative numbers ({int(got['bad_scale'])} are not).")
     scale = da.ones(L, chunks=(rows,)) if scale is None else scale
 
     if S is not None and is_dask_array(S):  # per-sample matrices (or diagonals), factored where a pass reads them

@@ -33,7 +33,7 @@ The kernels take trusted float64 arrays and intp group indices (validated by the
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import jit
 
 __all__ = [
     "cone_back_rows",
@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
     """Rows ``i0 .. i0 + len(B) - 1``: ``B[r] = sr_i (y_i [x_i; 1] - gam_i m_{g(i)})`` (``B`` is (m, n + 1))."""
     m, n1 = B.shape
@@ -93,7 +93,7 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
         B[r, n] = ys - gs * mg[g, n]
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, bzx, c, gsum, acc):
     """:func:`fill_centred_rows` and, in the same loop over each row, :func:`robust_solve_rows_in` for those rows:
     ``c`` and ``gsum`` as there, and its two returns accumulated into ``acc`` (n + 1,), ``X' (y c)`` in
@@ -119,7 +119,7 @@ def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, 
     acc[n] = tot
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def group_row_sums(X, v, gidx, k):
     """``out[g] = sum_{i : gidx_i = g} v_i x_i`` (k, n), one pass over the rows of ``X``."""
     L, n = X.shape
@@ -133,7 +133,7 @@ def group_row_sums(X, v, gidx, k):
     return out
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def row_dot(X, i, w):
     """``x_i' w`` (row i of ``X``), summed in any order (so that it vectorises: 2x the speed of the sequential
     sum; deterministic for a given build).  Also compiled into :func:`.ww_cd.ww_cd_epoch`; numba's on-disk
@@ -144,7 +144,7 @@ def row_dot(X, i, w):
     return s
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def matvec_pair(X, w, v):
     """``(X w, X' v)`` in one pass over the rows of ``X``: a row's dot product and its update of ``X' v`` share one
     loop over its entries (the dot product summed in any order, the entries of ``X' v`` in row order)."""
@@ -162,7 +162,7 @@ def matvec_pair(X, w, v):
     return xw, xtv
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def matvec_pair_groups(X, w, v, u, gidx, k):
     """``(X w, X' v, G)`` in one pass over the rows of ``X``, with ``G[g] = sum_{i : gidx_i = g} u_i x_i`` (k, n):
     :func:`matvec_pair` and :func:`group_row_sums` in one loop per row (the sums over rows in row order)."""
@@ -184,7 +184,7 @@ def matvec_pair_groups(X, w, v, u, gidx, k):
     return xw, xtv, out
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_nt_scaling(s, z, w, lam):
     """The NT scaling of the orthant in one pass: ``w = sqrt(s / z)`` and, unless ``lam`` is None, ``lam = z w``."""
     for i in range(s.shape[0]):
@@ -194,7 +194,7 @@ def orthant_nt_scaling(s, z, w, lam):
             lam[i] = z[i] * wi
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def margin_weights(w, gam, y):
     """The robust SVM's weights at an orthant scaling ``w`` (its L margin rows, then its L rows of ``xi >= 0``), in
     one pass: ``d = w^-2`` (the diagonal of ``W^-2``), ``rho = dm dx / (dm + dx)`` (``dm, dx`` its two halves) and
@@ -214,7 +214,7 @@ def margin_weights(w, gam, y):
     return d, rho, c
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx):
     """The robust SVM's orthant rows of ``G x`` from ``X w``: ``zm = -y (X w + b) - xi + gam t_g`` (no ``t`` term
     when ``t`` is empty) and ``zx = -xi``."""
@@ -225,7 +225,7 @@ def margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx):
         zx[i] = -xi[i]
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_max_step(x, d):
     """Largest ``a`` with ``x + a d >= 0`` (``x > 0``; inf if ``d >= 0``), one pass without temporaries:
     ``1 / max_i(-d_i / x_i)`` (a branch-free maximum: 4x faster than the minimum of ``-x_i / d_i`` over
@@ -243,7 +243,7 @@ def orthant_max_step(x, d):
 # are the row loops of :mod:`.cone_ipm`'s cone algebra, each one pass over its operands.
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def _tail_dot(A, i, B, k):
     """``sum_{j >= 1} A[i, j] B[k, j]`` (the ``u1'v1`` of two cone rows), summed in any order as
     :func:`row_dot` is: a sequential sum is bound by the adder's latency (measured: a W application on
@@ -254,14 +254,14 @@ def _tail_dot(A, i, B, k):
     return s
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def _row_jdet(Q, i):
     """``u0^2 - ||u1||^2`` of row i, as the product ``(u0 - ||u1||)(u0 + ||u1||)`` (limits cancellation)."""
     nr = np.sqrt(_tail_dot(Q, i, Q, i))
     return (Q[i, 0] - nr) * (Q[i, 0] + nr)
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_jdet(Q):
     """``u0^2 - ||u1||^2`` per row (:func:`_row_jdet`)."""
     out = np.empty(Q.shape[0])
@@ -270,7 +270,7 @@ def soc_jdet(Q):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def _apply_row(wbar, i, sc, sgn, V, k, O, r):
     """``O[r] = W_i V[k]`` for cone row ``i`` (``sc = beta_i, sgn = 1``; ``W_i^{-1}``: ``1 / beta_i, -1``)."""
     w0 = wbar[i, 0]
@@ -282,7 +282,7 @@ def _apply_row(wbar, i, sc, sgn, V, k, O, r):
         O[r, j] = sc * (wbar[i, j] * coef + V[k, j])
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_apply(wbar, beta, V, inverse, O):
     """``O = W V`` (or ``W^{-1} V``) row by row, ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``
     (the NT scaling of :class:`~.cone_ipm.Scaling`; ``W^{-1}`` flips the sign of ``w1`` and inverts beta)."""
@@ -291,7 +291,7 @@ def soc_apply(wbar, beta, V, inverse, O):
         _apply_row(wbar, i, 1.0 / beta[i] if inverse else beta[i], sgn, V, i, O, i)
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_apply_sq(wbar, beta, V, inverse, O):
     """``O = W^2 V`` (or ``W^{-2} V``): :func:`soc_apply` twice per row, the intermediate row kept in a
     scratch row, so the result equals two calls bit for bit at one pass over the operands instead of two."""
@@ -303,7 +303,7 @@ def soc_apply_sq(wbar, beta, V, inverse, O):
         _apply_row(wbar, i, sc, sgn, tmp, 0, O, i)
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_add_apply_sq(wbar, beta, V, O):
     """``O += W^2 V`` row by row (:func:`soc_apply_sq` into a scratch row, then the sum)."""
     tmp = np.empty((2, V.shape[1]))
@@ -314,7 +314,7 @@ def soc_add_apply_sq(wbar, beta, V, O):
             O[i, j] += tmp[1, j]
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_inv_ninf(wbar, beta, V):
     """``max |W^{-1} V|`` over the entries of the rows (:func:`soc_apply`'s inverse, formed row by row in a scratch
     row and never stored; 0 for no rows, NaN if an entry is NaN, as :func:`ninf` of the stored product)."""
@@ -333,7 +333,7 @@ def soc_inv_ninf(wbar, beta, V):
     return np.nan if nan else mx
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_kkt_rz(wbar, beta, BZ, DZ, RZ):
     """The cone rows of a KKT residual, ``RZ <- (BZ - RZ) + W^2 DZ`` (``RZ`` holds ``G dx`` on entry; ``W^2`` as
     :func:`soc_add_apply_sq` applies it), and its norm in the step's metric, ``max |W^{-1} RZ|`` (returned, as
@@ -365,7 +365,7 @@ _ABS_MASK = 0x7FFFFFFFFFFFFFFF  # clears the sign bit of a float64's bit pattern
 _INF_BITS = 0x7FF0000000000000  # +inf; the patterns above it (sign cleared) are NaNs
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def ninf(v):
     """``max |v_i|`` (0 for an empty ``v``; NaN if any entry is NaN, as ``np.max(np.abs(v))``), one pass
     without the temporary of ``np.abs``.  The maximum is taken over the bit patterns with the sign bit cleared:
@@ -381,7 +381,7 @@ def ninf(v):
     return np.array([m]).view(np.float64)[0]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@jit(error_model="numpy", inline="always")
 def _inside(o0, nrm2):
     """``o0 > 0`` and ``det = (o0 - ||o1||)(o0 + ||o1||) > 0`` (:func:`_row_jdet`'s product; the test of
     :func:`~.cone_ipm.interior`), from ``nrm2 = ||o1||^2``."""
@@ -389,7 +389,7 @@ def _inside(o0, nrm2):
     return o0 > 0.0 and (o0 - nr) * (o0 + nr) > 0.0
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def soc_step(X, D, a, O):
     """``O = X + a D`` row by row; returns whether every row of ``O`` is strictly inside the cone as computed
     in floating point (:func:`_inside`), with the row's norm summed (in any order) as its step is written."""
@@ -408,7 +408,7 @@ def soc_step(X, D, a, O):
     return ok
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def soc_step_scaled(wbar, beta, X, D, a, O):
     """:func:`soc_step` along ``W D`` (:func:`soc_apply`'s entries, formed in the step's loop and never stored)."""
     m, d = X.shape
@@ -431,7 +431,7 @@ def soc_step_scaled(wbar, beta, X, D, a, O):
     return ok
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_step_scaled(w, x, d, a, o):
     """:func:`orthant_step` along ``w d``."""
     ok = True
@@ -442,7 +442,7 @@ def orthant_step_scaled(w, x, d, a, o):
     return ok
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_step(x, d, a, o):
     """``o = x + a d``; returns whether every entry is ``> 0``."""
     ok = True
@@ -453,7 +453,7 @@ def orthant_step(x, d, a, o):
     return ok
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_jprod(U, V, O):
     """Jordan product per row: ``O0 = u'v``, ``O1 = u0 v1 + v0 u1``."""
     m, d = U.shape
@@ -465,7 +465,7 @@ def soc_jprod(U, V, O):
         O[i, 0] = s
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_jdiv(Lm, R, O):
     """Solve ``lam o u = r`` per row (``lam`` interior): ``u0 = (l0 r0 - l1'r1) / det(lam)``,
     ``u1 = (r1 - u0 l1) / l0``."""
@@ -479,7 +479,7 @@ def soc_jdiv(Lm, R, O):
             O[i, j] = (R[i, j] - u0 * Lm[i, j]) / l0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@jit(error_model="numpy", inline="always")
 def _min_root(x0, d0, dd, xd, c):
     """The largest ``a`` with ``x + a d`` in the cone (``x`` interior; inf where the ray stays inside): the smallest
     positive root of ``det(x + a d) = 0``, from ``dd = d1'd1``, ``xd = x1'd1`` and ``c = max(det x, 0)``."""
@@ -492,13 +492,13 @@ def _min_root(x0, d0, dd, xd, c):
     return np.inf
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def _row_min_step(X, D, i, c):
     """:func:`_min_root` of rows ``X[i]`` and ``D[i]``; ``c = max(det X_i, 0)`` (:func:`_row_jdet`)."""
     return _min_root(X[i, 0], D[i, 0], _tail_dot(D, i, D, i), _tail_dot(X, i, D, i), c)
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_min_step(X, D):
     """Largest ``a`` (inf if none) with ``X_i + a D_i`` in the cone for every row (``X`` interior): the
     smallest positive root of ``det(X_i + a D_i) = 0`` over the rows where the ray leaves the cone."""
@@ -516,7 +516,7 @@ def soc_min_step(X, D):
 # in one loop, in any order).
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
     """Per row: ``U = lam \\ r`` and the cone rows of the Newton right-hand side, ``O = -RZ - W U``
     (:func:`soc_apply`'s formula).  Predictor: ``r = -lam o lam``, whose solution is ``U = -lam`` exactly (``DSA``,
@@ -560,7 +560,7 @@ def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
             O[i, j] = -RZ[i, j] - b * (wbar[i, j] * coef + U[i, j])
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, rz, u, o):
     """:func:`soc_newton_rhs` on the nonnegative orthant: ``u = r / lam`` (``-lam`` for the predictor) and
     ``o = -rz - w u``."""
@@ -574,7 +574,7 @@ def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, rz, u, o):
         o[i] = -rz[i] - ui * w[i]
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
     """Per row: ``DZT = W DZ`` and ``U -= DZT`` (the scaled directions of ``z`` and ``s``); returns the largest
     step from ``Lm`` along both (:func:`soc_min_step` of each, their minimum).  Two loops per row: ``w1'dz1``, then
@@ -616,7 +616,7 @@ def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
     return best
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def orthant_scaled_dirs(w, lam, u, dz, dzt):
     """:func:`soc_scaled_dirs` on the orthant: ``dzt = w dz``, ``u -= dzt``, and the largest step from ``lam``
     along both (:func:`orthant_max_step`'s ``1 / max(-d / lam)`` over both)."""
@@ -635,7 +635,7 @@ def orthant_scaled_dirs(w, lam, u, dz, dzt):
     return 1.0 / m if m > 0.0 else np.inf
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def residual_norms(Gx, s, h, z):
     """``Gx <- Gx + s - h`` (the primal residual, written over ``Gx``) and ``(||Gx + s - h||_inf, ||s||_inf,
     ||z||_inf)``, one pass over the four flat vectors (each norm as :func:`ninf`: NaN if an entry is NaN)."""
@@ -658,7 +658,7 @@ def residual_norms(Gx, s, h, z):
     return nr, ns, nz
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
     """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior), and with an
     array ``LAM`` (not None) also ``LAM = W Z`` (:func:`soc_apply`'s formula).  Per row: one loop for the three tail
@@ -694,7 +694,7 @@ def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
                 LAM[i, j] = b * (wbar[i, j] * coef + Z[i, j])
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_nt_scaling(S, Z, wbar, beta):
     """The NT scaling point ``wbar`` and factor ``beta`` of each row pair ``(s, z)`` (both interior):
     :func:`soc_nt_scaling_lam` without ``LAM``."""
@@ -702,13 +702,13 @@ def soc_nt_scaling(S, Z, wbar, beta):
 
 
 # ---------------------------------------------------------------------------------- robust SVM Newton solve
-@njit(cache=True, error_model="numpy", inline="always")
+@jit(error_model="numpy", inline="always")
 def _rows_in_c(rho, dm, dx, bzm, bxi, bzx):
     """A margin row's ``c_i`` of :func:`robust_solve_rows_in`."""
     return -rho * bzm - dm * (bxi - dx * bzx) / (dm + dx)
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     """The per-sample half of a robust-SVM Newton solve before the Schur system, in one pass over ``X``:
     ``c_i = -rho_i bzm_i - dm_i (bxi_i - dx_i bzx_i) / (dm_i + dx_i)`` (written to ``c``),
@@ -727,7 +727,7 @@ def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
     return xtv, tot
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db, dt, dxi, zm, zx):
     """The per-sample half after it, in one pass over ``X``: with ``a_i = y_i (x_i'dw + db)`` and
     ``g_i = gam_i dt_{g(i)}``, ``dxi_i = (bxi_i - dx_i bzx_i - dm_i bzm_i - dm_i (a_i - g_i)) / (dm_i + dx_i)``,
@@ -742,7 +742,7 @@ def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db
         zx[i] = dx[i] * (-d - bzx[i])
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
     """Per cone row (:meth:`~.robust_ipm.ConeTerms.rhs_terms`): with ``d = w1'bz1``,
     ``r0 = (den bz0 - 2 w0 d) ib2`` and ``T = (bz1 - (2 d / den) w1) ib2``."""
@@ -761,7 +761,7 @@ def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
 # holds them) or the grouped means themselves (``scale = 1``).
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def cone_gx_rows(F, w, t, Z):
     """The cones' rows of ``G x`` for diagonal factors: ``Z[i] = (-t_i, F_i o (-w))``."""
     m, n = F.shape
@@ -771,7 +771,7 @@ def cone_gx_rows(F, w, t, Z):
             Z[i, j + 1] = F[i, j] * -w[j]
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def cone_gx_gtz_rows(F, w, t, Zin, Z):
     """:func:`cone_gx_rows` (``Z[i] = (-t_i, F_i o (-w))``, written) and the cones' part of a ``G' z``,
     ``sum_i F_i o Zin[i, 1:]`` (returned), in one pass over ``F`` (``Zin`` and ``Z`` distinct)."""
@@ -786,7 +786,7 @@ def cone_gx_gtz_rows(F, w, t, Zin, Z):
     return acc
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
     """Rows ``i0 .. i0 + len(B1) - 1`` of the two factors of the cones' Schur terms, ready for BLAS rank-k
     updates: ``B1[r] = sw1_i (F_i o w1_i)`` and ``B2[r] = sw2_i (m_i + qhat_i)``; and ``dg += ib2_i F_i o F_i``
@@ -804,7 +804,7 @@ def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
         B2[r, n] = (last[i] + 0.0) * a2
 
 
-@njit(cache=True, error_model="numpy")
+@jit(error_model="numpy")
 def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, r0, acc):
     """The cones' part of a reduced right-hand side (:meth:`~.robust_ipm.ConeTerms.reduced_rhs`), one pass over
     the cone rows: :func:`soc_rhs_terms`' ``r0`` (written) and ``T`` (kept in registers), then
@@ -829,7 +829,7 @@ def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, 
         acc[n] += last[i] * c1 - 0.0 * c2
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+@jit(error_model="numpy", fastmath={"reassoc"})
 def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg, du, dt, Z):
     """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.robust_ipm.ConeTerms.back`),
     one pass: ``dt = (psi0 - r0) / h + (a m'du - d00 qhat'du) / h`` and ``Z = W^{-2} ((-dt, -F o dw) - BZ)``, with

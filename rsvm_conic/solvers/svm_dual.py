@@ -43,6 +43,8 @@ __all__ = [
     "min_linear_box_hyperplane",
     "frank_wolfe_gap",
     "lagrangian_lower_bound",
+    "scaled_svm_primal",
+    "margin_rounding",
     "polish_svm_dual",
     "certified_svm_dual",
 ]
@@ -192,22 +194,60 @@ def frank_wolfe_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -
     return float(g @ alpha) - min_linear_box_hyperplane(g, y, C)
 
 
-def lagrangian_lower_bound(F, g, alpha, y, C):
+def scaled_svm_primal(m, y, C: float, quad: float, margin_err: float = 0.0):
+    """The SVM primal ``1/2 ||w||^2 + C sum_i max(0, 1 - y_i f(x_i))`` at the best of two models built on
+    ``w = sum_i alpha_i y_i phi_i`` (margins without bias ``m_i = y_i <w, phi_i>``, ``quad = ||w||^2``):
+    ``f = <w, .> + b`` with the best bias (:func:`~rsvm_conic.solvers.certificates.hinge_min`), and, when a bias
+    separates the classes (``rho = max_b min_i (m_i + y_i b) > 0``), the hard-margin model
+    ``f = t (<w, .> + beta)`` with the smallest ``t`` whose margins are ``>= 1`` even when each ``m_i`` is off by
+    ``margin_err`` (its rounding), by a relative 1e-12 more.  Returns ``(P, t, b)``, the model being
+    ``t <w, .> + b``.
+
+    At a large C the first model pays C times the rounding of the margins of the support vectors (margins 1 up to
+    ~1e-15): at C = 1e10 a relative 1e-5 of the objective, above a 1e-6 certificate.  When the optimum separates
+    the data (multipliers below C) the scaled model has no hinge loss at all and costs ``t^2 - 1 ~ 1e-12``
+    relative.
+    """
+    hinge, b = hinge_min(1.0 - m, y)
+    best = (0.5 * quad + C * hinge, 1.0, b)
+    pos = y > 0
+    if pos.any() and (~pos).any():
+        mp, mn = float(np.min(m[pos])), float(np.min(m[~pos]))
+        rho = 0.5 * (mp + mn) - 2.0 * margin_err
+        if rho > 0.0:
+            t = (1.0 + 1e-12) / rho
+            beta = 0.5 * (mn - mp)
+            slack = np.maximum(1.0 - t * (m + y * beta), 0.0)  # zero by construction; summed, not assumed
+            P = 0.5 * t * t * quad + C * float(slack.sum())
+            if P < best[0]:
+                best = (P, t, t * beta)
+    return best
+
+
+def margin_rounding(abs_products: np.ndarray, n_terms: int) -> float:
+    """A bound on the rounding of margins computed as sums of ``n_terms`` products whose absolute values sum to
+    ``abs_products`` (per sample): ``n_terms * eps * max(abs_products)`` (the classical worst-case bound)."""
+    if abs_products.size == 0:
+        return 0.0
+    return float(max(n_terms, 1) * np.finfo(float).eps * np.max(abs_products))
+
+
+def lagrangian_lower_bound(F, g, alpha, y, C, margin_err: float = 0.0):
     """A lower bound on ``min_{a in S} q(a)`` for a convex QP ``q(a) = 1/2 a'(Q + 2 diag(lam))a - e'a``
     (``Q = Y K Y`` PSD, ``lam >= 0``) from a feasible ``alpha`` with ``q(alpha) = F``, ``grad q(alpha) = g``.
 
     The larger of two weak-duality bounds, both exact at the optimum:
 
     * Frank-Wolfe: ``q(alpha) - (g'alpha - min_{s in S} g's)`` (convexity of ``q``);
-    * SVM duality: ``q`` is the dual of the SVM with kernel ``K + 2 diag(lam)``; its primal at
-      ``w = sum_i alpha_i y_i phi_i`` and the best bias is ``P = 1/2 a'(g + e) + C min_b sum_i
-      max(0, -g_i - y_i b)`` (margins ``y_i f_i = g_i + 1``) and ``min q >= -P``.
+    * SVM duality: ``q`` is the dual of the SVM with kernel ``K + 2 diag(lam)``; its primal at any model,
+      here the better of ``w = sum_i alpha_i y_i phi_i`` with the best bias and its hard-margin rescaling
+      (:func:`scaled_svm_primal`; margins ``y_i f_i = g_i + 1``, off by at most ``margin_err``), is ``P`` and
+      ``min q >= -P``.  The rescaling keeps the bound tight at large C where the optimum separates the data.
     """
     a = alpha
     fw = F - frank_wolfe_gap(g, a, y, C)
-    hinge, _ = hinge_min(-g, y)
-    svm = -(0.5 * (float(a @ g) + float(a.sum())) + C * hinge)
-    return max(fw, svm)
+    P, _, _ = scaled_svm_primal(g + 1.0, y, C, float(a @ g) + float(a.sum()), margin_err)
+    return max(fw, -P)
 
 
 def submatrix(A: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -248,9 +288,11 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     from .rsvm_socp import solve_rsvm_socp  # the RSVM_SOCP solver builds on this module
 
     alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
-    eps = 1e-9 * C
-    free = np.flatnonzero((alpha > eps) & (alpha < C - eps))
-    up = np.flatnonzero(alpha >= C - eps)
+    # zero and bound thresholds on the multipliers' own scale: at a large C with the optimum's multipliers far
+    # below C, a threshold of 1e-9 C (0.1 at C = 1e8) would call most support vectors zero
+    zero = 1e-9 * min(C, float(np.max(alpha)) if alpha.size else C)
+    free = np.flatnonzero((alpha > zero) & (alpha < C - 1e-9 * C))
+    up = np.flatnonzero(alpha >= C - 1e-9 * C)
     if free.size:
         yF = y[free]
         A = np.empty((free.size + 1, free.size + 1))
@@ -270,7 +312,8 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
             v = y[nz] * a[nz]  # K symmetric (trusted): its rows of the support are contiguous, its columns are not
             g = y * ((v @ K[nz]) if not check_input else (K[:, nz] @ v)) - 1.0
             F = 0.5 * float(a @ (g - 1.0))
-            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C)) <= tol:
+            Kabs = (a[nz] @ np.abs(K[nz])) if not check_input else (np.abs(K[:, nz]) @ a[nz])
+            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C, margin_rounding(Kabs, nz.size))) <= tol:
                 return a, 1
     try:
         res = solve_rsvm_socp(
@@ -292,56 +335,65 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
 
 
 def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
-    """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, b, SolveInfo)``.
+    """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, scale, b, SolveInfo)``.
 
-    ``columns(idx)`` returns ``K[:, idx]`` in double precision; ``alpha`` is a solver's dual
-    (e.g. :func:`libsvm_alpha`).  The certificate is that of :func:`lagrangian_lower_bound`
-    on ``q(a) = 1/2 a'Y K Y a - e'a`` (primal ``q(alpha)``, dual a certified lower bound on
-    ``min q``) and ``b`` the exact best bias (:func:`~rsvm_conic.solvers.certificates.hinge_min`); only
-    the columns of the support are formed (``O(n m)``).  If it misses ``tol``, :func:`polish_svm_dual`
-    (an exact Newton step on the active set, then projected Newton) runs on the problem restricted to
-    the support (``m x m``; exact when no other point should enter it), then, given ``full_kernel()``
-    (the whole Gram matrix), on all of it; the best certificate is returned (``status`` says whether it
-    met ``tol``).
+    ``columns(idx)`` returns ``K[:, idx]`` in double precision; ``alpha`` is a solver's dual (e.g.
+    :func:`libsvm_alpha`).  The returned model is ``f(x) = scale * sum_i alpha_i y_i k(x_i, x) + b``: ``alpha``
+    with the exact best bias, or, where that is better, its hard-margin rescaling (:func:`scaled_svm_primal`:
+    at a large C whose optimum separates the data it removes the C-weighted rounding of the support vectors'
+    margins).  The certificate is the duality gap of that model: ``primal`` is the SVM objective
+    ``1/2 ||w||^2 + C sum_i max(0, 1 - y_i f(x_i))`` of the returned model as evaluated (its scores computed from
+    the returned coefficients), ``dual`` the dual objective ``e'alpha - 1/2 alpha'Y K Y alpha`` of the feasible
+    ``alpha``, a lower bound on the optimum.  Only the columns of the support are formed (``O(n m)``).  If the gap
+    misses ``tol``, :func:`polish_svm_dual` (an exact Newton step on the active set, then projected Newton) runs on
+    the problem restricted to the support (``m x m``; exact when no other point should enter it), then, given
+    ``full_kernel()`` (the whole Gram matrix), on all of it; the best certificate is returned (``status`` says
+    whether it met ``tol``).
     """
 
     y = np.asarray(y, dtype=float)
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
     if abs(float(y @ alpha)) > 1e-12 * max(float(alpha.sum()), 1e-300):  # a solver's point is feasible to
         alpha = project_box_hyperplane_sorted(alpha, y, C)  # round-off; projecting it would spread the support
-
-    def evaluate(a, Kc, nz):
-        g = y * (Kc @ (y[nz] * a[nz])) - 1.0
-        F = 0.5 * float(a[nz] @ (g[nz] - 1.0))
-        return F, lagrangian_lower_bound(F, g, a, y, C), hinge_min(-g, y)[1]
-
     sv = np.flatnonzero(alpha)
     Kc = columns(sv) if sv.size else np.zeros((y.size, 0))
-    F, lower, b = evaluate(alpha, Kc, sv)
-    best = (alpha, b, F, lower, 0)
-    floor = 1e-9 * C * y.size
+    floor = 1e-9 * C * y.size  # the trivial objective's scale, as the linear SVMs'
 
-    def gap(F, lower):
-        return certify(route, F, lower, tol, floor=floor).gap_rel
+    def evaluate(a, Kc, nz):
+        """(primal of the returned model, dual value of a, scale, bias)."""
+        v = y[nz] * a[nz]
+        m = y * (Kc @ v)
+        quad = float(a[nz] @ m[nz]) if nz.size else 0.0  # v'K v = sum_i a_i m_i over the support
+        err = margin_rounding(np.abs(Kc) @ a[nz], nz.size) if nz.size else 0.0
+        _, t, b = scaled_svm_primal(m, y, C, quad, err)
+        scores = Kc @ (t * v) + b  # the returned model's scores, as its decision function computes them
+        P = 0.5 * t * t * quad + C * float(np.sum(np.maximum(1.0 - y * scores, 0.0)))
+        return P, float(a.sum()) - 0.5 * quad, t, b
 
-    if gap(*best[2:4]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
+    def gap(P, D):  # against the objective itself: polish until the gap is small on its own scale
+        return relative_gap(P, D)
+
+    best = (alpha, *evaluate(alpha, Kc, sv), 0)  # (alpha, P, D, scale, b, steps)
+    if gap(*best[1:3]) > tol and sv.size > 1:  # the problem restricted to the support: m x m, O(m^3)
         Ks = Kc[sv]
         polished = polish_svm_dual(0.5 * (Ks + Ks.T), y[sv], C, best[0][sv], tol, check_input=False)
         if polished is not None:
             a = np.zeros_like(alpha)
             a[sv] = polished[0]
-            F2, lower2, b2 = evaluate(a, Kc, sv)
-            if gap(F2, lower2) < gap(*best[2:4]):
-                best = (a, b2, F2, lower2, 1 + polished[1])
-    if gap(*best[2:4]) > tol and full_kernel is not None:
+            nz = np.flatnonzero(a)
+            cand = (a, *evaluate(a, Kc[:, np.searchsorted(sv, nz)], nz), 1 + polished[1])
+            if gap(*cand[1:3]) < gap(*best[1:3]):
+                best = cand
+    if gap(*best[1:3]) > tol and full_kernel is not None:
         K = full_kernel()
         K = 0.5 * (K + K.T)
         polished = polish_svm_dual(K, y, C, best[0], tol, check_input=False)
         if polished is not None:
             a = polished[0]
             nz = np.flatnonzero(a)
-            F2, lower2, b2 = evaluate(a, K[:, nz], nz)
-            if gap(F2, lower2) < gap(*best[2:4]):
-                best = (a, b2, F2, lower2, 1 + polished[1])
-    a, b, F, lower, steps = best
-    return a, b, certify(route, F, lower, tol, floor=floor, iterations=steps, detail={"polish_steps": steps})
+            cand = (a, *evaluate(a, K[:, nz], nz), 1 + polished[1])
+            if gap(*cand[1:3]) < gap(*best[1:3]):
+                best = cand
+    a, P, D, t, b, steps = best
+    info = certify(route, P, D, tol, floor=floor, iterations=steps, detail={"polish_steps": steps, "scale": t})
+    return a, t, b, info

@@ -22,12 +22,12 @@ The kernel takes trusted, C-contiguous float64 arrays and int64 codes (validated
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import jit
 
 from .row_kernels import row_dot
 
 
-@njit(cache=True)
+@jit()
 def ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, thr):
     """One pass over ``active[:n_active]`` (in that order), updating ``alpha`` (n, C), ``WT`` (C, D) and
     the bias residuals ``r`` (C,) in place.  Returns ``(n_kept, max_violation)``: the kept samples are

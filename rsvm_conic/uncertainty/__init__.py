@@ -1,6 +1,6 @@
 """Uncertainty sets, chance-constraint factors and feature-space bounds."""
 
-from .chance import epsilon_from_kappa, kappa
+from .chance import epsilon_from_kappa, kappa, kappa_estimated
 from .feature_bounds import (
     angle_probability,
     min_sigma_for_angle,
@@ -30,6 +30,7 @@ __all__ = [
     "angle_probability",
     "epsilon_from_kappa",
     "kappa",
+    "kappa_estimated",
     "min_sigma_for_angle",
     "nystroem_feature_bound",
     "prop51_sigma",

@@ -34,7 +34,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array, check_norm, check_positive, check_symmetric_psd, dual_norm, psd_factor
+from .._validation import (
+    check_finite_array,
+    check_groups_have_sigma,
+    check_no_overflow,
+    check_norm,
+    check_positive,
+    check_sample_scale,
+    check_symmetric_psd,
+    dual_norm,
+    psd_factor,
+)
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
@@ -84,15 +94,21 @@ class UncertaintySet:
     factor : array, optional
         Give square-root factors A (A A^T = Sigma) directly instead of Sigma; same
         shapes as a full Sigma ((n, n) or (k, n, n)); need not be symmetric.
+    sample_scale_name : str, default="sample_scale"
+        The name under which the caller's users pass ``sample_scale`` (the estimators' ``sample_radius``):
+        error messages about it use this name.
     """
 
-    def __init__(self, Sigma=None, groups=None, p=2, radius=1.0, sample_scale=None, factor=None):
+    def __init__(
+        self, Sigma=None, groups=None, p=2, radius=1.0, sample_scale=None, factor=None, sample_scale_name="sample_scale"
+    ):
         self.Sigma = Sigma
         self.groups = groups
         self.p = p
         self.radius = radius
         self.sample_scale = sample_scale
         self.factor = factor
+        self.sample_scale_name = sample_scale_name
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, n_samples: int, n_features: int) -> "ResolvedUncertainty":
@@ -102,6 +118,7 @@ class UncertaintySet:
         radius = check_positive(self.radius, "radius", strict=False)
         if self.Sigma is not None and self.factor is not None:
             raise ValueError("give either Sigma or factor, not both.")
+        check_groups_have_sigma(self.groups, self.Sigma, self.factor)
 
         # group index ------------------------------------------------------------
         groups = self.groups
@@ -123,6 +140,7 @@ class UncertaintySet:
         root = "cholesky" if p == 2.0 else "sqrt"  # for p = 2 the set is the same for every A with A A' = Sigma
         if self.factor is not None:
             A = check_finite_array(self.factor, "factor", ndim=(2, 3))
+            check_no_overflow(A, "factor")
             if A.shape[-2:] != (n, n):
                 raise ValueError(f"factor matrices must be {n}x{n} (n_features); got {A.shape[-2:]}.")
             factors = A[None] if A.ndim == 2 else A
@@ -131,6 +149,7 @@ class UncertaintySet:
             diagonal = True
         else:
             S = check_finite_array(self.Sigma, "Sigma", ndim=(1, 2, 3))
+            check_no_overflow(S, "Sigma", products=True, hint="with X: Sigma scales as the square of X's scale")
             if S.ndim == 1:
                 factors, diagonal = self._diag_sqrt(S[None], n), True
             elif S.ndim == 2 and group_index is None:
@@ -167,9 +186,7 @@ class UncertaintySet:
         if self.sample_scale is None:
             scale = np.ones(L)
         else:
-            scale = check_finite_array(self.sample_scale, "sample_scale", ndim=1)
-            if scale.shape[0] != L or np.any(scale < 0):
-                raise ValueError(f"sample_scale must hold {L} nonnegative numbers; got shape {scale.shape}.")
+            scale = check_sample_scale(self.sample_scale, L, self.sample_scale_name)
         return ResolvedUncertainty(
             factors=factors,
             diagonal=diagonal,
