@@ -1373,7 +1373,7 @@ EXPERIMENT = GridExperiment(
     cells,
     run_cell,
     report,
-    version="4",  # 4: per-data-set verdicts, cause measurements (beta_g <= beta_f share), figures on every data set
+    version="5",  # 5: the solvers certify more large-C grid points (SVM-duality bound); 4: per-data-set verdicts
     result_fields=result_fields,
 )
 
