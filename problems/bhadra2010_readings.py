@@ -25,9 +25,9 @@ in the paper regime and its neighbours; ``--quick``: the quick protocol (2 data 
 on the default reading only, too few data sets for any verdict (:data:`._reproduction.MIN_DATASETS`).
 
 ``rsvm-conic reproduce bhadra2010-readings-medium --n-jobs 1``: the full grid and data size on the main run's
-first 3 data sets (:data:`MEDIUM`), every reading once: the table readings and Figs. 1-2 with the test-noise reading
-in the default reading, the paper regime with its neighbours, then RSVM_QN's multi-start (its cells cost about 10x
-the others, so they run last); the paper regime under the noise readings and with the multi-start is the full
+first 3 data sets (:data:`MEDIUM`), every reading once: the paper regime with its neighbours, the table readings
+and Figs. 1-2 with the test-noise reading in the default reading, then RSVM_QN's multi-start (its cells cost about
+10x the others, so they run last); the paper regime under the noise readings and with the multi-start is the full
 run's.  Three data sets give a verdict where the cell's spread over data sets is below about 2 points (half-width
 ``t_{0.975, 2} sd / sqrt(3) = 2.48 sd`` within the 5-point window): most of the default reading's cells, few of
 the paper regime's RobustErr cells.  The effect of a reading is measured beside the verdicts as the shift of each
@@ -83,18 +83,21 @@ def cells(quick: bool) -> list[dict]:
 
 
 def medium_cells(quick: bool) -> list[dict]:
-    """The medium run's cells (``quick``: the quick run's), block by block, cheapest first: the default reading's
-    main and table readings but ``qn-multistart``, its Figs. 1-2 in the main and the test-noise reading, the paper
-    regime and its neighbours in the main reading, then the default reading's ``qn-multistart``."""
+    """The medium run's cells (``quick``: the quick run's), block by block so that an interrupted run holds whole
+    blocks: the paper regime and its neighbours in the main reading (the regimes whose large effective ``C`` make
+    their cells the costliest), the default reading's main and table readings but ``qn-multistart``, its Figs. 1-2
+    in the main and the test-noise reading, then the default reading's ``qn-multistart`` (about 10x a cell)."""
     if quick:
         return cells(True)
+    out = []
+    for regime in ("paper", "paper-c22", "paper-s100", "paper-s10000"):
+        out += t1.table_cells(dict(MEDIUM, regimes=(regime,)), {"reading": "base"})
     default = dict(MEDIUM, regimes=("default",))
-    out = t1.table_cells(default, {"reading": "base"})
+    out += t1.table_cells(default, {"reading": "base"})
     for name in TABLE_READINGS[:-1]:
         out += t1.table_cells(default, {"reading": name, **t1.READINGS[name]})
     out += t1.figure_cells(default, {"reading": "base"}, kinds=("fig1", "fig2"))
     out += t1.figure_cells(default, {"reading": "test-noise", **t1.READINGS["test-noise"]}, kinds=("fig1", "fig2"))
-    out += t1.table_cells(dict(MEDIUM, regimes=("paper", *t1.REGIME_VARIANTS)), {"reading": "base"})
     return out + t1.table_cells(default, {"reading": "qn-multistart", **t1.READINGS["qn-multistart"]})
 
 
