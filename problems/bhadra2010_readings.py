@@ -25,10 +25,10 @@ in the paper regime and its neighbours; ``--quick``: the quick protocol (2 data 
 on the default reading only, too few data sets for any verdict (:data:`._reproduction.MIN_DATASETS`).
 
 ``rsvm-conic reproduce bhadra2010-readings-medium --n-jobs 1``: the full grid and data size on the main run's
-first 3 data sets (:data:`MEDIUM`), every reading once: the paper regime with its neighbours, the table readings
-and Figs. 1-2 with the test-noise reading in the default reading, then RSVM_QN's multi-start (its cells cost about
-10x the others, so they run last); the paper regime under the noise readings and with the multi-start is the full
-run's.  Three data sets give a verdict where the cell's spread over data sets is below about 2 points (half-width
+first 3 data sets (:data:`MEDIUM`), every reading once: the table readings and Figs. 1-2 with the test-noise
+reading in the default reading, the paper regime with its neighbours, then RSVM_QN's multi-start (its cells cost
+about 10x the others, so they run last); the paper regime under the noise readings and with the multi-start is the
+full run's.  Three data sets give a verdict where the cell's spread over data sets is below about 2 points (half-width
 ``t_{0.975, 2} sd / sqrt(3) = 2.48 sd`` within the 5-point window): most of the default reading's cells, few of
 the paper regime's RobustErr cells.  The effect of a reading is measured beside the verdicts as the shift of each
 cell, paired by data set against the main reading.
@@ -54,6 +54,16 @@ QUICK = dict(t1.QUICK, regimes=("default",))
 #: The medium run: the full grid and data size on 3 data sets per block (the fewest that get a verdict).
 MEDIUM = dict(t1.FULL, n_datasets=3, paper_datasets=3)
 TABLE_READINGS = ("symmetric", "symmetric-beta", "random-l", "qn-multistart")
+#: What the effect tables' columns mean (printed with them, after :data:`.bhadra2010_table1.ABBREVIATIONS`).
+EFFECT_LEGEND = (
+    "Columns: R (tie) / N / I = the block's cells reproduced (of which tie the nominal SVM) / not reproduced / "
+    "inconclusive, of 63; SVM NE, RE = the nominal SVM's NomErr and RobustErr accuracy (%) per noise law; cells "
+    "moved = the mean over cells of the absolute paired shift of the cell's mean (reading minus reference, on the "
+    "same data sets), and the largest shift; verdicts changed = the cells whose verdict (or tie) differs from the "
+    "reference block's. Figures' claims: per construction the panels x methods whose claim (the SVM's RobustErr "
+    "grows faster than the method's) is reproduced / not reproduced / inconclusive, with the SVM's minus the "
+    "method's RobustErr (points) in brackets."
+)
 
 
 def reading_cells(cfg: dict, variants: bool) -> list[dict]:
@@ -84,20 +94,21 @@ def cells(quick: bool) -> list[dict]:
 
 def medium_cells(quick: bool) -> list[dict]:
     """The medium run's cells (``quick``: the quick run's), block by block so that an interrupted run holds whole
-    blocks: the paper regime and its neighbours in the main reading (the regimes whose large effective ``C`` make
-    their cells the costliest), the default reading's main and table readings but ``qn-multistart``, its Figs. 1-2
-    in the main and the test-noise reading, then the default reading's ``qn-multistart`` (about 10x a cell)."""
+    blocks: the paper regime and the default reading in the main reading, the default reading's table readings but
+    ``qn-multistart``, its Figs. 1-2 in the main and the test-noise reading, the paper regime's neighbours (their
+    large effective ``C`` makes a cell cost about 3x a default one), then the default reading's ``qn-multistart``
+    (about 10x)."""
     if quick:
         return cells(True)
-    out = []
-    for regime in ("paper", "paper-c22", "paper-s100", "paper-s10000"):
-        out += t1.table_cells(dict(MEDIUM, regimes=(regime,)), {"reading": "base"})
     default = dict(MEDIUM, regimes=("default",))
+    out = t1.table_cells(dict(MEDIUM, regimes=("paper",)), {"reading": "base"})
     out += t1.table_cells(default, {"reading": "base"})
     for name in TABLE_READINGS[:-1]:
         out += t1.table_cells(default, {"reading": name, **t1.READINGS[name]})
     out += t1.figure_cells(default, {"reading": "base"}, kinds=("fig1", "fig2"))
     out += t1.figure_cells(default, {"reading": "test-noise", **t1.READINGS["test-noise"]}, kinds=("fig1", "fig2"))
+    for regime in ("paper-c22", "paper-s100", "paper-s10000"):  # the centres first, then the scale
+        out += t1.table_cells(dict(MEDIUM, regimes=(regime,)), {"reading": "base"})
     return out + t1.table_cells(default, {"reading": "qn-multistart", **t1.READINGS["qn-multistart"]})
 
 
@@ -220,6 +231,8 @@ def render(agg: dict, title: str) -> str:
     return (
         head
         + "\n## Effect of each reading on the verdicts\n\n"
+        + EFFECT_LEGEND
+        + "\n\n"
         + effect_table(agg)
         + "\n### Figs. 1-2's claims under the test-noise reading\n\n"
         + figure_effect(agg)
@@ -250,7 +263,8 @@ def report(run) -> tuple[str, bool]:
     md = render(agg, agg["title"])
     (run.out / "readings.md").write_text(md)
     (run.out / "readings.json").write_text(json.dumps(agg, indent=1, default=str))
-    return effect_table(agg) + "\n" + figure_effect(agg), True
+    summary = f"# {agg['title']}\n\n{t1.ABBREVIATIONS}\n{EFFECT_LEGEND}\n\n" + effect_table(agg)
+    return summary + "\n" + figure_effect(agg) + f"\nEvery block's verdict table: {run.out / 'readings.md'}\n", True
 
 
 EXPERIMENT = GridExperiment(
@@ -273,3 +287,46 @@ MEDIUM_EXPERIMENT = GridExperiment(
     result_fields=t1.result_fields,
 )
 REPRODUCTIONS = {"bhadra2010-readings": EXPERIMENT, "bhadra2010-readings-medium": MEDIUM_EXPERIMENT}
+
+
+def _block_of(cell: dict) -> tuple:
+    return cell["reading"], cell["regime"], "figures" if "kind" in cell else "table"
+
+
+def report_complete_blocks(out, experiment: GridExperiment = MEDIUM_EXPERIMENT, n_jobs: int = 1) -> tuple[str, int]:
+    """The report of an interrupted (or running) run of ``experiment`` in ``out``, from its complete blocks.
+
+    A block (a reading in a regime, its table or its figures) enters when every one of its cells is stored, so no
+    block is judged on fewer data sets than the run gives it; ``readings.md`` / ``readings.json`` are written in
+    ``out`` as by a finished run, and their provenance notes the cells stored and the blocks left out.
+
+    Returns
+    -------
+    tuple of (str, int)
+        The report's summary and the number of cells it covers.
+    """
+    from pathlib import Path
+
+    from rsvm_conic.runner.grid import GridRun
+
+    store = experiment.store(out)
+    cells = experiment.cells(False)
+    stored = {i: store.get(c) for i, c in enumerate(cells)}
+    blocks = {}
+    for i, c in enumerate(cells):
+        blocks.setdefault(_block_of(c), []).append(i)
+    complete = [b for b, idx in blocks.items() if all(stored[i] is not None for i in idx)]
+    keep = [i for b in complete for i in blocks[b]]
+    run = GridRun(
+        experiment.name, Path(out), False, n_jobs, "loky", [cells[i] for i in keep], [stored[i] for i in keep]
+    )
+    summary, _ = report(run)
+    left = [f"{r}: {g} ({k})" for (r, g, k) in blocks if (r, g, k) not in complete]
+    n_stored = sum(v is not None for v in stored.values())
+    data = json.loads((run.out / "readings.json").read_text())
+    data["provenance"]["note"] = (
+        f"Interrupted run: {n_stored} of {len(cells)} cells stored; this report covers the {len(keep)} cells of its "
+        f"{len(complete)} complete blocks" + (f"; left out (incomplete): {', '.join(left)}" if left else "")
+    )
+    (run.out / "readings.json").write_text(json.dumps(data, indent=1, default=str))
+    return summary, len(keep)
