@@ -84,7 +84,9 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     run = experiment.run(tmp_path, quick=True, progress=False)
     assert run.ok
     # stdout is Markdown with the abbreviations expanded; JSON only in the results files
-    assert_markdown_summary(run.summary, ("ME = MajErr", "RE = RobustErr", "NE = NomErr", "SOCP = RSVM_SOCP"))
+    assert_markdown_summary(
+        run.summary, ("ME = MajErr", "RE = RobustErr", "NE = NomErr", "QP, SOCP, QN = RSVM_QP, RSVM_SOCP, RSVM_QN")
+    )
     assert "## Solvers over the table cells" in run.summary
     md = (tmp_path / "table1.md").read_text()
     assert "SOCP(g)" in md and "Uniform Distribution" in md
