@@ -139,15 +139,17 @@ def cell_verdict(values, paper: float, tol: float, nominal=None) -> CellVerdict:
 def claim_verdict(differences, tol: float) -> tuple[str, float, float, int]:
     """Verdict of a claim "A exceeds B" from paired per-data-set differences ``A - B``.
 
-    Inconclusive when the 95% half-width exceeds ``tol`` (or fewer than :data:`MIN_DATASETS` data sets);
-    reproduced when the interval lies above 0; not reproduced otherwise (at that resolution no advantage is
-    shown).  Returns ``(verdict, mean, half_width, n)``.
+    Reproduced when the 95% interval of the mean difference lies above 0 (on at least :data:`MIN_DATASETS` data
+    sets); not reproduced when it lies below 0, or when it is no wider than ``tol`` (at that resolution no
+    advantage is shown); otherwise inconclusive (too wide to tell).  Returns ``(verdict, mean, half_width, n)``.
     """
     mean, _, n = mean_sd(differences)
     h = half_width(differences)
-    if n < MIN_DATASETS or h > tol:
+    if n < MIN_DATASETS:
         return "inconclusive", mean, h, n
-    return ("reproduced" if mean - h > 0 else "not reproduced"), mean, h, n
+    if mean - h > 0:
+        return "reproduced", mean, h, n
+    return ("not reproduced" if mean + h < 0 or h <= tol else "inconclusive"), mean, h, n
 
 
 def fmt_pm(mean: float, sd: float, n: int, digits: int = 2) -> str:

@@ -953,6 +953,19 @@ def cells(quick: bool) -> list[dict]:
     return sorted(make_cells(quick), key=_cost_rank)
 
 
+#: The abbreviations of the report's tables (printed at its head).
+ABBREVIATIONS = (
+    "Abbreviations: WW-M-SVM, WW = the Weston-Watkins multi-class SVM ([ElD19, eq. 1.9]); k^m, kappa^m = the "
+    "thesis's consolidation kernel; G, Gauss = the Gaussian kernel; sigma = the kernels' width, sqrt(5d) = "
+    "sqrt(5 dim) = the thesis's choice (d = the number of features); CV = cross-validated; sd = standard "
+    "deviation over draws (a draw: a split, k-means and random-feature seed); recog = recognition rate (test "
+    "accuracy, %); T = the two-proportion statistic of Table 4.3, p = its two-sided p-value; M = the directions "
+    "the consolidation kernel keeps; CCP = the convex-concave procedure; NCM = the nearest-class-mean rule; lam = "
+    "the weight of ||R||^2 and gamma = the truncated hinge's margin of the hyperbolic machine ([ElD19, ch. 3, "
+    "Problem 1])."
+)
+
+
 def report(run) -> tuple[str, bool]:
     """Table 4.2 / 4.3 (``table4_2.md`` / ``.json``) from the cells, and Fig. 4.2 (``fig4_2_xor.png``)."""
     md, summary = build_table(run.cells, run.results)
@@ -960,7 +973,9 @@ def report(run) -> tuple[str, bool]:
     exc_md, exc = exclusion_table(run.cells, run.results)
     t44_md, t44 = table44(run.cells, run.results)
     md = (
-        var_md
+        ABBREVIATIONS
+        + "\n\n"
+        + var_md
         + "\n"
         + exc_md
         + "\n"

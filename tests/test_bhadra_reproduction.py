@@ -12,6 +12,20 @@ from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.metrics import epsilon_effective, maj_err, nom_err, quadratic_form_samples, robust_err
 
 
+def assert_markdown_summary(summary: str, abbreviations) -> None:
+    """What a reproduction prints: Markdown (no line of JSON) that expands its abbreviations."""
+    for line in summary.splitlines():
+        if line.lstrip().startswith(("{", "[")):
+            try:
+                json.loads(line)
+            except ValueError:
+                continue
+            raise AssertionError(f"a line of JSON on stdout: {line[:80]}")
+    assert "|---|" in summary  # a Markdown table
+    for a in abbreviations:
+        assert a in summary, a
+
+
 def test_metrics_against_loops():
     rng = np.random.default_rng(0)
     F = rng.standard_normal((7, 11))
@@ -67,7 +81,13 @@ def test_quick_reproduction_runs_and_resumes(tmp_path):
     from rsvm_conic.problems.bhadra2010_table1 import FIG_LAWS, METHODS, PAPER_TABLE1, TOL, render_table
 
     experiment = problems.get("REPRODUCTIONS", "bhadra2010-table1")
-    assert experiment.run(tmp_path, quick=True, progress=False).ok
+    run = experiment.run(tmp_path, quick=True, progress=False)
+    assert run.ok
+    # stdout is Markdown with the abbreviations expanded; JSON only in the results files
+    assert_markdown_summary(
+        run.summary, ("ME = MajErr", "RE = RobustErr", "NE = NomErr", "QP, SOCP, QN = RSVM_QP, RSVM_SOCP, RSVM_QN")
+    )
+    assert "## Solvers over the table cells" in run.summary
     md = (tmp_path / "table1.md").read_text()
     assert "SOCP(g)" in md and "Uniform Distribution" in md
     assert "## default: " in md and "## paper: " in md  # both readings of the data scale, one experiment
@@ -298,6 +318,8 @@ def test_claim_verdict():
     assert claim_verdict([0.0, 0.0, 0.0, 0.0], 5.0)[0] == "not reproduced"  # no advantage: not shown
     assert claim_verdict([-3.0, 2.0, -1.0, 1.0, 0.0], 5.0)[0] == "not reproduced"
     assert claim_verdict([30.0, -30.0, 10.0], 5.0)[0] == "inconclusive"
+    assert claim_verdict([20.0, 5.0, 30.0, 8.0, 25.0], 5.0)[0] == "reproduced"  # wide, but all of it above 0
+    assert claim_verdict([-20.0, -5.0, -30.0, -8.0, -25.0], 5.0)[0] == "not reproduced"  # wide, all below 0
     assert claim_verdict([10.0, 10.0], 5.0)[0] == "inconclusive"
 
 
@@ -464,6 +486,8 @@ def test_quick_readings_run(tmp_path):
 
     run = EXPERIMENT.run(tmp_path, quick=True, progress=False)
     assert run.ok
+    assert_markdown_summary(run.summary, ("ME = MajErr", "RE = RobustErr", "NE = NomErr", "R (tie) / N / I = "))
+    assert "(--quick: 2 data sets" in run.summary  # the quick table says it is one
     agg = json.loads((tmp_path / "readings.json").read_text())
     assert set(agg["blocks"]) == {"base: default"} | {f"{r}: default" for r in TABLE_READINGS}
     assert {"base: default", "test-noise: default"} <= set(agg["figures"])

@@ -125,3 +125,7 @@ def test_rff_error_report_marks_the_vacuous_bound_and_certifies_below(tmp_path):
         assert r["max_upper"] <= r["max"] * 1.02 + 1e-3  # and the certificate is tight
         assert r["vacuous"] == (r["bound_delta_0.05"] >= VACUOUS)
     assert "vacuous, >= 2, at D = [10]" in run.summary
+    # stdout is a Markdown table whose columns are explained; the rows' JSON is in rff_error.json only
+    assert not [line for line in run.summary.splitlines() if line.startswith("{")]
+    assert "| D | seeds |" in run.summary and "D = number of random frequencies" in run.summary
+    assert f"| 100 | {by_D[100]['seeds']} | {by_D[100]['median']:.4f} / {by_D[100]['max']:.4f} |" in run.summary

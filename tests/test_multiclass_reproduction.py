@@ -6,6 +6,7 @@ import math
 import pytest
 
 from rsvm_conic.problems.dakdouki2019_table4_2 import (
+    ABBREVIATIONS,
     EXCLUSION_TOLS,
     EXPERIMENT,
     SEEDS,
@@ -35,7 +36,13 @@ def test_two_proportion_degenerate():
 
 
 def test_quick_reproduction(tmp_path):
-    assert EXPERIMENT.run(tmp_path, quick=True, progress=False).ok
+    run = EXPERIMENT.run(tmp_path, quick=True, progress=False)
+    assert run.ok
+    # stdout: the report's Markdown, its abbreviations expanded at its head; JSON in table4_2.json only
+    assert run.summary.startswith(ABBREVIATIONS) and "|---|" in run.summary
+    assert not [line for line in run.summary.splitlines() if line.startswith("{")]
+    for a in ("WW-M-SVM, WW = ", "k^m, kappa^m = ", "T = ", "NCM = ", "CCP = ", "CV = ", "sd = "):
+        assert a in ABBREVIATIONS, a
     assert (tmp_path / "fig4_2_xor.png").stat().st_size > 10_000
     md = (tmp_path / "table4_2.md").read_text()
     assert "Wine" in md and "Liver" in md
