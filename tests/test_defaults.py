@@ -139,6 +139,20 @@ def test_the_default_noise_covariance_on_dask_row_blocks_equals_the_in_memory_on
     assert np.allclose(W, 0.02**2 * Xc.T @ Xc / y.size, rtol=1e-10, atol=1e-12 * np.abs(W).max())
 
 
+def test_the_default_noise_covariance_with_integer_weights_is_that_of_repeated_rows():
+    """Pinned: the default covariance ignored the weights, so a weighted default fit differed from the fit on
+    repeated rows (tests/test_sample_weight.py's equivalence failed for RobustSVC, ChanceConstrainedSVC and
+    RobustFeatureSVC once the default changed)."""
+    from rsvm_conic.estimators.linear import default_noise_covariance
+
+    X, y = _data("bupa")
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    counts = np.random.default_rng(0).integers(1, 4, size=y.size)
+    W = default_noise_covariance(X, y_pm, counts.astype(float))
+    W_rep = default_noise_covariance(np.repeat(X, counts, axis=0), np.repeat(y_pm, counts))
+    assert np.allclose(W, W_rep, rtol=1e-10, atol=1e-12 * np.abs(W_rep).max())
+
+
 def test_the_feature_map_bandwidth_scales_with_the_data():
     """RobustFeatureSVC's sigma="scale" is scikit-learn's gamma="scale": sqrt(n_features X.var() / 2), so rescaling
     X rescales the bandwidth with it; another string is a ValueError naming the choice."""

@@ -193,7 +193,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
         Sigma, groups = fit_uncertainty(Sigma, sigma_index, *X.shape)
         unc = UncertaintySet(
-            Sigma=default_noise_covariance(X, y_pm) if Sigma is None and groups is None else Sigma,
+            Sigma=default_noise_covariance(X, y_pm, weights) if Sigma is None and groups is None else Sigma,
             groups=groups,
             p=check_norm(self.norm),
             radius=radius,

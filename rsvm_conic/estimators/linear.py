@@ -190,9 +190,11 @@ def constant_reason(formulation) -> str:
 NOISE_SCALE = 0.02
 
 
-def default_noise_covariance(X, y):
+def default_noise_covariance(X, y, sample_weight=None):
     """The noise covariance assumed when ``fit`` gets no ``Sigma``: ``NOISE_SCALE**2`` times the pooled within-class
-    covariance ``W = (1/L) sum_i (x_i - m_{y_i})(x_i - m_{y_i})'`` of the training data (``m_c``: class ``c``'s mean).
+    covariance ``W = sum_i s_i (x_i - m_{y_i})(x_i - m_{y_i})' / sum_i s_i`` of the training data (``m_c``: class
+    ``c``'s weighted mean; ``s_i``: the fit's weights, 1 without them, so that integer weights give the covariance of
+    repeated rows).
 
     Parameters
     ----------
@@ -200,6 +202,8 @@ def default_noise_covariance(X, y):
         Trusted samples (a Dask array chunked along rows: two passes over its blocks, nothing of size L gathered).
     y : ndarray or Dask array of shape (L,)
         Labels in {-1, +1}, aligned with the rows of ``X``.
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights of the samples (in-memory data only).
 
     Returns
     -------
@@ -208,18 +212,26 @@ def default_noise_covariance(X, y):
         classes' own standard deviation along it.
     """
     pos = y > 0
-    L = X.shape[0]
-    stats = (X.T @ pos.astype(float), X.sum(axis=0), pos.sum())
+    s = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if is_dask_array(X):  # the Dask routes take no weights
+        s = 1.0
+    spos = pos * s
+    stats = (
+        X.T @ spos,
+        (X.T @ s) if np.ndim(s) else X.sum(axis=0),
+        spos.sum(),
+        np.sum(s) if np.ndim(s) else X.shape[0],
+    )
     if is_dask_array(X):
         stats = dask_compute(*stats)
-    sums, totals, counts = (np.asarray(v, dtype=float) for v in stats)
-    m_pos = sums / max(float(counts), 1.0)
-    m_neg = (totals - sums) / max(L - float(counts), 1.0)
+    sums, totals, counts, total = (np.asarray(v, dtype=float) for v in stats)
+    m_pos = sums / max(float(counts), 1e-300)
+    m_neg = (totals - sums) / max(float(total) - float(counts), 1e-300)
     centred = X - m_neg - pos[:, None] * (m_pos - m_neg)
-    W = centred.T @ centred
+    W = (centred * s[:, None]).T @ centred if np.ndim(s) else centred.T @ centred
     if is_dask_array(W):
         (W,) = dask_compute(W)
-    W = np.asarray(W, dtype=float) / L
+    W = np.asarray(W, dtype=float) / float(total)
     return NOISE_SCALE**2 * 0.5 * (W + W.T)
 
 
@@ -445,7 +457,7 @@ class RobustSVC(_LinearSVCBase):
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_positive(self.radius, "radius", strict=False)
         unc = UncertaintySet(
-            Sigma=default_noise_covariance(X, y) if Sigma is None and groups is None else Sigma,
+            Sigma=default_noise_covariance(X, y, weights) if Sigma is None and groups is None else Sigma,
             groups=groups,
             p=check_norm(self.norm),
             radius=self.radius,
@@ -523,7 +535,7 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         if sample_radius is not None:
             raise ValueError("ChanceConstrainedSVC takes no sample_radius; epsilon sets the factor.")
         if Sigma is None and groups is None:
-            Sigma = default_noise_covariance(X, y)
+            Sigma = default_noise_covariance(X, y, weights)
         return ChanceConstrainedSVM(
             X,
             y,
