@@ -59,6 +59,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._threads import blas_threads_by
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
@@ -220,6 +222,7 @@ class _RSVMSOCPCone:
         return solve
 
 
+@blas_threads_by(lambda Q, B, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
 def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
     :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
@@ -524,6 +527,7 @@ def _svm_start(Q, y, C, lam):
     return project_box_hyperplane_sorted(np.minimum(a, C), y, C)
 
 
+@blas_threads_by(lambda K_bar, beta, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
 def solve_rsvm_socp(
     K_bar,
     beta,
