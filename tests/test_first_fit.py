@@ -298,3 +298,20 @@ def test_kernel_validation_of_small_samples_compiles_nothing(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["optimal", "False"]
+
+
+def test_small_weston_watkins_fit_in_a_fresh_process_compiles_nothing(tmp_path):
+    """The user guide's example (90 points, 3 classes): the numpy alm route, certified, numba never imported."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from sklearn.datasets import make_blobs
+        from rsvm_conic.estimators import WestonWatkinsSVC
+        X, y = make_blobs(90, centers=3, cluster_std=1.6, random_state=2)
+        clf = WestonWatkinsSVC(C=10.0, kernel="rbf", sigma=1.5).fit(X, y)
+        print(clf.solver_, clf.solver_stats_["status"], "numba" in sys.modules)
+        """
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["alm", "optimal", "False"]
