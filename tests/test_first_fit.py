@@ -315,3 +315,59 @@ def test_small_weston_watkins_fit_in_a_fresh_process_compiles_nothing(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["alm", "optimal", "False"]
+
+
+def _table(rows, n_rows, n_cols):
+    """A Markdown table: header, separator, ``n_rows`` rows of ``n_cols`` cells, each ending in pass / miss."""
+    assert len(rows) == 2 + n_rows
+    cells = [r.strip("|").split("|") for r in rows]
+    assert all(len(c) == n_cols for c in cells)
+    assert set(rows[1].replace("|", "")) == {"-"}
+    return cells[2:]
+
+
+def test_bench_first_hour_rows_have_their_structure():
+    """The three tables' rows from given measurements (no subprocess, no timing)."""
+    from rsvm_conic.problems import bench_first_hour as b
+    from rsvm_conic.problems import registry
+
+    assert registry("BENCHMARKS")["first-hour"] is b.run
+    rows, ok = b.startup_rows({"import sklearn.svm": 1.0, "import rsvm_conic": 1.1, "rsvm-conic list": 0.6})
+    body = _table(rows, 3, 5)
+    assert [c[-1].strip() for c in body] == ["", "pass", "miss"] and not ok
+    assert body[1][3].strip() == "1.10x"
+    rows, ok = b.first_fit_rows({"A": {"first": 1.5, "second": 0.2}, "B": {"first": 0.3, "second": 0.2}})
+    body = _table(rows, 2, 6)
+    assert [c[3].strip() for c in body] == ["1.300 s", "0.100 s"] and [c[-1].strip() for c in body] == ["miss", "pass"]
+    rows, ok = b.threads_rows({"A": {"default": 1.2, "one": 1.0, "all": 3.0}})
+    (row,) = _table(rows, 1, 7)
+    assert row[4].strip() == "1.20x" and row[-1].strip() == "pass" and ok
+
+
+@pytest.mark.slow
+def test_bench_first_hour_tables_have_their_structure():
+    """``rsvm-conic bench first-hour``'s three tables on the smallest inputs (structure only, never times)."""
+    from rsvm_conic.problems import bench_first_hour as b
+
+    rows, _ = b.startup_table(1, labels=("python -c pass", "import rsvm_conic"))
+    body = _table(rows, 2, 5)
+    assert body[0][0].strip() == "`python -c pass`" and body[1][-1].strip() in ("pass", "miss")
+    rows, _ = b.first_fit_table(["PkSVC"])
+    (row,) = _table(rows, 1, 6)
+    first, second, extra = (float(c.strip().removesuffix(" s")) for c in row[1:4])
+    assert first > 0 and second > 0 and extra == pytest.approx(first - second, abs=2e-3)
+    assert row[-1].strip() in ("pass", "miss")
+    rows, _ = b.threads_table(["PkSVC"], repeat=1)
+    (row,) = _table(rows, 1, 7)
+    assert row[4].strip().endswith("x") and row[-1].strip() in ("pass", "miss")
+
+
+def test_bench_first_hour_stops_its_busy_processes():
+    from rsvm_conic.problems import bench_first_hour as b
+
+    procs = b.start_burners(2)
+    try:
+        assert all(p.poll() is None for p in procs)
+    finally:
+        b.stop_burners(procs)
+    assert all(p.poll() is not None for p in procs)
