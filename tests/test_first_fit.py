@@ -371,3 +371,32 @@ def test_bench_first_hour_stops_its_busy_processes():
     finally:
         b.stop_burners(procs)
     assert all(p.poll() is not None for p in procs)
+
+
+def test_small_kernel_ipm_on_the_numpy_path_agrees_with_the_compiled_path(monkeypatch):
+    from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
+    from rsvm_conic.estimators import KernelRobustSVC
+
+    data = make_bhadra2010(3, "gaussian", n_per_class=25, n_samples=10, symmetric=True)
+    a = KernelRobustSVC(solver="ipm").fit(data.K_samples, data.y)
+    monkeypatch.setattr(rk, "NUMPY_BELOW", 0)
+    b = KernelRobustSVC(solver="ipm").fit(data.K_samples, data.y)
+    for est in (a, b):
+        assert est.solver_stats_["status"] == "optimal" and "ipm" in est.solver_stats_["route"]
+    assert a.solver_stats_["primal"] == pytest.approx(b.solver_stats_["primal"], rel=1e-6)
+
+
+def test_small_kernel_ipm_in_a_fresh_process_compiles_nothing(tmp_path):
+    code = textwrap.dedent(
+        """
+        import sys
+        from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
+        from rsvm_conic.estimators import KernelRobustSVC
+        data = make_bhadra2010(3, "gaussian", n_per_class=25, n_samples=10, symmetric=True)
+        clf = KernelRobustSVC(solver="ipm").fit(data.K_samples, data.y)
+        print(clf.solver_stats_["status"], "numba" in sys.modules)
+        """
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["optimal", "False"]

@@ -69,6 +69,7 @@ from .certificates import project_box_hyperplane_sorted
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
+from .row_kernels import numpy_path_for
 from .svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, submatrix
 
 __all__ = [
@@ -256,7 +257,8 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     boosts = [opts.pop("boost")] if given else [float(np.sqrt(C))] + ([1.0] if C != 1.0 else [])
     attempts = []
     for boost in boosts:
-        res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
+        with numpy_path_for(Q.size + B.size):  # small: the cone kernels' numpy twins, nothing compiled
+            res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
         attempts.append((boost, res.status, res.iterations))
         if res.status == "optimal":
             break
