@@ -284,21 +284,22 @@ def run(quick: bool = False) -> int:
     names = list(CASES)
     print(
         f"first hour: start-up, first fits, fits beside two busy processes; {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.2f} at the start"
+        f"load average {os.getloadavg()[0]:.2f} at the start",
+        flush=True,
     )
     ok = True
-    for title, (rows, good) in (
-        ("Start-up (fresh subprocesses, median)", startup_table(2 if quick else 5)),
-        ("First fit, fresh process, empty numba cache", first_fit_table(names[:2] if quick else names)),
+    for title, table in (
+        ("Start-up (fresh subprocesses, median)", lambda: startup_table(2 if quick else 5)),
+        ("First fit, fresh process, empty numba cache", lambda: first_fit_table(names[:2] if quick else names)),
         (
             "Default fit beside two busy processes (median)",
-            threads_table(names[:2] if quick else names, 1 if quick else 3),
+            lambda: threads_table(names[:2] if quick else names, 1 if quick else 3),
         ),
     ):
-        print(f"\n### {title}\n")
-        print("\n".join(rows))
+        rows, good = table()
+        print(f"\n### {title}\n\n" + "\n".join(rows), flush=True)
         ok &= good
-    print(f"\nall goals met: {ok}")
+    print(f"\nall goals met: {ok}; load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
 
