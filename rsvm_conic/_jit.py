@@ -7,6 +7,12 @@ or the user's cache directory); when it finds none (a read-only installation wit
 functions are compiled in memory in every process instead, and one :class:`RuntimeWarning` per process says so
 and how to keep the cache (``NUMBA_CACHE_DIR`` set to a writable directory).
 
+A compiled function may have a numpy twin (``fn.numpy``: a vectorised function with the same arguments and results,
+installed by the module that defines both).  Inside ``with numpy_paths(True):`` (a solver's choice for small data, see
+:data:`rsvm_conic.solvers.row_kernels.NUMPY_BELOW`) calls from Python go to the twin, and nothing is compiled: a
+small fit in a fresh process imports no numba.  The choice is per context (:mod:`contextvars`): a thread or a Dask
+task that did not make it runs the compiled code.
+
 Compiled functions call each other by their module-level names: at the first call of any of a module's compiled
 functions, every compiled function of that module is handed to numba, and the module's names (and names it
 imported from other compiled modules) are bound to numba's dispatchers, which is what numba resolves when it
@@ -16,12 +22,16 @@ wrapper, which forwards each call to the dispatcher.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import importlib
 import threading
 import warnings
 
-__all__ = ["Compiled", "jit"]
+__all__ = ["Compiled", "jit", "numpy_paths"]
+
+_NUMPY_PATHS = contextvars.ContextVar("rsvm_conic_numpy_paths", default=False)
 
 _LOCK = threading.RLock()
 #: module name -> its compiled functions not yet handed to numba, in definition order
@@ -51,6 +61,26 @@ def jit(**options):
     return decorate
 
 
+@contextlib.contextmanager
+def numpy_paths(enabled: bool = True):
+    """Context manager: inside it, calls of compiled functions that have a numpy twin run the twin (``enabled``).
+
+    Parameters
+    ----------
+    enabled : bool, default=True
+        Whether the numpy twins run; ``False`` restores the compiled code inside an enclosing ``numpy_paths()``.
+
+    Yields
+    ------
+    None
+    """
+    token = _NUMPY_PATHS.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _NUMPY_PATHS.reset(token)
+
+
 class Compiled:
     """A function compiled by numba on its first call (see the module docstring); calls go to the dispatcher."""
 
@@ -59,10 +89,13 @@ class Compiled:
         self.py_func = py_func
         self.options = dict(options)
         self.dispatcher = None
+        self.numpy = None  # the numpy twin, if the defining module installs one
         with _LOCK:
             _PENDING.setdefault(py_func.__module__, []).append(self)
 
     def __call__(self, *args, **kwargs):
+        if self.numpy is not None and _NUMPY_PATHS.get():
+            return self.numpy(*args, **kwargs)
         dispatcher = self.dispatcher
         if dispatcher is None:
             with _LOCK:

@@ -631,6 +631,25 @@ def check_symmetric(
 _SYM_BLOCK = 256
 #: tiles of the compiled symmetry scan (an (i, j) tile and its transposed (j, i) tile stay in cache)
 _SCAN_TILE = 128
+#: matrices of fewer entries than this are scanned by numpy (:func:`_symmetry_scan_numpy`,
+#: :func:`_low_rank_residual_numpy`): a few passes cost milliseconds where compiling the scan costs a second
+_NUMPY_BELOW = 1 << 22
+
+
+def _scan(S):
+    """:func:`_symmetry_scan` of ``S``: numpy below :data:`_NUMPY_BELOW` entries, compiled from there on."""
+    return _symmetry_scan_numpy(S) if S.size < _NUMPY_BELOW else _symmetry_scan(S, _SCAN_TILE)
+
+
+def _symmetry_scan_numpy(S):
+    """:func:`_symmetry_scan` with numpy's reductions (an n x n temporary): the same four values when ``S`` is
+    finite (``finite`` False otherwise, where the other three are not meaningful)."""
+    if S.size == 0:
+        return 0.0, -np.inf, np.inf, True
+    if not np.isfinite(S).all():
+        return np.nan, np.nan, np.nan, False
+    d = S - S.T
+    return max(float(d.max()), -float(d.min())), float(S.max()), float(S.min()), True
 
 
 @jit()
@@ -672,7 +691,7 @@ def _check_symmetric_2d(S, name, rtol, atol, return_scale):
     """:func:`check_symmetric` for one matrix: the compiled scan decides, and an exactly symmetric finite ``S``
     is returned as is (no n x n copy); otherwise ``(S + S^T) / 2`` by row blocks (:func:`symmetric_part`).  A
     non-finite ``S`` is checked by numpy's blockwise reductions, as before the scan existed."""
-    asym, smax, smin, finite = _symmetry_scan(S, _SCAN_TILE)
+    asym, smax, smin, finite = _scan(S)
     if not finite:
         asym, smax, smin = _asymmetry_blocks(S)
     scale = max(1.0, smax, -smin)
@@ -713,7 +732,7 @@ def symmetric_part(S) -> np.ndarray:
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 2:
         return 0.5 * (S + S.T)
-    asym, _, _, finite = _symmetry_scan(S, _SCAN_TILE)
+    asym, _, _, finite = _scan(S)
     if _exactly_symmetric_as_is(S, asym, finite):
         return S
     return _symmetrised_copy(S)
@@ -813,7 +832,7 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
         r += 1
     Rr = R[:r]
     if r <= 8:  # a compiled pass (a threaded GEMM with an inner size of 2 took 30 ms a block under load)
-        sq, smax = _low_rank_residual(S, Rr)
+        sq, smax = _low_rank_residual_numpy(S, Rr) if S.size < _NUMPY_BELOW else _low_rank_residual(S, Rr)
     else:
         sq = smax = 0.0
         E = np.empty((min(_SYM_BLOCK, n), n))
@@ -855,6 +874,15 @@ def _low_rank_residual(S, R):
             row += e[j] * e[j]
         sq += row
     return sq, smax
+
+
+def _low_rank_residual_numpy(S, R):
+    """:func:`_low_rank_residual` with numpy (one n x n temporary; the r <= 8 rank-one updates without BLAS)."""
+    E = np.array(S, dtype=np.float64)
+    smax = max(0.0, float(np.max(np.abs(E)))) if E.size else 0.0
+    for k in range(R.shape[0]):
+        E -= np.multiply.outer(R[k], R[k])
+    return float(np.einsum("ij,ij->", E, E)), smax
 
 
 def shifted_cholesky_ok(S, shift: float) -> bool:

@@ -9,12 +9,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ALLOWED = {
     "_jit": set(),
+    "_threads": set(),
     "_validation": {"_jit"},
     "metrics": set(),
     "uncertainty": {"_validation"},
     "kernels": {"_validation"},
     "datasets": {"_validation"},
-    "solvers": {"_jit", "_validation", "uncertainty", "kernels"},
+    "solvers": {"_jit", "_threads", "_validation", "uncertainty", "kernels"},
     "evaluation": {"_validation", "uncertainty", "kernels", "solvers"},
     "formulations": {"_validation", "uncertainty", "kernels", "solvers"},
     "estimators": {"_validation", "uncertainty", "kernels", "datasets", "solvers", "formulations"},

@@ -221,7 +221,11 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     Xb, yb = _blobs(60, 2, seed=8, std=3.0)
     lib = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(Xb, yb)  # auto: libsvm, polished
     assert lib.solver_ == "libsvm" and lib.solver_stats_["gap_rel"] <= 1e-6
-    # auto takes the exact cd route (same optimum as the dual QP)
+    # auto takes the exact cd route (same optimum as the dual QP); numpy's alm up to SMALL_PAIRS (sample, class) pairs
+    small = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(X, y)
+    assert small.solver_ == "alm" and small.solver_stats_["gap_rel"] <= 1e-6 and small.solver_stats_["fallbacks"] == []
+    assert small.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=2e-6)
+    monkeypatch.setattr(mc, "SMALL_PAIRS", 0)
     cd = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(X, y)
     assert cd.solver_ == "cd" and cd.solver_stats_["gap_rel"] <= 1e-6 and cd.solver_stats_["fallbacks"] == []
     assert cd.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=2e-6)
@@ -337,7 +341,10 @@ def test_alm_route_on_an_exact_kernel_agrees_with_dual_and_libsvm(n_classes):
         assert alm.solver_stats_["primal"] == pytest.approx(lib.solver_stats_["primal"], rel=2e-6)
 
 
-def test_cd_is_the_default_on_random_features():
+def test_cd_is_the_default_on_random_features(monkeypatch):
+    from rsvm_conic.formulations import multiclass_ww as mc
+
+    monkeypatch.setattr(mc, "SMALL_PAIRS", 0)  # beyond it (480 pairs here go to alm by default)
     X, y = _blobs(120, 4, seed=12, std=2.5)
     est = WestonWatkinsSVC(C=10.0, sigma=1.5, n_components=40).fit(X, y)
     assert est.solver_ == "cd" and est.solver_stats_["gap_rel"] <= 1e-6

@@ -65,6 +65,7 @@ from .._validation import psd_factor as _psd_factor
 from ..solvers.conic import SolverError
 from ..solvers.svm_dual import margin_rounding
 from ..solvers.contract import certify, relative_gap
+from ..solvers.ww_cd import SMALL_PAIRS, ww_threads
 from .base import Formulation, Solution
 
 
@@ -464,9 +465,12 @@ class WWMachine(Formulation):
         on the easy digits, Segmentation and Letter fits (0.5-17 s) and far faster on the hard ones
         (Letter: 42 s against over 250 s with the consolidation kernel's features; 41 s against 685 s with
         the Gaussian's at sigma / 2, measured before ``cd``'s epoch became 2x faster; a 667-point Letter fold:
-        2.1 s against 35 s)."""
+        2.1 s against 35 s).  Up to :data:`~rsvm_conic.solvers.ww_cd.SMALL_PAIRS` (sample, class) pairs: ``alm``,
+        which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
+        if self.n * self.n_classes <= SMALL_PAIRS:  # small: numpy alm, nothing to compile
+            return self.chain("alm")
         return self.chain("cd")
 
     def chain(self, route: str) -> tuple[str, ...]:
@@ -543,7 +547,8 @@ class WWMachine(Formulation):
     def _feature_route(self, route, solver, **options) -> Solution:
         t0 = time.perf_counter()
         F, back = self._row_features()
-        W, b, info = solver(F, self.codes, self.n_classes, self.zeta, **options)
+        with ww_threads(F, self.n_classes):  # the solver's BLAS threads, from its sizes
+            W, b, info = solver(F, self.codes, self.n_classes, self.zeta, **options)
         info["certificate"].time = time.perf_counter() - t0  # the factorisation included
         return self._solution(route, back(W), b, info["certificate"])
 

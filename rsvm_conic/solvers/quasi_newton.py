@@ -29,6 +29,8 @@ import functools
 
 import numpy as np
 
+from .._threads import blas_threads_by
+
 from .rsvm_socp import RobustKernelObjective
 
 __all__ = ["PenaltyProblem", "dfp_minimize", "rsvm_qn", "QNResult"]
@@ -241,6 +243,7 @@ def _penalty_change(prob, x, H, old, new):
     return _inverse_pd(prob.hessian(x))
 
 
+@blas_threads_by(lambda K_bar, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n products
 def rsvm_qn(
     K_bar,
     y,

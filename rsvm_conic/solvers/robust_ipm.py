@@ -62,6 +62,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
+from .._threads import blas_threads_for
 from .._validation import check_two_classes, dask_compute, is_dask_array
 from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .conic import SolverError, SolverWarning
@@ -78,6 +79,7 @@ from .row_kernels import (
     margin_weights,
     matvec_pair_groups,
     matvec_pair,
+    numpy_path_for,
     robust_solve_rows_in,
     robust_solve_rows_out,
     soc_apply_sq,
@@ -669,17 +671,21 @@ def robust_svm_ipm(
     C = np.asarray(C, dtype=float) if np.ndim(C) else float(C)
     if np.shape(C) not in ((), (X.shape[0],)) or not (np.all(np.isfinite(C)) and np.all(C > 0)):
         raise ValueError(f"C must be finite and > 0 (a number, or one per sample: C_i = C s_i); got {C}.")
-    prob = RobustSVMCone(X, y, C, gamma, np.asarray(factors, dtype=float), diagonal, group_index)
-    res = cone_ipm(
-        prob,
-        max_iter=max_iter,
-        tol_gap_abs=tol_gap_abs,
-        tol_gap_rel=tol_gap_rel,
-        tol_feas=tol_feas,
-        verbose=verbose,
-        print_fn=print_fn,
-        refine=refine,
-    )
+    factors = np.asarray(factors, dtype=float)
+    # small data: the row kernels' numpy twins (nothing compiled) and one BLAS thread (the Schur matrix's rank-k
+    # updates, L (n + 1)^2 flops per iteration, are too small to share)
+    with numpy_path_for(max(X.size, factors.size)), blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2):
+        prob = RobustSVMCone(X, y, C, gamma, factors, diagonal, group_index)
+        res = cone_ipm(
+            prob,
+            max_iter=max_iter,
+            tol_gap_abs=tol_gap_abs,
+            tol_gap_rel=tol_gap_rel,
+            tol_feas=tol_feas,
+            verbose=verbose,
+            print_fn=print_fn,
+            refine=refine,
+        )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
     if prob.k:

@@ -33,7 +33,7 @@ The kernels take trusted float64 arrays and intp group indices (validated by the
 from __future__ import annotations
 
 import numpy as np
-from .._jit import jit
+from .._jit import jit, numpy_paths
 
 __all__ = [
     "cone_back_rows",
@@ -49,6 +49,7 @@ __all__ = [
     "matvec_pair",
     "matvec_pair_groups",
     "ninf",
+    "numpy_path_for",
     "orthant_max_step",
     "orthant_nt_scaling",
     "orthant_newton_rhs",
@@ -865,3 +866,39 @@ def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg,
         Z[i, 0] = sc * (w0 * p0 - dot)
         for j in range(1, d1):
             Z[i, j] = sc * (wbar[i, j] * coef + Z[i, j])
+
+
+# ---------------------------------------------------------------------------------- the numpy path
+#: Data of fewer entries than this run the numpy twins of these kernels (:mod:`.row_kernels_numpy`) instead of
+#: compiling them: the interior points decide with :func:`numpy_path_for` (``rsvm-conic bench first-hour`` measures
+#: the first fit in a fresh process either way).
+NUMPY_BELOW = 200_000
+
+
+def numpy_path_for(entries: int):
+    """The context in which a solve over data of ``entries`` entries runs: the numpy twins below
+    :data:`NUMPY_BELOW` (no compilation: a small fit in a fresh process starts at once), the compiled kernels from
+    there on.
+
+    Parameters
+    ----------
+    entries : int
+        The number of entries of the solve's largest array (e.g. ``X.size``).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        :func:`rsvm_conic._jit.numpy_paths` with the choice.
+    """
+    return numpy_paths(entries < NUMPY_BELOW)
+
+
+def _install_numpy_twins() -> None:
+    from . import row_kernels_numpy
+
+    for name in __all__:
+        if name != "numpy_path_for":
+            globals()[name].numpy = getattr(row_kernels_numpy, name)
+
+
+_install_numpy_twins()

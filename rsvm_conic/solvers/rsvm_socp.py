@@ -59,6 +59,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._threads import blas_threads_by
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
@@ -67,6 +69,7 @@ from .certificates import project_box_hyperplane_sorted
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
 from .conic import SolverError
 from .contract import SolveInfo, certify, relative_gap
+from .row_kernels import numpy_path_for
 from .svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, submatrix
 
 __all__ = [
@@ -220,6 +223,7 @@ class _RSVMSOCPCone:
         return solve
 
 
+@blas_threads_by(lambda Q, B, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
 def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
     :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
@@ -253,7 +257,8 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     boosts = [opts.pop("boost")] if given else [float(np.sqrt(C))] + ([1.0] if C != 1.0 else [])
     attempts = []
     for boost in boosts:
-        res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
+        with numpy_path_for(Q.size + B.size):  # small: the cone kernels' numpy twins, nothing compiled
+            res = cone_ipm(_RSVMSOCPCone(Q, B, y, C, kappa, boost), **opts)
         attempts.append((boost, res.status, res.iterations))
         if res.status == "optimal":
             break
@@ -524,6 +529,7 @@ def _svm_start(Q, y, C, lam):
     return project_box_hyperplane_sorted(np.minimum(a, C), y, C)
 
 
+@blas_threads_by(lambda K_bar, beta, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
 def solve_rsvm_socp(
     K_bar,
     beta,

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._threads import blas_threads_by
+
 from .certificates import hinge_min, project_box_hyperplane_sorted
 from .conic import SolverError
 from .contract import certify, relative_gap
@@ -303,6 +305,7 @@ def _solve_or_lstsq(A, rhs):
         return None
 
 
+@blas_threads_by(lambda K, y, *args, **kwargs: float(np.size(y)) ** 3)  # the free set's system
 def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
 
@@ -417,6 +420,7 @@ def _polish_weighted(K, y, C, alpha, tol, check_input):
     return project_box_hyperplane_sorted(np.asarray(a.value, dtype=float), y, C), 1
 
 
+@blas_threads_by(lambda columns, y, *args, **kwargs: float(np.size(y)) ** 3)
 def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel=None):
     """Polish and certify an SVM dual solution given only kernel columns: ``(alpha, scale, b, SolveInfo)``.
 

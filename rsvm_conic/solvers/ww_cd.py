@@ -22,9 +22,24 @@ The kernel takes trusted, C-contiguous float64 arrays and int64 codes (validated
 from __future__ import annotations
 
 import numpy as np
-from .._jit import jit
 
+from .._jit import jit
+from .._threads import blas_threads_for
 from .row_kernels import row_dot
+
+#: Weston-Watkins fits with at most this many (sample, class) pairs go to the numpy ``alm`` route rather than the
+#: compiled ``cd`` epoch (:meth:`~rsvm_conic.formulations.multiclass_ww.WWMachine.auto_routes`): nothing is compiled
+#: for them (``rsvm-conic bench first-hour``: the user guide's 90 points and 3 classes, ``cd`` 4.7 s at its first
+#: fit on a loaded machine for 0.6 s at its second, ``alm`` 0.2-0.5 s).
+SMALL_PAIRS = 1000
+
+
+def ww_threads(F, n_classes: int):
+    """The BLAS thread context of a Weston-Watkins solve on features ``F`` (n x D) with ``n_classes`` classes: its
+    largest BLAS calls are the (n x D)(D x C) score products and D x D factorisations
+    (:func:`rsvm_conic._threads.blas_threads_for`)."""
+    n, D = F.shape
+    return blas_threads_for(max(float(n) * D * n_classes, float(D) ** 3))
 
 
 @jit()
