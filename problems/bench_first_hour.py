@@ -33,8 +33,8 @@ __all__ = ["CASES", "first_fit_rows", "run", "startup_rows", "threads_rows"]
 #: README's example (the linear SVMs) or the estimator's user-guide page.
 CASES = {
     "NominalSVC": ("linear", "NominalSVC(C=1.0)", ()),
-    "RobustSVC": ("linear", "RobustSVC(C=1.0, radius=1.0)", ("Sigma", "groups")),
-    "ChanceConstrainedSVC": ("linear", "ChanceConstrainedSVC(C=1.0)", ("Sigma", "groups")),
+    "RobustSVC": ("linear", "RobustSVC(C=1.0, radius=1.0)", ("Sigma", "sigma_index")),
+    "ChanceConstrainedSVC": ("linear", "ChanceConstrainedSVC(C=1.0)", ("Sigma", "sigma_index")),
     "KernelRobustSVC": ("kernel", "KernelRobustSVC()", ()),
     "KernelRobustSVC(method='qn')": ("kernel", "KernelRobustSVC(method='qn')", ()),
     "PkSVC": ("points", "PkSVC(C=1.0, sigma=1.0)", ("Sigma",)),
@@ -59,7 +59,7 @@ def _data(kind: str):
         from rsvm_conic.datasets.synthetic import make_uncertain_classification
 
         X, y, Sigma, groups = make_uncertain_classification(2000, 20, random_state=0)
-        return X, y, {"Sigma": Sigma, "groups": groups}
+        return X, y, {"Sigma": Sigma, "sigma_index": groups}
     if kind == "kernel":  # [BBBB10, Sec. 5.1] data: 200 points, 50 symmetric kernel samples
         from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 

@@ -239,9 +239,9 @@ def test_small_robust_fit_on_the_numpy_path_agrees_with_the_compiled_path(monkey
 
     X, y, Sigma, groups = make_uncertain_classification(300, 8, random_state=0)
     assert X.size < rk.NUMPY_BELOW
-    a = RobustSVC(radius=0.5).fit(X, y, Sigma=Sigma, groups=groups)
+    a = RobustSVC(radius=0.5).fit(X, y, Sigma=Sigma, sigma_index=groups)
     monkeypatch.setattr(rk, "NUMPY_BELOW", 0)
-    b = RobustSVC(radius=0.5).fit(X, y, Sigma=Sigma, groups=groups)
+    b = RobustSVC(radius=0.5).fit(X, y, Sigma=Sigma, sigma_index=groups)
     for est in (a, b):
         assert est.solver_stats_["route"] == "ipm" and est.solver_stats_["status"] == "optimal"
     tol = 1e-7 * max(1.0, abs(b.objective_))
@@ -267,9 +267,9 @@ _README = "X, y, Sigma, groups = make_uncertain_classification(2000, 20, random_
 @pytest.mark.parametrize(
     ("est", "make", "kw"),
     [
-        ("RobustSVC", "RobustSVC(C=1.0, radius=1.0)", ", Sigma=Sigma, groups=groups"),
+        ("RobustSVC", "RobustSVC(C=1.0, radius=1.0)", ", Sigma=Sigma, sigma_index=groups"),
         ("NominalSVC", "NominalSVC()", ""),
-        ("ChanceConstrainedSVC", "ChanceConstrainedSVC()", ", Sigma=Sigma, groups=groups"),
+        ("ChanceConstrainedSVC", "ChanceConstrainedSVC()", ", Sigma=Sigma, sigma_index=groups"),
     ],
 )
 def test_first_fit_in_a_fresh_process_compiles_nothing(tmp_path, est, make, kw):

@@ -81,14 +81,14 @@ def test_small_robust_fit_solves_on_one_thread(two_threads, monkeypatch):
     seen = []
     _record(monkeypatch, robust_ipm, "cone_ipm", seen)
     X, y, Sigma, groups = make_uncertain_classification(200, 5, random_state=0)
-    clf = RobustSVC().fit(X, y, Sigma=Sigma, groups=groups)
+    clf = RobustSVC().fit(X, y, Sigma=Sigma, sigma_index=groups)
     assert clf.solver_stats_["status"] == "optimal"
     assert len(seen) == 1 and _one(seen[0])
     assert _blas_threads() == two_threads
 
     seen.clear()  # the same fit counted as large keeps the caller's two threads
     monkeypatch.setattr(_threads, "SMALL_FLOPS", 0.0)
-    RobustSVC().fit(X, y, Sigma=Sigma, groups=groups)
+    RobustSVC().fit(X, y, Sigma=Sigma, sigma_index=groups)
     assert seen == [two_threads]
 
 
