@@ -64,6 +64,15 @@ _KERNEL_PSD = {
 def expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
+    if isinstance(estimator, WestonWatkinsSVC):
+        # measured on the check's data (15 points, 3 classes): the repeated rows' fit runs "cd" (certified gap
+        # 6.4e-6, relative 2.0e-7), the weighted fit the dual QP (gap 6.4e-10); decision values 1.4e-6 apart, against
+        # the check's rtol 1e-7.  With solver="dual" for both they are 8.5e-10 apart.  tests/test_sample_weight.py
+        # checks the equivalence within the certified gaps.
+        return {
+            "check_sample_weight_equivalence_on_dense_data": "the repeated rows' default route (cd) is certified to a "
+            "1e-6 relative gap: decision values 1.4e-6 apart, above the check's rtol 1e-7 (8.5e-10 with solver='dual')"
+        }
     if isinstance(estimator, ChanceConstrainedSVC):
         return {
             # With its defaults (epsilon = 0.1, Chebyshev, identity noise covariance) every margin must
@@ -111,7 +120,15 @@ def test_grid_search_and_pipeline():
 def test_weighted_estimators_run_the_sample_weight_checks():
     """scikit-learn runs its sample_weight checks (equivalence with repeated rows, shapes, all-zero weights, one
     class left) only on estimators whose fit takes sample_weight: these do."""
-    for est in (NominalSVC(), RobustSVC(), ChanceConstrainedSVC(), RobustFeatureSVC(), PkSVC(), KernelRobustSVC()):
+    for est in (
+        NominalSVC(),
+        RobustSVC(),
+        ChanceConstrainedSVC(),
+        RobustFeatureSVC(),
+        PkSVC(),
+        KernelRobustSVC(),
+        WestonWatkinsSVC(),
+    ):
         assert has_fit_parameter(est, "sample_weight") and "class_weight" in est.get_params()
 
 

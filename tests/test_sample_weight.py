@@ -382,3 +382,60 @@ def test_paper_bias_weighted_mean_is_the_repeated_points_mean():
     idx = np.repeat(np.arange(y.size), s)
     rep = paper_bias((alpha / s)[idx], ypm[idx], K[np.ix_(idx, idx)], 1.0)
     assert paper_bias(alpha, ypm, K, 1.0, weights=s) == pytest.approx(rep, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("n_classes, n_components", [(2, None), (3, None), (3, 20)])
+@fuzz_settings(3)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_weston_watkins_integer_weights_equal_repeated_rows(n_classes, n_components, seed, C):
+    """Property, WestonWatkinsSVC (exact kernel: libsvm for two classes, the dual QP for three; random features: the
+    dual QP): integer weights (zeros included) give the certified optimum of the repeated rows, within the gaps."""
+    from rsvm_conic.estimators import WestonWatkinsSVC
+
+    rng = np.random.default_rng(seed % 100000)
+    L = 30
+    y = np.arange(L) % n_classes
+    X = rng.standard_normal((L, 2)) + y[:, None] * [1.0, 0.5]
+    s = rng.integers(0, 4, L)
+    s[:n_classes] = 1
+    kw = dict(C=C, sigma=1.0, n_components=n_components)
+    a = WestonWatkinsSVC(**kw).fit(X, y, sample_weight=s)
+    b = WestonWatkinsSVC(**kw, solver="dual").fit(np.repeat(X, s, axis=0), np.repeat(y, s))
+    assert a.solver_ == ("libsvm" if n_classes == 2 and n_components is None else "dual")
+    sa, sb = a.solver_info_, b.solver_info_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * sa["primal"]
+
+
+def test_weston_watkins_weights_validation_routes_and_class_weight():
+    """Routes that take no weights are refused by name; a class left without positive weight says which;
+    class_weight multiplies sample_weight; the certificate's dual point lies in the weighted box."""
+    from rsvm_conic.estimators import WestonWatkinsSVC
+    from rsvm_conic.formulations.multiclass_ww import WWMachine, ww_dual_bound
+
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 3
+    X = rng.standard_normal((30, 2)) + y[:, None]
+    s = rng.uniform(0.2, 2.0, 30)
+    for solver in ("cd", "alm", "primal"):
+        with pytest.raises(ValueError, match=f"solver='{solver}' does not take sample weights.*libsvm, dual"):
+            WestonWatkinsSVC(solver=solver).fit(X, y, sample_weight=s)
+    with pytest.raises(ValueError, match="no sample of class 2 has positive weight"):
+        WestonWatkinsSVC().fit(X, y, sample_weight=(y < 2).astype(float))
+    with pytest.raises(ValueError, match="sample_weight must hold 30 nonnegative numbers"):
+        WestonWatkinsSVC().fit(X, y, sample_weight=-s)
+    for cw in ("balanced", {0: 2.0, 1: 0.5, 2: 1.0}):
+        c = WestonWatkinsSVC(class_weight=cw).fit(X, y, sample_weight=s)
+        d = WestonWatkinsSVC().fit(X, y, sample_weight=s * compute_sample_weight(cw, y))
+        assert abs(c.solver_info_["primal"] - d.solver_info_["primal"]) <= (
+            c.solver_info_["gap_abs"] + d.solver_info_["gap_abs"] + 64 * EPS * c.solver_info_["primal"]
+        )
+    # ww_dual_bound clips any multipliers into the weighted box: a bound from the unweighted box would exceed the
+    # weighted optimum when weights are below 1
+    m = WWMachine(y, 3, 2.0, K=np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, -1)), sample_weight=s)
+    opt = m.solve("dual").certificate
+    _, feasible = ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))
+    assert np.all(feasible <= m.zeta[:, None] * (1 + 4 * EPS))
+    assert ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))[0] <= (
+        opt.primal * (1 + 1e-12)
+    )
