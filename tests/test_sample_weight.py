@@ -439,3 +439,63 @@ def test_weston_watkins_weights_validation_routes_and_class_weight():
     assert ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))[0] <= (
         opt.primal * (1 + 1e-12)
     )
+
+
+def _safe_data(seed, L=40):
+    rng = np.random.default_rng(seed % 100000)
+    X = rng.standard_normal((L, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(L) > 0, 1, 0)
+    y[:2] = [0, 1]
+    s = rng.integers(0, 4, L)
+    s[:4] = 1
+    return rng, X, y, s
+
+
+@fuzz_settings(4)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_safe_svc_integer_weights_equal_repeated_rows_at_a_given_sigma(seed, C):
+    """Property, SafeSVC at a fixed sigma (sigma_min = sigma_max): integer weights (zeros included) give the certified
+    optimum of the robust SVM on the repeated rows, within the certified gaps."""
+    from rsvm_conic.estimators import SafeSVC
+
+    _, X, y, s = _safe_data(seed)
+    kw = dict(C=C, sigma_min=0.3, sigma_max=0.3, random_state=0, max_iter=2)
+    a = SafeSVC(**kw).fit(X, y, sample_weight=s)
+    b = SafeSVC(**kw).fit(np.repeat(X, s, axis=0), np.repeat(y, s))
+    sa, sb = a.solver_stats_, b.solver_stats_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * sa["primal"]
+    dw = float(np.linalg.norm(a.coef_ - b.coef_))
+    assert dw <= math.sqrt(2 * max(sa["gap_abs"], 0.0)) + math.sqrt(2 * max(sb["gap_abs"], 0.0)) + 1e-12
+
+
+def test_safe_svm_weighted_hypergradient_is_the_repeated_rows_one():
+    """The bi-level problem with integer weights on the training and validation rows has the smoothed upper objective
+    and hypergradient of the repeated rows (the weighted lower-level derivatives and upper gradient)."""
+    from rsvm_conic.formulations.safe import SafeSVM
+
+    rng, X, y, s = _safe_data(2)
+    ypm = 2.0 * y - 1
+    Xa, ya, sa_ = X[:25], ypm[:25], s[:25] + 1
+    Xv, yv, sv = X[25:], ypm[25:], s[25:] + 1
+    sigma = rng.uniform(0.1, 0.8, 3)
+    weighted = SafeSVM(Xa, ya, Xv, yv, C=2.0, sample_weight=sa_, sample_weight_val=sv)
+    repeated = SafeSVM(np.repeat(Xa, sa_, 0), np.repeat(ya, sa_), np.repeat(Xv, sv, 0), np.repeat(yv, sv), C=2.0)
+    Fw, gw = weighted.hypergradient(sigma)
+    Fr, gr = repeated.hypergradient(sigma)
+    assert Fw == pytest.approx(Fr, rel=1e-8)
+    assert np.allclose(gw, gr, rtol=1e-6, atol=1e-8 * (1 + np.abs(gr).max()))
+
+
+def test_safe_svc_weights_need_the_hypergradient_route_and_class_weight_multiplies():
+    from rsvm_conic.estimators import SafeSVC
+
+    _, X, y, s = _safe_data(3)
+    with pytest.raises(ValueError, match="solver='stochastic_bilevel' does not take sample weights.*'hypergradient'"):
+        SafeSVC(solver="stochastic_bilevel").fit(X, y, sample_weight=s)
+    with pytest.raises(ValueError, match="both classes with positive sample_weight"):
+        SafeSVC().fit(X, y, sample_weight=(y == 1).astype(float))
+    kw = dict(sigma_min=0.2, sigma_max=0.2, random_state=0, max_iter=2)
+    c = SafeSVC(class_weight="balanced", **kw).fit(X, y, sample_weight=s)
+    d = SafeSVC(**kw).fit(X, y, sample_weight=s * compute_sample_weight("balanced", y))
+    assert abs(c.objective_ - d.objective_) <= c.solver_stats_["gap_abs"] + d.solver_stats_["gap_abs"]
