@@ -64,6 +64,19 @@ _KERNEL_PSD = {
 def expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
+    if isinstance(estimator, HyperbolicSVC):
+        # fit(X, y, sample_weight=w) raises a ValueError saying weights are not supported (not a TypeError)
+        return {
+            name: "HyperbolicSVC refuses sample_weight with a ValueError: its CCP takes no weights"
+            for name in (
+                "check_sample_weights_not_an_array",
+                "check_sample_weights_list",
+                "check_all_zero_sample_weights_error",
+                "check_sample_weights_shape",
+                "check_sample_weights_not_overwritten",
+                "check_sample_weight_equivalence_on_dense_data",
+            )
+        }
     if isinstance(estimator, SafeSVC):
         return {
             "check_sample_weight_equivalence_on_dense_data": "SafeSVC learns sigma on a stratified split of the "

@@ -499,3 +499,12 @@ def test_safe_svc_weights_need_the_hypergradient_route_and_class_weight_multipli
     c = SafeSVC(class_weight="balanced", **kw).fit(X, y, sample_weight=s)
     d = SafeSVC(**kw).fit(X, y, sample_weight=s * compute_sample_weight("balanced", y))
     assert abs(c.objective_ - d.objective_) <= c.solver_stats_["gap_abs"] + d.solver_stats_["gap_abs"]
+
+
+def test_hyperbolic_svc_refuses_sample_weight_with_a_value_error():
+    """HyperbolicSVC takes no sample weights: any sample_weight is a ValueError saying so (not a TypeError)."""
+    from rsvm_conic.estimators import HyperbolicSVC
+
+    _, X, y, s = _safe_data(0)
+    with pytest.raises(ValueError, match="HyperbolicSVC does not support sample_weight.*repeat the samples"):
+        HyperbolicSVC().fit(X, y, sample_weight=s)

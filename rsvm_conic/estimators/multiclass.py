@@ -433,7 +433,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             return self._features(X)
         return self._gram(X, self.X_fit_) @ self.nystrom_
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the hyperbolic kernel machine by the CCP.
 
         Parameters
@@ -442,12 +442,20 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (L,)
             Class labels (two or more classes).
+        sample_weight : None
+            Not supported: anything but None raises a ValueError (repeat the samples instead, or use
+            :class:`WestonWatkinsSVC`, which takes sample weights).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        if sample_weight is not None:
+            raise ValueError(
+                "HyperbolicSVC does not support sample_weight (its CCP, class-mean starts, gamma='auto' and Nystroem "
+                "features take no weights): repeat the samples instead, or use WestonWatkinsSVC, which takes them."
+            )
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
         check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
