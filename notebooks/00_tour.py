@@ -173,7 +173,7 @@ print(f"active constraints: {len(active)}; violation frequency (target {eps}):",
 # (`prox`) solvers minimise the unconstrained form
 # $\tfrac12\|w\|^2 + C\sum_i\max\{0, 1 - y_i(\langle w,x_i\rangle+b) + \gamma_i\|A^\top w\|_q\}$.
 # Their stopping rule (relative change below `tol` for `patience` epochs) gives gaps of order
-# 1e-4 to 1e-3 -- read the `rel.gap` column, not the digits of the objective.
+# 1e-4 to 1e-3 -- read the `above best` column, not the digits of the objective.
 
 # %%
 # 60 samples: one minibatch is the whole set; stochastic methods earn their keep at large L (below).

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from rsvm_conic.kernels.feature_maps import RandomFourierFeatures
+from rsvm_conic.plotting import require_matplotlib
 from rsvm_conic.runner import Flag, GridExperiment, Number, Record
 from rsvm_conic.uncertainty.feature_bounds import rff_feature_bound
 from rsvm_conic.uncertainty.sets import UncertaintySet
@@ -77,6 +78,7 @@ def cells(quick: bool) -> list[dict]:
 def report(run) -> tuple[str, bool]:
     """``couellan2020_fig1.png`` from the cell's draw; ok when every mapped observation lies in its disc."""
     # pyplot-free figures: no global backend switch (that would stop a notebook from showing its figures)
+    require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.patches import Circle
 

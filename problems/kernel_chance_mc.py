@@ -209,6 +209,11 @@ def report(run) -> tuple[str, bool]:
         f"KernelRobustSVC(epsilon={c0['epsilon']}, C={c0['C']:g}) fitted from S symmetric kernel samples "
         f"(noise scale {c0['noise_scale']}), violation of its chance constraint on {c0['n_fresh']} fresh draws "
         f"per fit (mean / max over the fits)\n\n{table}\n\n"
+        "S = number of kernel samples the moments are estimated from; default = moment_error='bound' (kappa "
+        "corrected for the estimated moments), ignore = the paper's kappa on the estimated moments, paper, mean "
+        "known = the paper's kappa with the true mean kernel given, paper, true moments = the paper's kappa on the "
+        "true moments; exact max = the largest exact violation probability the Gaussian law allows; SE = "
+        "sqrt(epsilon (1 - epsilon) / fresh draws), the Monte Carlo standard error\n\n"
         f"every default fit within epsilon + 3 SE: {ok}"
     )
     (run.out / "kernel_chance_mc.md").write_text(text + "\n")

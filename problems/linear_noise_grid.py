@@ -136,7 +136,12 @@ def report(run) -> tuple[str, bool]:
         f"{r['noisy_acc']:.4f} | {r['fit_time']:.3f} |"
         for r in rows
     ]
-    text = "\n".join(lines)
+    legend = (
+        "param = the robust radius (method robust, p = 2), the violation probability epsilon (method chance, "
+        "Gaussian), unused (nominal); clean / noisy acc = test accuracy on the clean test fold / on it perturbed "
+        f"by Gaussian noise of covariance {TEST_NOISE:g}^2 Sigma_class; means over the folds"
+    )
+    text = "\n".join(lines) + "\n\n" + legend
     (out / "summary.md").write_text(text + "\n")
     return text, True
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from rsvm_conic.datasets.synthetic import make_uncertain_classification, train_test_split_arrays
-from rsvm_conic.formulations import chance_constrained_svm, nominal_svm, robust_svm
+from rsvm_conic.formulations import (
+    ChanceConstrainedSVM,
+    NominalSVM,
+    RobustSVM,
+    chance_constrained_svm,
+    nominal_svm,
+    robust_svm,
+)
 from rsvm_conic.runner import ProblemInstance
 from rsvm_conic.uncertainty import UncertaintySet
 
+#: every backend of each family (``rsvm-conic check NAME`` runs them all; ``--backends`` takes a subset)
+ROBUST, NOMINAL, CHANCE = (tuple(cls.BACKENDS) for cls in (RobustSVM, NominalSVM, ChanceConstrainedSVM))
+BOX = tuple(b for b in ROBUST if b != "ipm")  # the interior point's cones are for p = 2 only
 STOCHASTIC_OPTS = {"max_epochs": 2000, "tol": 1e-7, "batch_size": 32, "patience": 20, "seed": 0}
 
 
@@ -44,7 +54,7 @@ INSTANCES = {
         "robust-small",
         "grouped-ellipsoid robust SVM SOCP (eq. 4), L=400 train, n=5, k=2 groups, C=0.25",
         _robust(500, 5, C=0.25, radius=1.0),
-        ("clarabel", "scs", "sgd", "prox"),
+        ROBUST,
         {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
         rtol=1e-3,
     ),
@@ -52,7 +62,7 @@ INSTANCES = {
         "robust-small-inf",
         "box (p = inf) robust SVM, L=400 train, n=5, k=2 groups, C=0.25",
         _robust(500, 5, C=0.25, radius=0.5, p=np.inf),
-        ("clarabel", "scs", "sgd", "prox"),
+        BOX,
         {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
         rtol=1e-3,
     ),
@@ -60,7 +70,7 @@ INSTANCES = {
         "robust-large",
         "grouped-ellipsoid robust SVM SOCP, L=20000 train, n=50, k=2 groups, C=0.05 (lam=1e-3)",
         _robust(25000, 50, C=0.05, radius=1.0),
-        ("clarabel", "scs", "sgd", "prox"),
+        ROBUST,
         {"sgd": {"tol": 1e-5, "seed": 0}, "prox": {"tol": 1e-5, "seed": 0}},
         rtol=1e-3,
     ),
@@ -68,7 +78,7 @@ INSTANCES = {
         "nominal-breast-cancer",
         "nominal linear SVM (eq. 1) on scikit-learn's breast cancer data, C=0.1",
         _nominal_breast_cancer,
-        ("libsvm", "clarabel", "scs", "sgd", "prox"),
+        NOMINAL,
         {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
         rtol=1e-3,
     ),
@@ -76,7 +86,7 @@ INSTANCES = {
         "chance-gaussian-small",
         "Gaussian chance-constrained SVM, epsilon=0.1, L=400 train, n=5, k=2",
         _chance_small,
-        ("clarabel", "scs", "sgd", "prox"),
+        CHANCE,
         {"sgd": STOCHASTIC_OPTS, "prox": STOCHASTIC_OPTS},
         rtol=1e-3,
     ),

@@ -30,7 +30,33 @@ The README's References section lists these and the secondary references (CW16, 
 
 __version__ = "0.1.0"  # the one version string (pyproject.toml reads it)
 
-from . import estimators as _estimators  # noqa: E402  (after __version__, which submodules may read)
-from .estimators import *  # noqa: E402, F401, F403  (every estimator: ``from rsvm_conic import RobustSVC``)
+#: every estimator, exported here: ``from rsvm_conic import RobustSVC`` imports its module at that moment (PEP 562),
+#: so that ``import rsvm_conic`` (and the ``rsvm-conic`` command's start) loads no scikit-learn, CVXPY or numba;
+#: tests/test_startup.py checks this table against ``rsvm_conic.estimators.__all__``
+_ESTIMATORS = (
+    "ChanceConstrainedSVC",
+    "HyperbolicSVC",
+    "KernelRobustSVC",
+    "NominalSVC",
+    "PkSVC",
+    "RobustFeatureSVC",
+    "RobustSVC",
+    "SafeSVC",
+    "WestonWatkinsSVC",
+)
 
-__all__ = [*_estimators.__all__, "__version__"]
+__all__ = [*_ESTIMATORS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _ESTIMATORS:
+        from . import estimators
+
+        value = getattr(estimators, name)
+        globals()[name] = value  # the next access is a plain attribute
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -2,7 +2,8 @@
 
 A user error (a bad option, an unwritable --out, an unreachable scheduler, a results store that
 another run is writing or that cannot be written -- a full disk, a directory in place of
-``results.jsonl`` or its lock --, a damaged ``--data`` store) is one line on stderr starting with
+``results.jsonl`` or its lock --, a damaged ``--data`` store, an entry whose optional extra is not installed:
+``rsvm-conic: NAME needs the dask extra: pip install "rsvm-conic[dask]"``) is one line on stderr starting with
 ``rsvm-conic:`` and exit code 2; any other exception is a bug and keeps its traceback.  SIGINT
 (Ctrl-C, exit code 130) and SIGTERM (exit code 143) stop a run the same way: one line, finished
 cells kept, the lock released, worker processes gone; a second SIGTERM ends the process at once.
@@ -30,18 +31,18 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
-def _summary(entry) -> str:
-    """One line describing a registry entry: its description, docstring, or its module's docstring."""
-    doc = getattr(entry, "description", None) or (entry.__doc__ or "").strip()
-    if not doc:
-        doc = (sys.modules.get(getattr(entry, "__module__", ""), None).__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+def _needs_extra(name: str, extra: str) -> UserError:
+    return UserError(f'{name} needs the {extra} extra: pip install "rsvm-conic[{extra}]"')
 
 
 def _lookup(kind: str, name: str):
-    """The registry entry ``name`` of ``kind``; UserError naming the available ones if there is none."""
+    """The registry entry ``name`` of ``kind``; UserError naming the available ones if there is none, or the
+    extra to install if the entry needs one that is missing."""
     from . import problems
 
+    entry = problems.catalogue(kind).get(name)
+    for extra in problems.missing_extras(entry) if entry is not None else ():
+        raise _needs_extra(name, extra)
     try:
         return problems.get(kind, name)
     except KeyError as exc:
@@ -49,6 +50,8 @@ def _lookup(kind: str, name: str):
 
 
 def _cmd_list(args) -> int:
+    """Every entry from the static catalogue: names, one line each, the extras an entry needs (no problem module
+    is imported)."""
     from . import problems
 
     for kind, title in (
@@ -57,11 +60,10 @@ def _cmd_list(args) -> int:
         ("REPRODUCTIONS", "reproduce"),
         ("BENCHMARKS", "bench"),
     ):
-        reg = problems.registry(kind)
         print(f"{title}:")
-        for name in sorted(reg):
-            entry = reg[name]
-            print(f"  {name:<32} {_summary(entry)}")
+        for name, entry in sorted(problems.catalogue(kind).items()):
+            needs = f" [needs: {', '.join(entry.extras)}]" if entry.extras else ""
+            print(f"  {name:<32} {entry.description}{needs}")
     return 0
 
 
@@ -83,15 +85,19 @@ def _cmd_check(args) -> int:
             f"unknown backend {', '.join(map(repr, bad))} for {instance.name}; --backends takes a "
             f"comma-separated subset of: {', '.join(allowed) if allowed else 'its backends'}"
         )
-    print(f"{instance.name}: {instance.description}")
     reports, ok = check_instance(instance, backends)
-    print(format_reports(reports))
-    verdict = "AGREE" if ok else "DISAGREE"
+    print(format_reports(reports, f"{instance.name}: {instance.description}"))
+    certified = [r.backend for r in reports if r.status == "optimal"]
+    others = [f"{r.backend} ({r.status})" for r in reports if r.status != "optimal"]
+    print(f"\ncertified optimal: {', '.join(certified) or 'none'}; not certified: {', '.join(others) or 'none'}")
     values = "".join(f", |{key} - reference's| <= {tol:g}" for key, tol in instance.value_atol.items())
     print(
-        f"\n{verdict}: every backend within relative objective gap {instance.rtol:g} of the best{values}"
-        if ok
-        else f"\n{verdict}: some backend failed or is more than {instance.rtol:g} from the best{values}"
+        f"{'AGREE' if ok else 'DISAGREE'}: "
+        + (
+            f"every backend's objective within {instance.rtol:g} (relative, 'above best') of the best{values}"
+            if ok
+            else f"some backend failed or its objective is more than {instance.rtol:g} above the best{values}"
+        )
     )
     return 0 if ok else 1
 
@@ -258,9 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
-    from .runner.grid import StoreWarning
-
-    if issubclass(category, StoreWarning):  # about the user's results, not about code: one plain line
+    grid = sys.modules.get(f"{__package__}.runner.grid")  # a StoreWarning comes from a loaded runner
+    if grid is not None and issubclass(category, grid.StoreWarning):  # about the user's results: one plain line
         print(f"rsvm-conic: warning: {message}", file=sys.stderr if file is None else file)
     else:
         _default(message, category, filename, lineno, file, line)
@@ -280,6 +285,7 @@ def main(argv=None) -> int:
         previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
     except ValueError:  # not the main thread: signals stay as they are
         previous, installed = None, False
+    args = None
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -287,6 +293,13 @@ def main(argv=None) -> int:
             return args.fn(args)
     except UserError as exc:
         msg = str(exc)
+    except ImportError as exc:  # an optional extra that is not installed (e.g. matplotlib for a figure)
+        from . import problems
+
+        extra = problems.extra_of(exc.name)
+        if extra is None:
+            raise
+        msg = str(_needs_extra(getattr(args, "name", None) or "this command", extra))
     except KeyboardInterrupt as exc:
         what, code = ("terminated", 143) if isinstance(exc, _Terminated) else ("interrupted", 130)
         print(f"rsvm-conic: {what} (finished grid cells are kept; the same command resumes)", file=sys.stderr)

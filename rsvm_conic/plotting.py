@@ -1,7 +1,10 @@
 """2-D figures for teaching: decision boundaries, decision regions, uncertainty ellipsoids.
 
-Small helpers used by the notebooks (``notebooks/``).  matplotlib is imported
-lazily, so importing this module costs nothing; pass your own ``ax``.
+Small helpers used by the notebooks (``notebooks/``) and the reproductions' figures.  matplotlib is the
+optional ``plot`` extra (``pip install "rsvm-conic[plot]"``); the helpers draw on the ``ax`` you pass, so
+importing this module needs no matplotlib, and :func:`require_matplotlib` is the one check that it is installed.
+
+* :func:`require_matplotlib` -- matplotlib, or an ImportError naming the extra that installs it,
 
 * :func:`ellipse_points` -- the boundary of ``{c + radius * A u : ||u||_2 <= 1}``, ``A A^T = Sigma``,
 * :func:`plot_uncertainty_ellipses` -- one such ellipse around every sample,
@@ -14,6 +17,31 @@ from __future__ import annotations
 import numpy as np
 
 from .uncertainty.sets import psd_sqrt
+
+
+#: the one line a missing matplotlib gives (:func:`require_matplotlib`)
+MISSING_MATPLOTLIB = 'figures need matplotlib, the plot extra: pip install "rsvm-conic[plot]"'
+
+
+def require_matplotlib():
+    """Import and return :mod:`matplotlib`.
+
+    Returns
+    -------
+    module
+        The :mod:`matplotlib` package.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed: one line naming the extra that installs it (``exc.name`` is
+        ``"matplotlib"``).
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(MISSING_MATPLOTLIB, name="matplotlib") from None
+    return matplotlib
 
 
 def _check_2d(X, name="X"):

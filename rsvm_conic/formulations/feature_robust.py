@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import warnings
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
@@ -138,6 +137,8 @@ class FeatureRobustSVM(LinearSVMFormulation):
 
     def _build_model(self):
         """The CVXPY model of formulation (10) (built on first use: only the conic routes need it)."""
+        import cvxpy as cp
+
         L, D = self.X.shape
         zeta, b = cp.Variable(D, name="w"), cp.Variable(name="b")
         t = cp.Variable(L if self.rotations is not None else 1, name="t", nonneg=True)

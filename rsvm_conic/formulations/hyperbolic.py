@@ -75,7 +75,6 @@ from __future__ import annotations
 import time
 import warnings
 
-import cvxpy as cp
 import numpy as np
 
 from .._validation import check_positive
@@ -315,6 +314,8 @@ class HyperbolicMachine(Formulation):
     def _hinge_constraints(self, Y, nu, R, t, s):
         """The truncated-hinge epigraph shared by the exact and the anchors majorisers: ``s_i`` bounds both
         branches given the cone distances ``nu`` (n, C), radii ``R`` and the own-class slack ``t``."""
+        import cvxpy as cp
+
         n, C = nu.shape
         # the off-class distance sums as variables: each of the n C hinge rows then touches 4 variables
         # instead of C + 2, which keeps the interior point's KKT factor sparse
@@ -382,6 +383,8 @@ class HyperbolicMachine(Formulation):
         """The CCP from each start ``(mus, R)`` over the hulls of ``anchors``; the majoriser
         (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and kept on the machine
         for later solves when ``cache``."""
+        import cvxpy as cp
+
         if solver == "clarabel":
             options = {**CLARABEL_CCP, **options}
         P = self._socp if cache else None
@@ -500,6 +503,8 @@ class HyperbolicMachine(Formulation):
         fewer points than features gets smaller cones than the feature coordinates would give, and the
         interior point's dense coupling block shrinks from ``C D`` to ``sum_k r_k`` (measured on 300 Letter
         points, 26 classes, D = 20: 5.6 s -> 1.3 s per step; 5x on the 100-point folds)."""
+        import cvxpy as cp
+
         n, D = self.Phi.shape
         C = self.n_classes
         Y = self.Y

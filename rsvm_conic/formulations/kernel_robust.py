@@ -49,7 +49,6 @@ from __future__ import annotations
 import time
 import warnings
 
-import cvxpy as cp
 import numpy as np
 
 from .._validation import (
@@ -252,6 +251,8 @@ class _KernelRobust(Formulation):
         return self._sync_parameters()
 
     def _sync_parameters(self) -> dict:
+        import cvxpy as cp
+
         if self._cvx_parameters is None:
             self._cvx_parameters = {key: cp.Parameter(nonneg=True, name=key) for key in ("C", "kappa")}
         if not self._synced:
@@ -432,6 +433,8 @@ class _KernelRobust(Formulation):
         return K_rows @ (self.y * solution["alpha"]) + solution["b"]
 
     def _cvx_common(self):
+        import cvxpy as cp
+
         a = cp.Variable(self.n, name="alpha")
         # L L' = K_bar (validated PSD), null directions (eigenvalues <= 1e-12 max(1, lambda_max)) dropped
         L = psd_factor(self.K_bar, "K_bar", on_negative="clip", drop_tol=1e-12, drop_atol=1e-12)
@@ -524,6 +527,8 @@ class RSVMQP(_KernelRobust):
         return self._Kmod
 
     def _build(self):
+        import cvxpy as cp
+
         a, quad, cons = self._cvx_common()
         self.variables = {"alpha": a}
         obj = 0.5 * quad + 0.5 * self.parameters["kappa"] * (self.rho @ cp.square(a)) - cp.sum(a)
@@ -652,6 +657,8 @@ class RSVMSOCP(_KernelRobust):
         return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def _build(self):
+        import cvxpy as cp
+
         a, quad, cons = self._cvx_common()
         nu = cp.Variable(self.n, name="nu")
         self.variables = {"alpha": a, "nu": nu}

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import time
 
-import cvxpy as cp
 import numpy as np
 from scipy.linalg import cho_factor as _cho_factor
 from scipy.linalg import cho_solve as _cho_solve
@@ -276,6 +275,8 @@ class WWKernelDual(Formulation):
         from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
         when the caller already has it (:func:`gram_factor`), saving the eigendecomposition; ``sample_weight``:
         positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted."""
+        import cvxpy as cp
+
         if check_input:
             K = check_X(K, "K")
             if K.shape[0] != K.shape[1]:
@@ -362,6 +363,8 @@ class WWFeatures(Formulation):
     name = "ww-features"
 
     def __init__(self, Phi, codes, n_classes: int | None = None, zeta: float = 1.0, build_conic: bool = True):
+        import cvxpy as cp
+
         self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         self.zeta = check_positive(zeta, "zeta")
         n, D = self.Phi.shape

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 import warnings
 
-import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
@@ -53,6 +52,8 @@ class NominalSVM(LinearSVMFormulation):
         super().__init__(X, y, C, check_input=check_input, sample_weight=sample_weight)
 
     def _build_model(self):
+        import cvxpy as cp
+
         L, n = self.X.shape
         w, b = cp.Variable(n, name="w"), cp.Variable(name="b")
         xi = cp.Variable(L, name="xi", nonneg=True)

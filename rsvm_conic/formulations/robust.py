@@ -17,16 +17,22 @@ them re-uses the compiled problem.
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..uncertainty.sets import UncertaintySet
 from ._linear import LinearSVMFormulation
 
+if TYPE_CHECKING:
+    import cvxpy as cp
+
 
 def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
     """CVXPY expression whose column g is ``A_g^T w``: shape (n, k), built with one matrix product."""
+    import cvxpy as cp
+
     k, n = factors.shape[0], factors.shape[-1]
     if diagonal:
         # row g n + j holds A_g[j] in column j; built directly (stacking k identity blocks took 13 s at k = 20000)
@@ -40,6 +46,8 @@ def robust_cone_constraints(w, t, factors, diagonal, q):
     """t_g >= ||A_g^T w||_q for every group, as vectorised constraints whose dual values are the cone
     multipliers ``z_g`` of the certificate (:func:`cone_multipliers`): one SOC for q = 2; for q = inf
     ``+-A_g^T w <= t_g``; for q = 1 ``+-A_g^T w <= v_g``, ``sum_j v_gj <= t_g``."""
+    import cvxpy as cp
+
     Z = group_support_expr(w, factors, diagonal)
     if q == 2.0:
         return [cp.SOC(t, Z, axis=0)]
@@ -112,6 +120,8 @@ class RobustSVM(LinearSVMFormulation):
 
     def _build_model(self):
         """The SOCP of the module docstring (built on first use: only conic routes need it)."""
+        import cvxpy as cp
+
         unc = self.uncertainty
         L, n = self.X.shape
         w, b = cp.Variable(n, name="w"), cp.Variable(name="b")

@@ -19,8 +19,11 @@ import tempfile
 import threading
 import time
 import warnings
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
+if TYPE_CHECKING:
+    import cvxpy as cp
+
 
 #: Default options: tight tolerances so that different backends can be compared.
 SOLVER_OPTIONS = {
@@ -61,6 +64,8 @@ def solve_cvxpy(
     ``quiet_inaccurate`` (with ``accept_inaccurate``): return an ``optimal_inaccurate`` result
     without a warning -- for callers that certify the point themselves by a duality gap.
     """
+    import cvxpy as cp
+
     if solver == "auto":
         try:
             return solve_cvxpy(

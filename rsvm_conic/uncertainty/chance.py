@@ -22,7 +22,6 @@ probability up to 1 / (1 + 0.33^2) = 0.9 under Chebyshev's worst case.  The test
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import chi2, nct, norm
 
 from .._validation import check_choice, check_integer, check_probability
 
@@ -48,6 +47,8 @@ def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = Fa
                 f"epsilon = {eps} > 0.5 makes the Gaussian chance constraint non-convex "
                 "(kappa < 0); use epsilon in (0, 0.5]."
             )
+        from scipy.stats import norm
+
         return float(norm.isf(eps))
     if model == "finite":
         return float(np.sqrt(2.0 * np.log(1.0 / eps)))
@@ -111,6 +112,8 @@ def kappa_estimated(
     S = check_integer(n_samples, "n_samples", minimum=2)
     delta = 1.0 - check_probability(confidence, "confidence")
     if model == "gaussian":
+        from scipy.stats import chi2, nct, norm
+
         if mean_known:
             return float(k * np.sqrt((S - 1) / chi2.ppf(delta, S - 1)))
         k_s = float(nct.ppf(1.0 - delta, S - 1, k * np.sqrt(S)) / np.sqrt(S))
@@ -130,6 +133,8 @@ def epsilon_from_kappa(k: float, model: str = "chebyshev") -> float:
     if k < 0:
         raise ValueError(f"kappa must be >= 0; got {k}.")
     if model == "gaussian":
+        from scipy.stats import norm
+
         return float(norm.sf(k))
     if model == "finite":
         return float(np.exp(-0.5 * k * k))
