@@ -99,6 +99,11 @@ class SafeSVM(Formulation):
         Softplus smoothing of the hinge on both levels.
     eps : float, default=1e-3
         Smoothing of ``||diag(sigma) w||_2`` as ``sqrt(||diag(sigma) w||^2 + eps^2)``.
+    sample_weight : array-like of shape (L,) or None, default=None
+        Nonnegative weights of the training rows' loss terms (lower level and the certified robust SVM at the
+        learned sigma); the ``hypergradient`` backend takes them, ``stochastic_bilevel`` raises a ValueError.
+    sample_weight_val : array-like of shape (L_val,) or None, default=None
+        Nonnegative weights of the validation rows' loss terms (upper level).
     """
 
     name = "safe"
