@@ -54,12 +54,44 @@ _KERNEL_PSD = {
     # casts the (float) kernel to int32/int64: truncating the entries makes it indefinite
     "check_estimators_dtypes": "the check truncates the kernel to integers, which makes it indefinite "
     "(smallest eigenvalue -2); float32/float64 kernels pass",
+    # fits a random non-symmetric 10 x 10 X, not a kernel: the kernel's validation speaks first.  On a kernel, one
+    # class left by the weights gets 'only samples of class ... have positive weight' (tests/test_sample_weight.py)
+    "check_classifiers_one_label_sample_weights": "the check passes a non-symmetric X, which is not a kernel "
+    "matrix; the one-class message is tested on a kernel in tests/test_sample_weight.py",
 }
 
 
 def expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
+    if isinstance(estimator, HyperbolicSVC):
+        # fit(X, y, sample_weight=w) raises a ValueError saying weights are not supported (not a TypeError)
+        return {
+            name: "HyperbolicSVC refuses sample_weight with a ValueError: its CCP takes no weights"
+            for name in (
+                "check_sample_weights_not_an_array",
+                "check_sample_weights_list",
+                "check_all_zero_sample_weights_error",
+                "check_sample_weights_shape",
+                "check_sample_weights_not_overwritten",
+                "check_sample_weight_equivalence_on_dense_data",
+            )
+        }
+    if isinstance(estimator, SafeSVC):
+        return {
+            "check_sample_weight_equivalence_on_dense_data": "SafeSVC learns sigma on a stratified split of the "
+            "samples: on the check's data one class keeps a single sample of positive weight (the repeated rows have "
+            "copies of it), which cannot be split; at a given sigma tests/test_sample_weight.py checks the equivalence"
+        }
+    if isinstance(estimator, WestonWatkinsSVC):
+        # measured on the check's data (15 points, 3 classes): the repeated rows' fit runs "cd" (certified gap
+        # 6.4e-6, relative 2.0e-7), the weighted fit the dual QP (gap 6.4e-10); decision values 1.4e-6 apart, against
+        # the check's rtol 1e-7.  With solver="dual" for both they are 8.5e-10 apart.  tests/test_sample_weight.py
+        # checks the equivalence within the certified gaps.
+        return {
+            "check_sample_weight_equivalence_on_dense_data": "the repeated rows' default route (cd) is certified to a "
+            "1e-6 relative gap: decision values 1.4e-6 apart, above the check's rtol 1e-7 (8.5e-10 with solver='dual')"
+        }
     if isinstance(estimator, RobustFeatureSVC):
         return {
             **{
@@ -100,7 +132,16 @@ def test_grid_search_and_pipeline():
 def test_weighted_estimators_run_the_sample_weight_checks():
     """scikit-learn runs its sample_weight checks (equivalence with repeated rows, shapes, all-zero weights, one
     class left) only on estimators whose fit takes sample_weight: these do."""
-    for est in (NominalSVC(), RobustSVC(), ChanceConstrainedSVC(), RobustFeatureSVC(), PkSVC()):
+    for est in (
+        NominalSVC(),
+        RobustSVC(),
+        ChanceConstrainedSVC(),
+        RobustFeatureSVC(),
+        PkSVC(),
+        KernelRobustSVC(),
+        WestonWatkinsSVC(),
+        SafeSVC(),
+    ):
         assert has_fit_parameter(est, "sample_weight") and "class_weight" in est.get_params()
 
 

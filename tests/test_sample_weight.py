@@ -1,4 +1,4 @@
-"""``sample_weight`` and ``class_weight`` on the linear estimators and the robust feature SVM.
+"""``sample_weight`` and ``class_weight`` on the linear, robust feature, Gaussian-point and kernel-robust estimators.
 
 An integer weight is the same as repeating the sample (0: dropping it); weights multiply each sample's loss term
 (``C_i = C s_i``) on every route that takes them, and the certificate's dual point lies in the weighted box
@@ -259,3 +259,252 @@ def test_weighted_polish_certifies_a_perturbed_dual():
     _, _, _, rep = certified_svm_dual(lambda idx: Kr[:, idx], yr, 10.0, ar0, 1e-8, full_kernel=lambda: Kr)
     assert rep.status == "optimal"
     assert abs(info.primal - rep.primal) <= info.gap_abs + rep.gap_abs + 64 * EPS * info.primal
+
+
+def _kernel_data(seed, n=24):
+    rng = np.random.default_rng(seed % 100000)
+    X = rng.standard_normal((n, 3))
+    y = np.where(np.arange(n) % 2 == 0, 1, 0)
+    X[:, 0] += 0.8 * (2 * y - 1)
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=-1))
+    s = rng.integers(0, 4, n)
+    s[:2] = [1, 2]  # both classes keep a positive weight
+    return rng, K, y, s
+
+
+def _kernel_same_optimum(a, b):
+    """Two certified fits of the same dual problem: objectives within the sum of their certified gaps."""
+    sa, sb = a.solver_info_, b.solver_info_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * max(1.0, abs(sa["primal"]))
+
+
+def _kernel_routes():
+    from rsvm_conic.estimators.kernel_robust import _SOLVERS
+
+    return [(m, r) for m in ("qp", "socp", "qn") for r in _SOLVERS[m]]
+
+
+@pytest.mark.parametrize("method, solver", _kernel_routes())
+@fuzz_settings(3)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_kernel_robust_integer_weights_equal_the_repeated_gram_matrix(method, solver, seed, C):
+    """Property, every method and route of KernelRobustSVC: integer weights (zeros included) on a noise-free kernel
+    give the optimum of the fit on the repeated Gram matrix (rows and columns repeated), within the certified gaps;
+    the weighted multipliers lie in the weighted box and are the copies' summed multipliers (to the gaps)."""
+    from rsvm_conic.estimators import KernelRobustSVC
+
+    _, K, y, s = _kernel_data(seed)
+    idx = np.repeat(np.arange(y.size), s)
+    kw = dict(method=method, solver=solver, C=C, bias="free")
+    a = KernelRobustSVC(**kw).fit(K, y, sample_weight=s)
+    b = KernelRobustSVC(**kw).fit(K[np.ix_(idx, idx)], y[idx])
+    assert a.solver_info_["route"].endswith(solver if method != "qn" else "libsvm")  # kappa beta = 0: the SVM dual
+    _kernel_same_optimum(a, b)
+    assert np.all(a.alpha_ >= 0) and np.all(a.alpha_ <= C * s * (1 + 4 * EPS)) and np.all(a.alpha_[s == 0] == 0)
+    # the dual objective is lam-strongly convex (lam = the smallest eigenvalue of K) and the copies' summed
+    # multipliers reach the repeated fit's objective: both are within sqrt(2 gap / lam) of the unique optimum
+    lam = float(np.linalg.eigvalsh(K)[0])
+    summed = np.bincount(idx, weights=b.alpha_, minlength=y.size)
+    radius = sum(math.sqrt(2 * max(f.solver_info_["gap_abs"], 0.0) / lam) for f in (a, b))
+    assert np.linalg.norm(summed - a.alpha_) <= radius + 1e-9 * C
+
+
+@pytest.mark.parametrize("method", ["qp", "socp", "qn"])
+def test_kernel_robust_weighted_routes_agree_with_noise(method):
+    """With kernel noise (sigma2; a PSD beta for "qn", whose route certifies only then) every route of a method
+    reaches the same certified optimum of the weighted problem; its dual box is the weighted one, so a weight below 1
+    caps alpha_i below C."""
+    from rsvm_conic.estimators import KernelRobustSVC
+    from rsvm_conic.estimators.kernel_robust import _SOLVERS
+
+    rng, K, y, s = _kernel_data(3)
+    s = s * 0.75  # fractional weights
+    v = 0.1 * rng.uniform(size=y.size)
+    sigma2 = np.outer(v, v)
+    fits = [
+        KernelRobustSVC(method=method, solver=r, C=10.0, epsilon=0.1).fit(K, y, sample_weight=s, sigma2=sigma2)
+        for r in _SOLVERS[method]
+    ]
+    for f in fits:
+        assert f.solver_info_["route"].split("/")[0] == f"rsvm-{method}"
+        _kernel_same_optimum(f, fits[0])
+        assert np.all(f.alpha_ <= 10.0 * s * (1 + 4 * EPS))
+    unweighted = KernelRobustSVC(method=method, C=10.0).fit(K, y, sigma2=sigma2)
+    assert unweighted.solver_info_["primal"] < fits[0].solver_info_["primal"] - fits[0].solver_info_["gap_abs"]
+
+
+def test_kernel_robust_zero_weight_drops_the_point_and_class_weight_multiplies():
+    """A point of weight 0 is the same as removing its row and column (from the kernel samples too); class_weight
+    ("balanced" or a dict) times sample_weight is the fit with that product as sample_weight."""
+    from rsvm_conic.estimators import KernelRobustSVC
+
+    rng, K, y, s = _kernel_data(5)
+    samples = K[None] + 0.02 * rng.standard_normal((6,) + K.shape)
+    samples = 0.5 * (samples + samples.transpose(0, 2, 1))
+    keep = s > 0
+    a = KernelRobustSVC(C=2.0).fit(samples, y, sample_weight=s)
+    b = KernelRobustSVC(C=2.0).fit(samples[:, keep][:, :, keep], y[keep], sample_weight=s[keep])
+    _kernel_same_optimum(a, b)
+    assert a.alpha_.shape == (y.size,) and np.all(a.alpha_[~keep] == 0)
+    for cw in ("balanced", {0: 2.0, 1: 0.5}):
+        c = KernelRobustSVC(C=2.0, class_weight=cw).fit(K, y, sample_weight=s)
+        d = KernelRobustSVC(C=2.0).fit(K, y, sample_weight=s * compute_sample_weight(cw, y))
+        _kernel_same_optimum(c, d)
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        (-np.ones(24), "sample_weight must hold 24 nonnegative numbers .* got 24 negative"),
+        (np.ones(23), r"sample_weight must hold 24 nonnegative numbers .* got shape \(23,\)"),
+        (np.zeros(24), "sample_weight is zero for every sample"),
+        ((np.arange(24) % 2 == 0).astype(float), "both classes with positive sample_weight"),
+    ],
+)
+def test_kernel_robust_bad_sample_weight_says_what_to_fix(weights, match):
+    from rsvm_conic.estimators import KernelRobustSVC
+
+    _, K, y, _ = _kernel_data(0)
+    with pytest.raises(ValueError, match=match):
+        KernelRobustSVC().fit(K, y, sample_weight=weights)
+
+
+def test_paper_bias_weighted_mean_is_the_repeated_points_mean():
+    """The paper's bias (mean of y_j - f(x_j) over the support vectors) with sample weights is the mean over the
+    copies of the repeated problem when the multipliers are spread evenly over them."""
+    from rsvm_conic.formulations.kernel_robust import paper_bias
+
+    rng, K, y, s = _kernel_data(11)
+    s = s + 1
+    ypm = 2.0 * y - 1
+    alpha = rng.uniform(0, 1, y.size) * s
+    idx = np.repeat(np.arange(y.size), s)
+    rep = paper_bias((alpha / s)[idx], ypm[idx], K[np.ix_(idx, idx)], 1.0)
+    assert paper_bias(alpha, ypm, K, 1.0, weights=s) == pytest.approx(rep, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("n_classes, n_components", [(2, None), (3, None), (3, 20)])
+@fuzz_settings(3)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_weston_watkins_integer_weights_equal_repeated_rows(n_classes, n_components, seed, C):
+    """Property, WestonWatkinsSVC (exact kernel: libsvm for two classes, the dual QP for three; random features: the
+    dual QP): integer weights (zeros included) give the certified optimum of the repeated rows, within the gaps."""
+    from rsvm_conic.estimators import WestonWatkinsSVC
+
+    rng = np.random.default_rng(seed % 100000)
+    L = 30
+    y = np.arange(L) % n_classes
+    X = rng.standard_normal((L, 2)) + y[:, None] * [1.0, 0.5]
+    s = rng.integers(0, 4, L)
+    s[:n_classes] = 1
+    kw = dict(C=C, sigma=1.0, n_components=n_components)
+    a = WestonWatkinsSVC(**kw).fit(X, y, sample_weight=s)
+    b = WestonWatkinsSVC(**kw, solver="dual").fit(np.repeat(X, s, axis=0), np.repeat(y, s))
+    assert a.solver_ == ("libsvm" if n_classes == 2 and n_components is None else "dual")
+    sa, sb = a.solver_info_, b.solver_info_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * sa["primal"]
+
+
+def test_weston_watkins_weights_validation_routes_and_class_weight():
+    """Routes that take no weights are refused by name; a class left without positive weight says which;
+    class_weight multiplies sample_weight; the certificate's dual point lies in the weighted box."""
+    from rsvm_conic.estimators import WestonWatkinsSVC
+    from rsvm_conic.formulations.multiclass_ww import WWMachine, ww_dual_bound
+
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 3
+    X = rng.standard_normal((30, 2)) + y[:, None]
+    s = rng.uniform(0.2, 2.0, 30)
+    for solver in ("cd", "alm", "primal"):
+        with pytest.raises(ValueError, match=f"solver='{solver}' does not take sample weights.*libsvm, dual"):
+            WestonWatkinsSVC(solver=solver).fit(X, y, sample_weight=s)
+    with pytest.raises(ValueError, match="no sample of class 2 has positive weight"):
+        WestonWatkinsSVC().fit(X, y, sample_weight=(y < 2).astype(float))
+    with pytest.raises(ValueError, match="sample_weight must hold 30 nonnegative numbers"):
+        WestonWatkinsSVC().fit(X, y, sample_weight=-s)
+    for cw in ("balanced", {0: 2.0, 1: 0.5, 2: 1.0}):
+        c = WestonWatkinsSVC(class_weight=cw).fit(X, y, sample_weight=s)
+        d = WestonWatkinsSVC().fit(X, y, sample_weight=s * compute_sample_weight(cw, y))
+        assert abs(c.solver_info_["primal"] - d.solver_info_["primal"]) <= (
+            c.solver_info_["gap_abs"] + d.solver_info_["gap_abs"] + 64 * EPS * c.solver_info_["primal"]
+        )
+    # ww_dual_bound clips any multipliers into the weighted box: a bound from the unweighted box would exceed the
+    # weighted optimum when weights are below 1
+    m = WWMachine(y, 3, 2.0, K=np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, -1)), sample_weight=s)
+    opt = m.solve("dual").certificate
+    _, feasible = ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))
+    assert np.all(feasible <= m.zeta[:, None] * (1 + 4 * EPS))
+    assert ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))[0] <= (
+        opt.primal * (1 + 1e-12)
+    )
+
+
+def _safe_data(seed, L=40):
+    rng = np.random.default_rng(seed % 100000)
+    X = rng.standard_normal((L, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(L) > 0, 1, 0)
+    y[:2] = [0, 1]
+    s = rng.integers(0, 4, L)
+    s[:4] = 1
+    return rng, X, y, s
+
+
+@fuzz_settings(4)
+@given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([1.0, 100.0]))
+def test_safe_svc_integer_weights_equal_repeated_rows_at_a_given_sigma(seed, C):
+    """Property, SafeSVC at a fixed sigma (sigma_min = sigma_max): integer weights (zeros included) give the certified
+    optimum of the robust SVM on the repeated rows, within the certified gaps."""
+    from rsvm_conic.estimators import SafeSVC
+
+    _, X, y, s = _safe_data(seed)
+    kw = dict(C=C, sigma_min=0.3, sigma_max=0.3, random_state=0, max_iter=2)
+    a = SafeSVC(**kw).fit(X, y, sample_weight=s)
+    b = SafeSVC(**kw).fit(np.repeat(X, s, axis=0), np.repeat(y, s))
+    sa, sb = a.solver_stats_, b.solver_stats_
+    assert sa["status"] == sb["status"] == "optimal"
+    assert abs(sa["primal"] - sb["primal"]) <= sa["gap_abs"] + sb["gap_abs"] + 64 * EPS * sa["primal"]
+    dw = float(np.linalg.norm(a.coef_ - b.coef_))
+    assert dw <= math.sqrt(2 * max(sa["gap_abs"], 0.0)) + math.sqrt(2 * max(sb["gap_abs"], 0.0)) + 1e-12
+
+
+def test_safe_svm_weighted_hypergradient_is_the_repeated_rows_one():
+    """The bi-level problem with integer weights on the training and validation rows has the smoothed upper objective
+    and hypergradient of the repeated rows (the weighted lower-level derivatives and upper gradient)."""
+    from rsvm_conic.formulations.safe import SafeSVM
+
+    rng, X, y, s = _safe_data(2)
+    ypm = 2.0 * y - 1
+    Xa, ya, sa_ = X[:25], ypm[:25], s[:25] + 1
+    Xv, yv, sv = X[25:], ypm[25:], s[25:] + 1
+    sigma = rng.uniform(0.1, 0.8, 3)
+    weighted = SafeSVM(Xa, ya, Xv, yv, C=2.0, sample_weight=sa_, sample_weight_val=sv)
+    repeated = SafeSVM(np.repeat(Xa, sa_, 0), np.repeat(ya, sa_), np.repeat(Xv, sv, 0), np.repeat(yv, sv), C=2.0)
+    Fw, gw = weighted.hypergradient(sigma)
+    Fr, gr = repeated.hypergradient(sigma)
+    assert Fw == pytest.approx(Fr, rel=1e-8)
+    assert np.allclose(gw, gr, rtol=1e-6, atol=1e-8 * (1 + np.abs(gr).max()))
+
+
+def test_safe_svc_weights_need_the_hypergradient_route_and_class_weight_multiplies():
+    from rsvm_conic.estimators import SafeSVC
+
+    _, X, y, s = _safe_data(3)
+    with pytest.raises(ValueError, match="solver='stochastic_bilevel' does not take sample weights.*'hypergradient'"):
+        SafeSVC(solver="stochastic_bilevel").fit(X, y, sample_weight=s)
+    with pytest.raises(ValueError, match="both classes with positive sample_weight"):
+        SafeSVC().fit(X, y, sample_weight=(y == 1).astype(float))
+    kw = dict(sigma_min=0.2, sigma_max=0.2, random_state=0, max_iter=2)
+    c = SafeSVC(class_weight="balanced", **kw).fit(X, y, sample_weight=s)
+    d = SafeSVC(**kw).fit(X, y, sample_weight=s * compute_sample_weight("balanced", y))
+    assert abs(c.objective_ - d.objective_) <= c.solver_stats_["gap_abs"] + d.solver_stats_["gap_abs"]
+
+
+def test_hyperbolic_svc_refuses_sample_weight_with_a_value_error():
+    """HyperbolicSVC takes no sample weights: any sample_weight is a ValueError saying so (not a TypeError)."""
+    from rsvm_conic.estimators import HyperbolicSVC
+
+    _, X, y, s = _safe_data(0)
+    with pytest.raises(ValueError, match="HyperbolicSVC does not support sample_weight.*repeat the samples"):
+        HyperbolicSVC().fit(X, y, sample_weight=s)

@@ -288,6 +288,10 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Backend of the upper-level search (``SafeSVM.BACKENDS``).
     random_state : int or None, default=None
         Seed of the validation split and of the stochastic method (None: seed 0 for the latter).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``) on both levels and in
+        the final robust SVM, as in scikit-learn's ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  Weighted fits
+        need ``solver="hypergradient"``.
 
     Attributes
     ----------
@@ -320,8 +324,10 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         max_iter=None,
         solver="hypergradient",
         random_state=None,
+        class_weight=None,
     ):
         self.C = C
+        self.class_weight = class_weight
         self.sigma_min = sigma_min
         self.sigma_max = sigma_max
         self.validation_fraction = validation_fraction
@@ -330,7 +336,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the semi-axes on a validation split, then fit the robust SVM on all the data.
 
         Parameters
@@ -339,6 +345,11 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (L,)
             Binary labels.
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight of each sample's loss terms (``C_i = C * sample_weight[i] * class weight``) in the
+            lower level, the validation loss and the final robust SVM; 0 drops the sample.  Given the learned sigma, an
+            integer weight is the same as repeating the sample; the validation split is a split of samples, so the
+            learned sigma itself can differ from the repeated samples' (their copies may fall on both sides).
 
         Returns
         -------
@@ -357,17 +368,44 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         if not 0 < float(self.validation_fraction) < 1:
             raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction}.")
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
-        Xa, Xv, ya, yv = train_test_split(
-            X, y_pm, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight)
+        wa = wv = None
+        if weights is not None:
+            if self.solver != "hypergradient":
+                raise ValueError(
+                    f"solver={self.solver!r} does not take sample weights (sample_weight or class_weight); the route "
+                    "that does: 'hypergradient'."
+                )
+            keep = keep_weighted(weights, y_pm, classes)
+            X, y_pm, weights = X[keep], y_pm[keep], weights[keep]  # a sample of weight 0 takes no part
+            Xa, Xv, ya, yv, wa, wv = train_test_split(
+                X, y_pm, weights, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
+            )
+        else:
+            Xa, Xv, ya, yv = train_test_split(
+                X, y_pm, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
+            )
+        bil = SafeSVM(
+            Xa,
+            ya,
+            Xv,
+            yv,
+            C=self.C,
+            sigma_min=self.sigma_min,
+            sigma_max=self.sigma_max,
+            tau=self.tau,
+            sample_weight=wa,
+            sample_weight_val=wv,
         )
-        bil = SafeSVM(Xa, ya, Xv, yv, C=self.C, sigma_min=self.sigma_min, sigma_max=self.sigma_max, tau=self.tau)
         if self.solver == "hypergradient":
             opts = {} if self.max_iter is None else {"max_iter": int(self.max_iter)}
         else:
             seed = 0 if self.random_state is None else self.random_state
             opts = {"seed": seed} if self.max_iter is None else {"seed": seed, "n_outer": int(self.max_iter)}
         res = bil.solve(self.solver, **opts)
-        sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C).solve("auto")
+        sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C, sample_weight=weights).solve(
+            "auto"
+        )
         self.classes_ = classes
         self.sigma_ = res.sigma
         self.bilevel_ = res

@@ -46,7 +46,7 @@ from ..solvers.contract import first_certified
 from ..uncertainty.chance import kappa as kappa_of
 from ..uncertainty.chance import kappa_estimated
 from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel
-from ._base import BinaryClassifierTags
+from ._base import BinaryClassifierTags, keep_weighted, sample_weights
 
 __all__ = ["KernelRobustSVC"]
 
@@ -110,6 +110,10 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         decision function is libsvm's.
     n_random_starts : extra random starts for "qn" (the nominal SVM solution is always a start).
     random_state : seed for the random starts.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms, as in scikit-learn's ``SVC``: the dual box becomes
+        ``0 <= alpha_i <= C * class_weight[y_i] * sample_weight[i]`` on every method and route;
+        ``"balanced"``: ``n / (2 * count(y_i))``.
 
     Attributes
     ----------
@@ -157,6 +161,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         beta="auto",
         moment_error="bound",
         moment_confidence=0.95,
+        class_weight=None,
     ):
         self.method = method
         self.noise = noise
@@ -170,6 +175,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.moment_error = moment_error
         self.moment_confidence = moment_confidence
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -179,7 +185,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     def _kappa(self):
         return kappa_of(self.epsilon, self.noise)  # Gaussian epsilon > 0.5 (kappa < 0, (15) non-convex) raises
 
-    def fit(self, X, y, *, K_bar=None, sigma2=None, a=None, b=None):
+    def fit(self, X, y, sample_weight=None, *, K_bar=None, sigma2=None, a=None, b=None):
         """Fit the robust SVM on an uncertain training kernel (see the module docstring for the input forms).
 
         Parameters
@@ -188,6 +194,11 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Samples of the noisy training kernel, or its mean kernel.
         y : array-like of shape (n,)
             Binary labels.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Nonnegative weight ``s_i`` of each training point: the dual box ``0 <= alpha_i <= C s_i`` (times the class
+            weight).  An integer weight is the same as repeating the point with its kernel noise shared by the copies
+            (the dual depends on the copies' total multiplier); for a noise-free kernel that is exactly the fit on the
+            repeated Gram matrix.  A point of weight 0 takes no part in the fit (its ``alpha_i`` is 0).
         K_bar : array-like of shape (n, n) or None, default=None
             The known mean kernel, with kernel samples ``X`` (None: their mean).
         sigma2 : array-like of shape (n, n) or None, default=None
@@ -269,13 +280,20 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         y_pm, classes = check_binary_labels(y, n) if labels is None else labels  # (n = X.shape[0] there)
         rule = self.beta if self.beta != "auto" else ("symmetric" if unc.symmetric_noise else "paper")
         beta = unc.beta(self.noise, rule=rule)
-        common = dict(C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias, check_input=False)
+        K_fit, y_fit, keep = unc.K_bar, y_pm, None
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            if not np.all(keep):  # a point of weight 0 takes no part: its rows and columns are dropped
+                sub = np.ix_(keep, keep)
+                K_fit, y_fit, beta, weights = unc.K_bar[sub], y_pm[keep], beta[sub], weights[keep]
+        common = dict(C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias, check_input=False, sample_weight=weights)
         if self.method == "qp":
-            f = RSVMQP(unc.K_bar, y_pm, beta, **common)
+            f = RSVMQP(K_fit, y_fit, beta, **common)
         elif self.method == "socp":
-            f = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
+            f = RSVMSOCP(K_fit, y_fit, beta, **common)
         else:
-            f = RSVMQN(unc.K_bar, y_pm, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
+            f = RSVMQN(K_fit, y_fit, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
         chain = [f"{f.name}/{r}" for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver) :]]
         if self.method == "qn":  # the conservative convex surrogate (PSD part of beta), certified
             chain += [f"{RSVMSOCP.name}/{r}" for r in _SOLVERS["socp"]]
@@ -284,7 +302,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         def attempt(label):
             name, route = label.split("/")
             if name not in formulations:  # the surrogate, built on first use
-                formulations[name] = RSVMSOCP(unc.K_bar, y_pm, beta, **common)
+                formulations[name] = RSVMSOCP(K_fit, y_fit, beta, **common)
             sol = formulations[name].solve(route)
             return (formulations[name], sol), sol.info["certificate"]
 
@@ -300,7 +318,11 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.solution_ = sol
         self.solver_info_ = self.solver_stats_ = sol.info["certificate"]
         self.kappa_ = kappa
-        self.alpha_ = sol["alpha"]
+        alpha = sol["alpha"]
+        if keep is not None and not np.all(keep):  # the dropped points' multipliers are 0
+            alpha = np.zeros(n)
+            alpha[keep] = sol["alpha"]
+        self.alpha_ = alpha
         self.intercept_ = float(sol["b"])
         self.t_ = float(sol["t"])
         self.support_ = np.flatnonzero(self.alpha_ > self.sv_tol * C)

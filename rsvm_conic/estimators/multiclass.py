@@ -112,6 +112,28 @@ def _check_fit_input(estimator, X, y):
     return X, codes, classes
 
 
+def multiclass_weights(codes, classes, sample_weight, class_weight):
+    """The weights ``s_i`` of the samples' loss terms: ``sample_weight`` times the class weights (``class_weight``:
+    None, ``"balanced"`` or a dict ``{label: weight}``, from the unweighted labels as in scikit-learn), or None when
+    both are None.  Validated here (the public boundary): every class needs a sample of positive weight."""
+    if sample_weight is None and class_weight is None:
+        return None
+    from sklearn.utils.class_weight import compute_class_weight
+
+    from .._validation import check_sample_weight
+
+    weights = np.ones(codes.size) if sample_weight is None else check_sample_weight(sample_weight, codes.size)
+    if class_weight is not None:
+        weights = weights * compute_class_weight(class_weight, classes=classes, y=classes[codes])[codes]
+    missing = np.setdiff1d(np.arange(classes.size), codes[weights > 0])
+    if missing.size:
+        raise ValueError(
+            f"no sample of class {classes[missing[0]].item()!r} has positive weight: every class needs a sample with "
+            "positive sample_weight (times class_weight)."
+        )
+    return weights
+
+
 def _binary_scores(scores):
     """scikit-learn's convention: with two classes, one score per sample, positive for classes_[1]."""
     return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
@@ -150,6 +172,10 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         sizes) or raises ``SolverError``.  The exact routes (``libsvm`` with a double-precision
         polish, ``dual``) certify a 1e-6 relative gap.
     random_state : seed for k-means and random features.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's hinge terms (penalty ``C * class_weight[y_i] * sample_weight[i]``), as in
+        scikit-learn's ``SVC``; ``"balanced"``: ``L / (n_classes * count(y_i))``.  Weighted fits run the routes that
+        take weights (``libsvm``, ``dual``); any other explicit ``solver`` raises a ValueError naming them.
 
     Attributes
     ----------
@@ -187,8 +213,10 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         random_state=0,
         sigma_dir=None,
         exclusion_tol=0.25,
+        class_weight=None,
     ):
         self.C = C
+        self.class_weight = class_weight
         self.sigma_dir = sigma_dir
         self.exclusion_tol = exclusion_tol
         self.primal_mu = primal_mu
@@ -202,7 +230,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the Weston-Watkins machine.
 
         Parameters
@@ -211,6 +239,12 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (L,)
             Class labels (two or more classes).
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight ``s_i`` of each sample's hinge terms (penalty ``C s_i``, times the class weight; the
+            dual box ``alpha_ik <= 2 C s_i``): an integer weight is the same as repeating the sample, 0 drops it.
+            Weighted fits run the routes that take weights, ``libsvm`` (two classes, exact kernel) and ``dual``.
+            ``kernel="consolidation"`` fits its subclasses (k-means) on the samples of positive weight, unweighted:
+            there the equivalence with repeated samples holds for the machine given the kernel only.
 
         Returns
         -------
@@ -220,6 +254,16 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         X, codes, classes = _check_fit_input(self, X, y)
         zeta = msvmpack_zeta(check_positive(self.C, "C"))  # eq. 1.9 (margin 2) solves MSVMpack's C at zeta = 2 C
         check_choice(self.solver, "solver", ("auto", "cd", "alm", "libsvm", "dual", "primal"))
+        weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            if self.solver not in ("auto",) + WWMachine.WEIGHTED:
+                raise ValueError(
+                    f"solver={self.solver!r} does not take sample weights (sample_weight or class_weight); the routes "
+                    f"that do: {', '.join(WWMachine.WEIGHTED)} (or 'auto')."
+                )
+            keep = weights > 0
+            if not np.all(keep):  # a sample of weight 0 takes no part in the fit
+                X, codes, weights = X[keep], codes[keep], weights[keep]
         primal_tol = check_positive(self.primal_tol, "primal_tol")
         self.classes_ = classes
         nC = classes.size
@@ -230,11 +274,11 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.rff_ is not None:
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
-            machine = WWMachine(codes, nC, zeta, Phi=self._features(X), primal_options=primal_kw)
+            machine = WWMachine(codes, nC, zeta, Phi=self._features(X), primal_options=primal_kw, sample_weight=weights)
         else:
             if self.solver == "libsvm" and nC != 2:
                 raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
-            machine = WWMachine(codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw)
+            machine = WWMachine(codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw, sample_weight=weights)
         routes = machine.auto_routes() if self.solver == "auto" else machine.chain(self.solver)
 
         def attempt(route):
@@ -388,7 +432,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             return self._features(X)
         return self._gram(X, self.X_fit_) @ self.nystrom_
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the hyperbolic kernel machine by the CCP.
 
         Parameters
@@ -397,12 +441,20 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (L,)
             Class labels (two or more classes).
+        sample_weight : None
+            Not supported: anything but None raises a ValueError (repeat the samples instead, or use
+            :class:`WestonWatkinsSVC`, which takes sample weights).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        if sample_weight is not None:
+            raise ValueError(
+                "HyperbolicSVC does not support sample_weight (its CCP, class-mean starts, gamma='auto' and Nystroem "
+                "features take no weights): repeat the samples instead, or use WestonWatkinsSVC, which takes them."
+            )
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
         check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))

@@ -55,6 +55,7 @@ from .._validation import (
     check_choice,
     check_finite_array,
     check_positive,
+    check_sample_weight,
     check_two_classes,
     psd_factor,
     symmetric_part,
@@ -97,20 +98,23 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     return K_bar, y, beta, C, kappa
 
 
-def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper"):
-    """Bias of Sec. 3 (``mode="paper"``: all SVs) or over free SVs (``mode="free"``)."""
+def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper", weights=None):
+    """Bias of Sec. 3 (``mode="paper"``: all SVs) or over free SVs (``mode="free"``).  With sample ``weights``
+    ``s`` (the box ``0 <= alpha_i <= C s_i``) the average is weighted by them, as a point of weight 2 counts as its two
+    copies do in the fit on the repeated kernel; a support vector is still ``alpha_i > sv_tol C``, the copies'
+    threshold."""
     sv = alpha > sv_tol * C
     if not sv.any():
         return 0.0
     at = sv
     if mode == "free":
-        free = sv & (alpha < (1 - sv_tol) * C)
+        free = sv & (alpha < (1 - sv_tol) * (C if weights is None else C * weights))
         if free.any():
             at = free
         else:  # every SV at its bound: b is any point of the KKT interval; libsvm takes its midpoint
             return _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol)
     f = K_bar[np.ix_(at, sv)] @ (alpha[sv] * y[sv])  # sum over all SVs i, evaluated at the points j in `at`
-    return float(np.mean(y[at] - f))
+    return float(np.average(y[at] - f, weights=None if weights is None else weights[at]))
 
 
 def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
@@ -149,6 +153,7 @@ class _KernelRobust(Formulation):
         bias: str = "paper",
         check_input: bool = True,
         cert_tol: float = CERT_TOL,
+        sample_weight=None,
     ):
         if check_input:
             self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
@@ -157,6 +162,12 @@ class _KernelRobust(Formulation):
             C, kappa = check_positive(C, "C"), check_positive(kappa, "kappa", strict=False)
         self.cert_tol = check_positive(cert_tol, "cert_tol")
         self.n = self.K_bar.shape[0]
+        if sample_weight is not None and check_input:
+            sample_weight = check_sample_weight(sample_weight, self.n)
+            if np.any(sample_weight == 0):
+                raise ValueError("sample_weight has zeros: drop those samples (rows and columns of K_bar and beta).")
+        #: the weights ``s_i`` of the box ``0 <= alpha_i <= C s_i`` (positive), or None
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self._Q = None
         self._F = None
         self.sv_tol = check_positive(sv_tol, "sv_tol")
@@ -225,6 +236,14 @@ class _KernelRobust(Formulation):
         return float(self._values["kappa"])
 
     @property
+    def box(self):
+        """The upper bounds of ``alpha``: ``C``, or ``C s_i`` per sample with ``sample_weight``."""
+        return self.C if self.sample_weight is None else self.C * self.sample_weight
+
+    def _box_total(self) -> float:
+        return self.C * (self.n if self.sample_weight is None else float(np.sum(self.sample_weight)))
+
+    @property
     def parameters(self) -> dict:
         """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with
         :meth:`set_params` when read: setting a ``cp.Parameter`` validates its value (~0.1 ms, as much as a warm
@@ -287,17 +306,18 @@ class _KernelRobust(Formulation):
 
     def constraint_violation(self, alpha) -> float:
         a = np.asarray(alpha, dtype=float)
-        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.C, 0))), float(np.max(np.maximum(-a, 0))))
+        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.box, 0))), float(np.max(np.maximum(-a, 0))))
 
     def _nominal_alpha(self, polish: bool = False):
         """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
-        a, _ = libsvm_dual(self.K_bar, self.y, self.C)
+        box = self.box
+        a, _ = libsvm_dual(self.K_bar, self.y, box)
         if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
             p = polish_svm_dual(
                 self.K_bar,
                 self.y,
-                self.C,
-                project_box_hyperplane_sorted(a, self.y, self.C),
+                box,
+                project_box_hyperplane_sorted(a, self.y, box),
                 self.cert_tol,
                 check_input=False,
             )
@@ -385,16 +405,17 @@ class _KernelRobust(Formulation):
 
     def _feasible(self, alpha) -> np.ndarray:
         """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
-        a = np.clip(np.asarray(alpha, dtype=float), 0.0, self.C)
-        if abs(float(self.y @ a)) > 1e-12 * self.C * self.n:  # e.g. an interior-point solution: make it feasible
-            a = project_box_hyperplane_sorted(a, self.y, self.C)
+        box = self.box
+        a = np.clip(np.asarray(alpha, dtype=float), 0.0, box)
+        if abs(float(self.y @ a)) > 1e-12 * self._box_total():  # e.g. an interior-point solution: make it feasible
+            a = project_box_hyperplane_sorted(a, self.y, box)
         return a
 
     def _finish(self, alpha, extra=None) -> dict:
         a = self._feasible(alpha)
         vals = {
             "alpha": a,
-            "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias),
+            "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
             "t": self.t_value(a),
         }
         if extra:
@@ -418,7 +439,8 @@ class _KernelRobust(Formulation):
         # L L' = K_bar (validated PSD), null directions (eigenvalues <= 1e-12 max(1, lambda_max)) dropped
         L = psd_factor(self.K_bar, "K_bar", on_negative="clip", drop_tol=1e-12, drop_atol=1e-12)
         quad = cp.sum_squares(L.T @ cp.multiply(self.y, a)) if L.shape[1] else cp.Constant(0.0)
-        cons = [a >= 0, a <= self.parameters["C"], self.y @ a == 0]
+        top = self.parameters["C"] if self.sample_weight is None else self.parameters["C"] * self.sample_weight
+        cons = [a >= 0, a <= top, self.y @ a == 0]
         return a, quad, cons
 
 
@@ -447,7 +469,8 @@ class RSVMQP(_KernelRobust):
         libsvm's own stopping tolerance (the certificate, not this, decides optimality).
     **kw
         ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
-        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
+        ``check_input`` (default True), ``cert_tol`` (certified relative gap, default 1e-6) and ``sample_weight``
+        (positive weights ``s_i``: the weighted box ``0 <= alpha_i <= C s_i``; default None).
     """
 
     name = "rsvm-qp"
@@ -526,11 +549,14 @@ class RSVMQP(_KernelRobust):
         kr = self._kappa_rho()
         g = self._Qa(a) - 1.0 if kr is None else self._Qa(a) + kr * a - 1.0
         F = 0.5 * float(a @ (g - 1.0))
-        return self._certify(route, F, lagrangian_lower_bound(F, g, a, self.y, self.C, self._margin_err(a, g)), detail)
+        return self._certify(
+            route, F, lagrangian_lower_bound(F, g, a, self.y, self.box, self._margin_err(a, g)), detail
+        )
 
     def _polish(self, alpha):
+        box = self.box
         p = polish_svm_dual(
-            self.modified_kernel(), self.y, self.C, np.clip(alpha, 0.0, self.C), self.cert_tol, check_input=False
+            self.modified_kernel(), self.y, box, np.clip(alpha, 0.0, box), self.cert_tol, check_input=False
         )
         return None if p is None else p[0]
 
@@ -546,7 +572,7 @@ class RSVMQP(_KernelRobust):
         alpha, clf = libsvm_dual(
             Kmod,
             self.y,
-            self.C,
+            self.box,
             tol=options.get("tol", self.libsvm_tol),
             cache_size=options.get("cache_size", 200),
             shrinking=options.get("shrinking", True),
@@ -555,7 +581,7 @@ class RSVMQP(_KernelRobust):
         n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
         cert = self.certificate(a, f"{self.name}/libsvm", iterations=n_iter)
         if cert.status != "optimal":
-            polished = polish_svm_dual(Kmod, self.y, self.C, a, self.cert_tol, check_input=False)
+            polished = polish_svm_dual(Kmod, self.y, self.box, a, self.cert_tol, check_input=False)
             if polished is not None:
                 a_p = self._feasible(polished[0])
                 cert_p = self.certificate(
@@ -600,7 +626,8 @@ class RSVMSOCP(_KernelRobust):
         Chance-constraint factor (:func:`~rsvm_conic.uncertainty.chance.kappa`); 0 gives the nominal SVM.
     **kw
         ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
-        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
+        ``check_input`` (default True), ``cert_tol`` (certified relative gap, default 1e-6) and ``sample_weight``
+        (positive weights ``s_i``: the weighted box ``0 <= alpha_i <= C s_i``; default None).
 
     Attributes for other solvers: ``K_bar``, ``Q``, ``y``, ``beta`` (original, symmetrised),
     ``beta_hat``, ``B`` (``B'B = beta_hat``), ``C``, ``kappa``.
@@ -670,7 +697,7 @@ class RSVMSOCP(_KernelRobust):
             lam = np.maximum(lam, 0.0)
             q = 0.5 * float(a @ Qa) + float(lam @ (a * a)) - float(a.sum())
             g = Qa + 2.0 * lam * a - 1.0
-            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.C, self._margin_err(a, g)))
+            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.box, self._margin_err(a, g)))
         detail["lambda_min"] = min(lam_mins)
         return self._certify(route, F, lower, detail)
 
@@ -685,13 +712,14 @@ class RSVMSOCP(_KernelRobust):
         return self._certify(route, cert.primal, d, dict(detail, dual_from="cone IPM"))
 
     def _polish(self, alpha):
-        a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, self.C), self.y, self.C)
+        box = self.box
+        a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
         try:
             res = solve_rsvm_socp(
                 None,
                 None,
                 self.y,
-                self.C,
+                box,
                 self.kappa,
                 a0,
                 tol=0.01 * self.cert_tol,
@@ -720,7 +748,7 @@ class RSVMSOCP(_KernelRobust):
                 None,
                 None,
                 self.y,
-                self.C,
+                self.box,
                 self.kappa,
                 warm_start,
                 tol=tol,
@@ -758,7 +786,7 @@ class RSVMSOCP(_KernelRobust):
         t0 = time.perf_counter()
         route = f"{self.name}/ipm"
         try:
-            a, nu, info = rsvm_socp_ipm(self.Q, self.B, self.y, self.C, self.kappa, max_iter=max_iter, **ipm_options)
+            a, nu, info = rsvm_socp_ipm(self.Q, self.B, self.y, self.box, self.kappa, max_iter=max_iter, **ipm_options)
         except np.linalg.LinAlgError as exc:  # KKT matrix not PD: not certified
             return self._uncertified("ipm", f"RSVM_SOCP interior point failed: LinAlgError: {exc}", fallback)
         detail = {"iterations": info["iterations"], "ipm_status": info["status"]}
@@ -771,7 +799,7 @@ class RSVMSOCP(_KernelRobust):
             cert.tol = float(gap_tol)
             cert.status = "optimal" if cert.certified else "uncertified"
         x = values["alpha"]
-        gap = frank_wolfe_gap(self.dual_objective().gradient(x), x, self.y, self.C)
+        gap = frank_wolfe_gap(self.dual_objective().gradient(x), x, self.y, self.box)
         info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
         if cert.status != "optimal":
             return self._uncertified(
@@ -823,7 +851,8 @@ class RSVMQN(_KernelRobust):
         Start from the nominal SVM solution (libsvm).
     **kw
         ``sv_tol`` (support-vector threshold for the bias, default 1e-6), ``bias`` (``"paper"`` or ``"free"``),
-        ``check_input`` (default True) and ``cert_tol`` (certified relative gap, default 1e-6).
+        ``check_input`` (default True), ``cert_tol`` (certified relative gap, default 1e-6) and ``sample_weight``
+        (positive weights ``s_i``: the weighted box ``0 <= alpha_i <= C s_i``; default None).
     """
 
     name = "rsvm-qn"
@@ -876,9 +905,9 @@ class RSVMQN(_KernelRobust):
         """
         a = np.asarray(alpha, dtype=float)
         F, g = self.dual_objective().value_and_gradient(a)
-        detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.C)
+        detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.box)
         if self.kappa == 0.0 or not np.any(self.beta):
-            lower = lagrangian_lower_bound(F, g, a, self.y, self.C, self._margin_err(a, g))
+            lower = lagrangian_lower_bound(F, g, a, self.y, self.box, self._margin_err(a, g))
         else:
             lower, how, _ = self.relaxation_bound()
             detail["dual_from"] = how
@@ -933,7 +962,16 @@ class RSVMQN(_KernelRobust):
             M[np.ix_(idx, idx)] = theta * self.beta[np.ix_(idx, idx)]
             M[idx, idx] = d[idx]
         how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
-        f = RSVMSOCP(self.K_bar, self.y, M, C=self.C, kappa=self.kappa, check_input=False, cert_tol=self.cert_tol)
+        f = RSVMSOCP(
+            self.K_bar,
+            self.y,
+            M,
+            C=self.C,
+            kappa=self.kappa,
+            check_input=False,
+            cert_tol=self.cert_tol,
+            sample_weight=self.sample_weight,
+        )
         self._relax_model = (f, how)
         return self._relax_model
 
@@ -961,7 +999,7 @@ class RSVMQN(_KernelRobust):
             return self._attach(sol, cert)
         pts = list(starts or [])
         if self._warm is not None:
-            pts.append(np.clip(self._warm, 0, self.C))
+            pts.append(np.clip(self._warm, 0, self.box))
         if self.nominal_start:
             pts.append(self._nominal_alpha())
         if getattr(self, "_P0", None) is None:  # rsvm_qn's default P0, 1e3 (1 + lambda_max(Q)): once per instance
@@ -970,7 +1008,7 @@ class RSVMQN(_KernelRobust):
             self.K_bar,
             self.y,
             self.beta,
-            self.C,
+            self.box,
             self.kappa,
             starts=pts,
             P0=self._P0,

@@ -131,9 +131,13 @@ def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C:
     return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
-def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta: float) -> float:
-    """Primal objective of eq. 1.9 given ``sum_k ||w_k||^2`` and the training scores."""
-    return 0.5 * float(sq_norm) + float(zeta) * float(ww_losses(scores, codes).sum())
+def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta) -> float:
+    """Primal objective of eq. 1.9 given ``sum_k ||w_k||^2`` and the training scores; ``zeta`` may hold one
+    penalty ``zeta_i = zeta s_i`` per sample (sample weights ``s_i``)."""
+    losses = ww_losses(scores, codes)
+    if np.ndim(zeta):
+        return 0.5 * float(sq_norm) + float(np.asarray(zeta) @ losses.sum(axis=1))
+    return 0.5 * float(sq_norm) + float(zeta) * float(losses.sum())
 
 
 def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tuple[float, np.ndarray]:
@@ -148,12 +152,14 @@ def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tu
     which keeps the box.  The dual objective ``D(t alpha) = 2 t sum(alpha) - t^2/2 q``
     (``q = sum_k beta_k^T K beta_k``, from ``gram(beta)``) is maximised over ``t`` in ``[0, 1]``.
     Any such point is dual feasible, so ``D`` is a certified lower bound (weak duality); it is
-    tight at the optimum's multipliers.  Returns ``(D, alpha_feasible)``; ``alpha = 0`` gives 0.
+    tight at the optimum's multipliers.  Returns ``(D, alpha_feasible)``; ``alpha = 0`` gives 0.  ``zeta`` may
+    hold one bound ``zeta_i`` per sample (the weighted box ``alpha_ik <= zeta_i``).
     """
     n, C = alpha.shape
     Y = np.zeros((n, C))
     Y[np.arange(n), codes] = 1.0
-    a = np.clip(np.nan_to_num(alpha, nan=0.0), 0.0, zeta) * (1.0 - Y)
+    top = np.asarray(zeta, dtype=float)[:, None] if np.ndim(zeta) else zeta
+    a = np.clip(np.nan_to_num(alpha, nan=0.0), 0.0, top) * (1.0 - Y)
     F = np.zeros((C, C))
     np.add.at(F, codes, a)  # F[m, k] = sum over samples of class m of alpha_ik
     best = (0.0, np.zeros_like(a))
@@ -216,7 +222,8 @@ def ww_scaled_model(scores, sq_norm, codes, zeta, margin_err=0.0):
     dmin = float(np.min(d)) - 2.0 * margin_err
     if dmin > 0.0:
         t = 2.0 * (1.0 + 1e-12) / dmin
-        P = 0.5 * t * t * sq_norm + zeta * float(np.sum(np.maximum(2.0 - t * d, 0.0)))
+        slack = np.maximum(2.0 - t * d, 0.0)
+        P = 0.5 * t * t * sq_norm + (float(zeta @ slack.sum(axis=1)) if np.ndim(zeta) else zeta * float(slack.sum()))
         if P < best[1]:
             best = (t, P)
     return best
@@ -228,11 +235,11 @@ def ww_certificate(
     """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
     the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
     ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array); ``floor`` (a keyword) defaults to
-    ``1e-9 zeta n``."""
+    ``1e-9 zeta n`` (``1e-9 sum(zeta)`` for one ``zeta_i`` per sample)."""
     KB = apply_K(beta)
     primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
     dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
-    kwargs.setdefault("floor", 1e-9 * zeta * beta.shape[0])
+    kwargs.setdefault("floor", 1e-9 * (float(np.sum(zeta)) if np.ndim(zeta) else zeta * beta.shape[0]))
     return certify(route, primal, dual, tol, **kwargs)
 
 
@@ -255,11 +262,20 @@ class WWKernelDual(Formulation):
     name = "ww-kernel-dual"
 
     def __init__(
-        self, K, codes, n_classes: int | None = None, zeta: float = 1.0, *, check_input: bool = True, factor=None
+        self,
+        K,
+        codes,
+        n_classes: int | None = None,
+        zeta: float = 1.0,
+        *,
+        check_input: bool = True,
+        factor=None,
+        sample_weight=None,
     ):
         """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
         from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
-        when the caller already has it (:func:`gram_factor`), saving the eigendecomposition."""
+        when the caller already has it (:func:`gram_factor`), saving the eigendecomposition; ``sample_weight``:
+        positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted."""
         import cvxpy as cp
 
         if check_input:
@@ -282,7 +298,8 @@ class WWKernelDual(Formulation):
         A = cp.sum(alpha, axis=1, keepdims=True)  # (n, 1)
         beta = cp.multiply(self.Y, A @ np.ones((1, C))) - alpha
         self._eq = cp.sum(beta, axis=0) == 0
-        cons = [alpha <= zeta_p * (1.0 - self.Y), self._eq]
+        top = 1.0 - self.Y if sample_weight is None else (1.0 - self.Y) * np.asarray(sample_weight)[:, None]
+        cons = [alpha <= zeta_p * top, self._eq]
         obj = 0.5 * cp.sum_squares(L.T @ beta) - 2.0 * cp.sum(alpha)
         self.problem = cp.Problem(cp.Minimize(obj), cons)
         self.parameters = {"zeta": zeta_p}
@@ -321,21 +338,22 @@ class WWKernelDual(Formulation):
         return np.argmax(self.decision_function(solution, K_test), axis=1)
 
 
-def ww_binary_libsvm(K, codes, zeta: float, tol: float = 1e-8):
-    """Exact binary WW through libsvm: returns ``(beta (n, 2), b (2,))``."""
+def ww_binary_libsvm(K, codes, zeta, tol: float = 1e-8):
+    """Exact binary WW through libsvm: returns ``(beta (n, 2), b (2,))``; ``zeta`` may hold one bound per sample."""
     from ..solvers.certificates import hinge_min
     from ..solvers.svm_dual import libsvm_dual, polish_svm_dual
 
     y_pm = np.where(codes == 1, 1.0, -1.0)
-    alpha, _ = libsvm_dual(K, y_pm, float(zeta), tol=tol, max_iter=-1)
+    zeta = np.asarray(zeta, dtype=float) if np.ndim(zeta) else float(zeta)
+    alpha, _ = libsvm_dual(K, y_pm, zeta, tol=tol, max_iter=-1)
     # libsvm meets its KKT tolerance, not a 1e-6 objective gap: polish in double precision (one Newton
     # step on its active set, as for RSVM_QP), kept only if it certifies
-    polished = polish_svm_dual(K, y_pm, float(zeta), alpha, 1e-7)  # a tenth of the certificate's 1e-6
+    polished = polish_svm_dual(K, y_pm, zeta, alpha, 1e-7)  # a tenth of the certificate's 1e-6
     v = y_pm * (alpha if polished is None else polished[0])  # y_i alpha_i, y = +1 for class 1
     beta = np.stack([-v, v], axis=1)
     # libsvm's intercept is an average over free support vectors (accurate to its tolerance only); the
     # best offset c of the SVM f = K v + c for this v minimises sum_i max(0, 1 - y_i f_i) exactly
-    c = hinge_min(1.0 - y_pm * (K @ v), y_pm)[1]
+    c = hinge_min(1.0 - y_pm * (K @ v), y_pm, zeta if np.ndim(zeta) else None)[1]
     return beta, np.array([-c, c])
 
 
@@ -444,10 +462,19 @@ class WWMachine(Formulation):
         "certificate: dual bound of the smoothed multipliers (primal tol)",
     }
 
-    def __init__(self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None):
+    #: the routes that take sample weights (the box ``alpha_ik <= zeta s_i``)
+    WEIGHTED = ("libsvm", "dual")
+
+    def __init__(
+        self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None, sample_weight=None
+    ):
         if (K is None) == (Phi is None):
             raise ValueError("give exactly one of K (exact kernel) and Phi (explicit features).")
-        self.codes, self.n_classes, self.zeta = codes, int(n_classes), float(zeta)
+        self.codes, self.n_classes = codes, int(n_classes)
+        self.sample_weight = sample_weight  # positive weights s_i (trusted), or None
+        #: the penalty: ``zeta``, or ``zeta s_i`` per sample with sample weights
+        self.zeta = float(zeta) if sample_weight is None else float(zeta) * np.asarray(sample_weight, dtype=float)
+        self.zeta_scalar = float(zeta)
         self.K, self.Phi = K, Phi
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
@@ -456,6 +483,8 @@ class WWMachine(Formulation):
         self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
 
     def _available(self, backend: str) -> bool:
+        if self.sample_weight is not None and backend not in self.WEIGHTED:
+            return False
         return backend != "libsvm" or (self.K is not None and self.n_classes == 2)
 
     def auto_routes(self) -> tuple[str, ...]:
@@ -469,6 +498,8 @@ class WWMachine(Formulation):
         which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
+        if self.sample_weight is not None:  # the routes that take weights
+            return ("dual",)
         if self.n * self.n_classes <= SMALL_PAIRS:  # small: numpy alm, nothing to compile
             return self.chain("alm")
         return self.chain("cd")
@@ -477,7 +508,10 @@ class WWMachine(Formulation):
         """``route`` and its fallbacks: an uncertified ``cd``, ``alm`` or primal run falls back to the dual
         QP while that is of moderate size (``n C <= DUAL_FALLBACK_MAX``; the smoothed multipliers cannot
         certify optima whose multipliers are tiny, e.g. kernel entries ~1e6); beyond it ``cd`` falls back to
-        ``alm`` and ``alm`` to the primal L-BFGS (certified to its own, looser tolerance)."""
+        ``alm`` and ``alm`` to the primal L-BFGS (certified to its own, looser tolerance).  With sample weights
+        only :attr:`WEIGHTED` routes run: ``libsvm`` falls back to ``dual``."""
+        if self.sample_weight is not None:
+            return (route, "dual") if route == "libsvm" else (route,)
         if route in ("cd", "alm", "primal") and self.n * self.n_classes <= DUAL_FALLBACK_MAX:
             return (route, "dual")
         if route == "cd":
@@ -515,7 +549,7 @@ class WWMachine(Formulation):
             scores = data @ coef + b
             sq = float(np.sum(coef * (self.K @ coef))) if self.K is not None else float(np.sum(coef**2))
         primal = ww_objective(sq, scores, self.codes, self.zeta)
-        floor = 1e-9 * self.zeta * self.n  # as the routes' own certificates
+        floor = 1e-9 * float(np.sum(self.zeta) if np.ndim(self.zeta) else self.zeta * self.n)  # as the routes' own
         detail = dict(cert.detail, scale=t, solver_primal=cert.primal)
         dual = cert.dual
         new = certify(route, primal, dual, cert.tol, iterations=cert.iterations, time=cert.time, floor=floor,
@@ -586,12 +620,19 @@ class WWMachine(Formulation):
                     tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12, tol_feas=1e-12
                 )
             try:
+                z, w = self.zeta_scalar, self.sample_weight
                 dual = (
                     WWKernelDual(
-                        Kd, codes, nC, zeta, check_input=False, factor=self.kernel_factor()[0] if exact else None
+                        Kd,
+                        codes,
+                        nC,
+                        z,
+                        check_input=False,
+                        factor=self.kernel_factor()[0] if exact else None,
+                        sample_weight=w,
                     )
                     if s_ == 1.0
-                    else WWKernelDual(Kd / s_, codes, nC, zeta * s_, check_input=False)
+                    else WWKernelDual(Kd / s_, codes, nC, z * s_, check_input=False, sample_weight=w)
                 )
                 sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
             except SolverError:

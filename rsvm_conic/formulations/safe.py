@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_binary_labels, check_positive, check_X
+from .._validation import check_binary_labels, check_positive, check_sample_weight, check_X
 from ..solvers.bilevel import lower_derivatives, softplus, stochastic_bilevel, upper_gradient
 from ..solvers.contract import Solution, SolveInfo
 from ..uncertainty.sets import UncertaintySet
@@ -99,6 +99,11 @@ class SafeSVM(Formulation):
         Softplus smoothing of the hinge on both levels.
     eps : float, default=1e-3
         Smoothing of ``||diag(sigma) w||_2`` as ``sqrt(||diag(sigma) w||^2 + eps^2)``.
+    sample_weight : array-like of shape (L,) or None, default=None
+        Nonnegative weights of the training rows' loss terms (lower level and the certified robust SVM at the
+        learned sigma); the ``hypergradient`` backend takes them, ``stochastic_bilevel`` raises a ValueError.
+    sample_weight_val : array-like of shape (L_val,) or None, default=None
+        Nonnegative weights of the validation rows' loss terms (upper level).
     """
 
     name = "safe"
@@ -110,7 +115,20 @@ class SafeSVM(Formulation):
     }
     conic_backends = ()
 
-    def __init__(self, X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, tau=0.05, eps=1e-3):
+    def __init__(
+        self,
+        X,
+        y,
+        X_val,
+        y_val,
+        C=1.0,
+        sigma_min=0.0,
+        sigma_max=1.0,
+        tau=0.05,
+        eps=1e-3,
+        sample_weight=None,
+        sample_weight_val=None,
+    ):
         self.X = check_X(X)
         n = self.X.shape[1]
         self.y, classes = check_binary_labels(y, self.X.shape[0])
@@ -128,6 +146,12 @@ class SafeSVM(Formulation):
         self.sigma_min, self.sigma_max = lo, hi
         self.tau = check_positive(tau, "tau")
         self.eps = check_positive(eps, "eps")
+        # the weights of the training and validation rows' loss terms (1: unweighted); the hypergradient route
+        # takes them
+        self.sample_weight = 1.0 if sample_weight is None else check_sample_weight(sample_weight, self.X.shape[0])
+        self.sample_weight_val = (
+            1.0 if sample_weight_val is None else check_sample_weight(sample_weight_val, self.X_val.shape[0])
+        )
         self._theta = np.zeros(n + 1)
         self.parameters, self.variables = {}, {}
 
@@ -141,10 +165,12 @@ class SafeSVM(Formulation):
 
     def lower_objective(self, theta, sigma) -> float:
         w, _, _, z = self._parts(theta, sigma)
-        return 0.5 * float(w @ w) + self.C * float(np.sum(softplus(z, self.tau)))
+        return 0.5 * float(w @ w) + self.C * float(np.sum(self.sample_weight * softplus(z, self.tau)))
 
     def _grad_hess(self, theta, sigma, mixed=False):
-        grad, H, J, _ = lower_derivatives(self.X, self.y, self.C, theta, sigma, self.tau, self.eps, mixed=mixed)
+        grad, H, J, _ = lower_derivatives(
+            self.X, self.y, self.C, theta, sigma, self.tau, self.eps, weight=self.sample_weight, mixed=mixed
+        )
         return grad, H, J
 
     def solve_lower(self, sigma, theta0=None, tol=1e-10, max_iter=200):
@@ -196,18 +222,18 @@ class SafeSVM(Formulation):
 
     # ------------------------------------------------------------------ upper level
     def upper_objective(self, theta) -> float:
-        return upper_gradient(self.X_val, self.y_val, theta, self.tau)[0]
+        return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.sample_weight_val)[0]
 
     def validation_hinge(self, theta) -> float:
         m = self.y_val * (self.X_val @ theta[:-1] + theta[-1])
-        return float(np.sum(np.maximum(0.0, 1.0 - m)))
+        return float(np.sum(self.sample_weight_val * np.maximum(0.0, 1.0 - m)))
 
     def hypergradient(self, sigma, theta=None):
         """(F(sigma), dF/dsigma) of the smoothed bi-level problem by implicit differentiation."""
         sigma = np.asarray(sigma, dtype=float)
         theta = self.solve_lower(sigma) if theta is None else theta
         _, H, J = self._grad_hess(theta, sigma, mixed=True)
-        F, gF = upper_gradient(self.X_val, self.y_val, theta, self.tau)
+        F, gF = upper_gradient(self.X_val, self.y_val, theta, self.tau, self.sample_weight_val)
         v = np.linalg.solve(H + 1e-12 * np.eye(H.shape[0]), gF)
         return F, -J.T @ v
 
@@ -218,6 +244,9 @@ class SafeSVM(Formulation):
         return super().solve(backend, **options)
 
     def auto_routes(self) -> tuple[str, ...]:
+        """The backends in order; with sample weights the one that takes them (``hypergradient``)."""
+        if np.ndim(self.sample_weight) or np.ndim(self.sample_weight_val):
+            return ("hypergradient",)
         return tuple(self.BACKENDS)
 
     def _solve_hypergradient(self, sigma0=None, max_iter=100, step0=1.0, tol=1e-6, lower_tol=1e-6) -> SafeResult:
@@ -257,6 +286,10 @@ class SafeSVM(Formulation):
         ``eta0``, ``beta0``, ``warmup``), then the stochastic proximal method on the exact lower level at the
         learned sigma, warm-started at the method's iterate and certified to ``lower_tol`` (``lower_options``
         go to it)."""
+        if np.ndim(self.sample_weight) or np.ndim(self.sample_weight_val):
+            raise ValueError(
+                "the stochastic_bilevel route does not take sample weights; the route that does: hypergradient."
+            )
         t0 = time.perf_counter()
         res = stochastic_bilevel(
             self.X,
@@ -285,7 +318,14 @@ class SafeSVM(Formulation):
         """Re-solve the exact robust SVM at sigma by ``lower_route`` (certified), score it on the validation data."""
         from .robust import RobustSVM
 
-        rob = RobustSVM(self.X, self.y, UncertaintySet(Sigma=sigma**2, radius=1.0), C=self.C, check_input=False)
+        rob = RobustSVM(
+            self.X,
+            self.y,
+            UncertaintySet(Sigma=sigma**2, radius=1.0),
+            C=self.C,
+            check_input=False,
+            sample_weight=self.sample_weight if np.ndim(self.sample_weight) else None,
+        )
         low = rob.solve(lower_route, **lower_opts)
         w, b = np.asarray(low["w"], dtype=float), float(low["b"])
         upper = self.validation_hinge(np.append(w, b))

@@ -71,15 +71,17 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
     lower level ``g = 1/2 ||w||^2 + C weight sum_i s_tau(z_i)`` on the rows (X, y) given.
 
     ``weight = L / |B|`` on a minibatch B makes every returned quantity an unbiased estimate of the
-    full-data one.  Returns ``(grad (n+1,), H (n+1, n+1), J (n+1, n) or None, z (m,))``.
+    full-data one; ``weight`` may also hold one weight per row (sample weights).  Returns
+    ``(grad (n+1,), H (n+1, n+1), J (n+1, n) or None, z (m,))``.
     """
     w, b = theta[:-1], theta[-1]
     n = w.shape[0]
     r = np.sqrt(np.sum((sigma * w) ** 2) + eps**2)
     z = 1.0 - y * (X @ w + b) + r
-    a = sigmoid(z / tau)
-    c = a * (1.0 - a) / tau
-    Cw = C * weight
+    sg = sigmoid(z / tau)
+    a = sg * weight  # the rows' weights folded into the softplus derivatives
+    c = sg * (1.0 - sg) / tau * weight
+    Cw = C
     gr = sigma**2 * w / r  # d r / d w
     Gz = np.hstack([-y[:, None] * X + gr, -y[:, None]])  # d z_i / d theta  (m, n+1)
     grad = np.concatenate([w, [0.0]]) + Cw * (a @ Gz)
@@ -95,11 +97,12 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
 
 
 def upper_gradient(Xv, yv, theta, tau, weight=1.0):
-    """``(F, grad_theta F)`` of ``F = weight sum_v s_tau(1 - y_v (<w, x_v> + b))`` on the rows given."""
+    """``(F, grad_theta F)`` of ``F = weight sum_v s_tau(1 - y_v (<w, x_v> + b))`` on the rows given (``weight``: a
+    number or one weight per row)."""
     m = yv * (Xv @ theta[:-1] + theta[-1])
-    av = sigmoid((1.0 - m) / tau)
-    g = -weight * np.concatenate([(av * yv) @ Xv, [np.sum(av * yv)]])
-    return weight * float(np.sum(softplus(1.0 - m, tau))), g
+    av = weight * sigmoid((1.0 - m) / tau)
+    g = -np.concatenate([(av * yv) @ Xv, [np.sum(av * yv)]])
+    return float(np.sum(weight * softplus(1.0 - m, tau))), g
 
 
 def _inner_gradient(X, y, theta, sigma, tau, eps):

@@ -92,7 +92,7 @@ class PenaltyProblem:
         # bounds that are violated, or active with the gradient of f pushing outwards (the
         # penalty will be active after the first step)
         gf = self.F.gradient(a, parts) + self.P * float(self.y @ a) * self.y
-        tol = 1e-12 * max(1.0, self.C)
+        tol = 1e-12 * max(1.0, float(np.max(self.C)))  # C may hold one bound per sample (the weighted box)
         act = (a > self.C) | (a < 0) | ((a <= tol) & (gf > 0)) | ((a >= self.C - tol) & (gf < 0))
         H[np.diag_indices_from(H)] += self.P * act
         return H
@@ -288,7 +288,7 @@ def rsvm_qn(
         a -= y * (y @ a) / n  # balance the classes
         pts.append(np.clip(a, 0, C))
     if not pts:
-        pts.append(np.full(n, 0.5 * C))
+        pts.append(np.full(n, 0.5) * C)
     best = None
     records = []
     for a0 in pts:
@@ -296,7 +296,9 @@ def rsvm_qn(
         total = 0
         conv = True
         for k in range(P_levels):
-            prob = PenaltyProblem(Q, beta, y, float(C), float(kappa), P0 * P_factor**k)
+            prob = PenaltyProblem(
+                Q, beta, y, np.asarray(C, dtype=float) if np.ndim(C) else float(C), float(kappa), P0 * P_factor**k
+            )
             H0 = _inverse_pd(prob.hessian(a)) if init_hessian else None
             kw = {}
             if init_hessian:

@@ -254,7 +254,8 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     if kappa == 0:  # no robust term: drop nu, tau (they would be unbounded above); plain SVM dual
         B = np.zeros((1, n))
     given = "boost" in opts
-    boosts = [opts.pop("boost")] if given else [float(np.sqrt(C))] + ([1.0] if C != 1.0 else [])
+    c_max = float(np.max(C))  # the weighted box: its largest bound sets the scale
+    boosts = [opts.pop("boost")] if given else [float(np.sqrt(c_max))] + ([1.0] if c_max != 1.0 else [])
     attempts = []
     for boost in boosts:
         with numpy_path_for(Q.size + B.size):  # small: the cone kernels' numpy twins, nothing compiled
@@ -497,7 +498,8 @@ def _face_direction(F, parts, a, g, y, C, idx, d, b):
         r = ZV @ c0  # descent ray on which the model is linear
         base = a[idx] + d_p
         with np.errstate(divide="ignore", invalid="ignore"):
-            lim = np.where(r < 0, base / -r, np.where(r > 0, (C - base) / r, np.inf))
+            top = C[idx] if np.ndim(C) else C  # the weighted box: one bound per coordinate
+            lim = np.where(r < 0, base / -r, np.where(r > 0, (top - base) / r, np.inf))
         t = float(np.min(lim))
         d[idx] = d_p + r * (t if np.isfinite(t) and t > 0 else 1.0)
         return d, m
@@ -565,10 +567,11 @@ def solve_rsvm_socp(
     if objective is None:
         y, objective = _prepare(K_bar, beta, y, factor, check_input)
     B = objective.B
-    C = float(C)
+    C = np.asarray(C, dtype=float) if np.ndim(C) else float(C)  # one bound per sample: the weighted box
     kappa = float(kappa)
-    if not (np.isfinite(C) and C > 0):
+    if not (np.all(np.isfinite(C)) and np.all(C > 0)):
         raise ValueError(f"C must be finite and > 0; got {C}.")
+    C_total = float(np.sum(C)) if np.ndim(C) else C * y.size
     if not (np.isfinite(kappa) and kappa >= 0):
         raise ValueError(f"kappa must be finite and >= 0; got {kappa}.")
     Fobj = objective.at_kappa(kappa)
@@ -581,7 +584,7 @@ def solve_rsvm_socp(
         a = _svm_start(Q, y, C, Fobj.multipliers(w * w))
     else:
         a = np.asarray(warm_start, dtype=float)
-        if a.min() < 0 or a.max() > C or abs(float(y @ a)) > 1e-13 * C * n:
+        if a.min() < 0 or np.any(a > C) or abs(float(y @ a)) > 1e-13 * C_total:
             a = project_box_hyperplane_sorted(np.minimum(a, C), y, C)
     eps_b = 1e-12 * C
     it, gap, lam_min, F = 0, np.inf, 0.0, np.nan
@@ -592,7 +595,7 @@ def solve_rsvm_socp(
     known = None  # (gradient, Frank-Wolfe gap) of the current point when step (0) already computed them
     c = q_absmax = None
     for it in range(max_iter + 1):
-        if abs(float(y @ a)) > 1e-13 * C * n:  # keep iterates exactly feasible (ray steps can drift)
+        if abs(float(y @ a)) > 1e-13 * C_total:  # keep iterates exactly feasible (ray steps can drift)
             a = project_box_hyperplane_sorted(a, y, C)
             parts = known = None
         parts = parts if parts is not None else Fobj.evaluate(a)
@@ -691,7 +694,11 @@ def solve_rsvm_socp(
         if accepted:
             n_newton += 1
         else:  # projected gradient with backtracking
-            Lk = float(np.abs(Q).sum(axis=1).max()) + (kappa * Fobj.M_absrow * C if kappa > 0 else 0.0) + 1e-12
+            Lk = (
+                float(np.abs(Q).sum(axis=1).max())
+                + (kappa * Fobj.M_absrow * float(np.max(C)) if kappa > 0 else 0.0)
+                + 1e-12
+            )
             for _ in range(50):
                 a_new = project_box_hyperplane_sorted(a - g / Lk, y, C)
                 parts_new = Fobj.evaluate(a_new)

@@ -91,7 +91,7 @@ def _libsvm_lowlevel():
     return _libsvm if fit is not None and hasattr(_libsvm, "set_verbosity_wrap") else None
 
 
-def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter):
+def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter, weights=None):
     """libsvm's C-SVC through ``sklearn.svm._libsvm.fit`` with exactly what ``SVC.fit`` passes it (labels
     encoded 0/1 in sorted order, class weights one, no sample weights, seed 0 -- used only for probability
     estimates, which are off): the same alpha as ``SVC(kernel="precomputed")`` without the estimator's
@@ -115,7 +115,7 @@ def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter):
             tol=float(tol),
             C=float(C),
             class_weight=np.ones(2),
-            sample_weight=np.empty(0),
+            sample_weight=np.empty(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64),
             shrinking=int(bool(shrinking)),
             probability=0,
             cache_size=float(cache_size),
@@ -156,12 +156,17 @@ def libsvm_dual(
     the estimator's per-call validation is not paid (``K`` and ``y`` are trusted: ``K`` square, finite,
     ``y`` with two classes); ``lowlevel=False``, or a scikit-learn whose low-level interface differs,
     uses ``SVC`` itself.  ``alpha`` meets libsvm's KKT tolerance only; :func:`polish_svm_dual` /
-    :func:`certified_svm_dual` polish and certify it.
+    :func:`certified_svm_dual` polish and certify it.  ``C`` may hold one positive bound per sample (the weighted
+    box ``0 <= alpha_i <= C_i``): libsvm's sample weights ``C_i / max C`` with ``C = max C``.
     """
+    weights = None
+    if np.ndim(C):
+        C = np.asarray(C, dtype=float)
+        C, weights = float(C.max()), C / float(C.max())
     fit = None
     lib = _libsvm_lowlevel() if lowlevel else None
     if lib is not None:
-        fit = _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter)
+        fit = _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter, weights)
         if fit is not None and fit.fit_status_ == 1:
             from sklearn.exceptions import ConvergenceWarning
 
@@ -176,7 +181,7 @@ def libsvm_dual(
 
         svc = SVC(
             C=C, kernel="precomputed", tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter
-        ).fit(K, y)
+        ).fit(K, y, sample_weight=weights)
         fit = LibsvmFit(svc.support_, svc.dual_coef_, svc.intercept_, np.asarray(svc.n_iter_), svc.fit_status_, "SVC")
     return libsvm_alpha(fit, np.shape(y)[0]), fit
 
