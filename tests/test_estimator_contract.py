@@ -92,6 +92,15 @@ def expected_failed_checks(estimator):
             "check_sample_weight_equivalence_on_dense_data": "the repeated rows' default route (cd) is certified to a "
             "1e-6 relative gap: decision values 1.4e-6 apart, above the check's rtol 1e-7 (8.5e-10 with solver='dual')"
         }
+    if isinstance(estimator, (RobustSVC, ChanceConstrainedSVC)) and estimator.solver in ("auto", "ipm"):
+        # measured on the check's data (15 points): the default noise covariance is weighted like the samples, so the
+        # two problems are equal; their interior-point solutions (certified to 1e-8 relative) give decision values
+        # 1.2e-7 relative apart, against the check's rtol 1e-7.  tests/test_sample_weight.py and
+        # tests/test_defaults.py check the equivalence within the certified gaps.
+        return {
+            "check_sample_weight_equivalence_on_dense_data": "equal problems solved to a certified 1e-8 relative gap: "
+            "decision values 1.2e-7 relative apart, above the check's rtol 1e-7"
+        }
     if isinstance(estimator, RobustFeatureSVC):
         return {
             **{
