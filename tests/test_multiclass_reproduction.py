@@ -34,6 +34,7 @@ def test_two_proportion_degenerate():
     assert math.isnan(T) and math.isnan(p)
 
 
+@pytest.mark.slow
 def test_quick_reproduction(tmp_path):
     assert EXPERIMENT.run(tmp_path, quick=True, progress=False).ok
     assert (tmp_path / "fig4_2_xor.png").stat().st_size > 10_000
