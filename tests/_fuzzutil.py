@@ -17,6 +17,8 @@
 
 import hashlib
 import os
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -57,6 +59,36 @@ def fuzz_settings(max_examples: int):
         return pytest.mark.fuzz(test)
 
     return apply
+
+
+_FALLBACK = re.compile(r"route '[^']+' failed .*; falling back to '[^']+'", re.S)
+
+
+def fit_asserting_warnings(est, X, y, *, fallback=True, **kwargs):
+    """``est.fit(X, y, **kwargs)``, asserting the project's warnings a (fuzzed) input may cause: a
+    ``ConstantClassifierWarning`` only when every prediction on ``X`` is the one label it names, a ``SolverWarning``
+    (with ``fallback``; without, the caller's filters decide) only for a fallback naming both routes.  Other
+    warnings are passed on."""
+    from rsvm_conic.estimators.linear import ConstantClassifierWarning
+    from rsvm_conic.solvers.conic import SolverWarning
+
+    asserted = (ConstantClassifierWarning, SolverWarning) if fallback else (ConstantClassifierWarning,)
+    with warnings.catch_warnings(record=True) as caught:
+        for category in asserted:
+            warnings.simplefilter("always", category)
+        try:
+            est.fit(X, y, **kwargs)
+        finally:
+            for w in caught:
+                if not issubclass(w.category, asserted):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in caught:
+        if issubclass(w.category, ConstantClassifierWarning):
+            labels = np.unique(est.predict(X))
+            assert labels.size == 1 and f"every prediction is {labels[0]})" in str(w.message), (labels, w.message)
+        elif issubclass(w.category, asserted[-1]) and fallback:
+            assert _FALLBACK.search(str(w.message)), str(w.message)
+    return est
 
 
 def digest(*objs) -> str:
