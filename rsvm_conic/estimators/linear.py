@@ -47,18 +47,15 @@ class ConstantClassifierWarning(UserWarning):
     """The fitted linear classifier is constant (w = 0); the message says why and what to change."""
 
 
-def _is_constant(w, X, b: float) -> bool:
-    """``w = 0`` up to round-off relative to the data, and no score ``x'w`` outweighs the intercept ``b``: every
-    prediction is the intercept's (a tiny ``w`` with ``b ~ 0``, as at a tiny C, still separates)."""
+def _is_constant(w, X) -> bool:
+    """``w = 0`` up to round-off relative to the data: every score equals the intercept."""
     if is_dask_array(X):  # both maxima in one pass
         from .._validation import dask_compute
 
         score, size = dask_compute(abs(X @ w).max(), abs(X).max())
-        score, size = float(score), float(size)
-    else:
-        score = float(np.max(np.abs(X @ w)))
-        size = max(float(np.max(X)), -float(np.min(X)))  # max |X| without an |X| copy
-    return score <= 1e-7 * (1.0 + size) and score <= abs(b)
+        return float(score) <= 1e-7 * (1.0 + float(size))
+    size = max(float(np.max(X)), -float(np.min(X)))  # max |X| without an |X| copy
+    return float(np.max(np.abs(X @ w))) <= 1e-7 * (1.0 + size)
 
 
 #: the reason when even the nominal SVM is constant (the subdifferential test at w = 0 does not involve C)
@@ -99,7 +96,7 @@ def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklev
     ``warn_constant_classifier(self, formulation, X)`` once ``coef_``, ``intercept_`` and ``classes_`` are set.
     """
     try:
-        constant = _is_constant(np.asarray(estimator.coef_, dtype=float).ravel(), X, float(estimator.intercept_[0]))
+        constant = _is_constant(np.asarray(estimator.coef_, dtype=float).ravel(), X)
     except Exception:  # a diagnostic never turns a certified fit into an exception
         return False
     if not constant:
