@@ -3,7 +3,9 @@
 * :func:`digest` -- a stable hash of an input (arrays, parameters), to count distinct inputs;
 * :func:`fuzz_settings` -- one hypothesis profile for every fuzz test: seeded from the test's name by
   default (the CI run is reproducible), or random with ``RSVM_FUZZ_RANDOM=1`` (then ``--hypothesis-seed=N``
-  picks the draws), ``RSVM_FUZZ_SCALE=k`` multiplies the number of examples;
+  picks the draws); the default run draws a quarter of each test's examples, ``RSVM_FUZZ_SCALE=1`` all of them
+  (CI's slow run: ``RSVM_FUZZ_SCALE=1 python -m pytest -m "slow or fuzz"``), ``RSVM_FUZZ_SCALE=k`` any multiple;
+  every fuzz test carries the ``fuzz`` marker;
 * :class:`Tally` -- outcome counts: after every fuzz test, each target it exercised must have both
   fitted at least once and raised ValueError at least once (a per-test check, no test depends on
   another or on their order); the per-module report is printed at module teardown;
@@ -15,6 +17,8 @@
 
 import hashlib
 import os
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -22,11 +26,13 @@ from hypothesis import HealthCheck, Phase, seed, settings
 
 EPS = float(np.finfo(np.float64).eps)
 RANDOM = os.environ.get("RSVM_FUZZ_RANDOM", "0") not in ("", "0")
-SCALE = float(os.environ.get("RSVM_FUZZ_SCALE", "1"))
+SCALE = float(os.environ.get("RSVM_FUZZ_SCALE", "0.25"))
 
 
 def fuzz_settings(max_examples: int):
-    """A decorator (above ``@given``): the profile, and the seed of the draws.
+    """A decorator (above ``@given``): the profile, the seed of the draws and the ``fuzz`` marker.
+
+    ``max_examples`` is the full count (``RSVM_FUZZ_SCALE=1``); the default run draws ``SCALE`` times as many.
 
     No shrinking phase: a failing example is reported as generated (shrinking solves is slow).
     Pinned past failures run first (``@example``, phase explicit).  No example database: a
@@ -49,9 +55,40 @@ def fuzz_settings(max_examples: int):
 
     def apply(test):
         test = profile(test)
-        return test if RANDOM else seed(f"{test.__module__}.{test.__qualname__}")(test)
+        test = test if RANDOM else seed(f"{test.__module__}.{test.__qualname__}")(test)
+        return pytest.mark.fuzz(test)
 
     return apply
+
+
+_FALLBACK = re.compile(r"route '[^']+' failed .*; falling back to '[^']+'", re.S)
+
+
+def fit_asserting_warnings(est, X, y, *, fallback=True, **kwargs):
+    """``est.fit(X, y, **kwargs)``, asserting the project's warnings a (fuzzed) input may cause: a
+    ``ConstantClassifierWarning`` in its documented form naming one of the classes, a ``SolverWarning``
+    (with ``fallback``; without, the caller's filters decide) only for a fallback naming both routes.  Other
+    warnings are passed on."""
+    from rsvm_conic.estimators.linear import ConstantClassifierWarning
+    from rsvm_conic.solvers.conic import SolverWarning
+
+    asserted = (ConstantClassifierWarning, SolverWarning) if fallback else (ConstantClassifierWarning,)
+    with warnings.catch_warnings(record=True) as caught:
+        for category in asserted:
+            warnings.simplefilter("always", category)
+        try:
+            est.fit(X, y, **kwargs)
+        finally:
+            for w in caught:
+                if not issubclass(w.category, asserted):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in caught:
+        if issubclass(w.category, ConstantClassifierWarning):
+            named = [c for c in est.classes_ if f"every prediction is {c})" in str(w.message)]
+            assert str(w.message).startswith(f"{type(est).__name__}: the fitted classifier is constant") and named
+        elif issubclass(w.category, asserted[-1]) and fallback:
+            assert _FALLBACK.search(str(w.message)), str(w.message)
+    return est
 
 
 def digest(*objs) -> str:

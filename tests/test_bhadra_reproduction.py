@@ -75,6 +75,7 @@ def test_generator_shapes_and_noise_scale():
     np.testing.assert_allclose(sym.K_samples, np.swapaxes(sym.K_samples, 1, 2))
 
 
+@pytest.mark.slow
 def test_quick_reproduction_runs_and_resumes(tmp_path):
     from rsvm_conic import problems
     from rsvm_conic.problems._reproduction import MIN_DATASETS, VERDICTS

@@ -1,11 +1,15 @@
 """A user error on the command line is one line on stderr starting with ``rsvm-conic:`` and exit
-code 2, never a traceback; a real internal error keeps its traceback."""
+code 2, never a traceback; a real internal error keeps its traceback.
+
+The command runs in this process (``rsvm_conic.cli.main`` with the output captured); the entry point itself, a
+write error from the kernel (a file size limit) and signals are checked in a child process."""
 
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,16 +19,20 @@ from rsvm_conic.runner import ResultsStore, GridExperiment
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args, timeout=120):
-    t0 = time.monotonic()
-    res = subprocess.run(
-        [sys.executable, "-m", "rsvm_conic.cli", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return res, time.monotonic() - t0
+@pytest.fixture
+def cli(capsys):
+    """``cli(*args)`` runs ``rsvm-conic args`` in this process: its exit code, stdout and stderr."""
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's --version and --help
+            code = exc.code
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return run
 
 
 def _user_error(res, *fragments):
@@ -63,42 +71,42 @@ def a_file(tmp_path):
         (["run", "linear-noise-grid", "--resume"], ["unrecognized arguments: --resume"]),
     ],
 )
-def test_option_errors(args, fragments):
-    res, _ = _cli(*args)
+def test_option_errors(cli, args, fragments):
+    res = cli(*args)
     _user_error(res, *fragments)
 
 
 @pytest.mark.parametrize("command", ["run linear-noise-grid", "reproduce couellan2020-fig1"])
-def test_out_that_is_a_file_or_cannot_be_created(command, a_file):
-    res, _ = _cli(*command.split(), "--quick", "--out", a_file)
+def test_out_that_is_a_file_or_cannot_be_created(cli, command, a_file):
+    res = cli(*command.split(), "--quick", "--out", a_file)
     _user_error(res, f"--out {a_file} is an existing file, not a directory")
-    res, _ = _cli(*command.split(), "--quick", "--out", a_file / "sub")
+    res = cli(*command.split(), "--quick", "--out", a_file / "sub")
     _user_error(res, f"cannot write to the output directory {a_file / 'sub'} (Not a directory)", "--out")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_out_that_is_not_writable(tmp_path):
+def test_out_that_is_not_writable(cli, tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
     try:
-        res, _ = _cli("run", "linear-noise-grid", "--quick", "--out", ro)
+        res = cli("run", "linear-noise-grid", "--quick", "--out", ro)
         _user_error(res, f"cannot write to the output directory {ro} (Permission denied)")
     finally:
         ro.chmod(0o700)
 
 
-def test_unreachable_scheduler_fails_fast():
+def test_unreachable_scheduler_fails_fast(cli):
     pytest.importorskip("distributed")
-    res, _ = _cli("run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1")
+    res = cli("run", "linear-noise-grid", "--quick", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1")
     # the 5 s connection timeout is the CLI's own (named in the message); no wall-clock assertion: a loaded
     # machine took 46 s for the whole command
     _user_error(res, "cannot connect to the Dask scheduler at tcp://127.0.0.1:1 (no answer within 5 s)")
 
 
-def test_locked_store(tmp_path):
+def test_locked_store(cli, tmp_path):
     with ResultsStore(tmp_path / "results.jsonl").locked():
-        res, _ = _cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
+        res = cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
     _user_error(
         res,
         "results.jsonl is being written by another run",
@@ -120,23 +128,23 @@ def test_user_error_in_process_and_internal_error_keeps_its_traceback(tmp_path, 
         main(["run", "linear-noise-grid", "--quick", "--out", str(tmp_path)])
 
 
-def test_version_and_an_empty_out(capsys):
+def test_version_and_an_empty_out(cli, capsys):
     from rsvm_conic import __version__
 
-    res, _ = _cli("--version")
+    res = cli("--version")
     assert res.returncode == 0 and res.stdout == f"rsvm-conic {__version__}\n" and res.stderr == ""
-    res, _ = _cli("run", "linear-noise-grid", "--quick", "--out", "")
+    res = cli("run", "linear-noise-grid", "--quick", "--out", "")
     _user_error(res, "--out is empty; give an output directory")
     assert main(["reproduce", "couellan2020-fig1", "--out", "  "]) == 2
     assert "--out is empty" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("which", ["results.jsonl", "results.jsonl.lock", "results.jsonl.damaged"])
-def test_a_directory_in_place_of_a_store_file(tmp_path, which):
+def test_a_directory_in_place_of_a_store_file(cli, tmp_path, which):
     if which == "results.jsonl.damaged":  # only written when there is a damaged line to set aside
         (tmp_path / "results.jsonl").write_text("not a record\n")
     (tmp_path / which).mkdir()
-    res, _ = _cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
+    res = cli("run", "linear-noise-grid", "--quick", "--no-progress", "--out", tmp_path)
     what = {"results.jsonl": "results file", "results.jsonl.lock": "lock file"}.get(which, "side file")
     _user_error(res, f"{tmp_path / which} is a directory, not a {what}", "move it away or use another --out")
     assert not (tmp_path / "results.jsonl.lock").is_file()
@@ -159,35 +167,31 @@ def _tiny_grid(report=None):
     )
 
 
-FULL_DISK = """
-import errno, os, sys, time
-from rsvm_conic import cli, problems
-from rsvm_conic.runner import GridExperiment, Number, Record, grid
-
-def fn(cell):
-    time.sleep(0.1 * cell["a"])
-    return {{"sq": cell["a"] ** 2}}
-
-def full(fd):  # the store's append: the disk fills when its data reach the device
-    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-grid.os.fsync = full
-exp = GridExperiment("sq", "sq", lambda quick: [{{"a": i}} for i in range(6)], fn, lambda run: ("", True),
-                     result_fields=Record({{"sq": Number(0)}}))
-problems.get = lambda kind, name: exp
-sys.exit(cli.main(["run", "sq", "--out", {out!r}, "--n-jobs", "{n_jobs}", "--no-progress"]))
-"""
-
-
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_a_full_disk_is_one_line(tmp_path, n_jobs):
-    res = subprocess.run(
-        [sys.executable, "-c", FULL_DISK.format(out=str(tmp_path), n_jobs=n_jobs)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
+def test_a_full_disk_is_one_line(cli, tmp_path, monkeypatch, n_jobs):
+    import errno
+
+    from rsvm_conic import problems
+    from rsvm_conic.runner import Number, Record, grid
+
+    def fn(cell):
+        time.sleep(0.1 * cell["a"])
+        return {"sq": cell["a"] ** 2}
+
+    def full(fd):  # the store's append: the disk fills when its data reach the device
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    exp = GridExperiment(
+        "sq",
+        "sq",
+        lambda quick: [{"a": i} for i in range(6)],
+        fn,
+        lambda run: ("", True),
+        result_fields=Record({"sq": Number(0)}),
     )
+    monkeypatch.setattr(grid.os, "fsync", full)
+    monkeypatch.setattr(problems, "get", lambda kind, name: exp)
+    res = cli("run", "sq", "--out", tmp_path, "--n-jobs", n_jobs, "--no-progress")
     line = _user_error(res)  # one line: no warning about the cells in flight
     assert line == (
         f"rsvm-conic: cannot write {tmp_path / 'results.jsonl'} (No space left on device); free some space and "
@@ -214,6 +218,7 @@ def test_a_full_disk_while_the_report_writes_is_one_line(tmp_path, capsys, monke
     assert not (tmp_path / "results.jsonl.lock").exists()
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_is_one_line(tmp_path):
     """A real write error from the kernel: RLIMIT_FSIZE (EFBIG) stops the store's third record."""
     resource = pytest.importorskip("resource")
@@ -259,7 +264,7 @@ sys.exit(cli.main(["run", "slow", "--out", {out!r}, "--n-jobs", "{n_jobs}", "--n
 """
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path, n_jobs):
     psutil = pytest.importorskip("psutil")
     import signal

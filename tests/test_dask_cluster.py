@@ -42,6 +42,7 @@ def cluster():
         yield c
 
 
+@pytest.mark.slow
 def test_fit_on_store_equals_memory_and_gathers_nothing(cluster, tmp_path):
     path = make_classification_store(tmp_path / "d.zarr", 40_000, 16, chunk_rows=10_000)
     ds = open_dataset(path)
@@ -81,6 +82,7 @@ def test_an_altered_chunk_read_on_a_worker_raises_on_the_client(cluster, tmp_pat
             RobustSVC(C=1.0, radius=0.5).fit(path)
 
 
+@pytest.mark.slow
 def test_benchmark_reports_its_figures(tmp_path):
     """``rsvm-conic bench robust-outofcore`` at a tiny size (in-process workers): every figure is there."""
     from problems.robust_outofcore import benchmark

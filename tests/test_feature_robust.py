@@ -3,6 +3,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
@@ -15,6 +16,8 @@ from rsvm_conic.runner.compare import check_instance
 from rsvm_conic.solvers.feature_datafits import rotate
 from rsvm_conic.uncertainty import feature_bounds as fb
 from rsvm_conic.uncertainty.sets import UncertaintySet, dual_norm_values
+
+from _fuzzutil import fit_asserting_warnings
 
 
 def _data(L=80, seed=0):
@@ -153,7 +156,9 @@ def test_estimator_rff_and_nystroem_and_labels():
         solver="prox",
         random_state=0,
         solver_options={"max_epochs": 300, "tol": 1e-7},
-    ).fit(X, labels)
+    )
+    with pytest.warns(ConvergenceWarning, match="stopped at max_epochs"):  # 300 epochs do not reach tol = 1e-7
+        sgd.fit(X, labels)
     conic = RobustFeatureSVC("rff", 30, 6.0, radius=0.2, feature_norm=np.inf, C=1.0, random_state=0).fit(X, labels)
     assert abs(sgd.objective_ - conic.objective_) <= 1e-2 * conic.objective_
 
@@ -255,7 +260,7 @@ def test_auto_past_3000_rows_is_the_interior_point_certified_like_the_other_rout
 
 def test_feature_norm_other_than_2_goes_to_clarabel_and_ipm_says_why_not():
     X, y = _data(60)
-    est = RobustFeatureSVC(feature_norm=np.inf, n_components=20, random_state=0).fit(X, y)
+    est = fit_asserting_warnings(RobustFeatureSVC(feature_norm=np.inf, n_components=20, random_state=0), X, y)
     assert est.solver_stats_["route"] == "clarabel" and est.solver_stats_["status"] == "optimal"
     with pytest.raises(ValueError, match="cannot be solved with backend 'ipm'"):
         RobustFeatureSVC(feature_norm=1, solver="ipm", n_components=20, random_state=0).fit(X, y)

@@ -42,6 +42,7 @@ def test_loky_workers_match_sequential(sequential, tmp_path):
     assert _values(records) == _values(sequential)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_matches_sequential(sequential, tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
@@ -51,6 +52,7 @@ def test_dask_local_cluster_matches_sequential(sequential, tmp_path):
     assert _values(records) == _values(sequential)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_grid_then_resume_loses_nothing(sequential, tmp_path):
     out = tmp_path / "run"
     cmd = [

@@ -70,7 +70,8 @@ def _quiet(experiment, out, **kw):
         assert experiment.run(out, quick=True, progress=False, **kw).ok
 
 
-@pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("figures", [False, True])
 def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
     from rsvm_conic.problems.bhadra2010_table1 import EXPERIMENT
 

@@ -132,7 +132,7 @@ def _run_without_cache(tmp_path, numba_cache_dir, body):
         _restore_write(site)
 
 
-@pytest.mark.parametrize("numba_cache_dir", ["unset", "unwritable"])
+@pytest.mark.parametrize("numba_cache_dir", ["unset", pytest.param("unwritable", marks=pytest.mark.slow)])
 def test_imports_and_compiles_when_numba_can_cache_nowhere(tmp_path, numba_cache_dir):
     out = _run_without_cache(
         tmp_path,

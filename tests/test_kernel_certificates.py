@@ -152,7 +152,9 @@ def test_pinned_socp_zero_beta_newton_certifies():
     assert sol.status == "optimal" and sol.info["certificate"]["gap_rel"] <= 1e-6
 
 
-@pytest.mark.parametrize("name,method", [("svc_socp_noise_free", "socp"), ("svc_qn_noise_free", "qn")])
+@pytest.mark.parametrize(
+    "name,method", [pytest.param("svc_socp_noise_free", "socp", marks=pytest.mark.slow), ("svc_qn_noise_free", "qn")]
+)
 def test_pinned_hard_noise_free_cases_certify(name, method):
     """C ||K|| ~ 1.2e8-1.4e8 with a rank-deficient K: no route certified these (every route raised) until
     projected Newton handled a singular face (H_FF of a rank-deficient kernel at kappa = 0); now the

@@ -349,6 +349,7 @@ def test_anchors_with_every_point_take_the_exact_routes_first_step():
         assert f.majorizer(f._O_from_lambda(lam), rng.uniform(0, 0.5, 3), O0, R0) >= m_c - 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["ccp", "anchors"])
 def test_segmentation_subset_at_least_as_accurate_as_nearest_class_mean(solver):
     """The issue's check on a Segmentation subset (210 training points, sigma = sqrt(5 d) / 4): the trained

@@ -35,6 +35,7 @@ def test_two_proportion_degenerate():
     assert math.isnan(T) and math.isnan(p)
 
 
+@pytest.mark.slow
 def test_quick_reproduction(tmp_path):
     run = EXPERIMENT.run(tmp_path, quick=True, progress=False)
     assert run.ok

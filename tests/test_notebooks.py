@@ -25,6 +25,7 @@ def test_notebooks_are_found():
     assert any(p.name == "00_tour.py" for p in NOTEBOOKS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path, tmp_path):
     text = path.read_text()

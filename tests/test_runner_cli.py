@@ -15,7 +15,11 @@ from rsvm_conic.runner.grid import StoreWarning
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["robust-small", "robust-small-inf", "nominal-breast-cancer", "chance-gaussian-small"])
+@pytest.mark.parametrize(
+    "name",
+    ["robust-small", "robust-small-inf"]
+    + [pytest.param(n, marks=pytest.mark.slow) for n in ("nominal-breast-cancer", "chance-gaussian-small")],
+)
 def test_small_instances_agree_across_backends(name):
     inst = problems.get("INSTANCES", name)
     reports, ok = check_instance(inst)

@@ -168,3 +168,31 @@ def test_first_certified_is_the_one_fallback_chain():
             r"certified relative gap .*\)\. try harder",
         ):
             first_certified(["a", "b"], attempt, what="thing", hint="try harder")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_inaccurate_conic_solve_speaks_only_through_the_projects_status(seed):
+    """CVXPY's generic "Solution may be inaccurate" warning never reaches the user: solve_cvxpy reports an
+    ``optimal_inaccurate`` status itself (SolverError, its own SolverWarning, or nothing with quiet_inaccurate)."""
+    import cvxpy as cp
+
+    from rsvm_conic.solvers.conic import SolverWarning, solve_cvxpy
+
+    rng = np.random.default_rng(seed)
+    A, b = rng.standard_normal((30, 10)), rng.standard_normal(30)
+    x = cp.Variable(10)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b) + cp.norm(x, 1)))
+    for kwargs, expected in [
+        (dict(accept_inaccurate=True, quiet_inaccurate=True), []),
+        (dict(accept_inaccurate=True), [SolverWarning]),
+        (dict(), []),
+    ]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if kwargs:
+                info = solve_cvxpy(prob, "scs", max_iters=5, **kwargs)  # 5 iterations: inaccurate by design
+                assert info["status"] == "optimal_inaccurate"
+            else:
+                with pytest.raises(SolverError, match="optimal_inaccurate"):
+                    solve_cvxpy(prob, "scs", max_iters=5)
+        assert [w.category for w in caught] == expected, [str(w.message) for w in caught]

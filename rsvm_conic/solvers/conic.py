@@ -92,7 +92,9 @@ def solve_cvxpy(
     t0 = time.perf_counter()
     printed: list[str] = []
     try:
-        with contextlib.nullcontext() if verbose else captured_stdout(printed):
+        with contextlib.nullcontext() if verbose else captured_stdout(printed), warnings.catch_warnings():
+            # an inaccurate status is reported below, in this package's terms (SolverError or SolverWarning)
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
             problem.solve(solver=name, verbose=verbose, **opts)
     except (cp.error.SolverError, ValueError) as exc:  # SCS raises ValueError when it cannot set up its work
         said = " ".join(" ".join(printed).split())[:500]
