@@ -481,7 +481,7 @@ def test_readings_effect_is_paired_by_data_set():
     assert "1: Uniform Distribution RE SOCP: R -> N" in md and "(reference)" in md
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_quick_readings_run(tmp_path):
     from rsvm_conic.problems.bhadra2010_readings import EXPERIMENT, TABLE_READINGS
 

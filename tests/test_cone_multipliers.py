@@ -119,7 +119,7 @@ def test_vendored_clarabel_solutions_certify(name, p, kind, C):
     _check_certifies_and_fit_returns(X, y, _uncertainty(kind, X, y, p), C, 1.0)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["segment", "banana"])
 @pytest.mark.parametrize("p", [1, 2, np.inf])
 @pytest.mark.parametrize("kind", ["group", "sample"])

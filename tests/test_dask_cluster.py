@@ -99,7 +99,7 @@ def test_benchmark_reports_its_figures(tmp_path):
     assert not list(tmp_path.iterdir())  # the store was removed
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_array_larger_than_a_workers_memory_limit(tmp_path):
     """The workers' memory limit (400 MiB each) is below the array's size (~490 MiB): the fit streams
     the row blocks, no worker dies, and the result is the certified optimum.
@@ -149,7 +149,7 @@ def test_a_cluster_without_workers_ends_a_computation_with_a_clear_error():
             no_workers_timeout()
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_fit_whose_workers_are_all_gone_ends_with_a_clear_error():
     """Issue 36, item 4: every worker of a LocalCluster removed during a fit (after its first passes).  Before, the
     fit waited for ever with no message; now it ends with WorkersLostError once the cluster has had no worker for

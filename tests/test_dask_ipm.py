@@ -128,7 +128,7 @@ def test_every_chunking_gives_the_memory_iterates():
     _every_chunking_gives_the_memory_iterates(3000, 19, [(3000,), (750,) * 4, (428, 1000, 1572)])
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_every_chunking_gives_the_memory_iterates_issue_instance():
     """Issue 36's instance (40000 x 20): in memory optimal in 21 iterations, while chunks of 5000 rows and one chunk
     of 40000 ended as numerical errors after 44 / 31 iterations (pres 3e-3, dres 0.14)."""

@@ -97,7 +97,7 @@ def test_the_defaults_give_an_informative_model(estimator, name):
     )
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("name", BINARY)
 def test_the_hyperbolic_machine_defaults_give_an_informative_model(name):
     """HyperbolicSVC's convex-concave procedure takes 10-60 s per fit on 300 rows (slow)."""

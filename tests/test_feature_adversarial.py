@@ -53,7 +53,7 @@ def test_attack_errors_never_hit_certified_points():
     assert certified.mean() > 0.5  # the certificate is not vacuous here
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.xfail(
     strict=True,
     reason="brief/paper expectation not reproduced: with both families tuned on the "

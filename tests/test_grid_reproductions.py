@@ -70,7 +70,7 @@ def _quiet(experiment, out, **kw):
         assert experiment.run(out, quick=True, progress=False, **kw).ok
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("figures", [False, True])
 def test_bhadra_table1_quick_dask_matches_loky(cluster, tmp_path, figures):
     from rsvm_conic.problems.bhadra2010_table1 import EXPERIMENT
@@ -114,7 +114,7 @@ def test_dakdouki_table4_2_cells_dask_match_loky(cluster, tmp_path):
     _assert_identical(_records(tmp_path / "loky.jsonl"), _records(tmp_path / "dask.jsonl"))
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_dakdouki_table4_2_quick_dask_matches_loky(cluster, tmp_path):
     from rsvm_conic.problems.dakdouki2019_table4_2 import EXPERIMENT
 

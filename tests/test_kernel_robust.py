@@ -428,7 +428,7 @@ def test_estimator_moment_error_options(noisy):
             KernelRobustSVC(**params).fit(Ks, data.y)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_kernel_chance_mc_full_table(tmp_path):
     """The full Monte Carlo table (rsvm-conic run kernel-chance-mc): three real data sets, S in
     {20, 50, 100, 500}, 10 fits each; every default fit within epsilon + 3 SE on 4000 fresh draws, while the

@@ -361,7 +361,7 @@ def test_same_optimum_as_clarabel(i, kind, radius, separable):
     assert sol.info["pcost"] == pytest.approx(sol.objective, rel=1e-6)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("i,kind,radius,separable", _cases(20, 1))
 def test_same_optimum_as_clarabel_larger(i, kind, radius, separable):
     rng = np.random.default_rng(5000 + i)

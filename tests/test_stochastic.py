@@ -10,7 +10,7 @@ from rsvm_conic.uncertainty import UncertaintySet
 
 
 @pytest.mark.parametrize(
-    "name,shape", [("robust-small", (400, 5)), pytest.param("robust-large", (20000, 50), marks=pytest.mark.slow)]
+    "name,shape", [("robust-small", (400, 5)), pytest.param("robust-large", (20000, 50), marks=pytest.mark.long)]
 )
 def test_both_stochastic_solvers_reach_1e3(name, shape):
     """The grouped-ellipsoid instance (two full-factor groups) at L = 400 in the default run, L = 20000 (~40 s) slow."""
