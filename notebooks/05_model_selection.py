@@ -107,6 +107,10 @@ ax.set_xlabel("radius")
 ax.set_ylabel("C")
 for (i, j), s in np.ndenumerate(scores):
     ax.text(j, i, f"{s:.3f}", ha="center", va="center", color="w")
+best_i, best_j = np.unravel_index(np.argmax(scores), scores.shape)
+ax.plot(best_j, best_i, "s", ms=22, mfc="none", mec="r", mew=2, label="best (C, radius)")
+ax.set_title("GridSearchCV: mean accuracy over the folds")
+ax.legend(loc="upper left", bbox_to_anchor=(1.3, 1.0), fontsize="small")
 fig.colorbar(im, ax=ax, label="mean CV accuracy")
 fig.savefig("05_grid_search.png", dpi=110, bbox_inches="tight")
 

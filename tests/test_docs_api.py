@@ -126,8 +126,8 @@ def _figure_problems() -> list[str]:
     for number in plt.get_fignums():
         fig = plt.figure(number)
         for ax in fig.axes:
-            if not (ax.has_data() or ax.images) or not ax.axison:
-                continue  # an empty axes, or a panel showing a figure drawn elsewhere (imshow, axis off)
+            if not (ax.has_data() or ax.images) or not ax.axison or ax.get_label() == "<colorbar>":
+                continue  # an empty axes, a panel showing a figure drawn elsewhere (imshow, axis off), a colour bar
             checks = {
                 "title": ax.get_title() or fig.get_suptitle(),
                 "x label": ax.get_xlabel(),

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -70,7 +71,22 @@ _KERNEL_PSD = {
 }
 
 
+SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
+_SKLEARN_16_RELABELS = (
+    "scikit-learn < 1.7 relabels a binary-only estimator's y by its first element (_enforce_estimator_tags_y), which "
+    "differs between the check's shuffled weighted set and its repeated set: the two fits see different labels"
+)
+
+
 def expected_failed_checks(estimator):
+    expected = dict(_expected_failed_checks(estimator) or {})
+    binary_only = not isinstance(estimator, (WestonWatkinsSVC, HyperbolicSVC))
+    if binary_only and SKLEARN_VERSION < (1, 7):
+        expected.setdefault("check_sample_weight_equivalence_on_dense_data", _SKLEARN_16_RELABELS)
+    return expected
+
+
+def _expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
     if isinstance(estimator, HyperbolicSVC):
