@@ -310,6 +310,41 @@ def _solve_or_lstsq(A, rhs):
         return None
 
 
+def _active_set_newton(K, y, C, alpha, tol, check_input):
+    """The exact Newton step of :func:`polish_svm_dual` on the active set of ``alpha`` (in the box already):
+    the certified point, or None when the step leaves the box or does not certify.  ``C``: one bound, or one per
+    sample (the weighted box ``0 <= alpha_i <= C_i``)."""
+    Cv = np.broadcast_to(C, alpha.shape)
+    # zero and bound thresholds on the multipliers' own scale: at a large C with the optimum's multipliers far
+    # below C, a threshold of 1e-9 C (0.1 at C = 1e8) would call most support vectors zero
+    zero = 1e-9 * min(float(np.min(C)), float(np.max(alpha)) if alpha.size else float(np.min(C)))
+    free = np.flatnonzero((alpha > zero) & (alpha < Cv - 1e-9 * Cv))
+    up = np.flatnonzero(alpha >= Cv - 1e-9 * Cv)
+    if not free.size:
+        return None
+    yF = y[free]
+    A = np.empty((free.size + 1, free.size + 1))
+    A[:-1, :-1] = (yF[:, None] * submatrix(K, free, free)) * yF[None, :]
+    A[:-1, -1] = yF
+    A[-1, :-1] = yF
+    A[-1, -1] = 0.0
+    rhs = np.empty(free.size + 1)
+    rhs[:-1] = 1.0 - (yF * (submatrix(K, free, up) @ (y[up] * Cv[up])) if up.size else 0.0)
+    rhs[-1] = -float(y[up] @ C[up]) if np.ndim(C) else -C * float(np.sum(y[up]))
+    sol = _solve_or_lstsq(A, rhs)  # K may be singular (non-unique alpha)
+    if sol is None or not (np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= Cv[free])):
+        return None
+    a = np.zeros_like(alpha)
+    a[up] = Cv[up]
+    a[free] = sol[:-1]
+    nz = np.flatnonzero(a)
+    v = y[nz] * a[nz]  # K symmetric (trusted): its rows of the support are contiguous, its columns are not
+    g = y * ((v @ K[nz]) if not check_input else (K[:, nz] @ v)) - 1.0
+    F = 0.5 * float(a @ (g - 1.0))
+    Kabs = (a[nz] @ np.abs(K[nz])) if not check_input else (np.abs(K[:, nz]) @ a[nz])
+    return a if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C, margin_rounding(Kabs, nz.size))) <= tol else None
+
+
 @blas_threads_by(lambda K, y, *args, **kwargs: float(np.size(y)) ** 3)  # the free set's system
 def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     """Polish an SVM dual solution (kernel ``K``) in double precision; ``(alpha, steps)`` or None.
@@ -326,33 +361,9 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     if np.ndim(C):
         return _polish_weighted(K, y, np.asarray(C, dtype=float), alpha, tol, check_input)
     alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
-    # zero and bound thresholds on the multipliers' own scale: at a large C with the optimum's multipliers far
-    # below C, a threshold of 1e-9 C (0.1 at C = 1e8) would call most support vectors zero
-    zero = 1e-9 * min(C, float(np.max(alpha)) if alpha.size else C)
-    free = np.flatnonzero((alpha > zero) & (alpha < C - 1e-9 * C))
-    up = np.flatnonzero(alpha >= C - 1e-9 * C)
-    if free.size:
-        yF = y[free]
-        A = np.empty((free.size + 1, free.size + 1))
-        A[:-1, :-1] = (yF[:, None] * submatrix(K, free, free)) * yF[None, :]
-        A[:-1, -1] = yF
-        A[-1, :-1] = yF
-        A[-1, -1] = 0.0
-        rhs = np.empty(free.size + 1)
-        rhs[:-1] = 1.0 - (yF * (submatrix(K, free, up) @ (y[up] * C)) if up.size else 0.0)
-        rhs[-1] = -C * float(np.sum(y[up]))
-        sol = _solve_or_lstsq(A, rhs)  # K may be singular (non-unique alpha)
-        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C):
-            a = np.zeros_like(alpha)
-            a[up] = C
-            a[free] = sol[:-1]
-            nz = np.flatnonzero(a)
-            v = y[nz] * a[nz]  # K symmetric (trusted): its rows of the support are contiguous, its columns are not
-            g = y * ((v @ K[nz]) if not check_input else (K[:, nz] @ v)) - 1.0
-            F = 0.5 * float(a @ (g - 1.0))
-            Kabs = (a[nz] @ np.abs(K[nz])) if not check_input else (np.abs(K[:, nz]) @ a[nz])
-            if relative_gap(F, lagrangian_lower_bound(F, g, a, y, C, margin_rounding(Kabs, nz.size))) <= tol:
-                return a, 1
+    a = _active_set_newton(K, y, C, alpha, tol, check_input)
+    if a is not None:
+        return a, 1
     try:
         res = solve_rsvm_socp(
             K,
@@ -374,37 +385,12 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
 
 def _polish_weighted(K, y, C, alpha, tol, check_input):
     """:func:`polish_svm_dual` for the weighted box ``0 <= alpha_i <= C_i``: the exact Newton step on the active
-    set, else the dual QP by Clarabel (through CVXPY, on a factor of ``K``); ``(alpha, steps)`` or None."""
+    set (:func:`_active_set_newton`), else the dual QP by Clarabel (through CVXPY, on a factor of ``K``);
+    ``(alpha, steps)`` or None."""
     alpha = project_box_hyperplane_sorted(np.asarray(alpha, dtype=float), y, C)
-    zero = 1e-9 * min(float(C.min()), float(np.max(alpha)) if alpha.size else float(C.min()))
-    free = np.flatnonzero((alpha > zero) & (alpha < C - 1e-9 * C))
-    up = np.flatnonzero(alpha >= C - 1e-9 * C)
-
-    def certified(a):
-        nz = np.flatnonzero(a)
-        v = y[nz] * a[nz]
-        g = y * (K[:, nz] @ v) - 1.0
-        F = 0.5 * float(a @ (g - 1.0))
-        err = margin_rounding(np.abs(K[:, nz]) @ a[nz], nz.size)
-        return relative_gap(F, lagrangian_lower_bound(F, g, a, y, C, err)) <= tol
-
-    if free.size:
-        yF = y[free]
-        A = np.empty((free.size + 1, free.size + 1))
-        A[:-1, :-1] = (yF[:, None] * submatrix(K, free, free)) * yF[None, :]
-        A[:-1, -1] = yF
-        A[-1, :-1] = yF
-        A[-1, -1] = 0.0
-        rhs = np.empty(free.size + 1)
-        rhs[:-1] = 1.0 - (yF * (submatrix(K, free, up) @ (y[up] * C[up])) if up.size else 0.0)
-        rhs[-1] = -float(y[up] @ C[up])
-        sol = _solve_or_lstsq(A, rhs)
-        if sol is not None and np.all(sol[:-1] >= 0.0) and np.all(sol[:-1] <= C[free]):
-            a = np.zeros_like(alpha)
-            a[up] = C[up]
-            a[free] = sol[:-1]
-            if certified(a):
-                return a, 1
+    a = _active_set_newton(K, y, C, alpha, tol, check_input)
+    if a is not None:
+        return a, 1
     import cvxpy as cp
 
     from .conic import SolverError as _SolverError
