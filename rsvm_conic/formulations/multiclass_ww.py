@@ -65,7 +65,7 @@ from .._validation import psd_factor as _psd_factor
 from ..solvers.conic import SolverError
 from ..solvers.svm_dual import margin_rounding
 from ..solvers.contract import certify, relative_gap
-from ..solvers.ww_cd import SMALL_PAIRS, ww_threads
+from ..solvers.multiclass.cd import SMALL_PAIRS, ww_threads
 from .base import Formulation, Solution
 
 
@@ -494,7 +494,7 @@ class WWMachine(Formulation):
         on the easy digits, Segmentation and Letter fits (0.5-17 s) and far faster on the hard ones
         (Letter: 42 s against over 250 s with the consolidation kernel's features; 41 s against 685 s with
         the Gaussian's at sigma / 2, measured before ``cd``'s epoch became 2x faster; a 667-point Letter fold:
-        2.1 s against 35 s).  Up to :data:`~rsvm_conic.solvers.ww_cd.SMALL_PAIRS` (sample, class) pairs: ``alm``,
+        2.1 s against 35 s).  Up to :data:`~rsvm_conic.solvers.multiclass.cd.SMALL_PAIRS` (sample, class) pairs: ``alm``,
         which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
@@ -1135,7 +1135,7 @@ def ww_dual_cd(
     seed: int = 0,
 ):
     """Exact solver for eq. 1.9 on explicit features: dual coordinate descent with shrinking
-    (:func:`~rsvm_conic.solvers.ww_cd.ww_cd_epoch`, compiled), the bias constraints by the method of
+    (:func:`~rsvm_conic.solvers.multiclass.cd.ww_cd_epoch`, compiled), the bias constraints by the method of
     multipliers (``nu += rho r`` every ``inner`` epochs, ``rho`` times the mean ``||phi_i||^2``; 0.1 rather
     than 0.3 saves 11-20% of the epochs on digits, Segmentation and three Letter fits, e.g. the kappa^m one
     2383 -> 1983 epochs, 49 -> 40 s, and 1.0 or 3.0 cost 1.6x and 3.3x), and a
@@ -1157,7 +1157,7 @@ def ww_dual_cd(
     epochs.  Seeded (the sample order of each epoch); the same input gives the same result.  Returns
     ``(W (D, C), b (C,), info)`` as :func:`ww_primal_alm` (route ``"cd"``).
     """
-    from ..solvers.ww_cd import ww_cd_epoch
+    from ..solvers.multiclass.cd import ww_cd_epoch
 
     t_start = time.perf_counter()
     Phi = np.ascontiguousarray(Phi, dtype=np.float64)

@@ -1,5 +1,5 @@
 """Compiled one-pass kernels over rows (numba): the interior points' hot loops, and the row dot product that
-the Weston-Watkins epoch (:mod:`.ww_cd`) also uses.
+the Weston-Watkins epoch (:mod:`.multiclass.cd`) also uses.
 
 Each kernel reads its operands once and fuses work that numpy would spread over several passes and
 temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.robust_ipm`):
@@ -137,7 +137,7 @@ def group_row_sums(X, v, gidx, k):
 @jit(error_model="numpy", fastmath={"reassoc"})
 def row_dot(X, i, w):
     """``x_i' w`` (row i of ``X``), summed in any order (so that it vectorises: 2x the speed of the sequential
-    sum; deterministic for a given build).  Also compiled into :func:`.ww_cd.ww_cd_epoch`; numba's on-disk
+    sum; deterministic for a given build).  Also compiled into :func:`.multiclass.cd.ww_cd_epoch`; numba's on-disk
     cache of that module does not notice an edit here (clear its ``__pycache__`` after changing this)."""
     s = 0.0
     for j in range(X.shape[1]):
