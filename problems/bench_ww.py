@@ -6,10 +6,10 @@ of the Gaussian kernel with the thesis length scale ``sqrt(5 d)`` (as the Table 
 the reproduction uses ``C = 10``) and ``C = 10`` for crammer_singer, standardised inputs, the same feature
 matrix ``Phi`` for every solver, timed side by side in one run with one BLAS thread:
 
-* ``cd`` -- :func:`~rsvm_conic.formulations.multiclass_ww.ww_dual_cd`, the default: compiled dual
+* ``cd`` -- :func:`~rsvm_conic.solvers.multiclass.ww_dual_cd`, the default: compiled dual
   coordinate descent with a Newton endgame, certified to a 1e-6 relative gap (primal objective minus a
   feasible dual value);
-* ``alm`` -- the previous default, :func:`~rsvm_conic.formulations.multiclass_ww.ww_primal_alm`
+* ``alm`` -- the previous default, :func:`~rsvm_conic.solvers.multiclass.ww_primal_alm`
   (semismooth Newton alone), certified to the same 1e-6;
 * ``CS(tol)`` -- ``LinearSVC(multi_class="crammer_singer", C=10, tol=tol)`` on the same features (another
   multi-class model of the same size; liblinear's ``tol`` bounds its dual projected gradient, not a
@@ -73,7 +73,7 @@ def run(quick: bool = False) -> int:
     from sklearn.svm import LinearSVC
     from threadpoolctl import threadpool_limits
 
-    from rsvm_conic.formulations.multiclass_ww import ww_dual_cd, ww_primal_alm
+    from rsvm_conic.solvers.multiclass import ww_dual_cd, ww_primal_alm
 
     names = ("digits", "segment") if quick else ("digits", "segment", "letter")
     cs_tols = (1e-1,) if quick else (1e-1, 1e-3)

@@ -94,3 +94,16 @@ def test_every_room_is_documented():
     for room in ALLOWED:
         if room != "__init__":
             assert f"`{room}" in doc, f"room {room} is missing from docs/ARCHITECTURE.md"
+
+
+def test_no_solver_imports_a_formulation():
+    """Numerical methods take arrays and operators, never a model: no module under solvers/ imports formulations
+    (nor the rooms above it), whatever the ALLOWED table says."""
+    above = {"formulations", "estimators", "runner", "cli", "problems"}
+    bad = [
+        f"{path.relative_to(ROOT)} imports {target}"
+        for path, rel, package in _modules()
+        if rel[0] == "solvers"
+        for target in set(_imports(path, package)) & above
+    ]
+    assert not bad, "solvers must not import formulations or the rooms above them:\n" + "\n".join(sorted(bad))

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from rsvm_conic.estimators import HyperbolicSVC, KernelRobustSVC, WestonWatkinsSVC
 from rsvm_conic.formulations.hyperbolic import HyperbolicMachine
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective, ww_objective
+from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective
+from rsvm_conic.solvers.multiclass import ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.solvers.conic import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty

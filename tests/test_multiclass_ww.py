@@ -4,15 +4,8 @@ from sklearn.datasets import make_blobs
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
-from rsvm_conic.formulations.multiclass_ww import (
-    WWFeatures,
-    WWKernelDual,
-    encode_labels,
-    ww_losses,
-    ww_dual_cd,
-    ww_primal_alm,
-    ww_primal_lbfgs,
-)
+from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, encode_labels
+from rsvm_conic.solvers.multiclass import ww_dual_cd, ww_losses, ww_primal_alm, ww_primal_lbfgs
 from rsvm_conic.kernels.rbf import gaussian_kernel
 from rsvm_conic.runner import check_instance
 
@@ -164,7 +157,7 @@ def _ww_instance(n=36, C=3, seed=5, zeta=2.0):
 def test_dual_bound_is_a_lower_bound_from_any_multipliers():
     """Weak duality against an exact solve: the repaired point is feasible (box, bias constraints) and
     its value never exceeds the optimum, whatever multipliers go in (random, sparse, out of the box)."""
-    from rsvm_conic.formulations.multiclass_ww import ww_dual_bound
+    from rsvm_conic.solvers.multiclass import ww_dual_bound
 
     K, y, zeta, exact = _ww_instance()
     P_star = exact.objective

@@ -411,7 +411,8 @@ def test_weston_watkins_weights_validation_routes_and_class_weight():
     """Routes that take no weights are refused by name; a class left without positive weight says which;
     class_weight multiplies sample_weight; the certificate's dual point lies in the weighted box."""
     from rsvm_conic.estimators import WestonWatkinsSVC
-    from rsvm_conic.formulations.multiclass_ww import WWMachine, ww_dual_bound
+    from rsvm_conic.formulations.multiclass_ww import WWMachine
+    from rsvm_conic.solvers.multiclass import ww_dual_bound
 
     rng = np.random.default_rng(0)
     y = np.arange(30) % 3

@@ -165,7 +165,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         ``"libsvm"`` (binary), ``"dual"`` (CVXPY QP) or ``"primal"`` (numpy L-BFGS).
     primal_tol, primal_mu, primal_max_iter : the ``primal`` path is certified: after every smoothing
         stage a dual bound is built from its multipliers
-        (:func:`~rsvm_conic.formulations.multiclass_ww.ww_dual_bound`) and it stops once the
+        (:func:`~rsvm_conic.solvers.multiclass.ww_dual_bound`) and it stops once the
         relative gap is ``<= primal_tol`` (default 1e-3, as the stochastic solvers); ``primal_mu`` is
         the smallest smoothing tried, ``primal_max_iter`` the L-BFGS iterations per stage.  If the
         gap is not met, ``auto`` falls back to the dual QP with a ``SolverWarning`` (moderate
