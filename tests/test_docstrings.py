@@ -91,6 +91,18 @@ def test_estimator_attributes_documented(est):
     assert "classes_" in attrs, f"{est.__name__}: document classes_ among the fitted attributes"
 
 
+@pytest.mark.parametrize("name", __import__("rsvm_conic.solvers.multiclass", fromlist=["x"]).__all__)
+def test_multiclass_solvers_document_their_parameters(name):
+    """The Weston-Watkins solvers' public functions have numpydoc Parameters and Returns matching the signature."""
+    import rsvm_conic.solvers.multiclass as ww
+
+    fn = getattr(ww, name)
+    fn = getattr(fn, "py_func", fn)  # a compiled epoch documents its Python function
+    doc = sections(inspect.getdoc(fn) or "")
+    assert "Returns" in doc, f"{name} has no numpydoc 'Returns' section"
+    assert doc.get("Parameters") == _documented_params(fn), f"{name}: Parameters differ from the signature"
+
+
 def test_every_estimator_importable_from_the_package():
     for name in estimators.__all__:
         assert getattr(rsvm_conic, name) is getattr(estimators, name)

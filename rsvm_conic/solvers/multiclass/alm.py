@@ -34,8 +34,10 @@ def ww_primal_alm(
     b0=None,
     lam0=None,
 ):
-    """Exact solver for eq. 1.9 on explicit features: the method of multipliers on the hinge terms with a
-    semismooth Newton-CG inner solver (as SSNAL [Li, Sun, Toh] for SVMs), bias an ordinary variable.
+    """Solve eq. 1.9 exactly on explicit features by the method of multipliers with semismooth Newton-CG steps.
+
+    The method of multipliers on the hinge terms with a semismooth Newton-CG inner solver (as SSNAL
+    [Li, Sun, Toh] for SVMs), the bias an ordinary variable.
 
     Write the margins ``z_ik(W, b) = 2 - f_{y_i}(x_i) + f_k(x_i)`` (``k != y_i``).  For multipliers
     ``lam`` in the box ``[0, zeta]`` and a penalty ``sigma = zeta / mu``, the augmented Lagrangian minimised
@@ -55,8 +57,7 @@ def ww_primal_alm(
     multipliers absorb the smoothing); ``mu`` still shrinks by ``mu_factor`` per step down to ``mu_min``.
     A smaller ``mu`` speeds the multipliers up but narrows the zone, and below ``~1e-2`` (margins are ~2)
     the Newton steps stall on the kinks (exact line-search steps of 1e-2 to 1e-4 of the full step, every
-    inner solve at ``max_newton``): measured on Letter with 1000 consolidation-kernel features, 667
-    points, ``mu_min = 1e-4`` took 266 s and ``1e-2`` 47 s, both certified.
+    inner solve at ``max_newton``), hence the floor ``mu_min = 1e-2``.
     After each outer step from the second on, an *active-set step* guesses the optimum's partition (free
     multipliers = margins in the zone, ``zeta`` beyond it, 0 elsewhere) and solves eq. 1.9's optimality
     conditions for it exactly (:func:`partition_solve`), moving violators and repeating up to
@@ -66,9 +67,51 @@ def ww_primal_alm(
     repair: box and the bias constraints ``sum_i beta_ik = 0``); the run stops when the relative gap is
     ``<= tol``, else ends with status ``"max_iter"``.
 
-    ``W0``, ``b0``, ``lam0`` warm-start the iterate and the multipliers (:func:`.ww_dual_cd` hands over its
-    point this way).  Returns ``(W (D, C), b (C,), info)`` as :func:`.ww_primal_lbfgs` (route ``"alm"``);
-    every step is a matrix product over all samples (no loop over samples).
+    Every step is a matrix product over all samples (no loop over samples).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows (trusted: finite float64).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1`` (trusted integers).
+    n_classes : int
+        The number of classes ``C``.
+    zeta : float
+        Eq. 1.9's penalty.
+    tol : float
+        Relative certified gap at which the run stops.
+    mu0, mu_factor, mu_min : float
+        The smoothing: first value, factor per outer step, floor.
+    max_outer, max_newton, max_cg : int
+        Budgets of outer steps, Newton steps per outer step and CG iterations per Newton step.
+    direct_max : int
+        The largest number of margins in the zone for a direct (Cholesky) Newton step and for an
+        active-set step.
+    polish : bool
+        Whether to take the active-set steps.
+    max_active_set : int
+        Active-set steps per outer step.
+    inner_rtol, inner_decay : float
+        An inner solve stops once the gradient norm is below ``max(inner_rtol, inner_decay**outer)`` times
+        its first value.
+    W0 : ndarray of shape (D, C), optional
+        Warm start of the weights (:func:`.ww_dual_cd` hands over its point this way).
+    b0 : ndarray of shape (C,), optional
+        Warm start of the biases.
+    lam0 : ndarray of shape (n, C), optional
+        Warm start of the multipliers (clipped to the box).
+
+    Returns
+    -------
+    W : ndarray of shape (D, C)
+        Weights of the best certified iterate.
+    b : ndarray of shape (C,)
+        Biases, centred (``sum(b) = 0``).
+    info : dict
+        ``status`` (``"optimal"`` when the gap met ``tol``, else ``"max_iter"``), ``iterations`` (Newton
+        steps), ``objective``, ``certificate`` (the :class:`~rsvm_conic.solvers.contract.SolveInfo`, route
+        ``"alm"``, its ``detail`` counting outer, Newton, CG, direct and active-set steps) and ``multipliers``.
     """
     t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)

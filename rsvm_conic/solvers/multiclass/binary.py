@@ -13,7 +13,26 @@ from ..svm_dual import libsvm_dual, polish_svm_dual
 
 
 def ww_binary_libsvm(K, codes, zeta, tol: float = 1e-8):
-    """Exact binary WW through libsvm: returns ``(beta (n, 2), b (2,))``; ``zeta`` may hold one bound per sample."""
+    """Solve the two-class WW machine exactly through libsvm, polished in double precision.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Gram matrix (trusted: finite, symmetric PSD).
+    codes : ndarray of shape (n,)
+        Class codes in ``{0, 1}``.
+    zeta : float or ndarray of shape (n,)
+        Eq. 1.9's penalty, or one bound ``zeta_i`` per sample (sample weights).
+    tol : float
+        libsvm's stopping tolerance.
+
+    Returns
+    -------
+    beta : ndarray of shape (n, 2)
+        Kernel expansion of the two classes' weights (``w_k = sum_i beta_ik phi(x_i)``).
+    b : ndarray of shape (2,)
+        Biases ``(-c, c)`` with the best offset ``c`` of the SVM for this ``beta``.
+    """
     y_pm = np.where(codes == 1, 1.0, -1.0)
     zeta = np.asarray(zeta, dtype=float) if np.ndim(zeta) else float(zeta)
     alpha, _ = libsvm_dual(K, y_pm, zeta, tol=tol, max_iter=-1)

@@ -35,19 +35,66 @@ from .objective import certified_result, feature_gram, ww_dual_bound, ww_objecti
 
 
 def ww_threads(F, n_classes: int):
-    """The BLAS thread context of a Weston-Watkins solve on features ``F`` (n x D) with ``n_classes`` classes: its
-    largest BLAS calls are the (n x D)(D x C) score products and D x D factorisations
-    (:func:`rsvm_conic._threads.blas_threads_for`)."""
+    """The BLAS thread context of a Weston-Watkins solve, chosen from its sizes.
+
+    Its largest BLAS calls are the (n x D)(D x C) score products and D x D factorisations
+    (:func:`rsvm_conic._threads.blas_threads_for`).
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, D)
+        The feature rows the solver runs on.
+    n_classes : int
+        The number of classes ``C``.
+
+    Returns
+    -------
+    context manager
+        Limits the BLAS threads while the solve runs.
+    """
     n, D = F.shape
     return blas_threads_for(max(float(n) * D * n_classes, float(D) ** 3))
 
 
 @jit()
 def ww_cd_epoch(Phi, codes, alpha, WT, nu, r, rho, zeta, sqn, active, n_active, thr):
-    """One pass over ``active[:n_active]`` (in that order), updating ``alpha`` (n, C), ``WT`` (C, D) and
-    the bias residuals ``r`` (C,) in place.  Returns ``(n_kept, max_violation)``: the kept samples are
-    moved to the front of ``active``; the violation is the largest projected-gradient entry seen (the
-    optimality measure of the box problem at fixed ``nu``)."""
+    """One epoch of dual coordinate descent over ``active[:n_active]`` (in that order), in place.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows (C-contiguous float64).
+    codes : ndarray of shape (n,)
+        Class codes (int64).
+    alpha : ndarray of shape (n, C)
+        The multipliers, updated in place.
+    WT : ndarray of shape (C, D)
+        The weights ``W'`` of ``alpha``, updated in place.
+    nu : ndarray of shape (C,)
+        The bias constraints' multiplier.
+    r : ndarray of shape (C,)
+        The bias residuals ``sum_i beta_ik``, updated in place.
+    rho : float
+        The bias penalty.
+    zeta : float
+        The box's bound.
+    sqn : ndarray of shape (n,)
+        Squared row norms ``||phi_i||^2``.
+    active : ndarray of shape (n,)
+        Sample order (int64); the kept samples are moved to its front.
+    n_active : int
+        How many samples of ``active`` the epoch visits.
+    thr : float
+        Shrinking threshold: a sample whose multipliers all sit at a bound with margins beyond ``thr`` on
+        the side that keeps them there is dropped.
+
+    Returns
+    -------
+    n_kept : int
+        Samples kept at the front of ``active``.
+    max_violation : float
+        The largest projected-gradient entry seen (the optimality measure of the box problem at fixed ``nu``).
+    """
     C, D = WT.shape
     dbeta = np.zeros(C)
     s = np.empty(C)
@@ -119,28 +166,61 @@ def ww_dual_cd(
     eps: float = 1e-3,
     seed: int = 0,
 ):
-    """Exact solver for eq. 1.9 on explicit features: dual coordinate descent with shrinking
-    (:func:`ww_cd_epoch`, compiled), the bias constraints by the method of
-    multipliers (``nu += rho r`` every ``inner`` epochs, ``rho`` times the mean ``||phi_i||^2``; 0.1 rather
-    than 0.3 saves 11-20% of the epochs on digits, Segmentation and three Letter fits, e.g. the kappa^m one
-    2383 -> 1983 epochs, 49 -> 40 s, and 1.0 or 3.0 cost 1.6x and 3.3x), and a
-    Newton endgame.  Shrunk samples return at every certificate check, as the multiplier steps move the
-    bias that shrinking assumed fixed.
+    """Solve eq. 1.9 exactly on explicit features by dual coordinate descent with a Newton endgame.
+
+    Coordinate descent with shrinking (:func:`ww_cd_epoch`, compiled) on the box of the multipliers; the bias
+    constraints by the method of multipliers (``nu += rho r`` every ``inner`` epochs, the penalty ``rho`` times
+    the mean ``||phi_i||^2``).  Shrunk samples return at every certificate check, as the multiplier steps move
+    the bias that shrinking assumed fixed.
 
     Coordinate descent finds the optimum's partition of the multipliers (0, free, ``zeta``) at a cost of
     one score vector per active sample and epoch, but its last digits come slowly when many margins sit
     at the kink or ``zeta`` is large; the semismooth Newton steps of :func:`.ww_primal_alm` are the
-    reverse.  Measured on Letter (16 000 points, 1000 random features, 26 classes, one core): with the
-    consolidation kernel's features ``alm`` alone was at a relative gap of 0.7 after 250 s, this route
-    certifies 8e-7 in 74 s; with the Gaussian's at sigma / 2, ``alm`` 685 s, this route 41 s.  So once
-    the certified gap is ``<= handoff`` (or has not halved over ten checks) and at most ``direct_max``
-    multipliers are free (the Newton systems are then one Cholesky factorisation), ``ww_primal_alm``
-    continues from the point and the multipliers (``W0``, ``b0``, ``lam0``) at its zone floor; if it
-    does not certify, coordinate descent goes on (``handoff = 0``: coordinate descent alone).  Every
-    iterate is judged only by the certificate: the true objective of the best ``(W, b)``
-    (``b = nu + rho r``) against the best :func:`.ww_dual_bound` of the multipliers, checked every 10-50
-    epochs.  Seeded (the sample order of each epoch); the same input gives the same result.  Returns
-    ``(W (D, C), b (C,), info)`` as :func:`.ww_primal_alm` (route ``"cd"``).
+    reverse.  So once the certified gap is ``<= handoff`` (or has not halved over ten checks) and at most
+    ``direct_max`` multipliers are free (the Newton systems are then one Cholesky factorisation),
+    :func:`.ww_primal_alm` continues from the point and the multipliers at its zone floor; if it does not
+    certify, coordinate descent goes on.  Every iterate is judged only by the certificate: the true objective
+    of the best ``(W, b)`` (``b = nu + rho r``) against the best :func:`.ww_dual_bound` of the multipliers,
+    checked every 10-50 epochs.  ``rsvm-conic bench ww-exact`` measures it against :func:`.ww_primal_alm`
+    alone and against scikit-learn's Crammer-Singer machine.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows (trusted: finite float64).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1`` (trusted integers).
+    n_classes : int
+        The number of classes ``C``.
+    zeta : float
+        Eq. 1.9's penalty (the box ``0 <= alpha_ik <= zeta``).
+    tol : float
+        Relative certified gap at which the run stops.
+    rho : float
+        The bias penalty, relative to the mean squared row norm.
+    inner : int
+        Epochs between two multiplier steps ``nu += rho r``.
+    handoff : float
+        Certified gap from which the Newton endgame is tried once; 0 runs coordinate descent alone.
+    direct_max : int
+        The largest number of free multipliers for the endgame (and the endgame's direct Newton systems).
+    max_epochs : int
+        Epoch budget.
+    eps : float
+        First shrinking tolerance (divided by 10 each time the shrunk problem is solved, down to 1e-12).
+    seed : int
+        Seed of each epoch's sample order; the same input and seed give the same result.
+
+    Returns
+    -------
+    W : ndarray of shape (D, C)
+        Weights of the best certified iterate.
+    b : ndarray of shape (C,)
+        Biases, centred (``sum(b) = 0``).
+    info : dict
+        ``status`` (``"optimal"`` when the gap met ``tol``, else ``"max_iter"``), ``iterations`` (epochs),
+        ``objective``, ``certificate`` (the :class:`~rsvm_conic.solvers.contract.SolveInfo`, route ``"cd"``,
+        its ``detail`` holding ``epochs``, ``rho`` and the endgame's detail) and ``multipliers`` (n, C).
     """
     t_start = time.perf_counter()
     Phi = np.ascontiguousarray(Phi, dtype=np.float64)

@@ -35,17 +35,49 @@ def ww_primal_lbfgs(
     tol: float = 1e-6,
     check_every: int = 50,
 ):
-    """Numpy/SciPy primal solver for eq. 1.9 on explicit features (see module docstring).
+    """Solve eq. 1.9 on explicit features by L-BFGS on the smoothed primal, certified (see the module docstring).
 
-    Certified: every ``check_every`` L-BFGS iterations the multipliers
-    ``alpha_ik = zeta clip(z_ik / mu, 0, 1)`` (the smoothed hinge's derivatives) give a dual bound
-    through :func:`.ww_dual_bound`; the best bound so far and the best true objective form the
-    certificate.  The run stops as soon as their relative gap is ``<= tol``; a stage ends (``mu`` is
-    divided by ``1 / mu_factor``) once L-BFGS converged or the gap shrank by less than 1% since the
-    last check (the smoothing, not the iterate, then limits it).  Returns ``(W (D, C), b (C,), info)``;
-    ``info["certificate"]`` is the :class:`~rsvm_conic.solvers.contract.SolveInfo` (route
-    ``"lbfgs"``); ``info["status"]`` is ``"optimal"`` exactly when the gap met ``tol``, else
-    ``"max_iter"`` (the smallest ``mu`` was reached first).
+    Every ``check_every`` L-BFGS iterations the multipliers ``alpha_ik = zeta clip(z_ik / mu, 0, 1)`` (the
+    smoothed hinge's derivatives) give a dual bound through :func:`.ww_dual_bound`; the best bound so far and
+    the best true objective form the certificate.  The run stops as soon as their relative gap is ``<= tol``;
+    a stage ends (``mu`` is multiplied by ``mu_factor``) once L-BFGS converged or the gap shrank by less than
+    1% since the last check (the smoothing, not the iterate, then limits it).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows (trusted: finite float64).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1`` (trusted integers).
+    n_classes : int
+        The number of classes ``C``.
+    zeta : float
+        Eq. 1.9's penalty.
+    mu_min, mu_factor : float
+        The smallest smoothing and the factor between stages (the first stage has ``mu = 1``).
+    maxiter : int
+        L-BFGS iterations per stage.
+    gtol : float
+        L-BFGS's gradient tolerance (sup norm).
+    W0 : ndarray of shape (D, C), optional
+        Warm start of the weights.
+    b0 : ndarray of shape (C,), optional
+        Warm start of the biases.
+    tol : float
+        Relative certified gap at which the run stops.
+    check_every : int
+        L-BFGS iterations between two certificate checks.
+
+    Returns
+    -------
+    W : ndarray of shape (D, C)
+        Weights of the iterate with the smallest true objective.
+    b : ndarray of shape (C,)
+        Biases, centred (``sum(b) = 0``).
+    info : dict
+        ``status`` (``"optimal"`` exactly when the gap met ``tol``, else ``"max_iter"``: the smallest ``mu``
+        was reached first), ``iterations``, ``objective``, ``mu``, ``mu_min`` and ``certificate`` (the
+        :class:`~rsvm_conic.solvers.contract.SolveInfo`, route ``"lbfgs"``).
     """
     t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)
@@ -166,15 +198,41 @@ def lbfgs(
     callback=None,
     callback_every: int = 50,
 ):
-    """Unconstrained L-BFGS (two-loop recursion, Armijo backtracking from the unit step).
+    """Minimise a smooth function without constraints by L-BFGS (two-loop recursion, Armijo backtracking).
 
-    ``fg(x) -> (f, grad)``.  Returns ``(x, iterations, converged)``; converged means
-    ``||grad||_inf <= gtol`` or a relative decrease below ``ftol``.  Written here because SciPy's
-    L-BFGS-B spent most of its time in its bound-handling ``setulb`` routine on these
-    10^4-10^5-variable problems (profiled: 70% of a Segmentation fit), which need no bounds.
-    Pairs with ``s^T y <= 0`` are skipped, so the inverse-Hessian model stays positive definite.
-    ``callback(x)``, called every ``callback_every`` iterations, stops the run (reported as converged)
-    when it returns True; the curvature pairs are kept between calls.
+    Written here rather than calling SciPy's L-BFGS-B, whose bound handling (``setulb``) dominates the time on
+    these 10^4-10^5-variable problems that need no bounds.  Pairs with ``s^T y <= 0`` are skipped, so the
+    inverse-Hessian model stays positive definite; a direction that is not a descent direction restarts from
+    steepest descent.  The curvature pairs are kept across ``callback`` calls.
+
+    Parameters
+    ----------
+    fg : callable
+        ``fg(x) -> (f, grad)``.
+    x0 : ndarray of shape (m,)
+        Starting point.
+    maxiter : int
+        Iteration budget.
+    gtol : float
+        Converged when ``||grad||_inf <= gtol``.
+    ftol : float
+        Converged when an iteration decreases ``f`` by at most ``ftol max(|f|, 1)``.
+    memory : int
+        Curvature pairs kept.
+    callback : callable, optional
+        ``callback(x) -> bool``, called every ``callback_every`` iterations; True stops the run (reported as
+        converged).
+    callback_every : int
+        Iterations between two ``callback`` calls.
+
+    Returns
+    -------
+    x : ndarray of shape (m,)
+        The last iterate.
+    iterations : int
+        Iterations taken.
+    converged : bool
+        False only when ``maxiter`` ran out.
     """
     x = np.array(x0, dtype=np.float64)
     f, g = fg(x)

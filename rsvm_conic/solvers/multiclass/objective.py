@@ -23,7 +23,20 @@ from ..contract import certify
 
 
 def ww_losses(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Hinge terms ``max(0, 2 - f_{y_i} + f_k)`` with zeros at ``k = y_i``; shape (n, C)."""
+    """Eq. 1.9's hinge terms of every (sample, class) pair.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, C)
+        The scores ``f_k(x_i)``.
+    codes : ndarray of shape (n,)
+        Class codes in ``0..C-1``.
+
+    Returns
+    -------
+    ndarray of shape (n, C)
+        ``max(0, 2 - f_{y_i}(x_i) + f_k(x_i))``, with zeros at ``k = y_i``.
+    """
     n = scores.shape[0]
     fy = scores[np.arange(n), codes][:, None]
     z = np.maximum(0.0, 2.0 - fy + scores)
@@ -32,8 +45,24 @@ def ww_losses(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta) -> float:
-    """Primal objective of eq. 1.9 given ``sum_k ||w_k||^2`` and the training scores; ``zeta`` may hold one
-    penalty ``zeta_i = zeta s_i`` per sample (sample weights ``s_i``)."""
+    """Evaluate eq. 1.9's primal objective from ``sum_k ||w_k||^2`` and the training scores.
+
+    Parameters
+    ----------
+    sq_norm : float
+        ``sum_k ||w_k||^2``.
+    scores : ndarray of shape (n, C)
+        The training scores ``f_k(x_i)`` (biases included).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..C-1``.
+    zeta : float or ndarray of shape (n,)
+        The penalty, or one penalty ``zeta_i = zeta s_i`` per sample (sample weights ``s_i``).
+
+    Returns
+    -------
+    float
+        ``1/2 sq_norm + sum_i zeta_i sum_{k != y_i} max(0, 2 - f_{y_i}(x_i) + f_k(x_i))``.
+    """
     losses = ww_losses(scores, codes)
     if np.ndim(zeta):
         return 0.5 * float(sq_norm) + float(np.asarray(zeta) @ losses.sum(axis=1))
@@ -41,7 +70,7 @@ def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta) ->
 
 
 def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tuple[float, np.ndarray]:
-    """A lower bound on the optimum of eq. 1.9 from any multipliers ``alpha`` (n, C).
+    """Bound eq. 1.9's optimum from below with a feasible dual point built from any multipliers.
 
     ``alpha`` is clipped to the box ``0 <= alpha_ik <= zeta [k != y_i]`` and then made to satisfy the
     bias constraints ``sum_i beta_ik = 0``.  These say that the class-to-class flows
@@ -52,8 +81,25 @@ def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tu
     which keeps the box.  The dual objective ``D(t alpha) = 2 t sum(alpha) - t^2/2 q``
     (``q = sum_k beta_k^T K beta_k``, from ``gram(beta)``) is maximised over ``t`` in ``[0, 1]``.
     Any such point is dual feasible, so ``D`` is a certified lower bound (weak duality); it is
-    tight at the optimum's multipliers.  Returns ``(D, alpha_feasible)``; ``alpha = 0`` gives 0.  ``zeta`` may
-    hold one bound ``zeta_i`` per sample (the weighted box ``alpha_ik <= zeta_i``).
+    tight at the optimum's multipliers; ``alpha = 0`` gives 0.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (n, C)
+        Any multipliers (NaN read as 0, clipped to the box).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..C-1``.
+    zeta : float or ndarray of shape (n,)
+        The box's bound, or one bound ``zeta_i`` per sample (the weighted box ``alpha_ik <= zeta_i``).
+    gram : callable
+        ``gram(beta) -> sum_k beta_k^T K beta_k`` for a (n, C) array (e.g. :func:`feature_gram`).
+
+    Returns
+    -------
+    D : float
+        The dual value of the feasible point, a lower bound on eq. 1.9's optimum.
+    alpha_feasible : ndarray of shape (n, C)
+        That feasible point.
     """
     n, C = alpha.shape
     Y = np.zeros((n, C))
