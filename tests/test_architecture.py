@@ -107,3 +107,23 @@ def test_no_solver_imports_a_formulation():
         for target in set(_imports(path, package)) & above
     ]
     assert not bad, "solvers must not import formulations or the rooms above them:\n" + "\n".join(sorted(bad))
+
+
+#: solver functions that still take a formulation object, left to their owner's change (issue 39, item 1: the
+#: interior point's entry point moves to arrays with the one IPM engine)
+TAKES_A_FORMULATION = {"solve_robust_ipm"}
+
+
+def test_no_solver_function_takes_a_formulation():
+    """A solver receives arrays and operators: no function under solvers/ has a parameter named ``formulation``
+    (the name every caller gives the model object), except those listed in TAKES_A_FORMULATION."""
+    bad = []
+    for path, rel, _ in _modules():
+        if rel[0] != "solvers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in TAKES_A_FORMULATION:
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                if any(a.arg == "formulation" for a in args):
+                    bad.append(f"{path.relative_to(ROOT)}: {node.name}")
+    assert not bad, "solver functions taking a formulation object:\n" + "\n".join(sorted(bad))
