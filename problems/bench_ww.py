@@ -42,7 +42,7 @@ def _features(name: str):
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.preprocessing import StandardScaler
 
-    from rsvm_conic.formulations.multiclass_ww import encode_labels
+    from rsvm_conic._validation import encode_labels
     from rsvm_conic.kernels.rbf import thesis_sigma
 
     if name == "digits":

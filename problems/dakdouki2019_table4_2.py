@@ -1056,7 +1056,8 @@ def _ww_instance():
     def build():
         from sklearn.kernel_approximation import RBFSampler
 
-        from rsvm_conic.formulations.multiclass_ww import WWFeatures, encode_labels
+        from rsvm_conic._validation import encode_labels
+        from rsvm_conic.formulations.multiclass_ww import WWFeatures
         from rsvm_conic.kernels.rbf import thesis_sigma
 
         Xtr, Xte, ytr, yte = _data("wine")

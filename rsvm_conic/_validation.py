@@ -187,6 +187,38 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
     return y_pm, classes
 
 
+def check_codes(codes, n: int, n_classes=None):
+    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
+
+    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
+    raw = np.asarray(codes)
+    if raw.shape != (n,):
+        raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
+    if raw.dtype.kind not in "iub":
+        if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+            raise ValueError("codes must be integers in 0..n_classes-1 (encode labels with encode_labels(y)).")
+    codes = raw.astype(np.int64)
+    if n == 0:
+        raise ValueError("codes is empty; at least two samples of two classes are needed.")
+    n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
+    if codes.min() < 0 or codes.max() >= n_classes:
+        raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
+    check_two_classes(codes, "codes", classes=np.arange(n_classes))  # n_classes < 2: a single class
+    return codes, n_classes
+
+
+def encode_labels(y, n: int | None = None):
+    """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of labels; got shape {y.shape}.")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} labels but X has {n} rows; they must match.")
+    classes, codes = np.unique(y, return_inverse=True)
+    check_two_classes(y, "y", classes=classes)
+    return codes.astype(np.int64), classes
+
+
 def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number; got {value!r}.")

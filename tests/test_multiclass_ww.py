@@ -4,7 +4,8 @@ from sklearn.datasets import make_blobs
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, encode_labels
+from rsvm_conic._validation import encode_labels
+from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual
 from rsvm_conic.solvers.multiclass import ww_dual_cd, ww_losses, ww_primal_alm, ww_primal_lbfgs
 from rsvm_conic.kernels.rbf import gaussian_kernel
 from rsvm_conic.runner import check_instance
@@ -409,7 +410,7 @@ def _standardised(name):
 
 def _evaluated_objective(est, X, y):
     """MSVMpack's objective of the fitted coefficients, evaluated as the estimator scores (K coef + b, Phi W + b)."""
-    from rsvm_conic.formulations.multiclass_ww import encode_labels, msvmpack_objective
+    from rsvm_conic.formulations.multiclass_ww import msvmpack_objective
 
     codes, _ = encode_labels(y)
     if est.rff_ is None:

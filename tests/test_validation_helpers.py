@@ -5,9 +5,11 @@ import pytest
 
 from rsvm_conic._validation import (
     check_binary_labels,
+    check_codes,
     check_psd,
     check_symmetric,
     check_two_classes,
+    encode_labels,
     low_rank_psd_ok,
     psd_eigh,
     psd_factor,
@@ -34,10 +36,8 @@ def test_check_two_classes():
     "call",
     [
         lambda y: check_binary_labels(y, y.size),
-        lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).encode_labels(y),
-        lambda y: __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["x"]).check_codes(
-            np.zeros(y.size, int), y.size
-        ),
+        lambda y: encode_labels(y),
+        lambda y: check_codes(np.zeros(y.size, int), y.size),
         lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
             np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0
         ),

@@ -38,7 +38,8 @@ from .._validation import (
     validate_estimator_input,
 )
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
-from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor, msvmpack_zeta
+from .._validation import encode_labels
+from ..formulations.multiclass_ww import WWMachine, gram_factor, msvmpack_zeta
 from ..solvers.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma

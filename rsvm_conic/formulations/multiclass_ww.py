@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from .._validation import check_positive, check_symmetric, check_two_classes, check_X
+from .._validation import check_codes, check_positive, check_symmetric, check_X
 from .._validation import psd_factor as _psd_factor
 from ..solvers.conic import SolverError
 from ..solvers.contract import certify
@@ -50,6 +50,7 @@ from ..solvers.multiclass import (
     ww_objective,
     ww_primal_alm,
     ww_primal_lbfgs,
+    ww_scaled_model,
     ww_threads,
 )
 from ..solvers.svm_dual import margin_rounding
@@ -66,38 +67,6 @@ def check_features_and_codes(Phi, codes, n_classes=None):
     return Phi, codes, n_classes
 
 
-def check_codes(codes, n: int, n_classes=None):
-    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
-
-    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
-    raw = np.asarray(codes)
-    if raw.shape != (n,):
-        raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
-    if raw.dtype.kind not in "iub":
-        if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
-            raise ValueError("codes must be integers in 0..n_classes-1 (encode labels with encode_labels(y)).")
-    codes = raw.astype(np.int64)
-    if n == 0:
-        raise ValueError("codes is empty; at least two samples of two classes are needed.")
-    n_classes = int(n_classes if n_classes is not None else codes.max() + 1)
-    if codes.min() < 0 or codes.max() >= n_classes:
-        raise ValueError("codes must be integers in 0..n_classes-1 with n_classes >= 2.")
-    check_two_classes(codes, "codes", classes=np.arange(n_classes))  # n_classes < 2: a single class
-    return codes, n_classes
-
-
-def encode_labels(y, n: int | None = None):
-    """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be a 1-D array of labels; got shape {y.shape}.")
-    if n is not None and y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} labels but X has {n} rows; they must match.")
-    classes, codes = np.unique(y, return_inverse=True)
-    check_two_classes(y, "y", classes=classes)
-    return codes.astype(np.int64), classes
-
-
 def msvmpack_zeta(C: float) -> float:
     """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1): ``zeta = 2 C``."""
     return 2.0 * float(C)
@@ -107,26 +76,6 @@ def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C:
     """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``
     (= eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4)."""
     return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
-
-
-def ww_scaled_model(scores, sq_norm, codes, zeta, margin_err=0.0):
-    """The better of the model with ``scores`` (``= Phi W + b``, ``sq_norm = ||W||^2``) and its rescaling
-    ``t (W, b)`` with every margin ``t (f_{y_i} - f_k) >= 2`` beyond the margins' rounding ``margin_err``
-    (when all of them are positive): ``(t, objective)``, ``t = 1`` for the first.  At a large ``zeta`` whose optimum
-    separates the classes this removes the zeta-weighted rounding of the margins of the support vectors."""
-    n = scores.shape[0]
-    rows = np.arange(n)
-    d = scores[rows, codes][:, None] - scores  # f_{y_i} - f_k
-    d[rows, codes] = np.inf
-    best = (1.0, ww_objective(sq_norm, scores, codes, zeta))
-    dmin = float(np.min(d)) - 2.0 * margin_err
-    if dmin > 0.0:
-        t = 2.0 * (1.0 + 1e-12) / dmin
-        slack = np.maximum(2.0 - t * d, 0.0)
-        P = 0.5 * t * t * sq_norm + (float(zeta @ slack.sum(axis=1)) if np.ndim(zeta) else zeta * float(slack.sum()))
-        if P < best[1]:
-            best = (t, P)
-    return best
 
 
 def ww_certificate(

@@ -4,7 +4,8 @@ One sub-package for the model's solvers because they share its objective, its du
 and their iterates (coordinate descent hands its point and multipliers to the Newton method):
 
 - :mod:`.objective`: :func:`.ww_objective` (the primal every route is scored on), :func:`.ww_dual_bound` (a
-  feasible dual point from any multipliers);
+  feasible dual point from any multipliers), :func:`.ww_scaled_model` (the hard-margin rescaling of a
+  solution);
 - :mod:`.cd`: dual coordinate descent with shrinking, its compiled epoch beside its driver :func:`.ww_dual_cd`;
 - :mod:`.alm`: the method of multipliers with semismooth Newton-CG steps, :func:`.ww_primal_alm`;
 - :mod:`.lbfgs`: L-BFGS on the smoothed primal, :func:`.ww_primal_lbfgs`;
@@ -18,7 +19,7 @@ from .alm import ww_primal_alm
 from .binary import ww_binary_libsvm
 from .cd import ww_cd_epoch, ww_dual_cd, ww_threads
 from .lbfgs import lbfgs, ww_primal_lbfgs
-from .objective import ww_dual_bound, ww_losses, ww_objective
+from .objective import ww_dual_bound, ww_losses, ww_objective, ww_scaled_model
 
 __all__ = [
     "lbfgs",
@@ -30,5 +31,6 @@ __all__ = [
     "ww_objective",
     "ww_primal_alm",
     "ww_primal_lbfgs",
+    "ww_scaled_model",
     "ww_threads",
 ]

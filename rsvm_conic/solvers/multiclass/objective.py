@@ -155,6 +155,48 @@ def _circulations(F: np.ndarray):
     yield np.minimum(F, F.T)
 
 
+def ww_scaled_model(scores, sq_norm, codes, zeta, margin_err=0.0):
+    """Pick the better of a model ``(W, b)`` and its rescaling ``t (W, b)`` to hard margins.
+
+    The rescaling puts every margin ``t (f_{y_i} - f_k) >= 2`` beyond the margins' rounding ``margin_err``
+    (when all of them are positive).  At a large ``zeta`` whose optimum separates the classes this removes the
+    zeta-weighted rounding of the margins of the support vectors.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, C)
+        The training scores ``Phi W + b``.
+    sq_norm : float
+        ``||W||^2``.
+    codes : ndarray of shape (n,)
+        Class codes in ``0..C-1``.
+    zeta : float or ndarray of shape (n,)
+        The penalty, or one penalty per sample.
+    margin_err : float
+        A bound on the rounding of each score difference.
+
+    Returns
+    -------
+    t : float
+        The scale, 1 when the model itself is the better.
+    objective : float
+        Eq. 1.9's objective of ``t (W, b)``.
+    """
+    n = scores.shape[0]
+    rows = np.arange(n)
+    d = scores[rows, codes][:, None] - scores  # f_{y_i} - f_k
+    d[rows, codes] = np.inf
+    best = (1.0, ww_objective(sq_norm, scores, codes, zeta))
+    dmin = float(np.min(d)) - 2.0 * margin_err
+    if dmin > 0.0:
+        t = 2.0 * (1.0 + 1e-12) / dmin
+        slack = np.maximum(2.0 - t * d, 0.0)
+        P = 0.5 * t * t * sq_norm + (float(zeta @ slack.sum(axis=1)) if np.ndim(zeta) else zeta * float(slack.sum()))
+        if P < best[1]:
+            best = (t, P)
+    return best
+
+
 def feature_gram(Phi):
     """``B -> sum_k beta_k' Phi Phi' beta_k`` (the quadratic term of :func:`ww_dual_bound`) on features."""
 
