@@ -82,9 +82,10 @@ def ww_certificate(
     route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *, tol: float = 1e-6, **kwargs
 ):
     """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
-    the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see :func:`ww_dual_bound`.
-    ``apply_K(B)`` returns ``K B`` (the Gram matrix times an (n, C) array); ``floor`` (a keyword) defaults to
-    ``1e-9 zeta n`` (``1e-9 sum(zeta)`` for one ``zeta_i`` per sample)."""
+    the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see
+    :func:`~rsvm_conic.solvers.multiclass.ww_dual_bound`.  ``apply_K(B)`` returns ``K B`` (the Gram matrix times
+    an (n, C) array); ``floor`` (a keyword) defaults to ``1e-9 zeta n`` (``1e-9 sum(zeta)`` for one ``zeta_i``
+    per sample)."""
     KB = apply_K(beta)
     primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
     dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
@@ -322,12 +323,9 @@ class WWMachine(Formulation):
 
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm (then the dual QP) for two classes on an exact kernel; otherwise, on features or an exact
-        kernel, the exact ``cd`` solver (with its fallbacks, :meth:`chain`).  ``cd`` rather than ``alm``:
-        measured one core, ``ww-exact`` bench and Letter with 1000 random features, ``cd`` is as fast as ``alm``
-        on the easy digits, Segmentation and Letter fits (0.5-17 s) and far faster on the hard ones
-        (Letter: 42 s against over 250 s with the consolidation kernel's features; 41 s against 685 s with
-        the Gaussian's at sigma / 2, measured before ``cd``'s epoch became 2x faster; a 667-point Letter fold:
-        2.1 s against 35 s).  Up to :data:`SMALL_PAIRS` (sample, class) pairs: ``alm``,
+        kernel, the exact ``cd`` solver (with its fallbacks, :meth:`chain`).  ``cd`` rather than ``alm``: as fast
+        on easy fits and far faster on hard ones (many margins at the kink, a large ``zeta``), measured side by
+        side by ``rsvm-conic bench ww-exact``.  Up to :data:`SMALL_PAIRS` (sample, class) pairs: ``alm``,
         which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
@@ -364,7 +362,8 @@ class WWMachine(Formulation):
     def _solution(self, route, coef, b, cert) -> Solution:
         """The certified solution ``(coef, b)``; its certificate's primal is recomputed from the coefficients as the
         estimator evaluates them (scores ``K coef + b`` or ``Phi coef + b``), for ``(coef, b)`` or, where better,
-        its hard-margin rescaling (:func:`ww_scaled_model`), against the route's dual bound."""
+        its hard-margin rescaling (:func:`~rsvm_conic.solvers.multiclass.ww_scaled_model`), against the route's
+        dual bound."""
         if coef is not None and np.all(np.isfinite(coef)):
             coef, b, cert = self._evaluated(route, coef, b, cert)
         sol = Solution(route, cert.status, cert.primal, cert.time, {"coef": coef, "b": b})
