@@ -10,7 +10,8 @@ Kernel dual, with multipliers ``0 <= alpha_ik <= zeta`` (``alpha_{i, y_i} = 0``)
     max_alpha  2 sum_ik alpha_ik - 1/2 sum_k beta_k^T K beta_k   s.t.  sum_i beta_ik = 0  (k = 0..C-1).
 
 :func:`ww_objective` is the primal every route is scored on; :func:`ww_dual_bound` turns any multipliers into a
-feasible dual point and its value, a certified lower bound.
+feasible dual point and its value, a certified lower bound; :func:`ww_scaled_model` rescales a solution to hard
+margins where that lowers the objective.
 """
 
 from __future__ import annotations
