@@ -71,14 +71,9 @@ def ww_primal_alm(
 
     Parameters
     ----------
-    Phi : ndarray of shape (n, D)
-        Feature rows (trusted: finite float64).
-    codes : ndarray of shape (n,)
-        Class codes in ``0..n_classes-1`` (trusted integers).
-    n_classes : int
-        The number of classes ``C``.
-    zeta : float
-        Eq. 1.9's penalty.
+    Phi, codes, n_classes, zeta
+        The problem, as for :func:`.ww_dual_cd`: feature rows (n, D), class codes in ``0..n_classes-1`` (both
+        trusted), the number of classes and eq. 1.9's penalty.
     tol : float
         Relative certified gap at which the run stops.
     mu0, mu_factor, mu_min : float
