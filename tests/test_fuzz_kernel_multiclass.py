@@ -33,7 +33,7 @@ from rsvm_conic.formulations.hyperbolic import HyperbolicMachine
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective, ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 from _fuzzutil import Tally, consolidation_reference, consolidation_tolerance, digest, fuzz_settings, psd_tolerance

@@ -15,9 +15,10 @@ import pytest
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from rsvm_conic.solvers.certificates import hinge_min, project_box_hyperplane_sorted
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
-from rsvm_conic.solvers.svm_dual import lagrangian_lower_bound
+from rsvm_conic.certify.hinge import hinge_min
+from rsvm_conic.certify.projections import project_dual_set
+from rsvm_conic.exceptions import SolverError, SolverWarning
+from rsvm_conic.certify.kernel import lagrangian_lower_bound
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 PINS = np.load(Path(__file__).parent / "data" / "kernel_fuzz_pins.npz")
@@ -30,7 +31,7 @@ def noisy():
 
 
 def _random_feasible(y, C, rng, k=200):
-    return [project_box_hyperplane_sorted(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
+    return [project_dual_set(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
 
 
 def test_hinge_min_is_exact_against_a_grid():
@@ -84,7 +85,7 @@ def test_certificate_rejects_a_perturbed_point(noisy):
     data, U = noisy
     f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
     a = f.solve("newton")["alpha"]
-    bad = project_box_hyperplane_sorted(a * 0.97, f.y, f.C)
+    bad = project_dual_set(a * 0.97, f.y, f.C)
     cert = f.certificate(bad, "perturbed")
     assert cert.status != "optimal" and cert.gap_rel > 1e-4
 
@@ -197,7 +198,8 @@ def test_rank_one_kernel_svm_dual_is_certified_at_the_exact_optimum():
     which H_FF = u_F u_F' is singular).  The projected Newton route (kappa = 0), libsvm + polish, and the
     estimator's default routes must certify it to 1e-6 with the exact optimum -4C."""
     from rsvm_conic.solvers.rsvm_socp import solve_rsvm_socp
-    from rsvm_conic.solvers.svm_dual import certified_svm_dual, libsvm_dual
+    from rsvm_conic.solvers.svm_polish import certified_svm_dual
+    from rsvm_conic.solvers.svm_dual import libsvm_dual
 
     K, y, C = _rank_one_case()
     exact = -4.0 * C

@@ -213,7 +213,7 @@ def test_primal_lbfgs_stops_on_a_certified_gap():
 
 def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     from rsvm_conic.formulations import multiclass_ww as mc
-    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+    from rsvm_conic.exceptions import SolverError, SolverWarning
 
     X, y = _blobs(60, 3, seed=7)
     ref = WestonWatkinsSVC(C=2.0, sigma=1.5, solver="dual").fit(X, y)
@@ -258,7 +258,7 @@ def test_pinned_large_scale_primal_falls_back_to_the_certified_dual():
     """Found by hypothesis 6.0 (floors leg): linear kernel on |x| ~ 2000, optimum 1.9e-7 with multipliers
     ~1e-8; the smoothed hinge's multipliers are 0 there, so the primal route cannot certify and falls back
     (with a warning naming both routes) to the dual QP, which does."""
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     X = np.array([[2040.91912139], [-2555.66503131]])
     y = np.array([0, 1])

@@ -41,7 +41,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
     The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
     SVM is solved on the features; see the module docstring.  A fit whose classifier is constant (``zeta = 0``)
-    warns with the reason (:class:`~rsvm_conic.estimators.linear.ConstantClassifierWarning`).
+    warns with the reason (:class:`~rsvm_conic.exceptions.ConstantClassifierWarning`).
 
     The defaults assume noise of covariance ``0.02**2 * W`` when ``fit`` gets no ``Sigma`` (``W`` the pooled
     within-class covariance of X: a standard deviation of 2 % of the classes' own spread,

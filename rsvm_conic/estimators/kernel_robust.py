@@ -42,7 +42,7 @@ from .._validation import (
     check_probability,
 )
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from ..solvers.contract import first_certified
+from ..certify.contract import first_certified
 from ..uncertainty.chance import kappa as kappa_of
 from ..uncertainty.chance import kappa_estimated
 from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel
@@ -100,8 +100,8 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         falls back to the next one -- qp: libsvm, clarabel, scs; socp: newton, ipm, clarabel, scs;
         qn: dfp, then the socp routes on the PSD part of ``beta`` (RSVM_QN solves a non-convex
         problem whose bound is certified only when ``beta`` is close to PSD) -- with a
-        :class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes; when none certifies,
-        :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+        :class:`~rsvm_conic.exceptions.SolverWarning` naming both routes; when none certifies,
+        :class:`~rsvm_conic.exceptions.SolverError` is raised.
     sv_tol : support-vector threshold (alpha_i > sv_tol * C) for the bias.
     bias : "paper" (Sec. 3: average of ``y_j - f(x_j)`` over all support vectors, bounded ones
         included) or "free" (over the free support vectors ``sv_tol C < alpha_j < (1 - sv_tol) C``
@@ -134,7 +134,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     formulation_, solution_ : Formulation, Solution
         The builder and its certified solution.
     solver_info_ : dict -- the certificate of the returned solution, ``SolveInfo.as_dict()`` of
-        :mod:`rsvm_conic.solvers.contract`: ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
+        :mod:`rsvm_conic.certify.contract`: ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
         (``"optimal"``), ``primal`` (objective of the route's problem at ``alpha_``), ``dual`` (a
         certified lower bound on its optimum), ``gap_abs``, ``gap_rel`` (``<= tol = 1e-6``), ...,
         and ``fallbacks`` (routes tried before, with the reason).  ``solver_stats_`` is the same dict.

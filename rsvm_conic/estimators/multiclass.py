@@ -39,7 +39,7 @@ from .._validation import (
 )
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
 from ..formulations.multiclass_ww import WWMachine, encode_labels, gram_factor, msvmpack_zeta
-from ..solvers.contract import first_certified
+from ..certify.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 

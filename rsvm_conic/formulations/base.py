@@ -9,7 +9,7 @@ A builder takes data and hyper-parameters and returns a :class:`Formulation`:
 * ``objective(solution)`` -- a pure-numpy evaluation of the same objective, used to
   compare backends on equal terms,
 * ``solve(backend)`` -- returns a :class:`Solution` carrying a certificate
-  (:class:`~rsvm_conic.solvers.contract.SolveInfo`) where the route provides one;
+  (:class:`~rsvm_conic.certify.contract.SolveInfo`) where the route provides one;
   ``backends`` lists the names this formulation accepts on this instance, read from the
   class's explicit ``BACKENDS`` table where it has one; ``solve("auto")`` tries
   :meth:`Formulation.auto_routes` in order and falls back visibly (a warning naming both routes),
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ..solvers.conic import solve_cvxpy
-from ..solvers.contract import Solution, first_certified, require_finite
+from ..certify.contract import Solution, first_certified, require_finite
 
 
 class Formulation:
@@ -84,8 +84,8 @@ class Formulation:
 
     def solve(self, backend: str = "clarabel", **options) -> Solution:
         """Solve with ``backend`` (a route of ``BACKENDS``, or ``"auto"``: :meth:`auto_routes` in turn).  A route
-        whose values hold NaN or inf raises :class:`~rsvm_conic.solvers.conic.SolverError`
-        (:func:`~rsvm_conic.solvers.contract.require_finite`), so ``"auto"`` falls back from it."""
+        whose values hold NaN or inf raises :class:`~rsvm_conic.exceptions.SolverError`
+        (:func:`~rsvm_conic.certify.contract.require_finite`), so ``"auto"`` falls back from it."""
         if backend == "auto":
             return self._solve_auto(**options)
         if self.BACKENDS is not None and backend not in self.backends:
@@ -102,7 +102,7 @@ class Formulation:
 
     def _solve_auto(self, **options) -> Solution:
         """Each of :meth:`auto_routes` in turn until one returns a certified result
-        (:func:`~rsvm_conic.solvers.contract.first_certified`: every fallback is announced by a
+        (:func:`~rsvm_conic.certify.contract.first_certified`: every fallback is announced by a
         SolverWarning naming the route that failed, why, and the next route); the routes tried
         before are recorded as ``info["fallback_from"]`` (and in the certificate's detail)."""
         routes = self.auto_routes()

@@ -60,11 +60,13 @@ from .._validation import (
     psd_factor,
     symmetric_part,
 )
-from ..solvers.certificates import project_box_hyperplane_sorted
-from ..solvers.conic import SolverError, SolverWarning
-from ..solvers.contract import SolveInfo, certify
+from ..certify.projections import project_dual_set
+from ..exceptions import SolverError, SolverWarning
+from ..certify.contract import SolveInfo, certify
 from ..solvers.rsvm_socp import RobustKernelObjective, ipm_certificate, rsvm_socp_ipm, solve_rsvm_socp
-from ..solvers.svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, polish_svm_dual
+from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
+from ..solvers.svm_dual import libsvm_dual
+from ..solvers.svm_polish import polish_svm_dual
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
@@ -317,7 +319,7 @@ class _KernelRobust(Formulation):
                 self.K_bar,
                 self.y,
                 box,
-                project_box_hyperplane_sorted(a, self.y, box),
+                project_dual_set(a, self.y, box),
                 self.cert_tol,
                 check_input=False,
             )
@@ -408,7 +410,7 @@ class _KernelRobust(Formulation):
         box = self.box
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, box)
         if abs(float(self.y @ a)) > 1e-12 * self._box_total():  # e.g. an interior-point solution: make it feasible
-            a = project_box_hyperplane_sorted(a, self.y, box)
+            a = project_dual_set(a, self.y, box)
         return a
 
     def _finish(self, alpha, extra=None) -> dict:
@@ -566,7 +568,7 @@ class RSVMQP(_KernelRobust):
         precision, so its KKT conditions hold to ~1e-7 relative only (the gap grows with C: 5e-4 at C = 1000 on
         the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in double precision by
         projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
-        :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
+        :func:`~rsvm_conic.solvers.svm_polish.polish_svm_dual`)."""
         t0 = time.perf_counter()
         Kmod = self.modified_kernel()
         alpha, clf = libsvm_dual(
@@ -679,7 +681,7 @@ class RSVMSOCP(_KernelRobust):
         (``nu = alpha**2`` or the solver's ``nu >= alpha**2``), if ``lam >= 0`` the Lagrangian of
         ``alpha_i^2 <= nu_i`` gives ``OPT(16') >= min_{a in S} 1/2 a'(Q + 2 diag(lam))a - e'a``
         (the minimum over ``nu`` of ``kappa/2 ||B nu|| - lam'nu`` is 0), a convex QP bounded by
-        :func:`~rsvm_conic.solvers.svm_dual.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
+        :func:`~rsvm_conic.certify.kernel.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
         clearly negative entries (``beta_hat`` with negative entries) that candidate gives no bound.
         """
         a = np.asarray(alpha, dtype=float)
@@ -713,7 +715,7 @@ class RSVMSOCP(_KernelRobust):
 
     def _polish(self, alpha):
         box = self.box
-        a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
+        a0 = project_dual_set(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
         try:
             res = solve_rsvm_socp(
                 None,

@@ -62,9 +62,9 @@ from scipy.linalg import cho_solve as _cho_solve
 
 from .._validation import check_positive, check_symmetric, check_two_classes, check_X
 from .._validation import psd_factor as _psd_factor
-from ..solvers.conic import SolverError
-from ..solvers.svm_dual import margin_rounding
-from ..solvers.contract import certify, relative_gap
+from ..exceptions import SolverError
+from ..certify.kernel import margin_rounding
+from ..certify.contract import certify, relative_gap
 from ..solvers.ww_cd import SMALL_PAIRS, ww_threads
 from .base import Formulation, Solution
 
@@ -340,8 +340,9 @@ class WWKernelDual(Formulation):
 
 def ww_binary_libsvm(K, codes, zeta, tol: float = 1e-8):
     """Exact binary WW through libsvm: returns ``(beta (n, 2), b (2,))``; ``zeta`` may hold one bound per sample."""
-    from ..solvers.certificates import hinge_min
-    from ..solvers.svm_dual import libsvm_dual, polish_svm_dual
+    from ..certify.hinge import hinge_min
+    from ..solvers.svm_dual import libsvm_dual
+    from ..solvers.svm_polish import polish_svm_dual
 
     y_pm = np.where(codes == 1, 1.0, -1.0)
     zeta = np.asarray(zeta, dtype=float) if np.ndim(zeta) else float(zeta)
@@ -443,7 +444,7 @@ class WWMachine(Formulation):
 
     Solutions hold ``coef`` (``beta`` (n, C) against the training points for ``K``, ``W`` (D, C) for
     ``Phi``) and ``b`` (C,); ``certificate`` is the route's
-    :class:`~rsvm_conic.solvers.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
+    :class:`~rsvm_conic.certify.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
     """
 
     name = "ww-msvm"
@@ -688,7 +689,7 @@ def ww_primal_lbfgs(
     certificate.  The run stops as soon as their relative gap is ``<= tol``; a stage ends (``mu`` is
     divided by ``1 / mu_factor``) once L-BFGS converged or the gap shrank by less than 1% since the
     last check (the smoothing, not the iterate, then limits it).  Returns ``(W (D, C), b (C,), info)``;
-    ``info["certificate"]`` is the :class:`~rsvm_conic.solvers.contract.SolveInfo` (route
+    ``info["certificate"]`` is the :class:`~rsvm_conic.certify.contract.SolveInfo` (route
     ``"lbfgs"``); ``info["status"]`` is ``"optimal"`` exactly when the gap met ``tol``, else
     ``"max_iter"`` (the smallest ``mu`` was reached first).
     """

@@ -6,10 +6,6 @@ from .grid import (
     GridExperiment,
     GridRun,
     ResultsStore,
-    SchedulerError,
-    StoreError,
-    StoreLockedError,
-    StoreWarning,
     cell_key,
     connect_scheduler,
     default_n_jobs,
@@ -17,6 +13,7 @@ from .grid import (
     run_grid,
     seed_from_cell,
 )
+from ..exceptions import SchedulerError, StoreError, StoreLockedError, StoreWarning
 
 __all__ = [
     "BackendReport",

@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 from typing import TYPE_CHECKING
+from ..exceptions import SolverError, SolverWarning
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -32,14 +33,6 @@ SOLVER_OPTIONS = {
 }
 
 _NAMES = {"clarabel": "CLARABEL", "scs": "SCS"}
-
-
-class SolverError(RuntimeError):
-    """A solver failed or returned a status that does not certify optimality."""
-
-
-class SolverWarning(UserWarning):
-    """A fallback happened or an inaccurate status was accepted on request."""
 
 
 def conic_solver_name(name: str) -> str:

@@ -8,8 +8,8 @@ bound was not met (``"uncertified"``, ``"max_iter"``, ``"inaccurate"``, ...).  S
 formulations.
 
 :func:`first_certified` is the one fallback chain: routes in order until one certifies, a
-:class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes at every fallback, a
-:class:`~rsvm_conic.solvers.conic.SolverError` naming every route tried when none does.
+:class:`~rsvm_conic.exceptions.SolverWarning` naming both routes at every fallback, a
+:class:`~rsvm_conic.exceptions.SolverError` naming every route tried when none does.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .conic import SolverError, SolverWarning
+from ..exceptions import SolverError, SolverWarning
 
 #: statuses a SolveInfo may carry; only "optimal" certifies the result
 STATUSES = ("optimal", "uncertified", "max_iter", "inaccurate", "failed")
@@ -128,7 +128,7 @@ def first_certified(
 
 
 def require_finite(what: str, route: str, values: Mapping) -> None:
-    """Raise :class:`~rsvm_conic.solvers.conic.SolverError` naming ``route`` when a numeric entry of a solve's
+    """Raise :class:`~rsvm_conic.exceptions.SolverError` naming ``route`` when a numeric entry of a solve's
     ``values`` (its coefficients, bias, multipliers) holds NaN or inf: such a solve failed, whatever its
     certificate says, and is never returned as a model (in a fallback chain the next route runs).
     Non-numeric entries are not checked."""
