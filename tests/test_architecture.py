@@ -188,3 +188,38 @@ def test_certify_imports_only_validation_uncertainty_and_exceptions():
         if t.split(".")[0] not in {"certify", "_validation", "uncertainty", "exceptions"}
     ]
     assert not bad, bad
+
+
+def _calls(tree, name):
+    """Lines where ``name(...)`` is called (a bare name or an attribute)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called == name:
+                yield node.lineno
+
+
+def test_one_fallback_chain():
+    """``first_certified`` runs only inside ``Formulation.solve("auto")``: estimators never build their own chain."""
+    callers = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in (ROOT / "rsvm_conic").rglob("*.py")
+        if path.parent.name != "certify"
+        for line in _calls(ast.parse(path.read_text(encoding="utf-8")), "first_certified")
+    }
+    assert len(callers) == 1 and next(iter(callers)).startswith("rsvm_conic/formulations/base.py"), callers
+
+
+def test_solver_stats_is_assembled_in_one_place():
+    """Every estimator stores ``solver_stats_`` as ``certify.contract.solver_stats`` builds it."""
+    bad = []
+    for path in (ROOT / "rsvm_conic" / "estimators").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == "solver_stats_" for t in node.targets
+            ):
+                value = node.value
+                if not (isinstance(value, ast.Call) and getattr(value.func, "id", None) == "solver_stats"):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, bad

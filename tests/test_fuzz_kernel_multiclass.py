@@ -307,14 +307,14 @@ def _certify(f, sol, method):
     assert np.isfinite(obj)
     kind = {"RSVMQP": "qp", "RSVMSOCP": "socp"}.get(type(f).__name__, method)
     if kind in ("qp", "socp"):
-        cert = sol.info["certificate"]
+        cert = sol.certificate
         assert cert["status"] == "optimal", cert
         scale = max(1.0, abs(cert["primal"]))
         for route in ("clarabel", "scs", "newton"):
             if route == sol.backend or route not in f.backends:
                 continue
             try:
-                ref = f.solve(route).info["certificate"]
+                ref = f.solve(route).certificate
             except SolverError:
                 continue
             assert ref["primal"] >= cert["dual"] - 1e-7 * scale, (ref, cert)

@@ -12,7 +12,16 @@ This room imports only :mod:`rsvm_conic._validation`, :mod:`rsvm_conic.uncertain
 :mod:`rsvm_conic.exceptions`; the solvers, formulations and estimators import it.
 """
 
-from .contract import STATUSES, Solution, SolveInfo, certify, first_certified, relative_gap, require_finite
+from .contract import (
+    STATUSES,
+    Solution,
+    SolveInfo,
+    certify,
+    first_certified,
+    relative_gap,
+    require_finite,
+    solver_stats,
+)
 from .projections import dual_set_multiplier, project_dual_set, project_pball, project_simplex
 
 __all__ = [
@@ -27,4 +36,5 @@ __all__ = [
     "project_simplex",
     "relative_gap",
     "require_finite",
+    "solver_stats",
 ]

@@ -23,6 +23,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive, validate_estimator_input
+from ..certify.contract import solver_stats
 from ._base import BinaryClassifierTags, keep_weighted, sample_weights
 from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
 from ..kernels.rbf import gaussian_kernel
@@ -177,7 +178,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 f"PkSVC: {route} ended at a certified relative gap {info.gap_rel:.2e} > tol = {tol:g} "
                 f"even after polishing; raise tol or rescale the data."
             )
-        self.solver_stats_ = info.as_dict()
+        self.solver_stats_ = solver_stats(info)
         self.support_ = np.flatnonzero(alpha)
         self.dual_coef_ = scale * (y_pm * alpha)[self.support_][None, :]
         self.intercept_ = np.array([b])

@@ -50,6 +50,7 @@ from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
 from ..exceptions import ConstantClassifierWarning
+from ..certify.contract import solver_stats
 
 
 def _is_constant(w, X) -> bool:
@@ -309,17 +310,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
-        stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
-        if sol.certificate is not None:
-            stats.update(sol.certificate.as_dict())
-        stats.update(
-            {
-                k: v
-                for k, v in sol.info.items()
-                if k not in ("history", "log", "alpha", "cone_multipliers") and k not in stats
-            }
-        )
-        self.solver_stats_ = stats
+        self.solver_stats_ = solver_stats(sol)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 

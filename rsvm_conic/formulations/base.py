@@ -104,22 +104,27 @@ class Formulation:
         """Each of :meth:`auto_routes` in turn until one returns a certified result
         (:func:`~rsvm_conic.certify.contract.first_certified`: every fallback is announced by a
         SolverWarning naming the route that failed, why, and the next route); the routes tried
-        before are recorded as ``info["fallback_from"]`` (and in the certificate's detail)."""
+        before are recorded as ``info["fallback_from"]`` (``"route: why"``; empty when the first route certified), the
+        one record of fallbacks (an estimator's ``solver_stats_`` carries it)."""
         routes = self.auto_routes()
         if not routes:
             raise ValueError(f"{self.name} has no automatic route; choose one of {self.backends}.")
 
         def attempt(route):
-            sol = self.solve(route, **options.get(route, {})) if _per_route(options) else self.solve(route, **options)
+            sol = self._attempt(route, options.get(route, {}) if _per_route(options) else options)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what=self.name, hint=self._auto_hint())
-        if failures:
-            errors = [f"{route}: {why}" for route, why in failures]
-            sol.info["fallback_from"] = errors
-            if sol.certificate is not None:
-                sol.certificate.detail["fallback_from"] = errors
+        sol, failures = first_certified(routes, attempt, what=self._what(), hint=self._auto_hint())
+        sol.info["fallback_from"] = [f"{route}: {why}" for route, why in failures]
         return sol
+
+    def _attempt(self, route: str, options: dict) -> Solution:
+        """One route of :meth:`auto_routes` (a backend name here; a formulation may use its own labels)."""
+        return self.solve(route, **options)
+
+    def _what(self) -> str:
+        """The name that prefixes the fallback chain's warnings and errors."""
+        return self.name
 
     def _auto_hint(self) -> str:
         """What to do when no automatic route certifies (appended to the SolverError); "" for none."""

@@ -156,6 +156,7 @@ class _KernelRobust(Formulation):
         check_input: bool = True,
         cert_tol: float = CERT_TOL,
         sample_weight=None,
+        first_route: str | None = None,
     ):
         if check_input:
             self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
@@ -179,6 +180,8 @@ class _KernelRobust(Formulation):
         self._synced = False
         self._problem = None
         self.variables = {}
+        #: the route ``solve("auto")`` starts from (None: the first of ``BACKENDS``)
+        self.first_route = None if first_route is None else check_choice(first_route, "first_route", self.BACKENDS)
 
     @classmethod
     def from_uncertainty(cls, uncertainty, y, noise: str, epsilon: float, C: float = 1.0, **kw):
@@ -345,17 +348,29 @@ class _KernelRobust(Formulation):
         return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
-        """Record the certificate: ``sol.certificate``, ``info["certificate"]`` (``SolveInfo.as_dict()``),
-        ``sol.status``."""
+        """Record the certificate (``sol.certificate``) and its status."""
         cert.time = sol.time
         sol.certificate = cert
-        sol.info["certificate"] = cert.as_dict()
         sol.status = cert.status
         return sol
 
     def auto_routes(self) -> tuple[str, ...]:
-        """``solve("auto")``: the routes of ``BACKENDS``, fastest certified first."""
-        return tuple(self.BACKENDS)
+        """``solve("auto")``: the routes of ``BACKENDS`` from :attr:`first_route` on, fastest certified first, as
+        ``"<name>/<route>"`` (RSVM_QN adds its convex surrogate's)."""
+        routes = tuple(self.BACKENDS)
+        if self.first_route is not None:
+            routes = routes[routes.index(self.first_route) :]
+        return tuple(f"{self.name}/{route}" for route in routes)
+
+    def _attempt(self, label: str, options: dict) -> Solution:
+        name, route = label.split("/")
+        return (self if name == self.name else self.surrogate()).solve(route, **options)
+
+    def surrogate(self) -> "_KernelRobust":  # pragma: no cover - RSVM_QN's
+        raise NotImplementedError
+
+    def _what(self) -> str:
+        return "KernelRobustSVC"
 
     def _uncertified(self, route: str, msg: str, fallback) -> Solution:
         """An uncertified ``route``: :class:`SolverError` with ``msg``, or with ``fallback`` a
@@ -882,6 +897,27 @@ class RSVMQN(_KernelRobust):
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
         self._warm = None
+        self._surrogate = None
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
+        return super().auto_routes() + tuple(f"{RSVMSOCP.name}/{route}" for route in RSVMSOCP.BACKENDS)
+
+    def surrogate(self) -> "RSVMSOCP":
+        """RSVM_SOCP on the same data, weights and parameters (the convex model on the PSD part of beta), built
+        once."""
+        if self._surrogate is None:
+            self._surrogate = RSVMSOCP(
+                self.K_bar,
+                self.y,
+                self.beta,
+                sv_tol=self.sv_tol,
+                bias=self.bias,
+                check_input=False,
+                cert_tol=self.cert_tol,
+                sample_weight=self.sample_weight,
+            )
+        return self._surrogate.set_params(C=self._values["C"], kappa=self._values["kappa"])
 
     @property
     def problem(self):
@@ -936,10 +972,10 @@ class RSVMQN(_KernelRobust):
                 sol = f.solve(backend)
             except SolverError:
                 continue
-            lb = sol.info["certificate"]["dual"]
+            lb = sol.certificate.dual
             if lb > best[0]:
                 best = (lb, how + f" solved by {backend}", sol["alpha"])
-            if sol.info["certificate"]["status"] == "optimal":
+            if sol.certificate.status == "optimal":
                 break
         self._relax_cache = (key, best)
         return best
@@ -1054,5 +1090,5 @@ class RSVMQN(_KernelRobust):
         )
         sol = self._attach(sol, cert)
         sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
-        sol.info["certificate"]["time"] = sol.time
+        sol.certificate.time = sol.time
         return sol

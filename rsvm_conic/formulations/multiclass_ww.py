@@ -467,7 +467,16 @@ class WWMachine(Formulation):
     WEIGHTED = ("libsvm", "dual")
 
     def __init__(
-        self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None, sample_weight=None
+        self,
+        codes,
+        n_classes: int,
+        zeta: float,
+        *,
+        K=None,
+        Phi=None,
+        primal_options=None,
+        sample_weight=None,
+        solver: str = "auto",
     ):
         if (K is None) == (Phi is None):
             raise ValueError("give exactly one of K (exact kernel) and Phi (explicit features).")
@@ -482,6 +491,7 @@ class WWMachine(Formulation):
         self.parameters, self.variables = {}, {}
         self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
         self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
+        self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 
     def _available(self, backend: str) -> bool:
         if self.sample_weight is not None and backend not in self.WEIGHTED:
@@ -497,6 +507,8 @@ class WWMachine(Formulation):
         the Gaussian's at sigma / 2, measured before ``cd``'s epoch became 2x faster; a 667-point Letter fold:
         2.1 s against 35 s).  Up to :data:`~rsvm_conic.solvers.ww_cd.SMALL_PAIRS` (sample, class) pairs: ``alm``,
         which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
+        if self.solver != "auto":
+            return self.chain(self.solver)
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
         if self.sample_weight is not None:  # the routes that take weights
@@ -504,6 +516,9 @@ class WWMachine(Formulation):
         if self.n * self.n_classes <= SMALL_PAIRS:  # small: numpy alm, nothing to compile
             return self.chain("alm")
         return self.chain("cd")
+
+    def _auto_hint(self) -> str:
+        return "For the primal route lower primal_mu or raise primal_max_iter; for a small problem use solver='dual'."
 
     def chain(self, route: str) -> tuple[str, ...]:
         """``route`` and its fallbacks: an uncertified ``cd``, ``alm`` or primal run falls back to the dual
