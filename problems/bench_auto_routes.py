@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 
 
 def _best_of(fn, repeat):

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from rsvm_conic.estimators import RobustSVC
-from rsvm_conic.estimators.linear import ConstantClassifierWarning
+from rsvm_conic.exceptions import ConstantClassifierWarning
 from rsvm_conic.formulations.robust import RobustSVM
 
 from .bench_robust_ipm import _data

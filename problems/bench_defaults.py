@@ -33,7 +33,7 @@ from sklearn.svm import SVC, LinearSVC
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.datasets.synthetic import make_uncertain_classification
 from rsvm_conic.estimators import ChanceConstrainedSVC, KernelRobustSVC, NominalSVC, PkSVC, RobustSVC, WestonWatkinsSVC
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 
 
 def _best_of(fn, repeat=3):

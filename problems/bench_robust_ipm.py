@@ -453,7 +453,7 @@ def run_scale(quick: bool = False) -> int:
     quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled with it
     (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
     certify, with the columns' root mean squares."""
-    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.exceptions import SolverError
     from rsvm_conic.solvers.robust_ipm import column_rms
 
     seeds = range(1) if quick else range(3)

@@ -12,7 +12,7 @@ against scikit-learn's ``LinearSVC(loss="hinge", dual=True)`` (liblinear dual co
 its bias is regularised, so its gap is certified on our problem too; its time: the first ``max_iter`` of 5, 10, 20,
 30, 40, 50, 100, 200, 1000 whose (w, b) is certified within 1e-3, its certificate not counted); and
 ``SGDClassifier(loss="hinge")`` given as many epochs as fit in our time, its (w, b) certified by our dual bound
-(:func:`rsvm_conic.solvers.certificates.dual_bound`, nominal, with the band candidate).
+(:func:`rsvm_conic.certify.hinge.dual_bound`, nominal, with the band candidate).
 Peak memory by tracemalloc (numpy and Python allocations; liblinear's own C copies are not seen).
 
 ``rsvm-conic bench stochastic [--quick]`` (quick: L = 10^5).
@@ -30,8 +30,8 @@ from ._bench import peak_mb
 from threadpoolctl import threadpool_limits
 
 from rsvm_conic.datasets.synthetic import make_uncertain_classification
-from rsvm_conic.solvers.certificates import dual_bound
-from rsvm_conic.solvers.contract import relative_gap
+from rsvm_conic.certify.hinge import dual_bound
+from rsvm_conic.certify.contract import relative_gap
 from rsvm_conic.solvers.datafits import RobustHinge
 from rsvm_conic.solvers.penalties import L2Squared
 from rsvm_conic.solvers.stochastic import (

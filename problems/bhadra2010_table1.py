@@ -93,7 +93,7 @@ from rsvm_conic.runner import (
     Text,
     seed_from_cell,
 )
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.solvers.svm_dual import libsvm_dual
 from rsvm_conic.uncertainty.chance import kappa
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty

@@ -204,7 +204,7 @@ def _cv_fit(kernel, sigma, n_components, seed, X, y):
     """One cross-validation fit.  On random features: the certified primal route at the model-selection
     tolerance ``CV_PRIMAL_TOL`` (then the default exact route if that does not certify); exact kernels: the
     default route."""
-    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.exceptions import SolverError
 
     if n_components is not None:
         try:

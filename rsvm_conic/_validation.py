@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 from ._jit import jit
+from .exceptions import WorkersLostError
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -388,10 +389,6 @@ NO_WORKERS_TIMEOUT_KEY = "rsvm-conic.no-workers-timeout"
 NO_WORKERS_TIMEOUT = 60.0
 #: how often a waiting computation asks the scheduler for its workers, at most (seconds)
 NO_WORKERS_POLL = 1.0
-
-
-class WorkersLostError(RuntimeError):
-    """A Dask computation of a fit was cancelled: its distributed cluster had no worker left (:func:`dask_compute`)."""
 
 
 def no_workers_timeout() -> float:

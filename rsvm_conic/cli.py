@@ -144,7 +144,8 @@ def _grid_options(args) -> dict:
 def _data_path(path) -> Path:
     """``--data``: an existing chunked store (rsvm_conic.datasets.zarr_store), its description and every
     chunk file checked (no data read)."""
-    from .datasets.zarr_store import META, DatasetError, check_dataset
+    from .datasets.zarr_store import META, check_dataset
+    from .exceptions import DatasetError
 
     path = Path(path)
     if not (path / META).is_file():
@@ -264,8 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
-    grid = sys.modules.get(f"{__package__}.runner.grid")  # a StoreWarning comes from a loaded runner
-    if grid is not None and issubclass(category, grid.StoreWarning):  # about the user's results: one plain line
+    from .exceptions import StoreWarning
+
+    if issubclass(category, StoreWarning):  # about the user's results: one plain line
         print(f"rsvm-conic: warning: {message}", file=sys.stderr if file is None else file)
     else:
         _default(message, category, filename, lineno, file, line)
@@ -305,13 +307,13 @@ def main(argv=None) -> int:
         print(f"rsvm-conic: {what} (finished grid cells are kept; the same command resumes)", file=sys.stderr)
         return code
     except RuntimeError as exc:  # a results store that is locked or cannot be written, an unreachable scheduler
-        from .runner.grid import SchedulerError, StoreError
+        from .exceptions import SchedulerError, StoreError
 
         if not isinstance(exc, (SchedulerError, StoreError)):
             raise
         msg = str(exc)
     except ValueError as exc:  # a chunk of a --data store found missing or damaged during a pass
-        from .datasets.zarr_store import DatasetError
+        from .exceptions import DatasetError
 
         if not isinstance(exc, DatasetError):
             raise

@@ -69,8 +69,8 @@ def fit_asserting_warnings(est, X, y, *, fallback=True, **kwargs):
     ``ConstantClassifierWarning`` in its documented form naming one of the classes, a ``SolverWarning``
     (with ``fallback``; without, the caller's filters decide) only for a fallback naming both routes.  Other
     warnings are passed on."""
-    from rsvm_conic.estimators.linear import ConstantClassifierWarning
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import ConstantClassifierWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     asserted = (ConstantClassifierWarning, SolverWarning) if fallback else (ConstantClassifierWarning,)
     with warnings.catch_warnings(record=True) as caught:

@@ -1,4 +1,4 @@
-"""Dual certificates of the robust hinge SVM (rsvm_conic.solvers.certificates) and the stochastic solvers'
+"""Dual certificates of the robust hinge SVM (rsvm_conic.certify.hinge) and the stochastic solvers'
 certified stopping rule: the bound is feasible (hence valid) at any (w, b), tight at the optimum, and a
 stochastic run reports "optimal" only within its tolerance of the exact optimum."""
 
@@ -8,9 +8,10 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 from rsvm_conic.formulations.robust import robust_svm
-from rsvm_conic.solvers.certificates import project_box_hyperplane, project_box_hyperplane_sorted
-from rsvm_conic.solvers.conic import SolverError
-from rsvm_conic.solvers.contract import relative_gap
+from rsvm_conic.certify.projections import project_dual_set
+from _reference import bisection_projection
+from rsvm_conic.exceptions import SolverError
+from rsvm_conic.certify.contract import relative_gap
 from rsvm_conic.solvers.datafits import RobustHinge
 from rsvm_conic.solvers.penalties import L2Squared
 from rsvm_conic.solvers.stochastic import calibrate_eta0, stochastic_proximal, stochastic_subgradient
@@ -148,7 +149,7 @@ def test_rotated_feature_loss_certificate_valid_and_tight():
             assert c.dual <= sol.objective + 1e-7 * sol.objective
 
 
-def test_box_hyperplane_projection_matches_sort_based():
+def test_dual_set_projection_matches_bisection():
     rng = np.random.default_rng(0)
     for trial in range(500):
         L = int(rng.integers(2, 40))
@@ -158,8 +159,8 @@ def test_box_hyperplane_projection_matches_sort_based():
         v = rng.normal(0, C, L) * rng.choice([0.1, 1.0, 10.0])
         if trial % 3 == 0:
             v = np.round(v / C * 2) * C / 2  # ties between breakpoints
-        a = project_box_hyperplane(v, y, C)
-        np.testing.assert_allclose(a, project_box_hyperplane_sorted(v, y, C), atol=1e-12 * C)
+        a = project_dual_set(v, y, C)
+        np.testing.assert_allclose(a, bisection_projection(v, y, C), atol=1e-12 * C)
         assert abs(y @ a) <= 1e-12 * C * L
 
 
@@ -254,3 +255,24 @@ def test_one_calibrator_for_both_losses(cancer):
     sub = RobustHinge(unc).restrict(np.arange(50, 60))
     np.testing.assert_array_equal(sub.unc.group_index, np.arange(50, 60) % 3)
     np.testing.assert_allclose(sub.unc.gamma, unc.gamma[50:60])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dual_set_projection_is_exact_at_any_scale(seed):
+    """The one projection onto {0 <= a <= C, y'a = level} meets y'a = level to the rounding of the sum y'a itself at
+    any C (the sorted breakpoints alone lost y'a = 0.16 at C = 1e12: their cumulative sum adds C-sized steps), and
+    is the bisection's point; with per-coordinate bounds C_i and a level as well."""
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(2, 800))
+    y = np.where(rng.random(L) < rng.uniform(0.2, 0.8), 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    C = 10.0 ** rng.uniform(-3, 14)
+    if seed % 3 == 1:
+        C = C * rng.uniform(0.5, 2.0, L)
+    v = rng.uniform(0, 1, L) * np.max(C) * 10.0 ** rng.uniform(-10, 0)
+    level = 0.0 if seed % 2 == 0 else float(rng.uniform(-0.3, 0.3)) * float(np.sum(v))
+    a = project_dual_set(v, y, C, level)
+    ref = bisection_projection(v, y, C, level)
+    assert np.all(a >= 0.0) and np.all(a <= C)
+    assert abs(float(y @ a) - level) <= 1e-12 * (float(np.sum(a)) + abs(level))
+    np.testing.assert_allclose(a, ref, atol=1e-11 * (float(np.max(np.abs(v))) + abs(level)))

@@ -21,7 +21,7 @@ from _fuzzutil import fuzz_settings
 from rsvm_conic.datasets import load_dataset
 from rsvm_conic.estimators import RobustSVC
 from rsvm_conic.formulations import robust_svm
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.uncertainty import UncertaintySet
 
 TOL = 1e-7  # a Clarabel solution certifies to this relative gap

@@ -16,7 +16,8 @@ pytest.importorskip("zarr")
 
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
-from rsvm_conic.datasets.zarr_store import DatasetError, make_classification_store, open_dataset  # noqa: E402
+from rsvm_conic.datasets.zarr_store import make_classification_store, open_dataset  # noqa: E402
+from rsvm_conic.exceptions import DatasetError  # noqa: E402
 from rsvm_conic.estimators import RobustSVC  # noqa: E402
 
 
@@ -130,7 +131,8 @@ def test_a_cluster_without_workers_ends_a_computation_with_a_clear_error():
     WorkersLostError saying so (before, dask.compute waited for ever); on other schedulers it is dask.compute."""
     import dask.array as da
 
-    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY, WorkersLostError, dask_compute, no_workers_timeout
+    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY, dask_compute, no_workers_timeout
+    from rsvm_conic.exceptions import WorkersLostError
 
     x = da.ones(100, chunks=10)
     assert dask_compute(x.sum(), x.max()) == (100.0, 1.0)  # the default threaded scheduler
@@ -159,7 +161,8 @@ def test_a_fit_whose_workers_are_all_gone_ends_with_a_clear_error():
 
     import dask.array as da
 
-    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY, WorkersLostError
+    from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY
+    from rsvm_conic.exceptions import WorkersLostError
     from rsvm_conic.solvers.row_blocks import RowBlocks
 
     rng = np.random.default_rng(0)

@@ -15,8 +15,8 @@ from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC  #
 from rsvm_conic.formulations.chance import ChanceConstrainedSVM  # noqa: E402
 from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
 from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
-from rsvm_conic.solvers.certificates import project_box_hyperplane  # noqa: E402
-from rsvm_conic.solvers.conic import SolverError, SolverWarning  # noqa: E402
+from rsvm_conic.certify.projections import project_dual_set  # noqa: E402
+from rsvm_conic.exceptions import SolverError, SolverWarning  # noqa: E402
 from rsvm_conic.solvers.robust_ipm import centred_gram, robust_svm_ipm  # noqa: E402
 from rsvm_conic.solvers.row_blocks import combine, project_dual_set_rows  # noqa: E402
 from rsvm_conic.uncertainty.sets import UncertaintySet  # noqa: E402
@@ -337,7 +337,7 @@ def test_projection_on_row_blocks_is_the_projection():
         v = rng.normal(size=600) * C + 0.3 * C
         a, passes = project_dual_set_rows(_rows(np.zeros((600, 1))), _rows(v), _rows(y), C)
         a = a.compute()
-        np.testing.assert_allclose(a, project_box_hyperplane(v, y, C), atol=1e-12 * C)
+        np.testing.assert_allclose(a, project_dual_set(v, y, C), atol=1e-12 * C)
         assert abs(y @ a) <= 1e-9 * C and a.min() >= 0 and a.max() <= C and passes <= 10
 
 

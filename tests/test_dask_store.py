@@ -16,12 +16,12 @@ pytest.importorskip("zarr")
 from rsvm_conic.cli import main  # noqa: E402
 from rsvm_conic.datasets.zarr_store import (  # noqa: E402
     META,
-    DatasetError,
     check_dataset,
     make_classification_store,
     open_dataset,
     write_dataset,
 )
+from rsvm_conic.exceptions import DatasetError  # noqa: E402
 from rsvm_conic.estimators import NominalSVC, RobustSVC  # noqa: E402
 
 

@@ -25,7 +25,7 @@ from rsvm_conic.estimators import (
     SafeSVC,
     WestonWatkinsSVC,
 )
-from rsvm_conic.estimators.linear import ConstantClassifierWarning
+from rsvm_conic.exceptions import ConstantClassifierWarning
 
 ESTIMATORS = [
     NominalSVC(),

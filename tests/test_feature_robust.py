@@ -222,7 +222,7 @@ def test_a_constant_classifier_warns_and_says_why(name):
     """With bandwidth 1 and radius 0.1 in the units of X (Sigma = identity), RobustFeatureSVC returns zeta = 0 on
     bupa, breast cancer and wine (the radius maps to a feature-space bound the margins cannot absorb); that fit
     warns, with the reason, as the linear estimators do, and a fit that separates (iris) does not."""
-    from rsvm_conic.estimators.linear import ConstantClassifierWarning
+    from rsvm_conic.exceptions import ConstantClassifierWarning
 
     X, y = _held_out(name)
     with warnings.catch_warnings(record=True) as caught:
@@ -241,7 +241,7 @@ def test_auto_past_3000_rows_is_the_interior_point_certified_like_the_other_rout
     """Past 3000 rows ``auto`` was the stochastic proximal method, certified to 1e-3 only (or stopped at max_epochs);
     ``rsvm-conic bench auto-routes`` measured the interior point 18-64x faster than Clarabel and faster than ``prox``
     on MAGIC subsets of 3000-8000 rows, certified to 1e-6 like Clarabel.  It is now the default at every size."""
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     X, y = _held_out("magic")
     idx = np.random.default_rng(0).choice(y.size, 3200, replace=False)

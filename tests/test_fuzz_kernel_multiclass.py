@@ -34,7 +34,7 @@ from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective
 from rsvm_conic.solvers.multiclass import ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 from _fuzzutil import Tally, consolidation_reference, consolidation_tolerance, digest, fuzz_settings, psd_tolerance
@@ -308,14 +308,14 @@ def _certify(f, sol, method):
     assert np.isfinite(obj)
     kind = {"RSVMQP": "qp", "RSVMSOCP": "socp"}.get(type(f).__name__, method)
     if kind in ("qp", "socp"):
-        cert = sol.info["certificate"]
+        cert = sol.certificate
         assert cert["status"] == "optimal", cert
         scale = max(1.0, abs(cert["primal"]))
         for route in ("clarabel", "scs", "newton"):
             if route == sol.backend or route not in f.backends:
                 continue
             try:
-                ref = f.solve(route).info["certificate"]
+                ref = f.solve(route).certificate
             except SolverError:
                 continue
             assert ref["primal"] >= cert["dual"] - 1e-7 * scale, (ref, cert)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from rsvm_conic.formulations import robust_svm
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.uncertainty import UncertaintySet
 
 from _fuzzutil import Tally, digest, fit_asserting_warnings, fuzz_settings

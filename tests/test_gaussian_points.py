@@ -238,7 +238,7 @@ def test_pksvc_is_certified_against_an_exact_qp(method, cov):
 
 def test_pksvc_raises_when_it_cannot_certify(monkeypatch):
     from rsvm_conic.estimators import gaussian_points as gp
-    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.exceptions import SolverError
 
     rng = np.random.default_rng(12)
     X = rng.normal(size=(40, 2))

@@ -1,6 +1,6 @@
 """Certificates of the kernel-robust routes ([BBBB10], problems (15) / (16)).
 
-Every RSVM_QP / RSVM_SOCP route returns ``info["certificate"]``: the route's objective at a
+Every RSVM_QP / RSVM_SOCP route returns ``certificate``: the route's objective at a
 feasible ``alpha`` and a lower bound on its optimum.  Checked here against brute force: the bound is
 never above any feasible point's objective (other routes, random feasible points), it is tight at
 the optimum, it rejects a perturbed point, and the estimator falls back visibly when a route fails.
@@ -15,9 +15,10 @@ import pytest
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from rsvm_conic.solvers.certificates import hinge_min, project_box_hyperplane_sorted
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
-from rsvm_conic.solvers.svm_dual import lagrangian_lower_bound
+from rsvm_conic.certify.hinge import hinge_min
+from rsvm_conic.certify.projections import project_dual_set
+from rsvm_conic.exceptions import SolverError, SolverWarning
+from rsvm_conic.certify.kernel import lagrangian_lower_bound
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
 PINS = np.load(Path(__file__).parent / "data" / "kernel_fuzz_pins.npz")
@@ -30,7 +31,7 @@ def noisy():
 
 
 def _random_feasible(y, C, rng, k=200):
-    return [project_box_hyperplane_sorted(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
+    return [project_dual_set(rng.uniform(0, C, y.size), y, C) for _ in range(k)]
 
 
 def test_hinge_min_is_exact_against_a_grid():
@@ -54,7 +55,7 @@ def test_lagrangian_bound_is_below_every_feasible_point(C):
     y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
     K = X @ X.T
     f = RSVMQP(K, y, np.zeros((n, n)), C=C, kappa=0.0)
-    opt = f.solve("clarabel").info["certificate"]
+    opt = f.solve("clarabel").certificate
     Q = (y[:, None] * K) * y[None, :]
     pts = _random_feasible(y, C, rng)
     values = [0.5 * a @ Q @ a - a.sum() for a in pts]
@@ -72,7 +73,7 @@ def test_lagrangian_bound_is_below_every_feasible_point(C):
 def test_every_route_is_certified_and_bounds_the_others(noisy, cls, routes):
     data, U = noisy
     f = cls(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
-    certs = {r: f.solve(r).info["certificate"] for r in routes}
+    certs = {r: f.solve(r).certificate for r in routes}
     for r, c in certs.items():
         assert c["status"] == "optimal" and c["gap_rel"] <= 1e-6, (r, c)
         assert c["dual"] <= c["primal"] + 1e-9 * abs(c["primal"])
@@ -84,7 +85,7 @@ def test_certificate_rejects_a_perturbed_point(noisy):
     data, U = noisy
     f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
     a = f.solve("newton")["alpha"]
-    bad = project_box_hyperplane_sorted(a * 0.97, f.y, f.C)
+    bad = project_dual_set(a * 0.97, f.y, f.C)
     cert = f.certificate(bad, "perturbed")
     assert cert.status != "optimal" and cert.gap_rel > 1e-4
 
@@ -100,7 +101,7 @@ def test_estimator_falls_back_visibly_and_records_it(noisy, monkeypatch):
         clf = KernelRobustSVC(method="socp", C=10.0).fit(data.K_samples, data.y)
     info = clf.solver_info_
     assert info["status"] == "optimal" and info["route"] == "rsvm-socp/ipm"
-    assert any("injected failure" in t for t in info["fallbacks"])
+    assert any("injected failure" in t for t in info["fallback_from"])
 
 
 def test_estimator_raises_when_no_route_certifies(noisy, monkeypatch):
@@ -123,7 +124,7 @@ def test_qn_certificate_is_a_valid_bound(noisy):
     data, U = noisy
     f = RSVMQN(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0, n_random=0)
     sol = f.solve("dfp")
-    cert = sol.info["certificate"]
+    cert = sol.certificate
     assert cert["dual"] <= cert["primal"] + 1e-9 * abs(cert["primal"])
     rng = np.random.default_rng(2)
     for a in _random_feasible(f.y, f.C, rng, k=50):
@@ -141,7 +142,7 @@ def test_pinned_qp_libsvm_inaccurate_is_polished():
         clf = KernelRobustSVC(method="qp", noise="finite", epsilon=1e-6, C=1e4).fit(Ks, y, K_bar=K)
     info = clf.solver_info_
     assert info["status"] == "optimal" and info["gap_rel"] <= 1e-6
-    ref = clf.formulation_.solve("clarabel").info["certificate"]
+    ref = clf.formulation_.solve("clarabel").certificate
     assert ref["primal"] >= info["dual"] - 1e-7 * abs(info["dual"])
 
 
@@ -149,7 +150,7 @@ def test_pinned_socp_zero_beta_newton_certifies():
     """The cone IPM failed (LinAlgError) and Clarabel 0.7 raised on this beta = 0 instance."""
     K, y, beta = (PINS[f"builder_socp__{k}"] for k in ("K", "y", "sigma2"))
     sol = RSVMSOCP(K, y.astype(float), beta, C=1e4, kappa=0.5).solve("newton")
-    assert sol.status == "optimal" and sol.info["certificate"]["gap_rel"] <= 1e-6
+    assert sol.status == "optimal" and sol.certificate["gap_rel"] <= 1e-6
 
 
 @pytest.mark.parametrize(
@@ -197,7 +198,8 @@ def test_rank_one_kernel_svm_dual_is_certified_at_the_exact_optimum():
     which H_FF = u_F u_F' is singular).  The projected Newton route (kappa = 0), libsvm + polish, and the
     estimator's default routes must certify it to 1e-6 with the exact optimum -4C."""
     from rsvm_conic.solvers.rsvm_socp import solve_rsvm_socp
-    from rsvm_conic.solvers.svm_dual import certified_svm_dual, libsvm_dual
+    from rsvm_conic.solvers.svm_polish import certified_svm_dual
+    from rsvm_conic.solvers.svm_dual import libsvm_dual
 
     K, y, C = _rank_one_case()
     exact = -4.0 * C

@@ -40,7 +40,7 @@ def test_qn_relaxation_model_reused_across_parameters():
         f.set_params(C=C, kappa=k)
         got = f.solve("dfp")  # the relaxation's RSVMSOCP (and its eigen-solves) built once, parameters set
         assert f.relaxation_bound()[0] == RSVMQN(K, y, beta, C=C, kappa=k).relaxation_bound()[0]
-        assert got.info["certificate"]["dual"] == f.relaxation_bound()[0]
+        assert got.certificate["dual"] == f.relaxation_bound()[0]
 
 
 def test_qp_products_and_certificates_match_the_dense_formulas():

@@ -11,10 +11,10 @@ from sklearn.svm import SVC
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
 from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
-from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.certify.projections import project_dual_set
+from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.solvers.quasi_newton import PenaltyProblem
-from rsvm_conic.solvers.svm_dual import min_linear_box_hyperplane
+from rsvm_conic.certify.kernel import min_linear_box_hyperplane
 from rsvm_conic.uncertainty.chance import kappa
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
 
@@ -167,7 +167,7 @@ def test_projection_and_lmo_against_brute_force():
         y[:2] = [1.0, -1.0]
         v = 3 * rng.standard_normal(n)
         C = 1.5
-        p = project_box_hyperplane_sorted(v, y, C)
+        p = project_dual_set(v, y, C)
         x = cp.Variable(n)
         cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [x >= 0, x <= C, y @ x == 0]).solve(solver="CLARABEL")
         np.testing.assert_allclose(p, x.value, atol=1e-6)

@@ -7,7 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustFeatureSVC, RobustSVC
 from rsvm_conic.formulations import robust_svm
 from rsvm_conic.solvers import conic
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.uncertainty import UncertaintySet
 
 rng = np.random.default_rng(0)

@@ -152,7 +152,7 @@ def test_nominal_auto_starts_with_the_interior_point_and_certifies_without_a_fal
     import warnings
 
     from rsvm_conic.datasets import load_dataset
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     X, y = load_dataset("banana")
     idx = np.random.default_rng(0).choice(y.size, rows, replace=False)
@@ -179,7 +179,7 @@ def test_large_C_on_non_separable_data_fails_fast_with_the_diagnosis():
     """NominalSVC(C=1e10) on segment tried the interior point, Clarabel and then SCS, whose two runs took minutes
     (218 s for the first, relative gap 1.0) before SolverError.  Past C max||x||^2 = 1e12 the automatic chain skips
     SCS, and the error says why the interior points fail (a near-linear programme) and what to do."""
-    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+    from rsvm_conic.exceptions import SolverError, SolverWarning
 
     X, y = _segment()
     assert nominal_svm(X, y, C=1e10).auto_routes() == ("ipm", "clarabel")
@@ -199,7 +199,7 @@ def test_an_interior_point_stopped_on_numerical_error_is_kept_when_its_certifica
     recorded."""
     import warnings
 
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     X, y = _segment()
     with warnings.catch_warnings():

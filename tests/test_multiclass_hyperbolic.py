@@ -183,7 +183,7 @@ def test_ccp_failed_step_retries_then_raises(monkeypatch):
     step fails at every route is discarded, and when every start fails SolverError names the routes
     (never the starting point returned as a trained model)."""
     from rsvm_conic.formulations import hyperbolic
-    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+    from rsvm_conic.exceptions import SolverError, SolverWarning
 
     real = hyperbolic.solve_cvxpy
     calls = []

@@ -115,7 +115,7 @@ def test_cv_fits_on_random_features_use_the_certified_primal_route_then_the_exac
 
     from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
     from rsvm_conic.problems import dakdouki2019_table4_2 as t42
-    from rsvm_conic.solvers.conic import SolverError
+    from rsvm_conic.exceptions import SolverError
 
     X, y = make_blobs(n_samples=90, centers=3, cluster_std=2.0, random_state=0)
     est = t42._cv_fit("rbf", 2.0, 40, 0, X, y)

@@ -207,7 +207,7 @@ def test_primal_lbfgs_stops_on_a_certified_gap():
 
 def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     from rsvm_conic.formulations import multiclass_ww as mc
-    from rsvm_conic.solvers.conic import SolverError, SolverWarning
+    from rsvm_conic.exceptions import SolverError, SolverWarning
 
     X, y = _blobs(60, 3, seed=7)
     ref = WestonWatkinsSVC(C=2.0, sigma=1.5, solver="dual").fit(X, y)
@@ -217,18 +217,20 @@ def test_estimator_routes_are_certified_and_fall_back_visibly(monkeypatch):
     assert lib.solver_ == "libsvm" and lib.solver_stats_["gap_rel"] <= 1e-6
     # auto takes the exact cd route (same optimum as the dual QP); numpy's alm up to SMALL_PAIRS (sample, class) pairs
     small = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(X, y)
-    assert small.solver_ == "alm" and small.solver_stats_["gap_rel"] <= 1e-6 and small.solver_stats_["fallbacks"] == []
+    assert (
+        small.solver_ == "alm" and small.solver_stats_["gap_rel"] <= 1e-6 and small.solver_stats_["fallback_from"] == []
+    )
     assert small.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=2e-6)
     monkeypatch.setattr(mc, "SMALL_PAIRS", 0)
     cd = WestonWatkinsSVC(C=2.0, sigma=1.5).fit(X, y)
-    assert cd.solver_ == "cd" and cd.solver_stats_["gap_rel"] <= 1e-6 and cd.solver_stats_["fallbacks"] == []
+    assert cd.solver_ == "cd" and cd.solver_stats_["gap_rel"] <= 1e-6 and cd.solver_stats_["fallback_from"] == []
     assert cd.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=2e-6)
     # the primal route starved of iterations falls back to the dual QP
     with pytest.warns(SolverWarning, match="route 'primal'.*falling back to 'dual'"):
         est = WestonWatkinsSVC(
             C=2.0, sigma=1.5, solver="primal", primal_max_iter=1, primal_mu=0.5, primal_tol=1e-9
         ).fit(X, y)
-    assert est.solver_ == "dual" and est.solver_stats_["fallbacks"] == ["primal"]
+    assert est.solver_ == "dual" and [f.split(":")[0] for f in est.solver_stats_["fallback_from"]] == ["primal"]
     assert est.solver_stats_["primal"] == pytest.approx(ref.solver_stats_["primal"], rel=1e-6)
     # beyond the dual QP's size, a primal run that cannot certify raises, naming the route
     monkeypatch.setattr(mc, "DUAL_FALLBACK_MAX", 0)
@@ -252,7 +254,7 @@ def test_pinned_large_scale_primal_falls_back_to_the_certified_dual():
     """Found by hypothesis 6.0 (floors leg): linear kernel on |x| ~ 2000, optimum 1.9e-7 with multipliers
     ~1e-8; the smoothed hinge's multipliers are 0 there, so the primal route cannot certify and falls back
     (with a warning naming both routes) to the dual QP, which does."""
-    from rsvm_conic.solvers.conic import SolverWarning
+    from rsvm_conic.exceptions import SolverWarning
 
     X = np.array([[2040.91912139], [-2555.66503131]])
     y = np.array([0, 1])

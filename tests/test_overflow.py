@@ -31,7 +31,8 @@ from rsvm_conic import (
 from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
 from rsvm_conic.formulations.base import Formulation
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.conic import SolverError, SolverWarning, captured_stdout
+from rsvm_conic.solvers.conic import captured_stdout
+from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.uncertainty import UncertaintySet
 
 from _fuzzutil import fuzz_settings

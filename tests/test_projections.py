@@ -1,8 +1,8 @@
-"""Euclidean projections onto the simplex and onto p-balls (rsvm_conic.solvers.projections)."""
+"""Euclidean projections onto the simplex and onto p-balls (rsvm_conic.certify.projections)."""
 
 import numpy as np
 
-from rsvm_conic.solvers.projections import project_pball, project_simplex
+from rsvm_conic.certify.projections import project_pball, project_simplex
 
 
 def test_pball_projection():

@@ -21,10 +21,10 @@ from rsvm_conic.runner import (
     OneOf,
     Record,
     ResultsStore,
-    StoreWarning,
     Text,
     run_grid,
 )
+from rsvm_conic.exceptions import StoreWarning
 from rsvm_conic.runner.fields import result_problem
 
 EXPERIMENTS = {**problems.registry("REPRODUCTIONS"), **problems.registry("GRIDS")}

@@ -6,7 +6,7 @@ import pytest
 from rsvm_conic.formulations.chance import ChanceConstrainedSVM
 from rsvm_conic.formulations.robust import RobustSVM
 from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
-from rsvm_conic.solvers.conic import SolverError, SolverWarning
+from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.solvers.robust_ipm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm, weighted_gram
 from rsvm_conic.uncertainty.sets import UncertaintySet
 

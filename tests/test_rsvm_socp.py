@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from rsvm_conic.solvers.conic import SolverError
-from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
+from rsvm_conic.exceptions import SolverError
+from rsvm_conic.certify.projections import project_dual_set
 from rsvm_conic.solvers.rsvm_socp import prepare_beta, rsvm_socp_grid, rsvm_socp_ipm, solve_rsvm_socp
-from rsvm_conic.solvers.svm_dual import frank_wolfe_gap
+from rsvm_conic.certify.kernel import frank_wolfe_gap
 
 
 def _data(n, seed, kernel="linear"):
@@ -67,7 +67,7 @@ def test_projection_matches_qp():
         cp.Problem(cp.Minimize(cp.sum_squares(a - v)), [a >= 0, a <= C, y @ a == 0]).solve(
             solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
         )
-        p = project_box_hyperplane_sorted(v, y, C)
+        p = project_dual_set(v, y, C)
         np.testing.assert_allclose(p, a.value, atol=1e-6)
         assert np.sum((p - v) ** 2) <= np.sum((np.clip(a.value, 0, C) - v) ** 2) + 1e-9
         assert abs(y @ p) < 1e-10 and p.min() >= 0 and p.max() <= C
@@ -77,7 +77,7 @@ def test_frank_wolfe_gap_is_the_lp_value():
     rng = np.random.default_rng(1)
     n = 25
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    g, a, C = rng.normal(size=n), project_box_hyperplane_sorted(rng.random(n), y, 0.8), 0.8
+    g, a, C = rng.normal(size=n), project_dual_set(rng.random(n), y, 0.8), 0.8
     lp = linprog(g, A_eq=y[None], b_eq=[0.0], bounds=[(0, C)] * n, method="highs")
     assert frank_wolfe_gap(g, a, y, C) == pytest.approx(g @ a - lp.fun, abs=1e-9)
 
@@ -141,8 +141,8 @@ def test_well_conditioned_faces_take_the_schur_step(monkeypatch):
 
 
 def test_sorted_projection_is_the_plain_formula_bitwise():
-    """project_box_hyperplane_sorted (preallocated, in place) computes every value by the same floating-point
-    operations as its plain form (concatenate / diff / clip): the same bits."""
+    """project_dual_set (preallocated, in place) computes every value by the same floating-point
+    operations as its plain form (concatenate / diff / clip, then the Newton step when y'a is off): the same bits."""
 
     def plain(v, y, C):
         pos = y > 0
@@ -161,7 +161,14 @@ def test_sorted_projection_is_the_plain_formula_bitwise():
         else:
             sl = slope[k - 1]
             lam = pts[k - 1] + (target - val[k - 1]) / sl if sl > 0 else pts[k]
-        return np.clip(v - lam * y, 0.0, C)
+        a = np.clip(v - lam * y, 0.0, C)
+        phi = float(y @ a)  # off the rounding of the sum y'a: one Newton step on the root's linear piece
+        nfree = np.count_nonzero((a > 0.0) & (a < C))
+        if abs(phi) > 64 * np.finfo(float).eps * float(np.sum(a)) and nfree:
+            new = np.clip(v - (lam + phi / nfree) * y, 0.0, C)
+            if abs(float(y @ new)) < abs(phi):
+                return new
+        return a
 
     rng = np.random.default_rng(5)
     for trial in range(300):
@@ -171,7 +178,7 @@ def test_sorted_projection_is_the_plain_formula_bitwise():
         if trial % 3 == 0:
             v = np.round(v, 1)  # ties among breakpoints
         C = 10.0 ** rng.uniform(-2, 4)
-        np.testing.assert_array_equal(project_box_hyperplane_sorted(v, y, C), plain(v, y, C))
+        np.testing.assert_array_equal(project_dual_set(v, y, C), plain(v, y, C))
 
 
 def test_warm_start_reduces_iterations():

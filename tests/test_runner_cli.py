@@ -10,7 +10,7 @@ import pytest
 from rsvm_conic import problems
 from rsvm_conic.cli import main
 from rsvm_conic.runner import ResultsStore, check_instance, run_grid, seed_from_cell
-from rsvm_conic.runner.grid import StoreWarning
+from rsvm_conic.exceptions import StoreWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 

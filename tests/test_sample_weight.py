@@ -24,7 +24,7 @@ from rsvm_conic.uncertainty import UncertaintySet
 
 EPS = float(np.finfo(float).eps)
 #: a constant classifier (w = 0) would make every comparison below trivial: the data and parameters avoid it
-pytestmark = pytest.mark.filterwarnings("error::rsvm_conic.estimators.linear.ConstantClassifierWarning")
+pytestmark = pytest.mark.filterwarnings("error::rsvm_conic.exceptions.ConstantClassifierWarning")
 
 
 def _data(seed, L=30, n=3):
@@ -220,9 +220,10 @@ def test_weighted_box_linear_minimum_and_projection_match_brute_force(seed):
     onto it (against the bisection of the linear SVMs)."""
     from scipy.optimize import linprog
 
-    from rsvm_conic.formulations._linear import project_dual_set
-    from rsvm_conic.solvers.certificates import project_box_hyperplane_sorted
-    from rsvm_conic.solvers.svm_dual import min_linear_box_hyperplane
+    from _reference import bisection_projection
+
+    from rsvm_conic.certify.projections import project_dual_set
+    from rsvm_conic.certify.kernel import min_linear_box_hyperplane
 
     rng = np.random.default_rng(seed % 100000)
     n = int(rng.integers(2, 12))
@@ -231,8 +232,8 @@ def test_weighted_box_linear_minimum_and_projection_match_brute_force(seed):
     g, C, v = rng.standard_normal(n), rng.uniform(0.1, 3.0, n), 3 * rng.standard_normal(n)
     lp = linprog(g, A_eq=y[None], b_eq=[0.0], bounds=list(zip(np.zeros(n), C)))
     assert min_linear_box_hyperplane(g, y, C) == pytest.approx(lp.fun, abs=1e-9 * (1 + abs(lp.fun)))
-    p = project_box_hyperplane_sorted(v, y, C)
-    assert np.allclose(p, project_dual_set(v, y, C), atol=1e-12 * (1 + np.abs(v).max()))
+    p = project_dual_set(v, y, C)
+    assert np.allclose(p, bisection_projection(v, y, C), atol=1e-12 * (1 + np.abs(v).max()))
     assert np.all(p >= 0) and np.all(p <= C) and abs(y @ p) <= 1e-12 * (1 + C.sum())
 
 
@@ -240,7 +241,7 @@ def test_weighted_polish_certifies_a_perturbed_dual():
     """certified_svm_dual with one bound C_i per sample: a libsvm-accuracy dual, perturbed, is polished (the
     Newton step or the conic QP on the weighted box) to the repeated rows' certified optimum."""
     from rsvm_conic.kernels.rbf import gaussian_kernel
-    from rsvm_conic.solvers.svm_dual import certified_svm_dual
+    from rsvm_conic.solvers.svm_polish import certified_svm_dual
 
     rng = np.random.default_rng(7)
     L = 40

@@ -9,10 +9,10 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
-from rsvm_conic.estimators.linear import ConstantClassifierWarning
+from rsvm_conic.exceptions import ConstantClassifierWarning
 from rsvm_conic.formulations import robust_svm
-from rsvm_conic.formulations._linear import project_dual_set
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.certify.projections import project_dual_set
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.uncertainty import UncertaintySet
 
 
@@ -141,8 +141,8 @@ def test_no_cvxpy_model_is_built_for_the_interior_point():
 def test_first_certified_is_the_one_fallback_chain():
     """Routes in order; a warning naming both routes at every fallback; the first certified result (or one
     without a certificate) is returned with the failures before it; none certified: SolverError naming all."""
-    from rsvm_conic.solvers.conic import SolverWarning
-    from rsvm_conic.solvers.contract import certify, first_certified
+    from rsvm_conic.exceptions import SolverWarning
+    from rsvm_conic.certify.contract import certify, first_certified
 
     loose = certify("b", 1.0, 0.5, 1e-6, failed_status="max_iter")
     outcomes = {"a": SolverError("injected"), "b": loose, "c": certify("c", 1.0, 1.0, 1e-6), "d": None}
@@ -176,7 +176,8 @@ def test_an_inaccurate_conic_solve_speaks_only_through_the_projects_status(seed)
     ``optimal_inaccurate`` status itself (SolverError, its own SolverWarning, or nothing with quiet_inaccurate)."""
     import cvxpy as cp
 
-    from rsvm_conic.solvers.conic import SolverWarning, solve_cvxpy
+    from rsvm_conic.solvers.conic import solve_cvxpy
+    from rsvm_conic.exceptions import SolverWarning
 
     rng = np.random.default_rng(seed)
     A, b = rng.standard_normal((30, 10)), rng.standard_normal(30)

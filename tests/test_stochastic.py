@@ -126,8 +126,8 @@ def test_nominal_band_certificate_is_valid_and_certifies_against_clarabel():
     """The band candidate of the nominal dual bound never overstates (dual <= P* of Clarabel) and a stochastic run
     in contiguous blocks reports 'optimal' only within its tolerance of the exact optimum."""
     from rsvm_conic.formulations import nominal_svm
-    from rsvm_conic.solvers.certificates import dual_bound
-    from rsvm_conic.solvers.contract import relative_gap
+    from rsvm_conic.certify.hinge import dual_bound
+    from rsvm_conic.certify.contract import relative_gap
     from rsvm_conic.solvers.penalties import L2Squared
     from rsvm_conic.solvers.stochastic import stochastic_proximal, stochastic_subgradient
 
@@ -242,7 +242,7 @@ def test_per_sample_diagonal_runs_certify_against_clarabel(p, tol):
     in contiguous blocks stop 'optimal' within their tolerance of Clarabel's optimum; a fixed seed repeats bit for
     bit."""
     from rsvm_conic.formulations import robust_svm
-    from rsvm_conic.solvers.contract import relative_gap
+    from rsvm_conic.certify.contract import relative_gap
     from rsvm_conic.solvers.penalties import L2Squared
     from rsvm_conic.solvers.stochastic import stochastic_proximal, stochastic_subgradient
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from rsvm_conic.runner import ResultsStore, cell_key, run_grid
-from rsvm_conic.runner.grid import StoreLockedError, StoreWarning, _indexed, environment
+from rsvm_conic.runner.grid import _indexed, environment
+from rsvm_conic.exceptions import StoreLockedError, StoreWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 CELLS = [{"a": i} for i in range(4)]

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
-from rsvm_conic.estimators.linear import ConstantClassifierWarning, constant_reason, warn_constant_classifier
+from rsvm_conic.estimators.linear import constant_reason, warn_constant_classifier
+from rsvm_conic.exceptions import ConstantClassifierWarning
 from rsvm_conic.formulations import chance_constrained_svm, robust_svm
 from rsvm_conic.formulations._linear import LinearSVMFormulation
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.conic import SolverError
+from rsvm_conic.exceptions import SolverError
 from rsvm_conic.solvers.zero_threshold import zero_threshold
 from rsvm_conic.uncertainty import UncertaintySet
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from ..exceptions import DatasetError
 
 __all__ = [
     "ChunkedDataset",
@@ -53,12 +54,6 @@ META = "rsvm-dataset.json"
 FIELDS = ("X", "y", "groups", "sample_radius")
 #: 2: every array's shape, dtype, chunk count and per-chunk CRC-32C in META (1: none of them)
 FORMAT = 2
-
-
-class DatasetError(ValueError):
-    """A data set store that cannot be used as it is: its description (``rsvm-dataset.json``) or an array's
-    Zarr metadata is damaged, a chunk is missing, truncated or altered, or it was written without chunk
-    checksums.  The message names the file (or the array and the chunk) and what to do."""
 
 
 def default_chunk_rows(n_features: int, target_bytes: int = 64 * 2**20) -> int:

@@ -25,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_fit_keywords, check_norm, check_positive, validate_estimator_input
+from ..certify.contract import solver_stats
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
 from .linear import default_noise_covariance, warn_constant_classifier
 from ..formulations.feature_robust import FeatureRobustSVM
@@ -41,7 +42,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
     The input uncertainty set is mapped to a feature-space bound (Prop. 4.1 / 4.2, corrected) and the robust
     SVM is solved on the features; see the module docstring.  A fit whose classifier is constant (``zeta = 0``)
-    warns with the reason (:class:`~rsvm_conic.estimators.linear.ConstantClassifierWarning`).
+    warns with the reason (:class:`~rsvm_conic.exceptions.ConstantClassifierWarning`).
 
     The defaults assume noise of covariance ``0.02**2 * W`` when ``fit`` gets no ``Sigma`` (``W`` the pooled
     within-class covariance of X: a standard deviation of 2 % of the classes' own spread,
@@ -226,12 +227,7 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
-        self.solver_stats_ = {
-            "backend": sol.backend,
-            "status": sol.status,
-            "time": sol.time,
-            **(sol.certificate.as_dict() if sol.certificate is not None else {}),
-        }
+        self.solver_stats_ = solver_stats(sol)
         warn_constant_classifier(self, form, Phi, reason=self._constant_reason)
         return self
 
@@ -411,7 +407,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.bilevel_ = res
         self.n_iter_ = res.iterations
         # the final model is the exact robust SVM at the learned sigma: certified like RobustSVC's
-        self.solver_stats_ = sol.certificate.as_dict()
+        self.solver_stats_ = solver_stats(sol)
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)

@@ -23,11 +23,13 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive, validate_estimator_input
+from ..certify.contract import solver_stats
 from ._base import BinaryClassifierTags, keep_weighted, sample_weights
 from ..kernels.gaussian_points import GaussianPointRFF, as_covariances, expected_rbf_kernel
 from ..kernels.rbf import gaussian_kernel
-from ..solvers.conic import SolverError
-from ..solvers.svm_dual import certified_svm_dual, libsvm_alpha
+from ..exceptions import SolverError
+from ..solvers.svm_polish import certified_svm_dual
+from ..solvers.svm_dual import libsvm_alpha
 
 METHODS = ("exact", "random_features")
 
@@ -48,9 +50,9 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     step on the active set, then projected Newton; only the support's kernel columns are formed) and
     certifies it on the whole problem: the SVM objective of the returned ``dual_coef_`` / ``intercept_`` (the
     best bias; at a large C whose optimum separates the data, the model rescaled to margins >= 1, see
-    :func:`~rsvm_conic.solvers.svm_dual.certified_svm_dual`) minus the dual objective of the (feasible)
+    :func:`~rsvm_conic.solvers.svm_polish.certified_svm_dual`) minus the dual objective of the (feasible)
     multipliers.  ``solver_stats_`` holds the certificate.  If that does not certify, projected Newton on the full
-    Gram matrix is tried (``n <= 5000``), else :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+    Gram matrix is tried (``n <= 5000``), else :class:`~rsvm_conic.exceptions.SolverError` is raised.
 
     Parameters
     ----------
@@ -176,7 +178,7 @@ class PkSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
                 f"PkSVC: {route} ended at a certified relative gap {info.gap_rel:.2e} > tol = {tol:g} "
                 f"even after polishing; raise tol or rescale the data."
             )
-        self.solver_stats_ = info.as_dict()
+        self.solver_stats_ = solver_stats(info)
         self.support_ = np.flatnonzero(alpha)
         self.dual_coef_ = scale * (y_pm * alpha)[self.support_][None, :]
         self.intercept_ = np.array([b])

@@ -42,7 +42,7 @@ from .._validation import (
     check_probability,
 )
 from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from ..solvers.contract import first_certified
+from ..certify.contract import solver_stats
 from ..uncertainty.chance import kappa as kappa_of
 from ..uncertainty.chance import kappa_estimated
 from ..uncertainty.kernel_matrix import BETA_RULES, KernelUncertainty, check_mean_kernel
@@ -100,8 +100,8 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         falls back to the next one -- qp: libsvm, clarabel, scs; socp: newton, ipm, clarabel, scs;
         qn: dfp, then the socp routes on the PSD part of ``beta`` (RSVM_QN solves a non-convex
         problem whose bound is certified only when ``beta`` is close to PSD) -- with a
-        :class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes; when none certifies,
-        :class:`~rsvm_conic.solvers.conic.SolverError` is raised.
+        :class:`~rsvm_conic.exceptions.SolverWarning` naming both routes; when none certifies,
+        :class:`~rsvm_conic.exceptions.SolverError` is raised.
     sv_tol : support-vector threshold (alpha_i > sv_tol * C) for the bias.
     bias : "paper" (Sec. 3: average of ``y_j - f(x_j)`` over all support vectors, bounded ones
         included) or "free" (over the free support vectors ``sv_tol C < alpha_j < (1 - sv_tol) C``
@@ -133,11 +133,11 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         The fitted kernel-matrix uncertainty model; ``noise_free_`` is True when ``beta = 0``.
     formulation_, solution_ : Formulation, Solution
         The builder and its certified solution.
-    solver_info_ : dict -- the certificate of the returned solution, ``SolveInfo.as_dict()`` of
-        :mod:`rsvm_conic.solvers.contract`: ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
+    solver_info_ : dict -- the record of the returned solution (:func:`rsvm_conic.certify.contract.solver_stats`):
+        ``route`` (e.g. ``"rsvm-qp/libsvm"``), ``status``
         (``"optimal"``), ``primal`` (objective of the route's problem at ``alpha_``), ``dual`` (a
         certified lower bound on its optimum), ``gap_abs``, ``gap_rel`` (``<= tol = 1e-6``), ...,
-        and ``fallbacks`` (routes tried before, with the reason).  ``solver_stats_`` is the same dict.
+        and ``fallback_from`` (routes tried before, ``"route: why"``).  ``solver_stats_`` is the same dict.
     beta_rule_ : "paper" or "symmetric" -- the ``beta`` rule applied (see ``beta``).
 
     Inputs (see the module docstring): kernel samples ``(S, n, n)``, a mean kernel ``(n, n)``
@@ -287,28 +287,24 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             if not np.all(keep):  # a point of weight 0 takes no part: its rows and columns are dropped
                 sub = np.ix_(keep, keep)
                 K_fit, y_fit, beta, weights = unc.K_bar[sub], y_pm[keep], beta[sub], weights[keep]
-        common = dict(C=C, kappa=kappa, sv_tol=self.sv_tol, bias=self.bias, check_input=False, sample_weight=weights)
+        common = dict(
+            C=C,
+            kappa=kappa,
+            sv_tol=self.sv_tol,
+            bias=self.bias,
+            check_input=False,
+            sample_weight=weights,
+            first_route=solver,
+        )
         if self.method == "qp":
             f = RSVMQP(K_fit, y_fit, beta, **common)
         elif self.method == "socp":
             f = RSVMSOCP(K_fit, y_fit, beta, **common)
         else:
             f = RSVMQN(K_fit, y_fit, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
-        chain = [f"{f.name}/{r}" for r in _SOLVERS[self.method][_SOLVERS[self.method].index(solver) :]]
-        if self.method == "qn":  # the conservative convex surrogate (PSD part of beta), certified
-            chain += [f"{RSVMSOCP.name}/{r}" for r in _SOLVERS["socp"]]
-        formulations = {f.name: f}
-
-        def attempt(label):
-            name, route = label.split("/")
-            if name not in formulations:  # the surrogate, built on first use
-                formulations[name] = RSVMSOCP(K_fit, y_fit, beta, **common)
-            sol = formulations[name].solve(route)
-            return (formulations[name], sol), sol.info["certificate"]
-
-        (f, sol), failures = first_certified(chain, attempt, what="KernelRobustSVC")
-        if failures:
-            sol.info["certificate"]["fallbacks"] = [f"{label}: {why}" for label, why in failures]
+        sol = f.solve("auto")  # from ``solver`` on; RSVM_QN then its convex surrogate (PSD part of beta), certified
+        if sol.certificate.route.split("/")[0] != f.name:
+            f = f.surrogate()
         self.classes_ = classes
         self.n_features_in_ = n
         self.noise_free_ = noise_free
@@ -316,7 +312,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.beta_rule_ = rule
         self.formulation_ = f
         self.solution_ = sol
-        self.solver_info_ = self.solver_stats_ = sol.info["certificate"]
+        self.solver_info_ = self.solver_stats_ = solver_stats(sol)
         self.kappa_ = kappa
         alpha = sol["alpha"]
         if keep is not None and not np.all(keep):  # the dropped points' multipliers are 0

@@ -11,7 +11,7 @@ for p = 2 and the nominal model, Clarabel for p in {1, inf}, libsvm for the nomi
 more features than samples, a stochastic method past the interior point's work limit), falling
 back visibly (a SolverWarning names both routes) to the next exact route.  ``solver_stats_`` says
 which route ran and its certified optimality gap (primal minus a feasible dual value).  A route
-that does not certify its result raises :class:`~rsvm_conic.solvers.conic.SolverError`.
+that does not certify its result raises :class:`~rsvm_conic.exceptions.SolverError`.
 
 A fit whose classifier is constant (``w = 0``: every prediction is one class) warns with the
 reason (:func:`warn_constant_classifier`): the uncertainty (radius, or kappa(epsilon) times Sigma)
@@ -49,10 +49,8 @@ from ..formulations.robust import RobustSVM
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
-
-
-class ConstantClassifierWarning(UserWarning):
-    """The fitted linear classifier is constant (w = 0); the message says why and what to change."""
+from ..exceptions import ConstantClassifierWarning
+from ..certify.contract import solver_stats
 
 
 def _is_constant(w, X) -> bool:
@@ -312,17 +310,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self.coef_ = np.asarray(sol["w"], dtype=float).reshape(1, -1)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
-        stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
-        if sol.certificate is not None:
-            stats.update(sol.certificate.as_dict())
-        stats.update(
-            {
-                k: v
-                for k, v in sol.info.items()
-                if k not in ("history", "log", "alpha", "cone_multipliers") and k not in stats
-            }
-        )
-        self.solver_stats_ = stats
+        self.solver_stats_ = solver_stats(sol)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 

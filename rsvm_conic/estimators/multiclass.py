@@ -39,8 +39,8 @@ from .._validation import (
 )
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
 from .._validation import encode_labels
+from ..certify.contract import solver_stats
 from ..formulations.multiclass_ww import WWMachine, gram_factor, msvmpack_zeta
-from ..solvers.contract import first_certified
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 
@@ -185,7 +185,8 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     solver_ : str
         The route that returned the model (``"cd"``, ``"alm"``, ``"libsvm"``, ``"dual"`` or ``"primal"``).
     solver_stats_ : dict
-        Route, status, primal and dual objective (MSVMpack's, margin 1), certified gap, fallbacks
+        Route, status, primal and dual objective (MSVMpack's, margin 1), certified gap, ``fallback_from`` (the routes
+        tried before, ``"route: why"``)
         (``solver_info_`` is the same dict).
     dual_coef_ : ndarray of shape (n_train, n_classes)
         Kernel expansion coefficients (exact kernel); ``X_fit_`` holds the training inputs.
@@ -275,33 +276,25 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.rff_ is not None:
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
-            machine = WWMachine(codes, nC, zeta, Phi=self._features(X), primal_options=primal_kw, sample_weight=weights)
+            machine = WWMachine(
+                codes,
+                nC,
+                zeta,
+                Phi=self._features(X),
+                primal_options=primal_kw,
+                sample_weight=weights,
+                solver=self.solver,
+            )
         else:
             if self.solver == "libsvm" and nC != 2:
                 raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
-            machine = WWMachine(codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw, sample_weight=weights)
-        routes = machine.auto_routes() if self.solver == "auto" else machine.chain(self.solver)
-
-        def attempt(route):
-            sol = machine.solve(route)
-            return sol, sol.certificate
-
-        sol, failures = first_certified(
-            routes,
-            attempt,
-            what="WestonWatkinsSVC",
-            hint="For the primal route lower primal_mu or raise primal_max_iter; for a "
-            "small problem use solver='dual'.",
-        )
-        cert = sol.certificate
-        cert.detail["fallbacks"] = [route for route, _ in failures]
+            machine = WWMachine(
+                codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw, sample_weight=weights, solver=self.solver
+            )
+        sol = machine.solve("auto")
         coef, b = 0.5 * sol["coef"], 0.5 * sol["b"]  # eq. 1.9's (W, b) = 2 x MSVMpack's
         self.solver_ = sol.backend
-        stats = cert.as_dict()
-        for key in ("primal", "dual", "gap_abs"):  # eq. 1.9's objective = 4 x MSVMpack's
-            if isinstance(stats.get(key), numbers.Real):
-                stats[key] = 0.25 * stats[key]
-        self.solver_info_ = self.solver_stats_ = stats
+        self.solver_info_ = self.solver_stats_ = solver_stats(sol, objective_scale=0.25)  # eq. 1.9's = 4 x MSVMpack's
         if self.rff_ is not None:
             self.coef_, self.intercept_ = coef, b
             return self

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import check_norm, check_positive, dual_norm
 from ..kernels.rbf import squared_distances
-from ..solvers.projections import project_pball
+from ..certify.projections import project_pball
 from ..uncertainty.sets import dual_norm_subgradient, sample_pball
 
 

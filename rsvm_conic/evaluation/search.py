@@ -12,7 +12,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_norm, check_positive
-from ..solvers.projections import project_pball
+from ..certify.projections import project_pball
 from ..uncertainty.feature_bounds import nystroem_rotated_perturbation, rff_rotated_perturbation
 from ..uncertainty.sets import dual_norm_values, sample_pball
 

@@ -52,11 +52,13 @@ from .._validation import (
     dask_rows,
     is_dask_array,
 )
-from ..solvers.conic import SolverError, solve_cvxpy
-from ..solvers.contract import SolveInfo, certify
+from ..solvers.conic import solve_cvxpy
+from ..exceptions import SolverError
+from ..certify.contract import SolveInfo, certify
 from ..solvers.datafits import RobustHinge
 from ..solvers.penalties import L2Squared
-from ..solvers.projections import project_pball
+from ..certify.dual_u import apply_factors, best_u
+from ..certify.projections import project_dual_set, project_pball
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
 from .base import Formulation, Solution
@@ -298,8 +300,8 @@ class LinearSVMFormulation(Formulation):
         elif robust:
             U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)
             if optimise_u and unc.factors.size <= 2e7:
-                U = _best_u(t["v"], t["s"], unc, U)
-            v = v - t["s"] @ _apply_factors(unc, U)
+                U = best_u(t["v"], t["s"], unc, U)
+            v = v - t["s"] @ apply_factors(unc, U)
         return float(t["sum_a"] - 0.5 * v @ v)
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
@@ -309,17 +311,17 @@ class LinearSVMFormulation(Formulation):
             return None
         U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)  # maximisers u_g (k, n)
         s = np.bincount(unc.group_index, weights=a * unc.gamma, minlength=unc.n_groups)
-        term = s @ _apply_factors(unc, U)
+        term = s @ apply_factors(unc, U)
         if multipliers is not None and multipliers.shape == U.shape and np.all(np.isfinite(multipliers)):
             # the solver's z_g / s_g, projected: a point of the unit p-ball whatever the solver's accuracy
             Z = np.divide(multipliers, s[:, None], out=np.zeros_like(U), where=s[:, None] > 0)
             Z = project_pball(Z, 1.0, unc.p)
-            alt = s @ _apply_factors(unc, Z)
+            alt = s @ apply_factors(unc, Z)
             if np.sum((v0 - alt) ** 2) < np.sum((v0 - term) ** 2):
                 U, term = Z, alt
         if optimise_u and unc.factors.size <= 2e7:  # O(k n^2) per iteration (k n for diagonal factors)
-            U = _best_u(v0, s, unc, U)
-            term = s @ _apply_factors(unc, U)
+            U = best_u(v0, s, unc, U)
+            term = s @ apply_factors(unc, U)
         return term
 
     def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs) -> SolveInfo:
@@ -553,7 +555,7 @@ class LinearSVMFormulation(Formulation):
         meets ``tol`` (the status is recorded), else SolverError naming the status."""
         import warnings
 
-        from ..solvers.conic import SolverWarning
+        from ..exceptions import SolverWarning
         from ..solvers.robust_ipm import solve_robust_ipm
 
         def once(tol, **opts):
@@ -622,139 +624,3 @@ class LinearSVMFormulation(Formulation):
     def _solve_prox(self, **options) -> Solution:
         """Stochastic proximal gradient (see :mod:`rsvm_conic.solvers.stochastic`)."""
         return self._stochastic(stochastic_proximal, "prox", **options)
-
-
-def project_dual_set(v, y, C) -> np.ndarray:
-    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}`` (``C`` a number, or one upper bound per sample):
-    ``a = clip(v - lam y, 0, C)`` with the root
-    ``lam`` of the decreasing function ``y'clip(v - lam y, 0, C)`` found by bisection to full precision
-    (no sums of C with small numbers, so exact for any C: at C = 1e12 the breakpoint method lost
-    y'a = 0.06)."""
-    y = np.asarray(y, dtype=float)
-
-    def phi(lam):
-        return float(y @ np.clip(v - lam * y, 0.0, C))
-
-    if phi(0.0) == 0.0:
-        return np.clip(v, 0.0, C)
-    hi = float(np.max(np.abs(v))) + min(float(np.max(C)), float(np.sum(np.abs(v))) + 1.0)
-    lo = -hi
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if phi(mid) > 0.0:
-            lo = mid
-        else:
-            hi = mid
-    lam = lo if abs(phi(lo)) <= abs(phi(hi)) else hi
-    return np.clip(v - lam * y, 0.0, C)
-
-
-def _apply_factors(unc: ResolvedUncertainty, U: np.ndarray) -> np.ndarray:
-    """Rows ``A_g u_g`` (k, n)."""
-    return unc.factors * U if unc.diagonal else np.einsum("kij,kj->ki", unc.factors, U)
-
-
-def _best_u(v0, s, unc: ResolvedUncertainty, U0) -> np.ndarray:
-    """``argmin ||v0 - sum_g s_g A_g u_g||^2`` over rows ``u_g`` in the unit p-ball.
-
-    p = 2 with few groups: exact trust-region blocks; otherwise accelerated projected gradient
-    (:func:`best_u_fista`), O(k n^2) per iteration, independent of the number of samples.
-    """
-    if unc.p == 2.0 and unc.n_groups <= 64:
-        return _best_u_trust_region(v0, s, unc, U0)
-    F = unc.factors
-    norms = np.max(np.abs(F), axis=1) if unc.diagonal else np.linalg.norm(F, 2, axis=(1, 2))
-    return best_u_fista(
-        v0,
-        s,
-        lambda U: _apply_factors(unc, U),
-        lambda r: F * r if unc.diagonal else np.einsum("kij,i->kj", F, r),
-        norms,
-        unc.p,
-        U0,
-    )
-
-
-def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000, rtol: float = 1e-14):
-    """FISTA for ``min_U 1/2 ||v0 - sum_g s_g A_g u_g||^2`` over rows of ``U`` in the unit p-ball.
-
-    ``apply_rows(U)`` returns the rows ``A_g u_g``, ``adjoint(r)`` the rows ``A_g' r``; ``norms``
-    bound ``||A_g||_2``, so ``1 / sum_g (s_g norms_g)^2`` is a safe step.
-    """
-    lip = float(np.sum((s * norms) ** 2))
-    if lip == 0.0:
-        return U0
-
-    def resid(U):
-        return v0 - s @ apply_rows(U)
-
-    U, Z, t = U0.copy(), U0.copy(), 1.0
-    r = resid(U)
-    f_old = 0.5 * float(r @ r)
-    for it in range(max_iter):
-        U_new = project_pball(Z + (s[:, None] * adjoint(resid(Z))) / lip, 1.0, p)
-        if np.sum((Z - U_new) * (U_new - U)) > 0.0:  # adaptive restart [OC15]:
-            t, Z_next = 1.0, U_new  # momentum points uphill -> linear convergence kept
-        else:
-            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-            Z_next = U_new + ((t - 1.0) / t_new) * (U_new - U)
-            t = t_new
-        U, Z = U_new, Z_next
-        if it % 100 == 99:
-            r = resid(U)
-            f = 0.5 * float(r @ r)
-            if 0.0 <= f_old - f <= rtol * max(f, 1e-300) or f == 0.0:
-                break
-            f_old = min(f, f_old)
-    return U
-
-
-def _trust_region(M, r, u0=None, eig=None):
-    """``argmin ||r - M u||`` over ``||u||_2 <= 1`` exactly (eigen-decomposition + secular equation; ``eig``:
-    ``eigh(M' M)`` if known)."""
-    lam, V = np.linalg.eigh(M.T @ M) if eig is None else eig
-    lam = np.maximum(lam, 0.0)
-    g = V.T @ (M.T @ r)
-
-    def norm_u(mu):
-        return float(np.sqrt(np.sum((g / np.maximum(lam + mu, 1e-300)) ** 2)))
-
-    if lam[0] > 1e-12 * max(lam[-1], 1e-300) and norm_u(0.0) <= 1.0:
-        return V @ (g / lam)
-    lo, hi = 0.0, max(float(np.linalg.norm(g)), 1e-300)  # ||u(hi)|| <= ||g|| / hi = 1
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if norm_u(mid) > 1.0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    u = V @ (g / (lam + hi))
-    nrm = np.linalg.norm(u)
-    return u / nrm if nrm > 1.0 else u
-
-
-def _best_u_trust_region(v0, s, unc: ResolvedUncertainty, U0, sweeps: int = 100) -> np.ndarray:
-    """p = 2: block coordinate descent over groups, each block an exact trust-region solve."""
-    k, n = U0.shape
-    F = unc.factors
-    mats = [np.diag(F[g]) if unc.diagonal else F[g] for g in range(k)]
-    U = U0.copy()
-    AU = _apply_factors(unc, U) * s[:, None]
-    eigs = [None if s[g] == 0.0 else np.linalg.eigh((s[g] * mats[g]).T @ (s[g] * mats[g])) for g in range(k)]
-    for _ in range(sweeps if k > 1 else 1):
-        change = 0.0
-        for g in range(k):
-            if s[g] == 0.0:
-                continue
-            r = v0 - AU.sum(axis=0) + AU[g]
-            U[g] = _trust_region(s[g] * mats[g], r, eig=eigs[g])
-            new = s[g] * (mats[g] @ U[g])
-            change = max(change, float(np.max(np.abs(new - AU[g]))))
-            AU[g] = new
-        if change <= 1e-15 * (1.0 + float(np.max(np.abs(v0)))):
-            break
-    return U

@@ -9,7 +9,7 @@ A builder takes data and hyper-parameters and returns a :class:`Formulation`:
 * ``objective(solution)`` -- a pure-numpy evaluation of the same objective, used to
   compare backends on equal terms,
 * ``solve(backend)`` -- returns a :class:`Solution` carrying a certificate
-  (:class:`~rsvm_conic.solvers.contract.SolveInfo`) where the route provides one;
+  (:class:`~rsvm_conic.certify.contract.SolveInfo`) where the route provides one;
   ``backends`` lists the names this formulation accepts on this instance, read from the
   class's explicit ``BACKENDS`` table where it has one; ``solve("auto")`` tries
   :meth:`Formulation.auto_routes` in order and falls back visibly (a warning naming both routes),
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ..solvers.conic import solve_cvxpy
-from ..solvers.contract import Solution, first_certified, require_finite
+from ..certify.contract import Solution, first_certified, require_finite
 
 
 class Formulation:
@@ -84,8 +84,8 @@ class Formulation:
 
     def solve(self, backend: str = "clarabel", **options) -> Solution:
         """Solve with ``backend`` (a route of ``BACKENDS``, or ``"auto"``: :meth:`auto_routes` in turn).  A route
-        whose values hold NaN or inf raises :class:`~rsvm_conic.solvers.conic.SolverError`
-        (:func:`~rsvm_conic.solvers.contract.require_finite`), so ``"auto"`` falls back from it."""
+        whose values hold NaN or inf raises :class:`~rsvm_conic.exceptions.SolverError`
+        (:func:`~rsvm_conic.certify.contract.require_finite`), so ``"auto"`` falls back from it."""
         if backend == "auto":
             return self._solve_auto(**options)
         if self.BACKENDS is not None and backend not in self.backends:
@@ -102,24 +102,29 @@ class Formulation:
 
     def _solve_auto(self, **options) -> Solution:
         """Each of :meth:`auto_routes` in turn until one returns a certified result
-        (:func:`~rsvm_conic.solvers.contract.first_certified`: every fallback is announced by a
+        (:func:`~rsvm_conic.certify.contract.first_certified`: every fallback is announced by a
         SolverWarning naming the route that failed, why, and the next route); the routes tried
-        before are recorded as ``info["fallback_from"]`` (and in the certificate's detail)."""
+        before are recorded as ``info["fallback_from"]`` (``"route: why"``; empty when the first route certified), the
+        one record of fallbacks (an estimator's ``solver_stats_`` carries it)."""
         routes = self.auto_routes()
         if not routes:
             raise ValueError(f"{self.name} has no automatic route; choose one of {self.backends}.")
 
         def attempt(route):
-            sol = self.solve(route, **options.get(route, {})) if _per_route(options) else self.solve(route, **options)
+            sol = self._attempt(route, options.get(route, {}) if _per_route(options) else options)
             return sol, sol.certificate
 
-        sol, failures = first_certified(routes, attempt, what=self.name, hint=self._auto_hint())
-        if failures:
-            errors = [f"{route}: {why}" for route, why in failures]
-            sol.info["fallback_from"] = errors
-            if sol.certificate is not None:
-                sol.certificate.detail["fallback_from"] = errors
+        sol, failures = first_certified(routes, attempt, what=self._what(), hint=self._auto_hint())
+        sol.info["fallback_from"] = [f"{route}: {why}" for route, why in failures]
         return sol
+
+    def _attempt(self, route: str, options: dict) -> Solution:
+        """One route of :meth:`auto_routes` (a backend name here; a formulation may use its own labels)."""
+        return self.solve(route, **options)
+
+    def _what(self) -> str:
+        """The name that prefixes the fallback chain's warnings and errors."""
+        return self.name
 
     def _auto_hint(self) -> str:
         """What to do when no automatic route certifies (appended to the SolverError); "" for none."""

@@ -35,11 +35,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_finite_array, check_norm, dual_norm
-from ..solvers.conic import SolverError, SolverWarning
+from ..exceptions import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
-from ._linear import LinearSVMFormulation, best_u_fista
+from ._linear import LinearSVMFormulation
+from ..certify.dual_u import best_u_fista
 from .base import Solution
 from .robust import robust_cone_constraints
 

@@ -79,7 +79,8 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
+from ..solvers.conic import solve_cvxpy
+from ..exceptions import SolverError, SolverWarning
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 

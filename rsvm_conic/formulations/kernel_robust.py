@@ -60,11 +60,13 @@ from .._validation import (
     psd_factor,
     symmetric_part,
 )
-from ..solvers.certificates import project_box_hyperplane_sorted
-from ..solvers.conic import SolverError, SolverWarning
-from ..solvers.contract import SolveInfo, certify
+from ..certify.projections import project_dual_set
+from ..exceptions import SolverError, SolverWarning
+from ..certify.contract import SolveInfo, certify
 from ..solvers.rsvm_socp import RobustKernelObjective, ipm_certificate, rsvm_socp_ipm, solve_rsvm_socp
-from ..solvers.svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, polish_svm_dual
+from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
+from ..solvers.svm_dual import libsvm_dual
+from ..solvers.svm_polish import polish_svm_dual
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
@@ -154,6 +156,7 @@ class _KernelRobust(Formulation):
         check_input: bool = True,
         cert_tol: float = CERT_TOL,
         sample_weight=None,
+        first_route: str | None = None,
     ):
         if check_input:
             self.K_bar, self.y, self.beta, C, kappa = validate_kernel_problem(K_bar, y, beta, C, kappa)
@@ -177,6 +180,8 @@ class _KernelRobust(Formulation):
         self._synced = False
         self._problem = None
         self.variables = {}
+        #: the route ``solve("auto")`` starts from (None: the first of ``BACKENDS``)
+        self.first_route = None if first_route is None else check_choice(first_route, "first_route", self.BACKENDS)
 
     @classmethod
     def from_uncertainty(cls, uncertainty, y, noise: str, epsilon: float, C: float = 1.0, **kw):
@@ -317,7 +322,7 @@ class _KernelRobust(Formulation):
                 self.K_bar,
                 self.y,
                 box,
-                project_box_hyperplane_sorted(a, self.y, box),
+                project_dual_set(a, self.y, box),
                 self.cert_tol,
                 check_input=False,
             )
@@ -343,17 +348,29 @@ class _KernelRobust(Formulation):
         return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
-        """Record the certificate: ``sol.certificate``, ``info["certificate"]`` (``SolveInfo.as_dict()``),
-        ``sol.status``."""
+        """Record the certificate (``sol.certificate``) and its status."""
         cert.time = sol.time
         sol.certificate = cert
-        sol.info["certificate"] = cert.as_dict()
         sol.status = cert.status
         return sol
 
     def auto_routes(self) -> tuple[str, ...]:
-        """``solve("auto")``: the routes of ``BACKENDS``, fastest certified first."""
-        return tuple(self.BACKENDS)
+        """``solve("auto")``: the routes of ``BACKENDS`` from :attr:`first_route` on, fastest certified first, as
+        ``"<name>/<route>"`` (RSVM_QN adds its convex surrogate's)."""
+        routes = tuple(self.BACKENDS)
+        if self.first_route is not None:
+            routes = routes[routes.index(self.first_route) :]
+        return tuple(f"{self.name}/{route}" for route in routes)
+
+    def _attempt(self, label: str, options: dict) -> Solution:
+        name, route = label.split("/")
+        return (self if name == self.name else self.surrogate()).solve(route, **options)
+
+    def surrogate(self) -> "_KernelRobust":  # pragma: no cover - RSVM_QN's
+        raise NotImplementedError
+
+    def _what(self) -> str:
+        return "KernelRobustSVC"
 
     def _uncertified(self, route: str, msg: str, fallback) -> Solution:
         """An uncertified ``route``: :class:`SolverError` with ``msg``, or with ``fallback`` a
@@ -408,7 +425,7 @@ class _KernelRobust(Formulation):
         box = self.box
         a = np.clip(np.asarray(alpha, dtype=float), 0.0, box)
         if abs(float(self.y @ a)) > 1e-12 * self._box_total():  # e.g. an interior-point solution: make it feasible
-            a = project_box_hyperplane_sorted(a, self.y, box)
+            a = project_dual_set(a, self.y, box)
         return a
 
     def _finish(self, alpha, extra=None) -> dict:
@@ -566,7 +583,7 @@ class RSVMQP(_KernelRobust):
         precision, so its KKT conditions hold to ~1e-7 relative only (the gap grows with C: 5e-4 at C = 1000 on
         the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in double precision by
         projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
-        :func:`~rsvm_conic.solvers.svm_dual.polish_svm_dual`)."""
+        :func:`~rsvm_conic.solvers.svm_polish.polish_svm_dual`)."""
         t0 = time.perf_counter()
         Kmod = self.modified_kernel()
         alpha, clf = libsvm_dual(
@@ -679,7 +696,7 @@ class RSVMSOCP(_KernelRobust):
         (``nu = alpha**2`` or the solver's ``nu >= alpha**2``), if ``lam >= 0`` the Lagrangian of
         ``alpha_i^2 <= nu_i`` gives ``OPT(16') >= min_{a in S} 1/2 a'(Q + 2 diag(lam))a - e'a``
         (the minimum over ``nu`` of ``kappa/2 ||B nu|| - lam'nu`` is 0), a convex QP bounded by
-        :func:`~rsvm_conic.solvers.svm_dual.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
+        :func:`~rsvm_conic.certify.kernel.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
         clearly negative entries (``beta_hat`` with negative entries) that candidate gives no bound.
         """
         a = np.asarray(alpha, dtype=float)
@@ -713,7 +730,7 @@ class RSVMSOCP(_KernelRobust):
 
     def _polish(self, alpha):
         box = self.box
-        a0 = project_box_hyperplane_sorted(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
+        a0 = project_dual_set(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
         try:
             res = solve_rsvm_socp(
                 None,
@@ -880,6 +897,27 @@ class RSVMQN(_KernelRobust):
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
         self._warm = None
+        self._surrogate = None
+
+    def auto_routes(self) -> tuple[str, ...]:
+        """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
+        return super().auto_routes() + tuple(f"{RSVMSOCP.name}/{route}" for route in RSVMSOCP.BACKENDS)
+
+    def surrogate(self) -> "RSVMSOCP":
+        """RSVM_SOCP on the same data, weights and parameters (the convex model on the PSD part of beta), built
+        once."""
+        if self._surrogate is None:
+            self._surrogate = RSVMSOCP(
+                self.K_bar,
+                self.y,
+                self.beta,
+                sv_tol=self.sv_tol,
+                bias=self.bias,
+                check_input=False,
+                cert_tol=self.cert_tol,
+                sample_weight=self.sample_weight,
+            )
+        return self._surrogate.set_params(C=self._values["C"], kappa=self._values["kappa"])
 
     @property
     def problem(self):
@@ -934,10 +972,10 @@ class RSVMQN(_KernelRobust):
                 sol = f.solve(backend)
             except SolverError:
                 continue
-            lb = sol.info["certificate"]["dual"]
+            lb = sol.certificate.dual
             if lb > best[0]:
                 best = (lb, how + f" solved by {backend}", sol["alpha"])
-            if sol.info["certificate"]["status"] == "optimal":
+            if sol.certificate.status == "optimal":
                 break
         self._relax_cache = (key, best)
         return best
@@ -1052,5 +1090,5 @@ class RSVMQN(_KernelRobust):
         )
         sol = self._attach(sol, cert)
         sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
-        sol.info["certificate"]["time"] = sol.time
+        sol.certificate.time = sol.time
         return sol

@@ -41,8 +41,8 @@ import numpy as np
 
 from .._validation import check_codes, check_positive, check_symmetric, check_X
 from .._validation import psd_factor as _psd_factor
-from ..solvers.conic import SolverError
-from ..solvers.contract import certify
+from ..certify.contract import certify
+from ..exceptions import SolverError
 from ..solvers.multiclass import (
     ww_binary_libsvm,
     ww_dual_bound,
@@ -53,7 +53,7 @@ from ..solvers.multiclass import (
     ww_scaled_model,
     ww_threads,
 )
-from ..solvers.svm_dual import margin_rounding
+from ..certify.kernel import margin_rounding
 from .base import Formulation, Solution
 
 
@@ -277,7 +277,7 @@ class WWMachine(Formulation):
 
     Solutions hold ``coef`` (``beta`` (n, C) against the training points for ``K``, ``W`` (D, C) for
     ``Phi``) and ``b`` (C,); ``certificate`` is the route's
-    :class:`~rsvm_conic.solvers.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
+    :class:`~rsvm_conic.certify.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
     """
 
     name = "ww-msvm"
@@ -300,7 +300,16 @@ class WWMachine(Formulation):
     WEIGHTED = ("libsvm", "dual")
 
     def __init__(
-        self, codes, n_classes: int, zeta: float, *, K=None, Phi=None, primal_options=None, sample_weight=None
+        self,
+        codes,
+        n_classes: int,
+        zeta: float,
+        *,
+        K=None,
+        Phi=None,
+        primal_options=None,
+        sample_weight=None,
+        solver: str = "auto",
     ):
         if (K is None) == (Phi is None):
             raise ValueError("give exactly one of K (exact kernel) and Phi (explicit features).")
@@ -315,6 +324,7 @@ class WWMachine(Formulation):
         self.parameters, self.variables = {}, {}
         self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
         self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
+        self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 
     def _available(self, backend: str) -> bool:
         if self.sample_weight is not None and backend not in self.WEIGHTED:
@@ -327,6 +337,8 @@ class WWMachine(Formulation):
         on easy fits and far faster on hard ones (many margins at the kink, a large ``zeta``), measured side by
         side by ``rsvm-conic bench ww-exact``.  Up to :data:`SMALL_PAIRS` (sample, class) pairs: ``alm``,
         which needs no compiler (a first fit in a fresh process would spend seconds compiling ``cd``'s epoch)."""
+        if self.solver != "auto":
+            return self.chain(self.solver)
         if self.K is not None and self.n_classes == 2:
             return ("libsvm", "dual")
         if self.sample_weight is not None:  # the routes that take weights
@@ -334,6 +346,9 @@ class WWMachine(Formulation):
         if self.n * self.n_classes <= SMALL_PAIRS:  # small: numpy alm, nothing to compile
             return self.chain("alm")
         return self.chain("cd")
+
+    def _auto_hint(self) -> str:
+        return "For the primal route lower primal_mu or raise primal_max_iter; for a small problem use solver='dual'."
 
     def chain(self, route: str) -> tuple[str, ...]:
         """``route`` and its fallbacks: an uncertified ``cd``, ``alm`` or primal run falls back to the dual

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from ..solvers.certificates import hinge_min
+from ..certify.hinge import hinge_min
 from ..solvers.svm_dual import libsvm_alpha
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution

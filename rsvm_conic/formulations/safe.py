@@ -27,7 +27,7 @@ strongly convex in w.
 Both end the same way: the exact (non-smoothed) robust SVM is re-solved at the learned sigma and
 certified (``"hypergradient"``: the structured interior point, gap 1e-6; ``"stochastic_bilevel"``: the
 stochastic proximal method of [CJ20, eq. 5] warm-started at the method's own iterate, certified by the
-robust-hinge dual bound of :mod:`rsvm_conic.solvers.certificates`); the returned ``objective`` is the
+robust-hinge dual bound of :mod:`rsvm_conic.certify.hinge`); the returned ``objective`` is the
 exact validation hinge of that lower-level solution, the same quantity for both backends, so the shared
 runner compares them (``rsvm-conic check safe-svm-bilevel``).  The certificate covers the lower level
 only: eq. (7) is non-convex in sigma, and neither backend certifies the upper level (the hypergradient
@@ -56,14 +56,14 @@ import numpy as np
 
 from .._validation import check_binary_labels, check_positive, check_sample_weight, check_X
 from ..solvers.bilevel import lower_derivatives, softplus, stochastic_bilevel, upper_gradient
-from ..solvers.contract import Solution, SolveInfo
+from ..certify.contract import Solution, SolveInfo
 from ..uncertainty.sets import UncertaintySet
 from .base import Formulation
 
 
 @dataclass
 class SafeResult(Solution):
-    """A :class:`~rsvm_conic.solvers.contract.Solution` (``backend``, ``status``, ``objective`` = exact validation
+    """A :class:`~rsvm_conic.certify.contract.Solution` (``backend``, ``status``, ``objective`` = exact validation
     hinge at the certified lower-level solution, ``values = {sigma, w, b}``, ``certificate`` = the lower level's)
     plus the upper-level search."""
 

@@ -1,15 +1,11 @@
 """The shared runner: solve one problem with several backends, and run grids of cells."""
 
 from .fields import Flag, ListOf, MapOf, Maybe, Number, OneOf, Record, Text
-from .compare import BackendReport, ProblemInstance, check_instance, compare_backends, format_reports, relative_gap
+from .compare import BackendReport, ProblemInstance, check_instance, compare_backends, format_reports, distance_to_best
 from .grid import (
     GridExperiment,
     GridRun,
     ResultsStore,
-    SchedulerError,
-    StoreError,
-    StoreLockedError,
-    StoreWarning,
     cell_key,
     connect_scheduler,
     default_n_jobs,
@@ -17,6 +13,7 @@ from .grid import (
     run_grid,
     seed_from_cell,
 )
+from ..exceptions import SchedulerError, StoreError, StoreLockedError, StoreWarning
 
 __all__ = [
     "BackendReport",
@@ -39,11 +36,11 @@ __all__ = [
     "cell_key",
     "check_instance",
     "compare_backends",
+    "distance_to_best",
     "connect_scheduler",
     "default_n_jobs",
     "environment",
     "format_reports",
-    "relative_gap",
     "run_grid",
     "seed_from_cell",
 ]

@@ -36,7 +36,7 @@ class ProblemInstance:
 class BackendReport:
     """One backend's row of :func:`compare_backends`.
 
-    ``gap`` is the distance to the best objective among the backends compared (:func:`relative_gap`): agreement
+    ``gap`` is the distance to the best objective among the backends compared (:func:`distance_to_best`): agreement
     between backends, not a certificate.  ``certified_gap`` is the backend's own optimality certificate, primal
     minus a feasible dual value, relative (``SolveInfo.gap_rel``; NaN when the route gives no dual bound).
     """
@@ -53,7 +53,9 @@ class BackendReport:
     certified_gap: float = math.nan
 
 
-def relative_gap(value: float, best: float) -> float:
+def distance_to_best(value: float, best: float) -> float:
+    """``|value - best| / max(1, |best|)``: how far a backend's objective is from the best of the backends compared
+    (agreement between backends; the certified gap of one solve is :func:`rsvm_conic.certify.contract.relative_gap`)."""
     return abs(value - best) / max(1.0, abs(best))
 
 
@@ -104,7 +106,7 @@ def compare_backends(
                     backend,
                     sol.status,
                     sol.objective,
-                    relative_gap(sol.objective, best),
+                    distance_to_best(sol.objective, best),
                     float(np.mean(pred == y_test)),
                     float(np.mean(pred == ref_pred)),
                     sol.time,

@@ -40,29 +40,12 @@ from typing import Callable, Iterable
 from tqdm.auto import tqdm
 
 from .fields import ResultFields, result_problem
+from ..exceptions import SchedulerError, StoreError, StoreLockedError, StoreWarning
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: runs are not locked
     fcntl = None
-
-
-class StoreError(RuntimeError):
-    """The results store cannot be used as it is: its file (or lock, or side file) is a directory, or it
-    cannot be read or written (a full disk, no permission).  The message names the file and what to do."""
-
-
-class StoreLockedError(StoreError):
-    """Another run is writing this results store (it holds ``<store>.lock``)."""
-
-
-class SchedulerError(RuntimeError):
-    """A Dask scheduler address that is malformed or where no scheduler answers."""
-
-
-class StoreWarning(UserWarning):
-    """Something about a results store worth knowing: damaged lines set aside, a stale lock taken
-    over, cells reused that were computed under other package versions."""
 
 
 ENV_PACKAGES = ("numpy", "scipy", "scikit-learn", "cvxpy", "clarabel", "scs", "rsvm-conic")

@@ -1,7 +1,8 @@
 """Solvers: the conic solve wrapper, stochastic methods, structure-exploiting interior point."""
 
-from .._validation import WorkersLostError
-from .conic import SolverError, SolverWarning, solve_cvxpy
+from ..exceptions import WorkersLostError
+from .conic import solve_cvxpy
+from ..exceptions import SolverError, SolverWarning
 from .quasi_newton import dfp_minimize, rsvm_qn
 from .robust_ipm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp import rsvm_socp_grid, solve_rsvm_socp

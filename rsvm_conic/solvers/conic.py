@@ -3,10 +3,10 @@
 ``solve_cvxpy`` never returns a silently wrong model: an infeasible, unbounded or
 failed solve raises :class:`SolverError`; an ``optimal_inaccurate`` status raises
 unless ``accept_inaccurate=True`` (then it warns, naming solver and status).
-``solver="auto"`` tries Clarabel and falls back to SCS *visibly* (a warning
-naming the solver that failed and why).  What a solver prints to the standard
-output (SCS prints its errors even with ``verbose=False``) is captured
-(:func:`captured_stdout`) and quoted in the SolverError of a failed solve.
+Falling back from one solver to the other is the formulations' chain
+(:func:`rsvm_conic.certify.contract.first_certified`, routes ``clarabel`` then ``scs``).
+What a solver prints to the standard output (SCS prints its errors even with ``verbose=False``) is
+captured (:func:`captured_stdout`) and quoted in the SolverError of a failed solve.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 from typing import TYPE_CHECKING
+from ..exceptions import SolverError, SolverWarning
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -32,14 +33,6 @@ SOLVER_OPTIONS = {
 }
 
 _NAMES = {"clarabel": "CLARABEL", "scs": "SCS"}
-
-
-class SolverError(RuntimeError):
-    """A solver failed or returned a status that does not certify optimality."""
-
-
-class SolverWarning(UserWarning):
-    """A fallback happened or an inaccurate status was accepted on request."""
 
 
 def conic_solver_name(name: str) -> str:
@@ -60,32 +53,12 @@ def solve_cvxpy(
 ) -> dict:
     """Solve ``problem`` and return ``{"status", "time", "solver", "iterations"}``.
 
-    ``solver`` is ``"clarabel"``, ``"scs"`` or ``"auto"`` (Clarabel, then SCS on failure).
+    ``solver`` is ``"clarabel"`` or ``"scs"``.
     ``quiet_inaccurate`` (with ``accept_inaccurate``): return an ``optimal_inaccurate`` result
     without a warning -- for callers that certify the point themselves by a duality gap.
     """
     import cvxpy as cp
 
-    if solver == "auto":
-        try:
-            return solve_cvxpy(
-                problem,
-                "clarabel",
-                accept_inaccurate=accept_inaccurate,
-                quiet_inaccurate=quiet_inaccurate,
-                verbose=verbose,
-                **options,
-            )
-        except SolverError as exc:
-            warnings.warn(f"Clarabel failed ({exc}); falling back to SCS.", SolverWarning, stacklevel=2)
-            return solve_cvxpy(
-                problem,
-                "scs",
-                accept_inaccurate=accept_inaccurate,
-                quiet_inaccurate=quiet_inaccurate,
-                verbose=verbose,
-                **options,
-            )
     name = conic_solver_name(solver)
     opts = dict(SOLVER_OPTIONS[name])
     opts.update(options)

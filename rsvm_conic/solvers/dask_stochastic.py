@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
-from .contract import certify, relative_gap
+from ..certify.contract import certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
 from .robust_ipm import apply_rows, transpose_apply

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
-from .certificates import DualCertificate, FactorOps, dual_bound
+from ..certify.hinge import DualCertificate, FactorOps, dual_bound
 
 
 class RobustHinge:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validation import dual_norm
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
-from .certificates import FactorOps
+from ..certify.hinge import FactorOps
 from .datafits import RobustHinge
 
 

@@ -46,7 +46,7 @@ Statuses.  The model is always feasible (``w = 0``, ``xi = 1 + gamma t``, ``t`` 
 bounded below, and its dual (``alpha = 0``) too, so "infeasible" cannot occur for valid data.
 Degenerate inputs are rejected up front with a ValueError that says what to fix (NaN/inf
 data, a single class, p != 2); a run that does not certify optimality raises
-:class:`~rsvm_conic.solvers.conic.SolverError` (``"max_iter"``, ``"numerical_error"``) unless
+:class:`~rsvm_conic.exceptions.SolverError` (``"max_iter"``, ``"numerical_error"``) unless
 ``accept_inaccurate=True`` (then a :class:`SolverWarning` names the status).  Zero-variance
 data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solved normally.
 """
@@ -65,7 +65,7 @@ from scipy.linalg.blas import dsyrk
 from .._threads import blas_threads_for
 from .._validation import check_two_classes, dask_compute, is_dask_array
 from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
-from .conic import SolverError, SolverWarning
+from ..exceptions import SolverError, SolverWarning
 from .row_kernels import (
     cone_back_rows,
     cone_gram_rows,
@@ -765,10 +765,10 @@ def solve_robust_ipm(formulation, **opts):
 
     Uses the formulation's data, ``C`` and current radius/kappa; options go to
     :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
+    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.certify.contract.Solution`
     whose ``objective`` is the formulation's own numpy objective.
     """
-    from .contract import Solution
+    from ..certify.contract import Solution
 
     unc = formulation.current_uncertainty()
     X = formulation.X

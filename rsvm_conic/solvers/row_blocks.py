@@ -21,8 +21,8 @@ import numpy as np
 
 from .._validation import dask_compute
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
-from .certificates import box_hyperplane_root
-from .conic import SolverError
+from ..certify.projections import dual_set_multiplier
+from ..exceptions import SolverError
 from .robust_ipm import sum_apply_rows, transpose_apply
 
 __all__ = ["RowBlocks", "combine", "dual_terms", "hinge_sum", "project_dual_set_rows", "resolve_uncertainty"]
@@ -144,7 +144,7 @@ class RowBlocks:
         ``keep=True``: ``fn`` returns ``(new state, partial)`` and the new states are persisted in the workers.
         ``uses`` names the arrays ``fn`` reads (default all; a pass that does not read ``X`` is not counted).
         Returns ``(result, new states)``.  On a distributed cluster that loses every worker the pass ends with
-        :class:`~rsvm_conic._validation.WorkersLostError` after the configured wait
+        :class:`~rsvm_conic.exceptions.WorkersLostError` after the configured wait
         (:func:`~rsvm_conic._validation.dask_compute`)."""
         dask, da = _dask()
         uses = tuple(self.cols) if uses is None else tuple(uses)
@@ -267,26 +267,22 @@ def _phi_block(blk, plan):
 
 def project_dual_set_rows(X, v, y, C, max_iter: int = 60):
     """The Euclidean projection of the Dask vector ``v`` onto ``{0 <= a <= C, y'a = 0}``, lazily:
-    ``clip(v - lam y, 0, C)`` with ``lam`` found by the bracketed Newton iteration of
-    :func:`~.certificates.project_box_hyperplane` (one pass over (v, y) per step; a few steps).
-    Returns ``(a, passes)``."""
+    ``clip(v - lam y, 0, C)`` with ``lam`` found by :func:`~rsvm_conic.certify.projections.dual_set_multiplier`
+    (one pass over (v, y) per step; a few steps).  Returns ``(a, passes)``."""
     _, da = _dask()
     rows = RowBlocks(X, v=v, y=y)
     C = float(C)
     br, _ = rows.run(_phi_block, {"lam": None, "C": C}, uses=("v", "y"))
-    lo, hi = br["min_yv"] - C, br["max_yv"] + C
-    eps = 4 * np.finfo(float).eps
-    count = [1]
 
     def evaluate(lam):
         res, _ = rows.run(_phi_block, {"lam": lam, "C": C}, uses=("v", "y"))
-        count[0] += 1
         return res["phi"], res["nfree"]
 
-    lam = box_hyperplane_root(evaluate, lo, hi, C * br["pos"], -C * br["neg"], eps * C * rows.L, C, max_iter)
+    bracket = (br["min_yv"], br["max_yv"], br["pos"], br["neg"])
+    lam, passes = dual_set_multiplier(evaluate, bracket, C, 4 * np.finfo(float).eps * C * rows.L, max_iter)
     if lam is None:  # pragma: no cover - the bracketed iteration converges in a few steps
         raise SolverError(f"projection onto the dual set did not converge in {max_iter} passes")
-    return da.clip(v - lam * y, 0.0, C), count[0]
+    return da.clip(v - lam * y, 0.0, C), passes + 1
 
 
 def _dual_block(blk, plan):

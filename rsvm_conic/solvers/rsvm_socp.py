@@ -21,8 +21,8 @@ Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected
   gradient at ``alpha`` equals ``grad F(alpha)`` and whose value there equals ``F(alpha)``.  Its
   Frank-Wolfe linearisation over ``S = {0 <= a <= C, y'a = 0}`` gives the certified bound
   ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``
-  (:func:`~rsvm_conic.solvers.svm_dual.frank_wolfe_gap`).  So we stop when
-  ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.solvers.contract`)
+  (:func:`~rsvm_conic.certify.kernel.frank_wolfe_gap`).  So we stop when
+  ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.certify.contract`)
   and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
   dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat``
   has negative entries, the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
@@ -65,12 +65,13 @@ import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .._validation import check_two_classes, psd_factor
-from .certificates import project_box_hyperplane_sorted
+from ..certify.projections import project_dual_set
 from .cone_ipm import ConeSpec, Scaling, cone_ipm
-from .conic import SolverError
-from .contract import SolveInfo, certify, relative_gap
+from ..exceptions import SolverError
+from ..certify.contract import SolveInfo, certify, relative_gap
 from .row_kernels import numpy_path_for
-from .svm_dual import frank_wolfe_gap, lagrangian_lower_bound, libsvm_dual, submatrix
+from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
+from .svm_dual import libsvm_dual, submatrix
 
 __all__ = [
     "RSVMSOCPResult",
@@ -510,7 +511,7 @@ def _face_direction(F, parts, a, g, y, C, idx, d, b):
 
 
 def _lagrangian_bound(q_absmax, a, g, y, C, F) -> float:
-    """The SVM-duality bound of :func:`~rsvm_conic.solvers.svm_dual.lagrangian_lower_bound` at ``a`` for (16') with
+    """The SVM-duality bound of :func:`~rsvm_conic.certify.kernel.lagrangian_lower_bound` at ``a`` for (16') with
     its multipliers ``lam >= 0`` (``g`` the gradient ``Q a + 2 lam a - e``, ``F = q(a)``), the margins' rounding
     bounded by ``eps`` times the number of support terms and ``max |Q| sum(a)`` (``q_absmax = max |Q|``)."""
     nz = np.count_nonzero(a)
@@ -528,7 +529,7 @@ def _svm_start(Q, y, C, lam):
     a cold start) gives a start close to the new optimum at the cost of one small libsvm solve."""
     Kmod = y[:, None] * Q * y[None, :] + np.diag(2.0 * np.maximum(lam, 0.0))
     a, _ = libsvm_dual(Kmod, y, C, tol=1e-4)
-    return project_box_hyperplane_sorted(np.minimum(a, C), y, C)
+    return project_dual_set(np.minimum(a, C), y, C)
 
 
 @blas_threads_by(lambda K_bar, beta, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
@@ -585,7 +586,7 @@ def solve_rsvm_socp(
     else:
         a = np.asarray(warm_start, dtype=float)
         if a.min() < 0 or np.any(a > C) or abs(float(y @ a)) > 1e-13 * C_total:
-            a = project_box_hyperplane_sorted(np.minimum(a, C), y, C)
+            a = project_dual_set(np.minimum(a, C), y, C)
     eps_b = 1e-12 * C
     it, gap, lam_min, F = 0, np.inf, 0.0, np.nan
     certified = False
@@ -596,7 +597,7 @@ def solve_rsvm_socp(
     c = q_absmax = None
     for it in range(max_iter + 1):
         if abs(float(y @ a)) > 1e-13 * C_total:  # keep iterates exactly feasible (ray steps can drift)
-            a = project_box_hyperplane_sorted(a, y, C)
+            a = project_dual_set(a, y, C)
             parts = known = None
         parts = parts if parts is not None else Fobj.evaluate(a)
         F, _, u, s = parts
@@ -625,7 +626,7 @@ def solve_rsvm_socp(
             if kappa > 0 and s > 0:
                 Hd += kappa * (np.maximum(u, 0.0) / s + 2.0 * a * a * Fobj.M_diag / s)
             c = 1.0 / max(float(np.partition(Hd, n // 2)[n // 2]), 1e-12)
-        p = project_box_hyperplane_sorted(a - c * g, y, C)
+        p = project_dual_set(a - c * g, y, C)
         bound = (p <= 0.0) | (p >= C)
         target = p.copy()
         for _inner in range(10):
@@ -655,7 +656,7 @@ def solve_rsvm_socp(
             sa = float(a.sum())
             noise = _EPS8 * (n * q_absmax * sa * sa + sa + kappa * n * s)
             if -float(g @ d) <= noise:  # (the full step stays feasible for t_max >= 1: no projection needed)
-                a_new = np.clip(a + d, 0.0, C) if t_max >= 1.0 else project_box_hyperplane_sorted(a + d, y, C)
+                a_new = np.clip(a + d, 0.0, C) if t_max >= 1.0 else project_dual_set(a + d, y, C)
                 parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 if F_new <= F + noise:
@@ -671,7 +672,7 @@ def solve_rsvm_socp(
                 accepted = F_new <= F + 1e-4 * float(g @ d) + slack
             # (i) the projection arc P_S(alpha + t d) for t = 1, 1/2, 1/4 (lets many bounds change at once)
             for _ in range(3 if not accepted else 0):
-                a_new = project_box_hyperplane_sorted(a + t * d, y, C)
+                a_new = project_dual_set(a + t * d, y, C)
                 parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 if F_new <= F + 1e-4 * float(g @ (a_new - a)) + slack:
@@ -700,7 +701,7 @@ def solve_rsvm_socp(
                 + 1e-12
             )
             for _ in range(50):
-                a_new = project_box_hyperplane_sorted(a - g / Lk, y, C)
+                a_new = project_dual_set(a - g / Lk, y, C)
                 parts_new = Fobj.evaluate(a_new)
                 F_new = parts_new[0]
                 dd = a_new - a

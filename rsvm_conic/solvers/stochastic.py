@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm.auto import tqdm
 
-from .contract import SolveInfo, certify, relative_gap
+from ..certify.contract import SolveInfo, certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
 

@@ -12,7 +12,7 @@ and their iterates (coordinate descent hands its point and multipliers to the Ne
 - :mod:`.binary`: two classes exactly through libsvm, :func:`.ww_binary_libsvm`.
 
 The feature solvers take ``(Phi (n, D), codes (n,) in 0..C-1, n_classes, zeta)`` as trusted arrays and return
-``(W (D, C), b (C,), info)``, ``info["certificate"]`` a :class:`~rsvm_conic.solvers.contract.SolveInfo`.
+``(W (D, C), b (C,), info)``, ``info["certificate"]`` a :class:`~rsvm_conic.certify.contract.SolveInfo`.
 """
 
 from .alm import ww_primal_alm

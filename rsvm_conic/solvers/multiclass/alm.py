@@ -8,7 +8,7 @@ import numpy as np
 from scipy.linalg import cho_factor as _cho_factor
 from scipy.linalg import cho_solve as _cho_solve
 
-from ..contract import relative_gap
+from ...certify.contract import relative_gap
 from .objective import certified_result, feature_gram, ww_dual_bound, ww_objective
 
 
@@ -105,7 +105,7 @@ def ww_primal_alm(
         Biases, centred (``sum(b) = 0``).
     info : dict
         ``status`` (``"optimal"`` when the gap met ``tol``, else ``"max_iter"``), ``iterations`` (Newton
-        steps), ``objective``, ``certificate`` (the :class:`~rsvm_conic.solvers.contract.SolveInfo`, route
+        steps), ``objective``, ``certificate`` (the :class:`~rsvm_conic.certify.contract.SolveInfo`, route
         ``"alm"``, its ``detail`` counting outer, Newton, CG, direct and active-set steps) and ``multipliers``.
     """
     t_start = time.perf_counter()

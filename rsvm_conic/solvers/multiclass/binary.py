@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..certificates import hinge_min
-from ..svm_dual import libsvm_dual, polish_svm_dual
+from ...certify.hinge import hinge_min
+from ..svm_dual import libsvm_dual
+from ..svm_polish import polish_svm_dual
 
 
 def ww_binary_libsvm(K, codes, zeta, tol: float = 1e-8):

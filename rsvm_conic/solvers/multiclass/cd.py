@@ -28,7 +28,7 @@ import numpy as np
 
 from ..._jit import jit
 from ..._threads import blas_threads_for
-from ..contract import relative_gap
+from ...certify.contract import relative_gap
 from ..row_kernels import row_dot
 from .alm import ww_primal_alm
 from .objective import certified_result, feature_gram, ww_dual_bound, ww_objective
@@ -219,7 +219,7 @@ def ww_dual_cd(
         Biases, centred (``sum(b) = 0``).
     info : dict
         ``status`` (``"optimal"`` when the gap met ``tol``, else ``"max_iter"``), ``iterations`` (epochs),
-        ``objective``, ``certificate`` (the :class:`~rsvm_conic.solvers.contract.SolveInfo`, route ``"cd"``,
+        ``objective``, ``certificate`` (the :class:`~rsvm_conic.certify.contract.SolveInfo`, route ``"cd"``,
         its ``detail`` holding ``epochs``, ``rho`` and the endgame's detail) and ``multipliers`` (n, C).
     """
     t_start = time.perf_counter()

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..contract import certify, relative_gap
+from ...certify.contract import certify, relative_gap
 from .objective import feature_gram, ww_dual_bound, ww_objective
 
 
@@ -72,7 +72,7 @@ def ww_primal_lbfgs(
     info : dict
         ``status`` (``"optimal"`` exactly when the gap met ``tol``, else ``"max_iter"``: the smallest ``mu``
         was reached first), ``iterations``, ``objective``, ``mu``, ``mu_min`` and ``certificate`` (the
-        :class:`~rsvm_conic.solvers.contract.SolveInfo`, route ``"lbfgs"``).
+        :class:`~rsvm_conic.certify.contract.SolveInfo`, route ``"lbfgs"``).
     """
     t_start = time.perf_counter()
     Phi = np.asarray(Phi, dtype=np.float64)

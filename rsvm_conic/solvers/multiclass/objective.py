@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..contract import certify
+from ...certify.contract import certify
 
 
 def ww_losses(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:

@@ -27,9 +27,8 @@ factors), no L x L matrix and no Python loop over samples:
 3. The free alpha's and kink weights solve the (n+1)-row least-squares system
    ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, ``|M| + #kinks`` columns;
    LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
-4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`project_box_hyperplane`: the
-   same point as its sorted-breakpoint fallback without the O(L log L) sort, which dominated the
-   cost at L = 20000), then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
+4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`~.projections.project_dual_set`),
+   then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
    data of 1-3, so the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried,
    plus the optional ``alpha_hint`` and ``warm`` points; the best is kept, and also scaled by the best
    t in [0, 1] (the feasible set is a cone cut by the box).
@@ -62,9 +61,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
-from .projections import project_pball
+from .projections import project_dual_set, project_pball
 
-__all__ = ["DualCertificate", "FactorOps", "dual_bound", "project_box_hyperplane", "project_box_hyperplane_sorted"]
+__all__ = ["DualCertificate", "FactorOps", "dual_bound", "hinge_min"]
 
 #: margin / kink tolerances tried by :func:`dual_bound` (the best bound over them is kept)
 DEFAULT_TAUS = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
@@ -180,103 +179,6 @@ class _UncertaintyOps(FactorOps):
         return np.diag(weights @ F) if self.diagonal else np.tensordot(weights, F, axes=1).T
 
 
-def project_box_hyperplane(v: np.ndarray, y: np.ndarray, C: float, max_iter: int = 60) -> np.ndarray:
-    """Euclidean projection onto ``{0 <= a <= C, y'a = 0}`` (``y`` in {-1, 1}, both classes present).
-
-    ``a = clip(v - lam y, 0, C)``: ``phi(lam) = y'clip(v - lam y, 0, C)`` is monotone and piecewise
-    linear with slope minus the number of free coordinates, so a bracketed Newton iteration lands on
-    the root's linear piece in a few O(L) passes (then it is exact); after ``max_iter`` passes it falls
-    back to the exact sorted-breakpoint root (:func:`project_box_hyperplane_sorted`, one sort).
-    """
-    yv = y * v
-    lo, hi = float(np.min(yv)) - C, float(np.max(yv)) + C
-    flo, fhi = C * float(np.count_nonzero(y > 0)), -C * float(np.count_nonzero(y < 0))  # phi(lo) > 0 > phi(hi)
-    eps = 4 * np.finfo(float).eps
-    noise = eps * C * v.shape[0]  # rounding level of y'a
-
-    def evaluate(lam):
-        a = np.clip(v - lam * y, 0.0, C)
-        return float(y @ a), lambda: np.count_nonzero((a > 0.0) & (a < C))
-
-    lam = box_hyperplane_root(evaluate, lo, hi, flo, fhi, noise, C, max_iter)
-    return project_box_hyperplane_sorted(v, y, C) if lam is None else np.clip(v - lam * y, 0.0, C)
-
-
-def box_hyperplane_root(evaluate, lo, hi, flo, fhi, noise, C, max_iter):
-    """The root ``lam`` of ``phi(lam) = y'clip(v - lam y, 0, C)`` for :func:`project_box_hyperplane`, from
-    ``evaluate(lam) -> (phi, nfree)`` (``nfree``: the number of free coordinates, or a function returning
-    it) and the bracket ``phi(lo) = flo > 0 > fhi = phi(hi)``: Newton steps, false position or bisection
-    when one leaves the bracket.  Stops when ``|phi| <= noise`` or the bracket is exhausted; None after
-    ``max_iter`` evaluations.  (:mod:`.row_blocks` runs it with one pass over Dask row blocks per step.)"""
-    lam = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
-    eps = 4 * np.finfo(float).eps
-    for _ in range(max_iter):
-        phi, nfree = evaluate(lam)
-        if abs(phi) <= noise:
-            return lam
-        if phi > 0.0:
-            lo, flo = lam, phi
-        else:
-            hi, fhi = lam, phi
-        nfree = nfree() if callable(nfree) else nfree
-        new = lam + phi / nfree if nfree else math.nan
-        if not lo < new < hi:  # outside the bracket: false position, then bisection
-            new = lo + (hi - lo) * flo / (flo - fhi)
-            if not lo < new < hi:
-                new = 0.5 * (lo + hi)
-        if new == lam or hi - lo <= eps * max(abs(lo), abs(hi), C):
-            return lam
-        lam = new
-    return None
-
-
-def project_box_hyperplane_sorted(v: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
-    """The same projection with the root found exactly on the sorted breakpoints (one sort).
-
-    Both functions give the same point up to rounding (~1e-16 relative); the kernel routes
-    (:mod:`~rsvm_conic.solvers.svm_dual`, :mod:`~rsvm_conic.solvers.rsvm_socp`) use this one: on
-    ill-conditioned problems (C ||K|| ~ 1e8) their certification depends on the last bit, and a pinned
-    case certifies with this root and not with the other.
-
-    Coordinate i contributes ``y_i a_i``, which decreases with slope -1 for ``lam`` in ``[lo_i, lo_i + C]``,
-    ``lo_i = y_i v_i - C [y_i = 1]``, and is constant outside; so ``y'a = C n_+ - sum_i clip(lam - lo_i, 0, C)``
-    and the root is found on the sorted breakpoints (one sort, one cumulative sum).
-    """
-    # (the hot path of the kernel routes, ~50 calls per grid point: preallocated outputs and ufuncs instead of
-    # concatenate / diff / where / clip, each value computed by the same floating-point operations)
-    n = v.size
-    pos = y > 0
-    pts = np.empty(2 * n)
-    lo = np.multiply(y, v, out=pts[:n])
-    lo -= C * pos
-    # ``C`` may hold one bound per coordinate (the weighted box ``0 <= a_i <= C_i``): the same breakpoints
-    target = float(np.sum(C[pos])) if np.ndim(C) else C * float(np.count_nonzero(pos))
-    np.add(lo, C, out=pts[n:])
-    order = np.argsort(pts, kind="stable")
-    pts = pts[order]
-    slope = (order < n).astype(np.float64)
-    slope *= 2.0
-    slope -= 1.0  # +1 for a lower breakpoint, -1 for an upper one
-    np.cumsum(slope, out=slope)  # slope of sum clip(.) right of each point
-    val = np.empty(2 * n)
-    val[0] = 0.0
-    step = np.subtract(pts[1:], pts[:-1], out=val[1:])
-    step *= slope[:-1]
-    np.cumsum(step, out=step)  # sum clip(.) at each point
-    k = int(val.searchsorted(target, side="left"))
-    if k == 0:
-        lam = pts[0]
-    elif k >= pts.size:
-        lam = pts[-1]
-    else:
-        sl = slope[k - 1]
-        lam = pts[k - 1] + (target - val[k - 1]) / sl if sl > 0 else pts[k]
-    out = np.multiply(y, -lam)
-    out += v
-    np.maximum(out, 0.0, out=out)
-    return np.minimum(out, C, out=out)
-
-
 def _natural_direction(V, sup, q, tau, gmax=None):
     """Unit-ball points u (rows) maximising <u, v_g> and the kink structure at tolerance tau.
 
@@ -378,14 +280,14 @@ def dual_bound(
         if pt is not None:
             cands.append((*pt, float(tau), "ls"))
     if not cands:  # every system too large: the hinge subgradient, projected
-        alpha = project_box_hyperplane(np.where(margin < 1.0, C, 0.0), y, C)
+        alpha = project_dual_set(np.where(margin < 1.0, C, 0.0), y, C)
         cands.append((alpha, _z_natural(ops, V, sup, alpha) if robust else None, math.nan, "ls"))
     if band > 0 and not robust:
         alpha = _band_point(X, y, C, margin, float(band), int(band_iters), int(max_band))
         if alpha is not None:
             cands.append((alpha, None, math.nan, "band"))
     if alpha_hint is not None:
-        alpha = project_box_hyperplane(np.clip(np.asarray(alpha_hint, dtype=float), 0.0, C), y, C)
+        alpha = project_dual_set(np.clip(np.asarray(alpha_hint, dtype=float), 0.0, C), y, C)
         cands.append((alpha, _z_natural(ops, V, sup, alpha) if robust else None, math.nan, "hint"))
     ls_tau, ls_best = math.nan, None
     best = None
@@ -410,28 +312,6 @@ def dual_bound(
         alpha = t * alpha
         Z = None if Z is None else t * Z
     return DualCertificate(primal, float(value), alpha, Z, ls_tau, src)
-
-
-def _project_box_level(v, y, C, c, lam):
-    """``clip(v - lam y, 0, C)`` with ``y'a = c`` (to rounding): bracketed Newton on the decreasing piecewise-linear
-    ``y'clip(v - lam y, 0, C)`` from the warm ``lam``; returns (a, lam)."""
-    yv = y * v
-    lo, hi = float(np.min(yv)) - C, float(np.max(yv)) + C
-    lam = min(max(lam, lo), hi)
-    a = np.clip(v - lam * y, 0.0, C)
-    for _ in range(60):
-        r = float(y @ a) - c
-        if r == 0.0 or hi - lo <= 1e-15 * (1.0 + abs(lam)):
-            break
-        if r > 0:
-            lo = lam
-        else:
-            hi = lam
-        free = np.count_nonzero((a > 0.0) & (a < C))
-        step = lam + r / free if free else math.nan
-        lam = step if lo < step < hi else 0.5 * (lo + hi)
-        a = np.clip(v - lam * y, 0.0, C)
-    return a, lam
 
 
 def _band_point(X, y, C, margin, band, iters, max_band):
@@ -460,18 +340,18 @@ def _band_point(X, y, C, margin, band, iters, max_band):
     # point, which is projected and evaluated in double precision by the caller)
     Zt, g = Zt.astype(np.float32), g.astype(np.float32)
     if lip > 0.0:
-        a, lam = _project_box_level(start, ym, C, c, 0.0)
+        a = project_dual_set(start, ym, C, c)
         z, tk = a, 1.0
         for _ in range(iters):
             grad = 1.0 - Zt @ (g + z.astype(np.float32) @ Zt)
-            a_new, lam = _project_box_level(z + grad / lip, ym, C, c, lam)
+            a_new = project_dual_set(z + grad / lip, ym, C, c)
             tn = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * tk * tk))
             z = a_new + ((tk - 1.0) / tn) * (a_new - a)
             a, tk = a_new, tn
         alpha[M] = a
     else:
         alpha[M] = start
-    return project_box_hyperplane(alpha, y, C)
+    return project_dual_set(alpha, y, C)
 
 
 def _z_natural(ops, V, sup, alpha):
@@ -521,7 +401,7 @@ def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
         cols[:, n] = y[M]
         if M.size:
             alpha[M] = _min_norm_solve(cols, rhs)
-        return project_box_hyperplane(alpha, y, C), None
+        return project_dual_set(alpha, y, C), None
 
     gi, gamma, k = ops.group_index, ops.gamma, ops.n_groups
     U, free, (krow, kcol, kanc) = _natural_direction(V, sup, ops.q, tau, gmax)
@@ -554,7 +434,7 @@ def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
         cols[M.size + nk :, :n] = -ops.columns(np.repeat(fgroups, n), np.tile(np.arange(n), fgroups.size))
     sol = _min_norm_solve(cols, rhs) if cols.shape[0] else np.zeros(0)
     alpha[M] = sol[: M.size]
-    alpha = project_box_hyperplane(alpha, y, C)
+    alpha = project_dual_set(alpha, y, C)
     s = np.bincount(gi, weights=alpha * gamma, minlength=k)
     Z = s[:, None] * U
     if nk:
@@ -664,7 +544,7 @@ def _alpha_step(alpha, r, G, Gt, y, C, t):
         gd = Gt(grad)
         den = float(gd @ gd)
         t = float(grad @ grad) / den if den > 0 else 1.0
-    d = project_box_hyperplane(alpha + t * grad, y, C) - alpha
+    d = project_dual_set(alpha + t * grad, y, C) - alpha
     gd = Gt(d)
     num, den = float(grad @ d), float(gd @ gd)
     if num <= 0:

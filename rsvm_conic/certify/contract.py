@@ -7,9 +7,10 @@ relative.  ``status == "optimal"`` means exactly ``gap_rel <= tol``; any other s
 bound was not met (``"uncertified"``, ``"max_iter"``, ``"inaccurate"``, ...).  Solvers never import
 formulations.
 
-:func:`first_certified` is the one fallback chain: routes in order until one certifies, a
-:class:`~rsvm_conic.solvers.conic.SolverWarning` naming both routes at every fallback, a
-:class:`~rsvm_conic.solvers.conic.SolverError` naming every route tried when none does.
+:func:`solver_stats` is the one record of a solve an estimator stores.  :func:`first_certified` is the one fallback
+chain (called by ``Formulation.solve("auto")`` only): routes in order until one certifies, a
+:class:`~rsvm_conic.exceptions.SolverWarning` naming both routes at every fallback, a
+:class:`~rsvm_conic.exceptions.SolverError` naming every route tried when none does.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .conic import SolverError, SolverWarning
+from ..exceptions import SolverError, SolverWarning
 
 #: statuses a SolveInfo may carry; only "optimal" certifies the result
 STATUSES = ("optimal", "uncertified", "max_iter", "inaccurate", "failed")
@@ -66,6 +67,10 @@ class SolveInfo:
     @property
     def certified(self) -> bool:
         return self.gap_rel <= self.tol
+
+    def __getitem__(self, key: str):
+        """``info["gap_rel"]``: an entry of :meth:`as_dict`."""
+        return self.as_dict()[key]
 
     def as_dict(self) -> dict:
         return {
@@ -128,7 +133,7 @@ def first_certified(
 
 
 def require_finite(what: str, route: str, values: Mapping) -> None:
-    """Raise :class:`~rsvm_conic.solvers.conic.SolverError` naming ``route`` when a numeric entry of a solve's
+    """Raise :class:`~rsvm_conic.exceptions.SolverError` naming ``route`` when a numeric entry of a solve's
     ``values`` (its coefficients, bias, multipliers) holds NaN or inf: such a solve failed, whatever its
     certificate says, and is never returned as a model (in a fallback chain the next route runs).
     Non-numeric entries are not checked."""
@@ -169,3 +174,39 @@ class Solution:
 
     def __getitem__(self, key):
         return self.values[key]
+
+
+#: entries of ``Solution.info`` that are not part of a solve's record (arrays, per-iteration logs)
+_NOT_RECORDED = ("alpha", "certificate", "cone_multipliers", "gap_history", "history", "log")
+
+
+def solver_stats(sol: "Solution | SolveInfo", objective_scale: float = 1.0) -> dict:
+    """The record of a solve an estimator stores as ``solver_stats_``: the one place it is assembled.
+
+    Parameters
+    ----------
+    sol : Solution or SolveInfo
+        A formulation's solution (its certificate, route, time and the scalar entries of its ``info``, e.g.
+        ``fallback_from``, the routes tried before and why), or a bare certificate.
+    objective_scale : float, default 1.0
+        Factor on ``primal``, ``dual`` and ``gap_abs`` when the estimator reports another scaling of the
+        objective than its formulation (the relative gap does not change).
+
+    Returns
+    -------
+    dict
+        ``backend``, ``route``, ``status``, ``primal``, ``dual``, ``gap_abs``, ``gap_rel``, ``tol``,
+        ``iterations``, ``time``, the certificate's detail and the solution's other scalar information.
+    """
+    if isinstance(sol, SolveInfo):
+        sol = Solution(backend=sol.route, status=sol.status, objective=sol.primal, time=sol.time, certificate=sol)
+    stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
+    if sol.certificate is not None:
+        stats.update(sol.certificate.as_dict())
+        if objective_scale != 1.0:
+            for key in ("primal", "dual", "gap_abs"):
+                stats[key] = objective_scale * stats[key]
+    for key, value in sol.info.items():
+        if key not in stats and key not in _NOT_RECORDED and not isinstance(value, np.ndarray):
+            stats[key] = value
+    return stats
