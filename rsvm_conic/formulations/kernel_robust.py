@@ -62,20 +62,7 @@ from .._validation import (
 )
 from ..solvers.conic import SolverError, SolverWarning
 from ..solvers.contract import SolveInfo
-from ..solvers.kernel_uncertainty import (
-    KernelDual,
-    KernelProducts,
-    QPDual,
-    SOCPDual,
-    constraint_violation,
-    dfp_route,
-    ipm_route,
-    libsvm_route,
-    newton_route,
-    nominal_alpha,
-    paper_bias,
-    relaxation_matrix,
-)
+from ..solvers import kernel_uncertainty as ku
 from ..solvers.rsvm_socp import RobustKernelObjective
 from ..solvers.svm_dual import frank_wolfe_gap
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
@@ -146,7 +133,7 @@ class _KernelRobust(Formulation):
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self._Q = None
         self._F = None
-        self._products = KernelProducts(self.K_bar, self.y)  # Q a through K_bar's rows, with a memo
+        self._products = ku.KernelProducts(self.K_bar, self.y)  # Q a through K_bar's rows, with a memo
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self._values = {"C": C, "kappa": kappa}  # what the routes read; the CVXPY parameters follow on access
@@ -191,9 +178,9 @@ class _KernelRobust(Formulation):
         """``Q @ a`` (:meth:`~rsvm_conic.solvers.kernel_uncertainty.KernelProducts.Qa`)."""
         return self._products.Qa(a)
 
-    def _dual(self) -> KernelDual:
+    def _dual(self) -> ku.KernelDual:
         """Problem (15) at the current ``(C, kappa)`` as arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`)."""
-        return KernelDual(self._products, self.box, self._box_total(), self.cert_tol)
+        return ku.KernelDual(self._products, self.box, self._box_total(), self.cert_tol)
 
     # parameters as plain attributes (for other solvers plugging in)
     @property
@@ -276,11 +263,11 @@ class _KernelRobust(Formulation):
     def constraint_violation(self, alpha) -> float:
         """How far ``alpha`` is from the feasible set
         (:func:`~rsvm_conic.solvers.kernel_uncertainty.constraint_violation`)."""
-        return constraint_violation(alpha, self.y, self.box)
+        return ku.constraint_violation(alpha, self.y, self.box)
 
     def _nominal_alpha(self, polish: bool = False):
         """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
-        return nominal_alpha(self.K_bar, self.y, self.box, self.cert_tol, polish)
+        return ku.nominal_alpha(self.K_bar, self.y, self.box, self.cert_tol, polish)
 
     # -- certificates ---------------------------------------------------------------------
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
@@ -316,7 +303,7 @@ class _KernelRobust(Formulation):
     def _solve_conic(self, backend, **options) -> Solution:
         """CVXPY + Clarabel/SCS, then the certificate at the returned point; an interior-point
         solution accurate to the solver's tolerance only (gap above ``cert_tol``, e.g. large C) is
-        polished by projected Newton steps warm-started from it (:meth:`_polish`)."""
+        polished by Newton steps warm-started from it (:meth:`_polished`)."""
         sol = super()._solve_conic(backend, **options)
         route = f"{self.name}/{backend}"
         detail = {"iterations": sol.info.get("iterations"), "solver_status": sol.info.get("status")}
@@ -339,13 +326,13 @@ class _KernelRobust(Formulation):
 
     def _feasible(self, alpha) -> np.ndarray:
         """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
-        return KernelDual(self._products, self.box, self._box_total(), self.cert_tol).feasible(alpha)
+        return _KernelRobust._dual(self).feasible(alpha)
 
     def _finish(self, alpha, extra=None) -> dict:
         a = self._feasible(alpha)
         vals = {
             "alpha": a,
-            "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
+            "b": ku.paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
             "t": self.t_value(a),
         }
         if extra:
@@ -467,8 +454,8 @@ class RSVMQP(_KernelRobust):
     def _extract(self) -> dict:
         return self._finish(self.variables["alpha"].value)
 
-    def _dual(self) -> QPDual:
-        return QPDual(
+    def _dual(self) -> ku.QPDual:
+        return ku.QPDual(
             self._products, self.box, self._box_total(), self.cert_tol, self._kappa_rho(), self.modified_kernel
         )
 
@@ -483,7 +470,7 @@ class RSVMQP(_KernelRobust):
         t0 = time.perf_counter()
         opts = {"tol": options.get("tol", self.libsvm_tol)}
         opts.update({k: options[k] for k in ("cache_size", "shrinking") if k in options})
-        a, cert, info = libsvm_route(self._dual(), f"{self.name}/libsvm", **opts)
+        a, cert, info = ku.libsvm_route(self._dual(), f"{self.name}/libsvm", **opts)
         sol = Solution("libsvm", cert.status, float("nan"), 0.0, self._finish(a), info)
         sol.time = time.perf_counter() - t0
         sol.objective = self.objective(sol)
@@ -554,8 +541,8 @@ class RSVMSOCP(_KernelRobust):
         nu = self.variables["nu"].value
         return self._finish(a, {"nu": nu, "relaxation_slack": float(np.max(nu - a**2))})
 
-    def _dual(self) -> SOCPDual:
-        return SOCPDual(self._products, self.box, self._box_total(), self.cert_tol, self.dual_objective())
+    def _dual(self) -> ku.SOCPDual:
+        return ku.SOCPDual(self._products, self.box, self._box_total(), self.cert_tol, self.dual_objective())
 
     def certificate(self, alpha, route: str, nu=None, **detail) -> SolveInfo:
         """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``)
@@ -572,7 +559,9 @@ class RSVMSOCP(_KernelRobust):
         t0 = time.perf_counter()
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
-            a, nu, cert, info = newton_route(self._dual(), f"{self.name}/newton", tol, max_iter, warm_start, svm_start)
+            a, nu, cert, info = ku.newton_route(
+                self._dual(), f"{self.name}/newton", tol, max_iter, warm_start, svm_start
+            )
         except (SolverError, np.linalg.LinAlgError) as exc:
             return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
         if cert.status != "optimal" and fallback:
@@ -592,7 +581,7 @@ class RSVMSOCP(_KernelRobust):
         t0 = time.perf_counter()
         route = f"{self.name}/ipm"
         try:
-            a, nu, cert, info = ipm_route(self._dual(), self.Q, self.B, route, max_iter, gap_tol, **ipm_options)
+            a, nu, cert, info = ku.ipm_route(self._dual(), self.Q, self.B, route, max_iter, gap_tol, **ipm_options)
         except np.linalg.LinAlgError as exc:  # KKT matrix not PD: not certified
             return self._uncertified("ipm", f"RSVM_SOCP interior point failed: LinAlgError: {exc}", fallback)
         info.update({"beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
@@ -741,7 +730,7 @@ class RSVMQN(_KernelRobust):
         instance; each (C, kappa) only sets the parameters (the solves start cold: same result as a new model)."""
         if getattr(self, "_relax_model", None) is not None:
             return self._relax_model
-        M, theta = relaxation_matrix(self.beta)
+        M, theta = ku.relaxation_matrix(self.beta)
         how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
         f = RSVMSOCP(
             self.K_bar,
@@ -766,7 +755,7 @@ class RSVMQN(_KernelRobust):
             self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
         keys = ("n_random", "P_levels", "gtol", "max_iter")
         qn = {k: options.get(k, getattr(self, k)) for k in keys} | {"P_factor": self.P_factor, "seed": self.seed}
-        a, info = dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
+        a, info = ku.dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
                             self.nominal_start, **qn)  # fmt: skip
         self._warm = a
         values = self._finish(a, {"alpha_raw": a})

@@ -224,20 +224,8 @@ class SafeSVM(Formulation):
                 "the stochastic_bilevel route does not take sample weights; the route that does: hypergradient."
             )
         t0 = time.perf_counter()
-        res = stochastic_bilevel(
-            self.X,
-            self.y,
-            self.X_val,
-            self.y_val,
-            self.C,
-            self.sigma_min,
-            self.sigma_max,
-            sigma0=sigma0,
-            tau=self.tau,
-            eps=self.eps,
-            seed=seed,
-            **options,
-        )
+        data = (self.X, self.y, self.X_val, self.y_val, self.C, self.sigma_min, self.sigma_max)
+        res = stochastic_bilevel(*data, sigma0=sigma0, tau=self.tau, eps=self.eps, seed=seed, **options)
         theta = np.append(res.w, res.b)
         smoothed = self.upper_objective(theta)
         lower = {"tol": lower_tol, "seed": seed, "w0": res.w, "b0": res.b, "max_epochs": 2000}

@@ -8,29 +8,8 @@ the cone interior point, RSVM_QN's multi-start DFP).  The inner methods are :mod
 :mod:`rsvm_conic.solvers.svm_dual` (libsvm, polishing).  Nothing here receives a formulation.
 """
 
-from .dual import (
-    KernelDual,
-    KernelProducts,
-    QPDual,
-    SOCPDual,
-    constraint_violation,
-    nominal_alpha,
-    paper_bias,
-    relaxation_matrix,
-)
-from .routes import dfp_route, ipm_route, libsvm_route, newton_route
+from . import dual, routes
+from .dual import *  # noqa: F403
+from .routes import *  # noqa: F403
 
-__all__ = [
-    "KernelDual",
-    "KernelProducts",
-    "QPDual",
-    "SOCPDual",
-    "constraint_violation",
-    "dfp_route",
-    "ipm_route",
-    "libsvm_route",
-    "newton_route",
-    "nominal_alpha",
-    "paper_bias",
-    "relaxation_matrix",
-]
+__all__ = dual.__all__ + routes.__all__
