@@ -7,7 +7,9 @@
     \\qquad S_n = \\{0\\le\\alpha\\le C,\\ y'\\alpha = 0\\}.
 
 Eliminating ``t``, the objective is ``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu' beta nu) -
-e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec. 3):
+e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  The classes here build the CVXPY models, order
+the routes and turn a route's arrays into a certified :class:`Solution`; the routes, their certificates and
+their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Three routes (Sec. 3):
 
 * :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
   the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (the solve of
