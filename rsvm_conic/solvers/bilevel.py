@@ -124,7 +124,7 @@ def upper_gradient(Xv, yv, theta, tau, weight=1.0):
     return float(np.sum(weight * softplus(1.0 - m, tau))), g
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SmoothedBilevel:
     """The data of the smoothed bi-level problem (both levels as in the module docstring).
 
@@ -223,8 +223,24 @@ def solve_lower(problem: SmoothedBilevel, sigma, theta0=None, tol=1e-10, max_ite
     """The smoothed lower level's minimiser ``theta = (w, b)`` by :func:`lower_newton`.
 
     A cold start (``theta0=None``) goes from zero through a continuation in tau (1, 0.1, ..., down to the
-    problem's tau, each to 1e-6) so that the softplus is never followed from far away at its sharpest; the
-    parameters are those of :func:`lower_newton`.
+    problem's tau, each to 1e-6) so that the softplus is never followed from far away at its sharpest.
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    theta0 : ndarray of shape (n + 1,) or None, default=None
+        Warm start; None: a cold start.
+    tol : float, default=1e-10
+        Final stopping tolerance of :func:`lower_newton`.
+    max_iter : int, default=200
+        Newton iterations per stage.
+
+    Returns
+    -------
+    ndarray of shape (n + 1,)
     """
     if theta0 is None:
         theta = np.zeros(problem.X.shape[1] + 1)
@@ -237,7 +253,24 @@ def solve_lower(problem: SmoothedBilevel, sigma, theta0=None, tol=1e-10, max_ite
 
 def hypergradient(problem: SmoothedBilevel, sigma, theta):
     """``(F(sigma), dF/dsigma)`` of the smoothed bi-level problem at the lower solution ``theta`` by the implicit
-    function theorem: ``dF/dsigma = -J' H^{-1} grad_theta F`` (``H``, ``J``: :func:`lower_derivatives`)."""
+    function theorem: ``dF/dsigma = -J' H^{-1} grad_theta F`` (``H``, ``J``: :func:`lower_derivatives`).
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    theta : ndarray of shape (n + 1,)
+        The smoothed lower level's solution at ``sigma``.
+
+    Returns
+    -------
+    F : float
+        The smoothed validation loss.
+    grad : ndarray of shape (n,)
+        Its derivative in sigma.
+    """
     _, H, J, _ = problem.lower_derivatives(theta, sigma, mixed=True)
     F, gF = upper_gradient(problem.X_val, problem.y_val, theta, problem.tau, problem.weight_val)
     v = np.linalg.solve(H + 1e-12 * np.eye(H.shape[0]), gF)

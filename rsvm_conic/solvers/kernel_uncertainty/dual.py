@@ -130,14 +130,43 @@ def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
 
 
 def constraint_violation(alpha, y, box) -> float:
-    """``max(|y'alpha|, max(alpha - box, 0), max(-alpha, 0))``: how far ``alpha`` is from ``S``."""
+    """``max(|y'alpha|, max(alpha - box, 0), max(-alpha, 0))``: how far ``alpha`` is from ``S``.
+
+    Parameters
+    ----------
+    alpha, y : ndarray of shape (n,)
+        A point and the labels in {-1, +1}.
+    box : float or ndarray of shape (n,)
+        Upper bounds of ``alpha``.
+
+    Returns
+    -------
+    float
+    """
     a = np.asarray(alpha, dtype=float)
     return max(abs(float(y @ a)), float(np.max(np.maximum(a - box, 0))), float(np.max(np.maximum(-a, 0))))
 
 
 def nominal_alpha(K_bar, y, box, tol, polish=False) -> np.ndarray:
-    """The nominal SVM dual solution on ``K_bar`` by libsvm; ``polish``: Newton-polished in double precision to
-    relative gap ``tol`` (libsvm's kernel cache is single precision)."""
+    """The nominal SVM dual solution on ``K_bar`` by libsvm.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Mean kernel matrix (PSD).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    box : float or ndarray of shape (n,)
+        Upper bounds of ``alpha``.
+    tol : float
+        Relative gap the polish aims at.
+    polish : bool, default=False
+        Newton-polish libsvm's point in double precision (libsvm's kernel cache is single precision).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     a, _ = libsvm_dual(K_bar, y, box)
     if polish:
         p = polish_svm_dual(K_bar, y, box, project_box_hyperplane_sorted(a, y, box), tol, check_input=False)
@@ -152,6 +181,16 @@ def relaxation_matrix(beta):
     ``M(theta) = theta beta + (1 - theta) diag(beta)`` is elementwise nonnegative and ``<= beta``; the largest
     ``theta`` in ``[0, 1]`` with ``M`` PSD is ``1 / |lambda_min(D^-1/2 (beta - D) D^-1/2)|`` (``D = diag(beta)``;
     rows with ``beta_ii = 0`` keep only their zero diagonal); ``theta = 1`` when ``beta`` is PSD.
+
+    Parameters
+    ----------
+    beta : ndarray of shape (n, n)
+        Symmetric, elementwise nonnegative.
+
+    Returns
+    -------
+    M : ndarray of shape (n, n)
+    theta : float
     """
     d = np.diag(beta).copy()
     pos = d > 0
