@@ -80,7 +80,8 @@ from pathlib import Path
 import numpy as np
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010, sample_kernels
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
+from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.solvers.kernel_uncertainty import paper_bias
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
 from rsvm_conic.runner import (
     GridExperiment,

@@ -256,3 +256,24 @@ def test_solver_stats_is_assembled_in_one_place():
                 if not (isinstance(value, ast.Call) and getattr(value.func, "id", None) == "solver_stats"):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not bad, bad
+
+
+#: formulations whose iterative methods live in solvers/ (they keep builders, routes and certified solutions)
+LOOP_FREE_FORMULATIONS = ("kernel_robust.py", "safe.py")
+
+
+def _iterative_loops(path: Path):
+    """Line numbers of ``while`` loops and ``for`` loops over ``range(...)`` (an iteration count) in a file."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        counted = isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and getattr(node.iter.func, "id", "")
+        if isinstance(node, ast.While) or counted == "range":
+            yield node.lineno
+
+
+def test_loop_free_formulations_hold_no_iterative_method():
+    bad = [
+        f"rsvm_conic/formulations/{name}:{line}"
+        for name in LOOP_FREE_FORMULATIONS
+        for line in _iterative_loops(ROOT / "rsvm_conic" / "formulations" / name)
+    ]
+    assert not bad, "iterative loops belong in solvers/ (docs/ARCHITECTURE.md):\n" + "\n".join(bad)

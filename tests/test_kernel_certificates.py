@@ -261,3 +261,30 @@ def test_rank_deficient_kernel_newton_certifies_against_clarabel(seed):
     prob.solve(solver="CLARABEL")
     assert res.solve_info.dual <= prob.value + 1e-7 * max(1.0, abs(prob.value))
     assert abs(res.objective - prob.value) <= 2e-6 * max(1.0, abs(prob.value))
+
+
+def test_newton_and_libsvm_routes_are_the_array_solvers_on_the_formulations_data(noisy):
+    """RSVM_SOCP's ``newton`` and RSVM_QP's ``libsvm`` routes run the array routes of
+    :mod:`rsvm_conic.solvers.kernel_uncertainty`: called directly on the formulation's arrays they give the same
+    alpha and certificate, bit for bit."""
+    from rsvm_conic.solvers import kernel_uncertainty as ku
+    from rsvm_conic.solvers.rsvm_socp import RobustKernelObjective
+    from rsvm_conic.uncertainty.kernel_matrix import psd_part, rank_one_approx
+
+    data, U = noisy
+    y, K, beta = data.y.astype(float), U.K_bar, U.beta("gaussian")
+    C, kappa, n = 10.0, 1.5, y.size
+    products = ku.KernelProducts(K, y)
+    Q = (y[:, None] * K) * y[None, :]
+    _, B = psd_part(beta)
+    socp = ku.SOCPDual(products, C, C * n, 1e-6, RobustKernelObjective(Q, psd_part(beta)[0], kappa, B))
+    a, _, cert, _ = ku.newton_route(socp, "rsvm-socp/newton", 1e-8)
+    sol = RSVMSOCP(K, y, beta, C=C, kappa=kappa).solve("newton")
+    np.testing.assert_array_equal(sol["alpha"], a)
+    assert sol.certificate.dual == cert.dual and sol.certificate.primal == cert.primal
+    kr = kappa * rank_one_approx(beta, symmetric=True)
+    qp = ku.QPDual(products, C, C * n, 1e-6, kr, lambda: K + np.diag(kr))
+    a, cert, _ = ku.libsvm_route(qp, "rsvm-qp/libsvm")
+    sol = RSVMQP(K, y, beta, C=C, kappa=kappa).solve("libsvm")
+    np.testing.assert_array_equal(sol["alpha"], a)
+    assert sol.certificate.dual == cert.dual

@@ -10,7 +10,8 @@ from sklearn.svm import SVC
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP, paper_bias
+from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.solvers.kernel_uncertainty import paper_bias
 from rsvm_conic.certify.projections import project_dual_set
 from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.solvers.quasi_newton import PenaltyProblem

@@ -405,7 +405,7 @@ def test_formulation_newton_route_warm_starts_and_is_the_auto_route():
 
     K, y, beta = _data(40, 11)
     f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.2)
-    assert f.auto_routes()[0] == "newton"
+    assert f.auto_routes()[0] == "rsvm-socp/newton"  # auto_routes labels "<model>/<route>"
     auto = f.solve("auto")
     assert auto.certificate.route == "rsvm-socp/newton" and auto.status == "optimal"
     prev = auto["alpha"]

@@ -188,3 +188,22 @@ def test_safe_svc_stochastic_solver_and_bad_solver():
         SafeSVC(solver="newton").fit(X, y)
     with pytest.raises(ValueError, match="max_iter"):
         SafeSVC(max_iter=0).fit(X, y)
+
+
+def test_hypergradient_route_is_the_array_solver_on_the_formulations_data():
+    """The ``hypergradient`` route runs :func:`~rsvm_conic.solvers.bilevel.hypergradient_descent` on arrays: called
+    directly on the formulation's data it gives the same sigma and history, bit for bit."""
+    from rsvm_conic.solvers.bilevel import SmoothedBilevel, hypergradient_descent
+
+    rng = np.random.default_rng(4)
+    X, y = _data(50, 0.3, rng)
+    Xv, yv = _data(40, 0.3, rng)
+    w = rng.uniform(0.5, 2.0, 50)
+    s = SafeSVM(X, y, Xv, yv, C=2.0, sigma_min=0.05, sigma_max=2.0, tau=0.1, sample_weight=w)
+    res = s.solve("hypergradient", max_iter=15)
+    direct = hypergradient_descent(
+        SmoothedBilevel(X, y, Xv, yv, 2.0, 0.1, 1e-3, w, 1.0), np.full(2, 0.05), np.full(2, 2.0), max_iter=15
+    )
+    np.testing.assert_array_equal(res.sigma, direct.sigma)
+    assert res.smoothed_objective == direct.F and res.iterations == direct.iterations
+    assert [h[1] for h in res.history] == [h[1] for h in direct.history]

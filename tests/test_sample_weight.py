@@ -374,7 +374,7 @@ def test_kernel_robust_bad_sample_weight_says_what_to_fix(weights, match):
 def test_paper_bias_weighted_mean_is_the_repeated_points_mean():
     """The paper's bias (mean of y_j - f(x_j) over the support vectors) with sample weights is the mean over the
     copies of the repeated problem when the multipliers are spread evenly over them."""
-    from rsvm_conic.formulations.kernel_robust import paper_bias
+    from rsvm_conic.solvers.kernel_uncertainty import paper_bias
 
     rng, K, y, s = _kernel_data(11)
     s = s + 1

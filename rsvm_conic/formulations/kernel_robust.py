@@ -7,7 +7,9 @@
     \\qquad S_n = \\{0\\le\\alpha\\le C,\\ y'\\alpha = 0\\}.
 
 Eliminating ``t``, the objective is ``F(alpha) = 1/2 alpha'Q alpha + kappa/2 sqrt(nu' beta nu) -
-e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  Three routes (Sec. 3):
+e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  The classes here build the CVXPY models, order
+the routes and turn a route's arrays into a certified :class:`Solution`; the routes, their certificates and
+their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Three routes (Sec. 3):
 
 * :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
   the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (the solve of
@@ -60,17 +62,15 @@ from .._validation import (
     psd_factor,
     symmetric_part,
 )
-from ..certify.projections import project_dual_set
+from ..certify.contract import SolveInfo
 from ..exceptions import SolverError, SolverWarning
-from ..certify.contract import SolveInfo, certify
-from ..solvers.rsvm_socp import RobustKernelObjective, ipm_certificate, rsvm_socp_ipm, solve_rsvm_socp
-from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
-from ..solvers.svm_dual import libsvm_dual
-from ..solvers.svm_polish import polish_svm_dual
+from ..solvers import kernel_uncertainty as ku
+from ..solvers.rsvm_socp import RobustKernelObjective
+from ..certify.kernel import frank_wolfe_gap
 from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
 from .base import Formulation, Solution
 
-__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "paper_bias", "validate_kernel_problem", "CERT_TOL"]
+__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "validate_kernel_problem", "CERT_TOL"]
 
 #: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
 CERT_TOL = 1e-6
@@ -98,43 +98,6 @@ def validate_kernel_problem(K_bar, y, beta, C, kappa):
     C = check_positive(C, "C")
     kappa = check_positive(kappa, "kappa", strict=False)
     return K_bar, y, beta, C, kappa
-
-
-def paper_bias(alpha, y, K_bar, C, sv_tol=1e-6, mode="paper", weights=None):
-    """Bias of Sec. 3 (``mode="paper"``: all SVs) or over free SVs (``mode="free"``).  With sample ``weights``
-    ``s`` (the box ``0 <= alpha_i <= C s_i``) the average is weighted by them, as a point of weight 2 counts as its two
-    copies do in the fit on the repeated kernel; a support vector is still ``alpha_i > sv_tol C``, the copies'
-    threshold."""
-    sv = alpha > sv_tol * C
-    if not sv.any():
-        return 0.0
-    at = sv
-    if mode == "free":
-        free = sv & (alpha < (1 - sv_tol) * (C if weights is None else C * weights))
-        if free.any():
-            at = free
-        else:  # every SV at its bound: b is any point of the KKT interval; libsvm takes its midpoint
-            return _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol)
-    f = K_bar[np.ix_(at, sv)] @ (alpha[sv] * y[sv])  # sum over all SVs i, evaluated at the points j in `at`
-    return float(np.average(y[at] - f, weights=None if weights is None else weights[at]))
-
-
-def _kkt_midpoint_bias(alpha, y, K_bar, C, sv_tol):
-    """Midpoint of the interval of ``b`` allowed by the KKT conditions when no SV is free.
-
-    With ``r_i = y_i - g_i``, ``g = K_bar (y * alpha)``: ``b >= r_i`` for ``(y_i = +1, alpha_i = 0)``
-    and ``(y_i = -1, alpha_i = C)``; ``b <= r_i`` for ``(y_i = +1, alpha_i = C)`` and
-    ``(y_i = -1, alpha_i = 0)`` (libsvm's rule; a missing side takes the other bound).
-    """
-    sv = alpha > sv_tol * C
-    r = y - K_bar[:, sv] @ (alpha[sv] * y[sv])
-    at_c = sv
-    low = ((y > 0) & ~at_c) | ((y < 0) & at_c)
-    lo = float(np.max(r[low])) if low.any() else None
-    hi = float(np.min(r[~low])) if (~low).any() else None
-    if lo is None or hi is None:
-        return lo if hi is None else hi
-    return 0.5 * (lo + hi)
 
 
 # ----------------------------------------------------------------------------------------
@@ -173,6 +136,7 @@ class _KernelRobust(Formulation):
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self._Q = None
         self._F = None
+        self._products = ku.KernelProducts(self.K_bar, self.y)  # Q a through K_bar's rows, with a memo
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self._values = {"C": C, "kappa": kappa}  # what the routes read; the CVXPY parameters follow on access
@@ -216,20 +180,12 @@ class _KernelRobust(Formulation):
         raise NotImplementedError
 
     def _Qa(self, a) -> np.ndarray:
-        """``Q @ a`` from ``K_bar`` (``Q`` itself is not formed): through the rows of the support only when ``a`` is
-        sparse (``K_bar`` is symmetric: contiguous rows read ``m n`` entries, a column gather touches every row).
-        The last two products are kept: ``t`` and the certificate of one point both need it."""
-        memo = getattr(self, "_qa_memo", [])
-        for key, value in memo:
-            if key.shape == a.shape and np.array_equal(key, a):
-                return value
-        nz = np.flatnonzero(a)
-        if nz.size >= 0.5 * self.n:
-            Qa = self.y * (self.K_bar @ (self.y * a))
-        else:
-            Qa = self.y * ((self.y[nz] * a[nz]) @ self.K_bar[nz])
-        self._qa_memo = [(np.array(a, dtype=float, copy=True), Qa)] + memo[:1]  # the last two points
-        return Qa
+        """``Q @ a`` (:meth:`~rsvm_conic.solvers.kernel_uncertainty.KernelProducts.Qa`)."""
+        return self._products.Qa(a)
+
+    def _dual(self) -> ku.KernelDual:
+        """Problem (15) at the current ``(C, kappa)`` as arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`)."""
+        return ku.KernelDual(self._products, self.box, self._box_total(), self.cert_tol)
 
     # parameters as plain attributes (for other solvers plugging in)
     @property
@@ -310,42 +266,17 @@ class _KernelRobust(Formulation):
         return 0.5 * (self.t_value(a) if t is None else t) - float(a.sum())
 
     def constraint_violation(self, alpha) -> float:
-        a = np.asarray(alpha, dtype=float)
-        return max(abs(float(self.y @ a)), float(np.max(np.maximum(a - self.box, 0))), float(np.max(np.maximum(-a, 0))))
+        """How far ``alpha`` is from the feasible set
+        (:func:`~rsvm_conic.solvers.kernel_uncertainty.constraint_violation`)."""
+        return ku.constraint_violation(alpha, self.y, self.box)
 
     def _nominal_alpha(self, polish: bool = False):
         """The nominal SVM dual solution on ``K_bar`` (libsvm; ``polish``: Newton-polished in double precision)."""
-        box = self.box
-        a, _ = libsvm_dual(self.K_bar, self.y, box)
-        if polish:  # double-precision Newton polish (libsvm's kernel cache is single precision)
-            p = polish_svm_dual(
-                self.K_bar,
-                self.y,
-                box,
-                project_dual_set(a, self.y, box),
-                self.cert_tol,
-                check_input=False,
-            )
-            if p is not None:
-                a = p[0]
-        return a
+        return ku.nominal_alpha(self.K_bar, self.y, self.box, self.cert_tol, polish)
 
     # -- certificates ---------------------------------------------------------------------
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
         raise NotImplementedError
-
-    def _margin_err(self, a, g) -> float:
-        """A bound on the rounding of the margins ``g + 1`` (sums over the support of terms at most
-        ``max |K_bar| a_j``, plus the diagonal terms in ``g``) for :func:`lagrangian_lower_bound`."""
-        if getattr(self, "_kmax", None) is None:
-            self._kmax = float(np.max(np.abs(np.diag(self.K_bar))))  # |K_ij| <= max_i K_ii (PSD)
-        nz = np.count_nonzero(a)
-        return max(nz, 1) * float(np.finfo(float).eps) * (self._kmax * float(a.sum()) + float(np.max(np.abs(g + 1))))
-
-    def _certify(self, route, primal, dual, detail) -> SolveInfo:
-        detail = {k: v for k, v in detail.items() if v is not None and k != "nu"}
-        iterations = detail.pop("iterations", None)
-        return certify(route, primal, dual, self.cert_tol, iterations=iterations, detail=detail)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
         """Record the certificate (``sol.certificate``) and its status."""
@@ -389,7 +320,7 @@ class _KernelRobust(Formulation):
     def _solve_conic(self, backend, **options) -> Solution:
         """CVXPY + Clarabel/SCS, then the certificate at the returned point; an interior-point
         solution accurate to the solver's tolerance only (gap above ``cert_tol``, e.g. large C) is
-        polished by projected Newton steps warm-started from it (:meth:`_polish`)."""
+        polished by Newton steps warm-started from it (:meth:`_polished`)."""
         sol = super()._solve_conic(backend, **options)
         route = f"{self.name}/{backend}"
         detail = {"iterations": sol.info.get("iterations"), "solver_status": sol.info.get("status")}
@@ -404,35 +335,21 @@ class _KernelRobust(Formulation):
         return self._attach(sol, cert)
 
     def _polished(self, values, cert, route, **detail):
-        """``(values, cert)``, or, if ``cert`` misses ``cert_tol`` and projected Newton steps warm-started
-        from ``values["alpha"]`` (:meth:`_polish`) certify a smaller gap, the polished point's."""
-        if cert.status == "optimal":
-            return values, cert
-        polished = self._polish(values["alpha"])
-        if polished is None:
-            return values, cert
-        values_p = self._finish(polished)
-        cert_p = self.certificate(
-            values_p["alpha"], route, polished={"solver_gap_rel": cert.gap_rel, "by": "projected Newton"}, **detail
-        )
-        return (values_p, cert_p) if cert_p.gap_rel < cert.gap_rel else (values, cert)
-
-    def _polish(self, alpha):  # pragma: no cover - overridden
-        return None
+        """``(values, cert)``, or, if ``cert`` misses ``cert_tol`` and Newton steps warm-started from
+        ``values["alpha"]`` certify a smaller gap, the polished point's (:meth:`KernelDual.polished
+        <rsvm_conic.solvers.kernel_uncertainty.KernelDual.polished>`)."""
+        a, cert_p = self._dual().polished(values["alpha"], cert, route, **detail)
+        return (values, cert) if cert_p is cert else (self._finish(a), cert_p)
 
     def _feasible(self, alpha) -> np.ndarray:
         """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
-        box = self.box
-        a = np.clip(np.asarray(alpha, dtype=float), 0.0, box)
-        if abs(float(self.y @ a)) > 1e-12 * self._box_total():  # e.g. an interior-point solution: make it feasible
-            a = project_dual_set(a, self.y, box)
-        return a
+        return _KernelRobust._dual(self).feasible(alpha)
 
     def _finish(self, alpha, extra=None) -> dict:
         a = self._feasible(alpha)
         vals = {
             "alpha": a,
-            "b": paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
+            "b": ku.paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
             "t": self.t_value(a),
         }
         if extra:
@@ -554,70 +471,24 @@ class RSVMQP(_KernelRobust):
     def _extract(self) -> dict:
         return self._finish(self.variables["alpha"].value)
 
+    def _dual(self) -> ku.QPDual:
+        return ku.QPDual(
+            self._products, self.box, self._box_total(), self.cert_tol, self._kappa_rho(), self.modified_kernel
+        )
+
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:
-        """SVM duality gap on the modified kernel ``K_bar + kappa diag(rho)``.
-
-        ``F(alpha) = 1/2 a'Q~a - e'a`` (``Q~ = Y (K_bar + kappa diag(rho)) Y``) is the objective of
-        this route's problem at the returned (feasible) ``alpha``, an upper bound on its optimum;
-        :func:`lagrangian_lower_bound` (SVM primal ``1/2 a'Q~a + C sum xi`` with the best bias, and
-        the Frank-Wolfe bound) gives a lower bound.  Valid because ``K_bar`` is PSD.
-        """
-        a = np.asarray(alpha, dtype=float)
-        kr = self._kappa_rho()
-        g = self._Qa(a) - 1.0 if kr is None else self._Qa(a) + kr * a - 1.0
-        F = 0.5 * float(a @ (g - 1.0))
-        return self._certify(
-            route, F, lagrangian_lower_bound(F, g, a, self.y, self.box, self._margin_err(a, g)), detail
-        )
-
-    def _polish(self, alpha):
-        box = self.box
-        p = polish_svm_dual(
-            self.modified_kernel(), self.y, box, np.clip(alpha, 0.0, box), self.cert_tol, check_input=False
-        )
-        return None if p is None else p[0]
+        """SVM duality gap on the modified kernel ``K_bar + kappa diag(rho)``
+        (:meth:`~rsvm_conic.solvers.kernel_uncertainty.QPDual.certificate`)."""
+        return self._dual().certificate(alpha, route, **detail)
 
     def _solve_libsvm(self, **options) -> Solution:
-        """libsvm (the solve of ``SVC(kernel="precomputed")``, :func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`)
-        on the modified kernel, certified by the SVM duality gap.  libsvm caches kernel values in single
-        precision, so its KKT conditions hold to ~1e-7 relative only (the gap grows with C: 5e-4 at C = 1000 on
-        the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in double precision by
-        projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
-        :func:`~rsvm_conic.solvers.svm_polish.polish_svm_dual`)."""
+        """libsvm on the modified kernel, polished in double precision where its gap misses ``cert_tol``, certified
+        by the SVM duality gap (:func:`~rsvm_conic.solvers.kernel_uncertainty.libsvm_route`)."""
         t0 = time.perf_counter()
-        Kmod = self.modified_kernel()
-        alpha, clf = libsvm_dual(
-            Kmod,
-            self.y,
-            self.box,
-            tol=options.get("tol", self.libsvm_tol),
-            cache_size=options.get("cache_size", 200),
-            shrinking=options.get("shrinking", True),
-        )
-        a = self._feasible(alpha)  # the bias and t only for the point kept (_finish is idempotent on it)
-        n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
-        cert = self.certificate(a, f"{self.name}/libsvm", iterations=n_iter)
-        if cert.status != "optimal":
-            polished = polish_svm_dual(Kmod, self.y, self.box, a, self.cert_tol, check_input=False)
-            if polished is not None:
-                a_p = self._feasible(polished[0])
-                cert_p = self.certificate(
-                    a_p,
-                    f"{self.name}/libsvm",
-                    iterations=n_iter,
-                    polished={"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]},
-                )
-                if cert_p.gap_rel < cert.gap_rel:
-                    a, cert = a_p, cert_p
-        values = self._finish(a)
-        sol = Solution(
-            "libsvm",
-            cert.status,
-            float("nan"),
-            0.0,
-            values,
-            {"n_iter": n_iter, "intercept_libsvm": float(clf.intercept_[0])},
-        )
+        opts = {"tol": options.get("tol", self.libsvm_tol)}
+        opts.update({k: options[k] for k in ("cache_size", "shrinking") if k in options})
+        a, cert, info = ku.libsvm_route(self._dual(), f"{self.name}/libsvm", **opts)
+        sol = Solution("libsvm", cert.status, float("nan"), 0.0, self._finish(a), info)
         sol.time = time.perf_counter() - t0
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -687,145 +558,55 @@ class RSVMSOCP(_KernelRobust):
         nu = self.variables["nu"].value
         return self._finish(a, {"nu": nu, "relaxation_slack": float(np.max(nu - a**2))})
 
-    # -- certificate ---------------------------------------------------------------------
+    def _dual(self) -> ku.SOCPDual:
+        return ku.SOCPDual(self._products, self.box, self._box_total(), self.cert_tol, self.dual_objective())
+
     def certificate(self, alpha, route: str, nu=None, **detail) -> SolveInfo:
-        """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``).
+        """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``)
+        (:meth:`~rsvm_conic.solvers.kernel_uncertainty.SOCPDual.certificate`)."""
+        return self._dual().certificate(alpha, route, nu=nu, **detail)
 
-        Primal: ``F(alpha) = Phi(alpha, alpha**2)``, the objective of (16') (and of (15) with
-        ``beta_hat``) at a feasible point.  Dual: for ``lam = kappa/2 beta_hat nu / ||B nu||``
-        (``nu = alpha**2`` or the solver's ``nu >= alpha**2``), if ``lam >= 0`` the Lagrangian of
-        ``alpha_i^2 <= nu_i`` gives ``OPT(16') >= min_{a in S} 1/2 a'(Q + 2 diag(lam))a - e'a``
-        (the minimum over ``nu`` of ``kappa/2 ||B nu|| - lam'nu`` is 0), a convex QP bounded by
-        :func:`~rsvm_conic.certify.kernel.lagrangian_lower_bound` at ``alpha``.  Where ``lam`` has
-        clearly negative entries (``beta_hat`` with negative entries) that candidate gives no bound.
-        """
-        a = np.asarray(alpha, dtype=float)
-        Fobj = self.dual_objective()
-        F, Qa, _, _ = Fobj.evaluate(a)
-        lower = -np.inf
-        cands = [a * a] if nu is None else [a * a, np.maximum(np.asarray(nu, dtype=float), a * a)]
-        lam_mins = []
-        for nu_c in cands:
-            lam = Fobj.multipliers(nu_c)
-            lam_min = float(lam.min())
-            lam_mins.append(lam_min)
-            if lam_min < -1e-12 * max(float(np.abs(lam).max()), 1e-300):
-                continue
-            lam = np.maximum(lam, 0.0)
-            q = 0.5 * float(a @ Qa) + float(lam @ (a * a)) - float(a.sum())
-            g = Qa + 2.0 * lam * a - 1.0
-            lower = max(lower, lagrangian_lower_bound(q, g, a, self.y, self.box, self._margin_err(a, g)))
-        detail["lambda_min"] = min(lam_mins)
-        return self._certify(route, F, lower, detail)
-
-    def _with_ipm_dual(self, cert, route, ipm_info, detail) -> SolveInfo:
-        """``cert``, or where it misses ``cert_tol`` and the cone IPM converged, the bound from the IPM's
-        dual value (a bound on OPT(16'), its dual point feasible to 1e-8), if larger."""
-        if cert.status == "optimal" or ipm_info["status"] != "optimal":
-            return cert
-        d = ipm_certificate(route, ipm_info, self.cert_tol).dual
-        if d <= cert.dual:
-            return cert
-        return self._certify(route, cert.primal, d, dict(detail, dual_from="cone IPM"))
-
-    def _polish(self, alpha):
-        box = self.box
-        a0 = project_dual_set(np.clip(np.asarray(alpha, dtype=float), 0.0, box), self.y, box)
-        try:
-            res = solve_rsvm_socp(
-                None,
-                None,
-                self.y,
-                box,
-                self.kappa,
-                a0,
-                tol=0.01 * self.cert_tol,
-                max_iter=30,
-                fallback=False,
-                objective=self.dual_objective(),
-            )
-        except (SolverError, np.linalg.LinAlgError):
-            return None
-        return res.alpha
-
-    # -- projected Newton (the default route) -------------------------------------------
     def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
-        """:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`: projected Newton on ``F`` from a libsvm
-        start (or from ``warm_start``, e.g. the previous grid point's ``alpha``; ``svm_start=True`` uses
-        only its multipliers, better after a change of C), with the exact cone IPM of (16') as its own
-        fallback; certified by :meth:`certificate` (and, after the cone IPM, by the IPM's dual value).
-        Measured 10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed
-        solve raises :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified
-        solve warns and re-solves with that route."""
+        """Projected Newton on ``F`` from a libsvm start (or from ``warm_start``, e.g. the previous grid point's
+        ``alpha``; ``svm_start=True`` uses only its multipliers, better after a change of C), with the exact cone
+        IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`).  Measured
+        10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed solve raises
+        :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified solve warns and
+        re-solves with that route."""
         t0 = time.perf_counter()
-        route = f"{self.name}/newton"
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
-            res = solve_rsvm_socp(
-                None,
-                None,
-                self.y,
-                self.box,
-                self.kappa,
-                warm_start,
-                tol=tol,
-                max_iter=max_iter,
-                svm_start=svm_start,
-                objective=self.dual_objective(),
+            a, nu, cert, info = ku.newton_route(
+                self._dual(), f"{self.name}/newton", tol, max_iter, warm_start, svm_start
             )
         except (SolverError, np.linalg.LinAlgError) as exc:
             return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
-        values = self._finish(res.alpha, {"nu": res.nu} if res.route == "cone-ipm" else None)
-        info = {k: v for k, v in res.info.items() if k != "trace"}
-        info.update({"route": res.route, "iterations": res.iterations, "solver_certificate": res.solve_info.as_dict()})
-        detail = {"iterations": res.iterations, "inner_route": res.route}
-        cert = self.certificate(values["alpha"], route, nu=values.get("nu"), **detail)
-        if res.route == "cone-ipm":
-            cert = self._with_ipm_dual(cert, route, res.info["ipm"], detail)
         if cert.status != "optimal" and fallback:
-            return self._uncertified(
-                "newton",
-                f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}",
-                fallback,
-            )
+            why = f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
+            return self._uncertified("newton", why, fallback)
+        values = self._finish(a, None if nu is None else {"nu": nu})
         sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
 
-    # -- interior point ----------------------------------------------------------------
     def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
-        """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.rsvm_socp.rsvm_socp_ipm`; ``ipm_options``
-        go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`), certified by :meth:`certificate` with the
-        IPM's ``nu`` (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``); where a converged
-        IPM's point misses it, after projected Newton polishing, else by the IPM's dual value.
-        Uncertified: :class:`SolverError`, or with ``fallback`` a :class:`SolverWarning` naming both routes
-        and a re-solve with ``fallback``."""
+        """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.kernel_uncertainty.ipm_route`; ``ipm_options`` go
+        to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`), certified by :meth:`certificate` with the IPM's ``nu``
+        (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``); where a converged IPM's point misses
+        it, after projected Newton polishing, else by the IPM's dual value.  Uncertified: :class:`SolverError`, or
+        with ``fallback`` a :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
         t0 = time.perf_counter()
         route = f"{self.name}/ipm"
         try:
-            a, nu, info = rsvm_socp_ipm(self.Q, self.B, self.y, self.box, self.kappa, max_iter=max_iter, **ipm_options)
+            a, nu, cert, info = ku.ipm_route(self._dual(), self.Q, self.B, route, max_iter, gap_tol, **ipm_options)
         except np.linalg.LinAlgError as exc:  # KKT matrix not PD: not certified
             return self._uncertified("ipm", f"RSVM_SOCP interior point failed: LinAlgError: {exc}", fallback)
-        detail = {"iterations": info["iterations"], "ipm_status": info["status"]}
-        values = self._finish(a, {"nu": nu})
-        cert = self.certificate(values["alpha"], route, nu=nu, **detail)
-        if info["status"] == "optimal":  # a converged IPM's point, accurate to its tolerance: polish it
-            values, cert = self._polished(values, cert, route, **detail)
-            cert = self._with_ipm_dual(cert, route, info, detail)
-        if gap_tol is not None:
-            cert.tol = float(gap_tol)
-            cert.status = "optimal" if cert.certified else "uncertified"
-        x = values["alpha"]
-        gap = frank_wolfe_gap(self.dual_objective().gradient(x), x, self.y, self.box)
-        info.update({"fw_gap": gap, "beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
+        info.update({"beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
         if cert.status != "optimal":
-            return self._uncertified(
-                "ipm",
-                f"RSVM_SOCP interior point: status {info['status']!r} after "
-                f"{info['iterations']} iterations, certified relative gap "
-                f"{cert.gap_rel:.3g} > {cert.tol:g}",
-                fallback,
-            )
+            why = f"status {info['status']!r} after {info['iterations']} iterations"
+            msg = f"RSVM_SOCP interior point: {why}, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
+            return self._uncertified("ipm", msg, fallback)
+        values = self._finish(a, None if nu is None else {"nu": nu})
         sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
         sol.objective = self.objective(sol)
         return self._attach(sol, cert)
@@ -944,12 +725,13 @@ class RSVMQN(_KernelRobust):
         a = np.asarray(alpha, dtype=float)
         F, g = self.dual_objective().value_and_gradient(a)
         detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.box)
+        dual = self._dual()
         if self.kappa == 0.0 or not np.any(self.beta):
-            lower = lagrangian_lower_bound(F, g, a, self.y, self.box, self._margin_err(a, g))
+            lower = dual.lagrangian_bound(F, g, a)
         else:
             lower, how, _ = self.relaxation_bound()
             detail["dual_from"] = how
-        return self._certify(route, F, lower, detail)
+        return dual.certify(route, F, lower, detail)
 
     def relaxation_bound(self):
         """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`);
@@ -986,19 +768,7 @@ class RSVMQN(_KernelRobust):
         instance; each (C, kappa) only sets the parameters (the solves start cold: same result as a new model)."""
         if getattr(self, "_relax_model", None) is not None:
             return self._relax_model
-        d = np.diag(self.beta).copy()
-        pos = d > 0
-        M = np.zeros_like(self.beta)
-        theta = 0.0
-        if pos.any():
-            idx = np.flatnonzero(pos)
-            sq = 1.0 / np.sqrt(d[idx])
-            N = sq[:, None] * self.beta[np.ix_(idx, idx)] * sq[None, :]
-            N[np.diag_indices_from(N)] = 0.0
-            lam_min = float(np.linalg.eigvalsh(N)[0])
-            theta = 1.0 if lam_min >= -1.0 else (1.0 - 1e-9) / -lam_min
-            M[np.ix_(idx, idx)] = theta * self.beta[np.ix_(idx, idx)]
-            M[idx, idx] = d[idx]
+        M, theta = ku.relaxation_matrix(self.beta)
         how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
         f = RSVMSOCP(
             self.K_bar,
@@ -1014,81 +784,51 @@ class RSVMQN(_KernelRobust):
         return self._relax_model
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
-        from ..solvers.quasi_newton import rsvm_qn
-
+        """Multi-start DFP on the penalty function (17) (:func:`~rsvm_conic.solvers.kernel_uncertainty.dfp_route`),
+        keeping the relaxation's optimum where it is better; with ``kappa * beta = 0`` libsvm's exact solution."""
         t0 = time.perf_counter()
         if self.kappa == 0.0 or not np.any(self.beta):
-            # kappa * beta = 0: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm
-            # gives (the penalty function (17) would only approximate it); no local search needed.
-            a = self._nominal_alpha(polish=True)
-            self._warm = a
-            info = {
-                "iterations": 0,
-                "violation": self.constraint_violation(a),
-                "starts": 0,
-                "converged": True,
-                "reduced_to": "nominal SVM (kappa * beta = 0), solved by libsvm",
-            }
-            values = self._finish(a, {"alpha_raw": a})
-            sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info)
-            sol.time = time.perf_counter() - t0
-            sol.objective = self.objective(sol)
-            cert = self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=info["reduced_to"])
-            return self._attach(sol, cert)
-        pts = list(starts or [])
-        if self._warm is not None:
-            pts.append(np.clip(self._warm, 0, self.box))
-        if self.nominal_start:
-            pts.append(self._nominal_alpha())
+            return self._solve_nominal(t0)
         if getattr(self, "_P0", None) is None:  # rsvm_qn's default P0, 1e3 (1 + lambda_max(Q)): once per instance
             self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
-        res = rsvm_qn(
-            self.K_bar,
-            self.y,
-            self.beta,
-            self.box,
-            self.kappa,
-            starts=pts,
-            P0=self._P0,
-            n_random=options.get("n_random", self.n_random),
-            P_levels=options.get("P_levels", self.P_levels),
-            P_factor=self.P_factor,
-            gtol=options.get("gtol", self.gtol),
-            max_iter=options.get("max_iter", self.max_iter),
-            seed=self.seed,
-        )
-        self._warm = res.alpha
-        viol = self.constraint_violation(res.alpha)
-        info = {
-            "iterations": res.iterations,
-            "penalty_value": res.L,
-            "violation": viol,
-            "starts": res.starts,
-            "converged": res.converged,
-        }
-        values = self._finish(res.alpha, {"alpha_raw": res.alpha})
-        sol = Solution("dfp", "local_optimum" if res.converged else "max_iter", float("nan"), 0.0, values, info)
+        keys = ("n_random", "P_levels", "gtol", "max_iter")
+        qn = {k: options.get(k, getattr(self, k)) for k in keys} | {"P_factor": self.P_factor, "seed": self.seed}
+        a, info = ku.dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
+                            self.nominal_start, **qn)  # fmt: skip
+        self._warm = a
+        values = self._finish(a, {"alpha_raw": a})
+        sol = Solution("dfp", "local_optimum" if info["converged"] else "max_iter", float("nan"), 0.0, values, info)
         sol.objective = self.objective(sol)
         extra = {}
         _, _, a_relax = self.relaxation_bound()
         if a_relax is not None:
             # the relaxation's optimum is feasible for (15) too; with a PSD beta it is the exact optimum,
             # which the penalty method only approximates (O(1/P)): keep the better of the two points
-            v_relax = self._finish(a_relax, {"alpha_raw": res.alpha})
+            v_relax = self._finish(a_relax, {"alpha_raw": a})
             F_relax = 0.5 * v_relax["t"] - float(v_relax["alpha"].sum())
             if F_relax < sol.objective:
                 extra = {"primal_from": "relaxation", "qn_objective": sol.objective}
                 sol.values, sol.objective = v_relax, F_relax
                 self._warm = v_relax["alpha"]
-        cert = self.certificate(
-            sol.values["alpha"],
-            f"{self.name}/dfp",
-            iterations=res.iterations,
-            converged=res.converged,
-            penalty_violation=viol,
-            **extra,
-        )
-        sol = self._attach(sol, cert)
+        detail = {
+            "iterations": info["iterations"],
+            "converged": info["converged"],
+            "penalty_violation": info["violation"],
+        }
+        sol = self._attach(sol, self.certificate(sol.values["alpha"], f"{self.name}/dfp", **detail, **extra))
         sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
         sol.certificate.time = sol.time
         return sol
+
+    def _solve_nominal(self, t0) -> Solution:
+        """``kappa * beta = 0``: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm gives (the
+        penalty function (17) would only approximate it); no local search needed."""
+        a = self._nominal_alpha(polish=True)
+        self._warm = a
+        reduced_to = "nominal SVM (kappa * beta = 0), solved by libsvm"
+        info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True}
+        values = self._finish(a, {"alpha_raw": a})
+        sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info | {"reduced_to": reduced_to})
+        sol.time = time.perf_counter() - t0
+        sol.objective = self.objective(sol)
+        return self._attach(sol, self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to))

@@ -19,7 +19,8 @@ strongly convex in w.
       dF/dsigma = -(d^2 g / d theta d sigma)' H^{-1} grad_theta F,     theta = (w, b),  H = d^2 g / d theta^2,
 
   (checked against finite differences in the tests); projected gradient descent with Armijo
-  backtracking on the box gives sigma.  Each iteration costs one Newton solve (O(L n^2 + n^3)).
+  backtracking on the box gives sigma (:func:`~rsvm_conic.solvers.bilevel.hypergradient_descent`).  Each
+  iteration costs one Newton solve (O(L n^2 + n^3)).
 * ``"stochastic_bilevel"``: the stochastic bi-level gradient method with which [CJ20] solve eq. (7)
   ([CW16], [CW17]): minibatch stochastic gradient steps on the lower level, a stochastic hypergradient
   from minibatches of both levels, diminishing outer steps (:mod:`rsvm_conic.solvers.bilevel`).
@@ -50,12 +51,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .._validation import check_binary_labels, check_positive, check_sample_weight, check_X
-from ..solvers.bilevel import lower_derivatives, softplus, stochastic_bilevel, upper_gradient
+from ..solvers.bilevel import SmoothedBilevel, hypergradient, hypergradient_descent, solve_lower, stochastic_bilevel
 from ..certify.contract import Solution, SolveInfo
 from ..uncertainty.sets import UncertaintySet
 from .base import Formulation
@@ -155,87 +156,39 @@ class SafeSVM(Formulation):
         self._theta = np.zeros(n + 1)
         self.parameters, self.variables = {}, {}
 
-    # ------------------------------------------------------------------ lower level
-    def _parts(self, theta, sigma):
-        X, y = self.X, self.y
-        w, b = theta[:-1], theta[-1]
-        r = np.sqrt(np.sum((sigma * w) ** 2) + self.eps**2)
-        z = 1.0 - y * (X @ w + b) + r
-        return w, b, r, z
+    # ------------------------------------------------------------------ the two levels (solvers.bilevel)
+    def smoothed(self) -> SmoothedBilevel:
+        """The smoothed bi-level problem's data at the current ``C``, ``tau`` and ``eps``."""
+        weights = (self.sample_weight, self.sample_weight_val)
+        return SmoothedBilevel(self.X, self.y, self.X_val, self.y_val, self.C, self.tau, self.eps, *weights)
 
     def lower_objective(self, theta, sigma) -> float:
-        w, _, _, z = self._parts(theta, sigma)
-        return 0.5 * float(w @ w) + self.C * float(np.sum(self.sample_weight * softplus(z, self.tau)))
-
-    def _grad_hess(self, theta, sigma, mixed=False):
-        grad, H, J, _ = lower_derivatives(
-            self.X, self.y, self.C, theta, sigma, self.tau, self.eps, weight=self.sample_weight, mixed=mixed
-        )
-        return grad, H, J
+        """The smoothed lower level at ``theta = (w, b)``
+        (:meth:`~rsvm_conic.solvers.bilevel.SmoothedBilevel.lower_objective`)."""
+        return self.smoothed().lower_objective(theta, sigma)
 
     def solve_lower(self, sigma, theta0=None, tol=1e-10, max_iter=200):
-        """Damped (Levenberg-regularised) Newton on the smoothed lower level; returns theta = (w, b).
+        """The smoothed lower level's ``theta = (w, b)`` (:func:`~rsvm_conic.solvers.bilevel.solve_lower`), warm-started
+        from ``theta0`` or the previous solve's point (a cold start on the first solve)."""
+        theta0 = self._warm_theta() if theta0 is None else theta0
+        self._theta = solve_lower(self.smoothed(), np.asarray(sigma, dtype=float), theta0, tol, max_iter)
+        return self._theta
 
-        Cold starts go through a continuation in tau (1, 0.1, ..., tau) so that the softplus is
-        never followed from far away at its sharpest.
-        """
-        sigma = np.asarray(sigma, dtype=float)
-        if theta0 is None and not np.any(self._theta):
-            theta, tau_final = np.zeros_like(self._theta), self.tau
-            for t in [10.0**-k for k in range(0, 8) if 10.0**-k > tau_final]:
-                self.tau = t
-                theta = self._newton(sigma, theta, 1e-6, max_iter)
-            self.tau = tau_final
-        else:
-            theta = self._theta.copy() if theta0 is None else np.array(theta0, dtype=float)
-        theta = self._newton(sigma, theta, tol, max_iter)
-        self._theta = theta
-        return theta
+    def _warm_theta(self):
+        return self._theta if np.any(self._theta) else None
 
-    def _newton(self, sigma, theta, tol, max_iter):
-        f = self.lower_objective(theta, sigma)
-        mu = 1e-10
-        eye = np.eye(theta.shape[0])
-        for _ in range(max_iter):
-            g, H, _ = self._grad_hess(theta, sigma)
-            if np.linalg.norm(g) <= tol * max(1.0, abs(f)):
-                break
-            accepted = False
-            while mu < 1e12:
-                step = np.linalg.solve(H + mu * eye, g)
-                t = 1.0
-                while t >= 1e-4:
-                    cand = theta - t * step
-                    fc = self.lower_objective(cand, sigma)
-                    if fc <= f - 1e-4 * t * float(g @ step):
-                        accepted = True
-                        break
-                    t *= 0.5
-                if accepted:
-                    break
-                mu *= 100.0
-            if not accepted:
-                break  # no descent possible at machine precision
-            theta, f = cand, fc
-            mu = max(mu / 100.0, 1e-10)
-        return theta
-
-    # ------------------------------------------------------------------ upper level
     def upper_objective(self, theta) -> float:
-        return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.sample_weight_val)[0]
+        return self.smoothed().upper_objective(theta)
 
     def validation_hinge(self, theta) -> float:
         m = self.y_val * (self.X_val @ theta[:-1] + theta[-1])
         return float(np.sum(self.sample_weight_val * np.maximum(0.0, 1.0 - m)))
 
     def hypergradient(self, sigma, theta=None):
-        """(F(sigma), dF/dsigma) of the smoothed bi-level problem by implicit differentiation."""
+        """(F(sigma), dF/dsigma) of the smoothed bi-level problem by implicit differentiation
+        (:func:`~rsvm_conic.solvers.bilevel.hypergradient`)."""
         sigma = np.asarray(sigma, dtype=float)
-        theta = self.solve_lower(sigma) if theta is None else theta
-        _, H, J = self._grad_hess(theta, sigma, mixed=True)
-        F, gF = upper_gradient(self.X_val, self.y_val, theta, self.tau, self.sample_weight_val)
-        v = np.linalg.solve(H + 1e-12 * np.eye(H.shape[0]), gF)
-        return F, -J.T @ v
+        return hypergradient(self.smoothed(), sigma, self.solve_lower(sigma) if theta is None else theta)
 
     # ------------------------------------------------------------------ backends
     def solve(self, backend: str = "hypergradient", **options) -> SafeResult:
@@ -250,35 +203,15 @@ class SafeSVM(Formulation):
         return tuple(self.BACKENDS)
 
     def _solve_hypergradient(self, sigma0=None, max_iter=100, step0=1.0, tol=1e-6, lower_tol=1e-6) -> SafeResult:
-        """Projected hypergradient descent on the box [sigma_min, sigma_max] with Armijo backtracking."""
+        """Projected hypergradient descent on the box [sigma_min, sigma_max] with Armijo backtracking
+        (:func:`~rsvm_conic.solvers.bilevel.hypergradient_descent`)."""
         t0 = time.perf_counter()
-        lo, hi = self.sigma_min, self.sigma_max
-        sigma = np.clip(0.5 * (lo + hi) if sigma0 is None else np.asarray(sigma0, dtype=float), lo, hi)
-        F, g = self.hypergradient(sigma)
-        theta = self._theta.copy()
-        step = step0
-        history = [(0, F, sigma.copy())]
-        converged = False
-        it = 0
-        for it in range(1, max_iter + 1):
-            while True:
-                cand = np.clip(sigma - step * g, lo, hi)
-                th = self.solve_lower(cand, theta)
-                Fc = self.upper_objective(th)
-                if Fc <= F - 1e-4 * float(g @ (sigma - cand)) or step < 1e-10:
-                    break
-                step *= 0.5
-            moved = np.linalg.norm(cand - sigma)
-            sigma, theta, Fprev = cand, th, F
-            F, g = self.hypergradient(sigma, theta)
-            history.append((it, F, sigma.copy()))
-            step *= 2.0
-            if moved <= tol * max(1.0, np.linalg.norm(sigma)) or abs(Fprev - F) <= tol * max(1.0, abs(F)):
-                converged = True
-                break
-        return self._finish(
-            "hypergradient", sigma, F, it, converged, history, t0, "ipm", {"tol": lower_tol}, {"step_tol": tol}
-        )
+        box = (self.sigma_min, self.sigma_max)
+        options = {"sigma0": sigma0, "max_iter": max_iter, "step0": step0, "tol": tol}
+        res = hypergradient_descent(self.smoothed(), *box, theta0=self._warm_theta(), **options)
+        self._theta = res.theta
+        search = (res.sigma, res.F, res.iterations, res.converged, res.history, t0)
+        return self._finish("hypergradient", *search, "ipm", {"tol": lower_tol}, {"step_tol": tol})
 
     def _solve_stochastic_bilevel(self, sigma0=None, seed=0, lower_tol=1e-4, lower_options=None, **options):
         """The stochastic bi-level gradient method (:func:`~rsvm_conic.solvers.bilevel.stochastic_bilevel`;
@@ -291,20 +224,8 @@ class SafeSVM(Formulation):
                 "the stochastic_bilevel route does not take sample weights; the route that does: hypergradient."
             )
         t0 = time.perf_counter()
-        res = stochastic_bilevel(
-            self.X,
-            self.y,
-            self.X_val,
-            self.y_val,
-            self.C,
-            self.sigma_min,
-            self.sigma_max,
-            sigma0=sigma0,
-            tau=self.tau,
-            eps=self.eps,
-            seed=seed,
-            **options,
-        )
+        data = (self.X, self.y, self.X_val, self.y_val, self.C, self.sigma_min, self.sigma_max)
+        res = stochastic_bilevel(*data, sigma0=sigma0, tau=self.tau, eps=self.eps, seed=seed, **options)
         theta = np.append(res.w, res.b)
         smoothed = self.upper_objective(theta)
         lower = {"tol": lower_tol, "seed": seed, "w0": res.w, "b0": res.b, "max_epochs": 2000}
@@ -329,41 +250,21 @@ class SafeSVM(Formulation):
         low = rob.solve(lower_route, **lower_opts)
         w, b = np.asarray(low["w"], dtype=float), float(low["b"])
         upper = self.validation_hinge(np.append(w, b))
-        lc = low.certificate
-        info = SolveInfo(
-            route=route,
-            status=lc.status if lc is not None else "uncertified",
-            primal=lc.primal if lc is not None else low.objective,
-            dual=lc.dual if lc is not None else -math.inf,
-            tol=lc.tol if lc is not None else 0.0,
-            iterations=iterations,
-            time=time.perf_counter() - t0,
-            floor=lc.floor if lc is not None else 0.0,
-            detail={
-                "certified": "lower level at the learned sigma only (eq. 7 is non-convex in sigma)",
-                "lower_route": lower_route,
-                "upper_objective": upper,
-                "smoothed_upper_objective": smoothed,
-                **detail,
-            },
-        )
+        lower = low.certificate or SolveInfo(route, "uncertified", low.objective, tol=0.0)  # a route without bound
+        detail = {
+            "certified": "lower level at the learned sigma only (eq. 7 is non-convex in sigma)",
+            "lower_route": lower_route,
+            "upper_objective": upper,
+            "smoothed_upper_objective": smoothed,
+            **detail,
+        }
+        info = replace(lower, route=route, iterations=iterations, time=time.perf_counter() - t0, detail=detail)
+        values = {"sigma": sigma.copy(), "w": w, "b": b}
+        search = {"iterations": iterations, "converged": converged, "history": history}
         return SafeResult(
-            backend=route,
-            status=info.status,
-            objective=upper,
-            time=info.time,
-            values={"sigma": sigma.copy(), "w": w, "b": b},
-            info={"iterations": iterations, "lower": low.info},
-            certificate=info,
-            sigma=sigma.copy(),
-            w=w,
-            b=b,
-            smoothed_objective=smoothed,
-            val_hinge=upper,
-            iterations=iterations,
-            converged=converged,
-            history=history,
-        )
+            route, info.status, upper, info.time, values, {"iterations": iterations, "lower": low.info}, info,
+            sigma=sigma.copy(), w=w, b=b, smoothed_objective=smoothed, val_hinge=upper, **search,
+        )  # fmt: skip
 
     def objective(self, solution) -> float:
         """The exact validation hinge of the solution's lower-level (w, b)."""

@@ -1,4 +1,10 @@
-"""Stochastic bi-level gradient method for the safe SVM [CJ20, eq. 7] ([CW16], [CW17]).
+"""The safe SVM's bi-level methods [CJ20, eq. 7] ([CW16], [CW17]): hypergradient descent and the stochastic
+bi-level gradient method.
+
+:class:`SmoothedBilevel` holds the smoothed problem's data; :func:`solve_lower` (damped Newton on the lower
+level, a continuation in tau from a cold start), :func:`hypergradient` (implicit function theorem) and
+:func:`hypergradient_descent` (projected, Armijo backtracking on the box) are the ``"hypergradient"`` route of
+:class:`~rsvm_conic.formulations.safe.SafeSVM`; :func:`stochastic_bilevel` its ``"stochastic_bilevel"`` route.
 
 The bi-level problem (both levels smoothed as in :mod:`rsvm_conic.formulations.safe`: softplus
 ``s_tau(z) = tau log(1 + exp(z / tau))`` for the hinge, ``r(w) = sqrt(||sigma * w||^2 + eps^2)`` for the
@@ -46,11 +52,24 @@ no stationarity certificate either).  The formulation certifies the *lower level
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["BilevelResult", "lower_derivatives", "softplus", "sigmoid", "stochastic_bilevel", "upper_gradient"]
+__all__ = [
+    "BilevelResult",
+    "HypergradientResult",
+    "hypergradient",
+    "hypergradient_descent",
+    "lower_derivatives",
+    "lower_newton",
+    "SmoothedBilevel",
+    "softplus",
+    "sigmoid",
+    "solve_lower",
+    "stochastic_bilevel",
+    "upper_gradient",
+]
 
 #: the first outer step moves sigma by this fraction of the box width (the rule that sets beta0)
 BETA_FRACTION = 0.1
@@ -103,6 +122,223 @@ def upper_gradient(Xv, yv, theta, tau, weight=1.0):
     av = weight * sigmoid((1.0 - m) / tau)
     g = -np.concatenate([(av * yv) @ Xv, [np.sum(av * yv)]])
     return float(np.sum(weight * softplus(1.0 - m, tau))), g
+
+
+@dataclass(frozen=True, eq=False)
+class SmoothedBilevel:
+    """The data of the smoothed bi-level problem (both levels as in the module docstring).
+
+    Parameters
+    ----------
+    X, y : ndarray of shape (L, n) and (L,)
+        Training rows (lower level), labels in {-1, +1}.
+    X_val, y_val : ndarray of shape (L_val, n) and (L_val,)
+        Validation rows (upper level), labels in {-1, +1}.
+    C : float
+        Weight of the lower level's smoothed robust hinge.
+    tau : float
+        Softplus smoothing of the hinge on both levels.
+    eps : float
+        Smoothing of ``||diag(sigma) w||`` as ``sqrt(||diag(sigma) w||^2 + eps^2)``.
+    weight, weight_val : float or ndarray, default=1.0
+        Loss weights of the training and validation rows.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    X_val: np.ndarray
+    y_val: np.ndarray
+    C: float
+    tau: float
+    eps: float
+    weight: float | np.ndarray = 1.0
+    weight_val: float | np.ndarray = 1.0
+
+    def lower_objective(self, theta, sigma) -> float:
+        """``g(theta; sigma) = 1/2 ||w||^2 + C sum_i weight_i s_tau(z_i)``, ``z_i = 1 - y_i (<w, x_i> + b) +
+        sqrt(||sigma * w||^2 + eps^2)``, at ``theta = (w, b)``."""
+        w, b = theta[:-1], theta[-1]
+        z = 1.0 - self.y * (self.X @ w + b) + np.sqrt(np.sum((sigma * w) ** 2) + self.eps**2)
+        return 0.5 * float(w @ w) + self.C * float(np.sum(self.weight * softplus(z, self.tau)))
+
+    def lower_derivatives(self, theta, sigma, mixed=False):
+        """:func:`lower_derivatives` on all training rows with their weights."""
+        return lower_derivatives(self.X, self.y, self.C, theta, sigma, self.tau, self.eps, self.weight, mixed)
+
+    def upper_objective(self, theta) -> float:
+        """The smoothed validation loss at ``theta`` (:func:`upper_gradient`)."""
+        return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.weight_val)[0]
+
+
+def lower_newton(problem: SmoothedBilevel, sigma, theta, tol=1e-10, max_iter=200):
+    """Damped (Levenberg-regularised) Newton on the smoothed lower level from ``theta``.
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    theta : ndarray of shape (n + 1,)
+        Start ``(w, b)``.
+    tol : float, default=1e-10
+        Stop when ``||grad|| <= tol max(1, |g|)``.
+    max_iter : int, default=200
+        Newton iterations.
+
+    Returns
+    -------
+    ndarray of shape (n + 1,)
+        ``theta`` at the stopping point (also when no descent is possible at machine precision).
+    """
+    f = problem.lower_objective(theta, sigma)
+    mu = 1e-10
+    eye = np.eye(theta.shape[0])
+    for _ in range(max_iter):
+        g, H, _, _ = problem.lower_derivatives(theta, sigma)
+        if np.linalg.norm(g) <= tol * max(1.0, abs(f)):
+            break
+        accepted = False
+        while mu < 1e12:
+            step = np.linalg.solve(H + mu * eye, g)
+            t = 1.0
+            while t >= 1e-4:
+                cand = theta - t * step
+                fc = problem.lower_objective(cand, sigma)
+                if fc <= f - 1e-4 * t * float(g @ step):
+                    accepted = True
+                    break
+                t *= 0.5
+            if accepted:
+                break
+            mu *= 100.0
+        if not accepted:
+            break  # no descent possible at machine precision
+        theta, f = cand, fc
+        mu = max(mu / 100.0, 1e-10)
+    return theta
+
+
+def solve_lower(problem: SmoothedBilevel, sigma, theta0=None, tol=1e-10, max_iter=200):
+    """The smoothed lower level's minimiser ``theta = (w, b)`` by :func:`lower_newton`.
+
+    A cold start (``theta0=None``) goes from zero through a continuation in tau (1, 0.1, ..., down to the
+    problem's tau, each to 1e-6) so that the softplus is never followed from far away at its sharpest.
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    theta0 : ndarray of shape (n + 1,) or None, default=None
+        Warm start; None: a cold start.
+    tol : float, default=1e-10
+        Final stopping tolerance of :func:`lower_newton`.
+    max_iter : int, default=200
+        Newton iterations per stage.
+
+    Returns
+    -------
+    ndarray of shape (n + 1,)
+    """
+    if theta0 is None:
+        theta = np.zeros(problem.X.shape[1] + 1)
+        for t in [10.0**-k for k in range(0, 8) if 10.0**-k > problem.tau]:
+            theta = lower_newton(replace(problem, tau=t), sigma, theta, 1e-6, max_iter)
+    else:
+        theta = np.array(theta0, dtype=float)
+    return lower_newton(problem, sigma, theta, tol, max_iter)
+
+
+def hypergradient(problem: SmoothedBilevel, sigma, theta):
+    """``(F(sigma), dF/dsigma)`` of the smoothed bi-level problem at the lower solution ``theta`` by the implicit
+    function theorem: ``dF/dsigma = -J' H^{-1} grad_theta F`` (``H``, ``J``: :func:`lower_derivatives`).
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    theta : ndarray of shape (n + 1,)
+        The smoothed lower level's solution at ``sigma``.
+
+    Returns
+    -------
+    F : float
+        The smoothed validation loss.
+    grad : ndarray of shape (n,)
+        Its derivative in sigma.
+    """
+    _, H, J, _ = problem.lower_derivatives(theta, sigma, mixed=True)
+    F, gF = upper_gradient(problem.X_val, problem.y_val, theta, problem.tau, problem.weight_val)
+    v = np.linalg.solve(H + 1e-12 * np.eye(H.shape[0]), gF)
+    return F, -J.T @ v
+
+
+@dataclass
+class HypergradientResult:
+    """What :func:`hypergradient_descent` returns (no certificate: eq. 7 is non-convex in sigma)."""
+
+    sigma: np.ndarray  # the last iterate
+    theta: np.ndarray  # the smoothed lower level's solution at sigma
+    F: float  # the smoothed upper objective at (sigma, theta)
+    iterations: int
+    converged: bool
+    history: list = field(default_factory=list)  # (k, F(sigma_k), sigma_k)
+
+
+def hypergradient_descent(
+    problem: SmoothedBilevel, lo, hi, *, sigma0=None, theta0=None, max_iter=100, step0=1.0, tol=1e-6
+) -> HypergradientResult:
+    """Projected hypergradient descent on the box ``[lo, hi]`` with Armijo backtracking.
+
+    Parameters
+    ----------
+    problem : SmoothedBilevel
+        The data and smoothing.
+    lo, hi : ndarray of shape (n,)
+        The box of sigma.
+    sigma0 : ndarray of shape (n,) or None, default=None
+        Start (clipped to the box); None: the box's centre.
+    theta0 : ndarray of shape (n + 1,) or None, default=None
+        Warm start of the first lower-level solve; None: a cold start (:func:`solve_lower`).
+    max_iter : int, default=100
+        Outer iterations.
+    step0 : float, default=1.0
+        First step length (doubled after each accepted step, halved while Armijo fails).
+    tol : float, default=1e-6
+        Stop when sigma moves by at most ``tol max(1, ||sigma||)`` or F changes by at most ``tol max(1, |F|)``.
+
+    Returns
+    -------
+    HypergradientResult
+    """
+    sigma = np.clip(0.5 * (lo + hi) if sigma0 is None else np.asarray(sigma0, dtype=float), lo, hi)
+    theta = solve_lower(problem, sigma, theta0)
+    F, g = hypergradient(problem, sigma, theta)
+    step = step0
+    history = [(0, F, sigma.copy())]
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        while True:
+            cand = np.clip(sigma - step * g, lo, hi)
+            th = solve_lower(problem, cand, theta)
+            Fc = problem.upper_objective(th)
+            if Fc <= F - 1e-4 * float(g @ (sigma - cand)) or step < 1e-10:
+                break
+            step *= 0.5
+        moved = np.linalg.norm(cand - sigma)
+        sigma, theta, Fprev = cand, th, F
+        F, g = hypergradient(problem, sigma, theta)
+        history.append((it, F, sigma.copy()))
+        step *= 2.0
+        if moved <= tol * max(1.0, np.linalg.norm(sigma)) or abs(Fprev - F) <= tol * max(1.0, abs(F)):
+            converged = True
+            break
+    return HypergradientResult(sigma, theta, F, it, converged, history)
 
 
 def _inner_gradient(X, y, theta, sigma, tau, eps):

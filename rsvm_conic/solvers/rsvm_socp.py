@@ -7,7 +7,7 @@ Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating
 
 :class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` (value,
 gradient, Hessian, multipliers), used by every route below, by the certificates of
-:mod:`rsvm_conic.formulations.kernel_robust` and by the penalty function of RSVM_QN
+:mod:`rsvm_conic.solvers.kernel_uncertainty` and by the penalty function of RSVM_QN
 (:mod:`rsvm_conic.solvers.quasi_newton`, which adds a penalty to the same ``F``).
 
 Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected Newton

@@ -1,0 +1,215 @@
+"""The routes of problem (15) of [BBBB10] that run a solver and certify its point, on arrays.
+
+Each returns the feasible ``alpha`` (plus the cone's ``nu`` where the point has one), its certificate (a
+:class:`~rsvm_conic.certify.contract.SolveInfo`) and the solver's information; the caller decides what an
+uncertified result becomes (an error or a fallback) and computes the bias.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..quasi_newton import rsvm_qn
+from ..rsvm_socp import rsvm_socp_ipm, solve_rsvm_socp
+from ...certify.kernel import frank_wolfe_gap
+from ..svm_dual import libsvm_dual
+from ..svm_polish import polish_svm_dual
+from .dual import QPDual, SOCPDual, constraint_violation, nominal_alpha
+
+__all__ = ["dfp_route", "ipm_route", "libsvm_route", "newton_route"]
+
+
+def libsvm_route(dual: QPDual, route: str, tol=1e-7, cache_size=200, shrinking=True):
+    """libsvm (the solve of ``SVC(kernel="precomputed")``, :func:`~rsvm_conic.solvers.svm_dual.libsvm_dual`) on the
+    modified kernel, certified by the SVM duality gap.
+
+    libsvm caches kernel values in single precision, so its KKT conditions hold to ~1e-7 relative only (the gap
+    grows with C: 5e-4 at C = 1000 on the Sec. 5.1 data, whatever its ``tol``); an uncertified run is polished in
+    double precision by projected Newton steps on the same QP, warm-started from libsvm's alpha (usually one step:
+    :func:`~rsvm_conic.solvers.svm_polish.polish_svm_dual`).
+
+    Parameters
+    ----------
+    dual : QPDual
+        The problem.
+    route : str
+        The certificate's route name.
+    tol, cache_size, shrinking
+        libsvm's options.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The feasible point kept.
+    cert : SolveInfo
+        Its certificate.
+    info : dict
+        ``n_iter`` and ``intercept_libsvm``.
+    """
+    Kmod, y, box = dual.modified_kernel(), dual.y, dual.box
+    alpha, clf = libsvm_dual(Kmod, y, box, tol=tol, cache_size=cache_size, shrinking=shrinking)
+    a = dual.feasible(alpha)
+    n_iter = int(np.sum(getattr(clf, "n_iter_", [0])))
+    cert = dual.certificate(a, route, iterations=n_iter)
+    if cert.status != "optimal":
+        polished = polish_svm_dual(Kmod, y, box, a, dual.cert_tol, check_input=False)
+        if polished is not None:
+            a_p = dual.feasible(polished[0])
+            by = {"libsvm_gap_rel": cert.gap_rel, "newton_steps": polished[1]}
+            cert_p = dual.certificate(a_p, route, iterations=n_iter, polished=by)
+            if cert_p.gap_rel < cert.gap_rel:
+                a, cert = a_p, cert_p
+    return a, cert, {"n_iter": n_iter, "intercept_libsvm": float(clf.intercept_[0])}
+
+
+def newton_route(dual: SOCPDual, route: str, tol, max_iter=60, warm_start=None, svm_start=False):
+    """Projected Newton on ``F`` (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`, the exact cone IPM of
+    (16') as its own fallback), certified by :meth:`SOCPDual.certificate` (and, after the cone IPM, by the IPM's
+    dual value).
+
+    Parameters
+    ----------
+    dual : SOCPDual
+        The problem.
+    route : str
+        The certificate's route name.
+    tol : float
+        Newton's own relative tolerance.
+    max_iter : int, default=60
+        Newton iterations.
+    warm_start : ndarray of shape (n,) or None, default=None
+        A start (e.g. the previous grid point's ``alpha``).
+    svm_start : bool, default=False
+        Use only the warm start's multipliers (a libsvm start; better after a change of C).
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The feasible point.
+    nu : ndarray of shape (n,) or None
+        The cone IPM's ``nu`` where it ran, else None.
+    cert : SolveInfo
+        The certificate.
+    info : dict
+        The solver's information (``route``, ``iterations``, ``solver_certificate``, ...).
+
+    Raises
+    ------
+    SolverError, numpy.linalg.LinAlgError
+        Where both Newton and the cone IPM fail.
+    """
+    res = solve_rsvm_socp(
+        None, None, dual.y, dual.box, dual.kappa, warm_start, tol=tol, max_iter=max_iter, svm_start=svm_start,
+        objective=dual.objective,
+    )  # fmt: skip
+    a = dual.feasible(res.alpha)
+    nu = res.nu if res.route == "cone-ipm" else None
+    info = {k: v for k, v in res.info.items() if k != "trace"}
+    info.update({"route": res.route, "iterations": res.iterations, "solver_certificate": res.solve_info.as_dict()})
+    detail = {"iterations": res.iterations, "inner_route": res.route}
+    cert = dual.certificate(a, route, nu=nu, **detail)
+    if res.route == "cone-ipm":
+        cert = dual.with_ipm_dual(cert, route, res.info["ipm"], detail)
+    return a, nu, cert, info
+
+
+def ipm_route(dual: SOCPDual, Q, B, route: str, max_iter=100, gap_tol=None, **ipm_options):
+    """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.rsvm_socp.rsvm_socp_ipm`), certified by
+    :meth:`SOCPDual.certificate` with the IPM's ``nu``; where a converged IPM's point misses the tolerance, after
+    projected Newton polishing, else by the IPM's dual value.
+
+    Parameters
+    ----------
+    dual : SOCPDual
+        The problem.
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    B : ndarray of shape (r, n)
+        ``B'B = beta_hat``.
+    route : str
+        The certificate's route name.
+    max_iter : int, default=100
+        Interior-point iterations.
+    gap_tol : float or None, default=None
+        Overrides the certificate's tolerance.
+    **ipm_options
+        Go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The feasible point.
+    nu : ndarray of shape (n,) or None
+        The IPM's ``nu``; None where polishing replaced the IPM's point.
+    cert : SolveInfo
+        The certificate.
+    info : dict
+        The IPM's information plus ``fw_gap`` (the Frank-Wolfe gap at ``alpha``).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        Where a KKT matrix is not positive definite.
+    """
+    a, nu, info = rsvm_socp_ipm(Q, B, dual.y, dual.box, dual.kappa, max_iter=max_iter, **ipm_options)
+    detail = {"iterations": info["iterations"], "ipm_status": info["status"]}
+    a = dual.feasible(a)
+    cert = dual.certificate(a, route, nu=nu, **detail)
+    if info["status"] == "optimal":  # a converged IPM's point, accurate to its tolerance: polish it
+        a_p, cert = dual.polished(a, cert, route, **detail)
+        nu = nu if a_p is a else None
+        a = a_p
+        cert = dual.with_ipm_dual(cert, route, info, detail)
+    if gap_tol is not None:
+        cert.tol = float(gap_tol)
+        cert.status = "optimal" if cert.certified else "uncertified"
+    info["fw_gap"] = frank_wolfe_gap(dual.objective.gradient(a), a, dual.y, dual.box)
+    return a, nu, cert, info
+
+
+def dfp_route(K_bar, y, beta, box, kappa, P0, starts=None, warm=None, nominal_start=True, **options):
+    """RSVM_QN's penalty function (17) minimised by DFP from several starts
+    (:func:`~rsvm_conic.solvers.quasi_newton.rsvm_qn`): ``starts``, then ``warm`` clipped to the box, then the
+    nominal SVM solution on ``K_bar`` (libsvm), then the random ones.
+
+    Parameters
+    ----------
+    K_bar, y, beta : ndarray
+        Mean kernel, labels in {-1, +1}, the noise's second-moment matrix (symmetric, elementwise >= 0).
+    box : float or ndarray of shape (n,)
+        Upper bounds of ``alpha``.
+    kappa : float
+        Chance-constraint factor.
+    P0 : float
+        First penalty weight.
+    starts : list of ndarray or None, default=None
+        Starting points.
+    warm : ndarray of shape (n,) or None, default=None
+        A warm start (e.g. the previous solve's alpha).
+    nominal_start : bool, default=True
+        Start from the nominal SVM solution too.
+    **options
+        ``n_random``, ``P_levels``, ``P_factor``, ``gtol``, ``max_iter``, ``seed`` of
+        :func:`~rsvm_conic.solvers.quasi_newton.rsvm_qn`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The best local minimum (feasible up to ``O(1/P)``).
+    info : dict
+        ``iterations``, ``penalty_value``, ``violation`` (:func:`constraint_violation`), ``starts``, ``converged``.
+    """
+    pts = list(starts or [])
+    if warm is not None:
+        pts.append(np.clip(warm, 0, box))
+    if nominal_start:
+        pts.append(nominal_alpha(K_bar, y, box, 0.0))
+    res = rsvm_qn(K_bar, y, beta, box, kappa, starts=pts, P0=P0, **options)
+    info = {
+        "iterations": res.iterations,
+        "penalty_value": res.L,
+        "violation": constraint_violation(res.alpha, y, box),
+        "starts": res.starts,
+        "converged": res.converged,
+    }
+    return res.alpha, info
