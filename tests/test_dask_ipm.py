@@ -1,4 +1,4 @@
-"""The interior point on Dask row blocks (rsvm_conic.solvers.dask_ipm) against the in-memory one.
+"""The interior point on Dask row blocks (rsvm_conic.solvers.ipm.row_block_ipm) against the in-memory one.
 
 Same model, same iterations: every kind of uncertainty (shared, grouped with per-sample scales, per-sample
 diagonal and full factors, nominal, chance-constrained) must give the in-memory objective to 1e-8
@@ -17,8 +17,9 @@ from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
 from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
 from rsvm_conic.solvers.certificates import project_box_hyperplane  # noqa: E402
 from rsvm_conic.solvers.conic import SolverError, SolverWarning  # noqa: E402
-from rsvm_conic.solvers.robust_ipm import centred_gram, robust_svm_ipm  # noqa: E402
-from rsvm_conic.solvers.row_blocks import combine, project_dual_set_rows  # noqa: E402
+from rsvm_conic.solvers.ipm.kkt import centred_gram  # noqa: E402
+from rsvm_conic.solvers.ipm.robust_svm import robust_svm_ipm  # noqa: E402
+from rsvm_conic.solvers.ipm.row_blocks import combine, project_dual_set_rows  # noqa: E402
 from rsvm_conic.uncertainty.sets import UncertaintySet  # noqa: E402
 
 CHUNKS = (90, 130, 41, 200, 139)  # uneven row chunks, L = 600
@@ -143,12 +144,12 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
     correction's) ends the Dask interior point with status "numerical_error", as in memory: a SolverError that
     says so, not the ValueError of scipy's finiteness check (pinned: 3000 x 20 two-group data on one chunk raised
     "array must not contain infs or NaNs" out of the fit)."""
-    from rsvm_conic.solvers import dask_ipm
+    from rsvm_conic.solvers.ipm import row_block_ipm
 
     rng, X, y = _data(13)
     F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
     gam = np.full(600, 0.5)
-    solve = dask_ipm._System.solve
+    solve = row_block_ipm._System.solve
     seen = {"pred": 0, "since": 0, "done": False}
 
     def poisoned(self, P, prefix, bglob, bz_c):
@@ -165,7 +166,7 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
             P = {**P, prefix + "phi": np.full_like(P[prefix + "phi"], np.nan)}
         return solve(self, P, prefix, bglob, bz_c)
 
-    monkeypatch.setattr(dask_ipm._System, "solve", poisoned)
+    monkeypatch.setattr(row_block_ipm._System, "solve", poisoned)
     with pytest.raises(SolverError, match="numerical_error"):
         robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
     assert seen["done"]
@@ -174,10 +175,10 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
 def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
     """On Dask data a numerical error's advice names a route that runs there (``prox``), not Clarabel, and does
     not tell a user with standard-normal columns to standardise them (pinned: issue 36's message did)."""
-    from rsvm_conic.solvers import dask_ipm
+    from rsvm_conic.solvers.ipm import row_block_ipm
 
     rng, X, y = _data(14)
-    init, calls = dask_ipm._System.__init__, []
+    init, calls = row_block_ipm._System.__init__, []
 
     def failing(self, *args):
         calls.append(1)
@@ -185,7 +186,7 @@ def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
             raise np.linalg.LinAlgError("forced")
         init(self, *args)
 
-    monkeypatch.setattr(dask_ipm._System, "__init__", failing)
+    monkeypatch.setattr(row_block_ipm._System, "__init__", failing)
     with pytest.raises(SolverError, match="numerical_error") as err:
         robust_svm_ipm(
             _rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), np.ones((1, 6)), True, _rows(np.zeros(600, int))

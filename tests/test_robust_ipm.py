@@ -1,13 +1,14 @@
-"""The structure-exploiting IPM (rsvm_conic.solvers.robust_ipm) against Clarabel and brute force."""
+"""The structure-exploiting IPM (rsvm_conic.solvers.ipm.robust_svm) against Clarabel and brute force."""
 
 import numpy as np
 import pytest
 
 from rsvm_conic.formulations.chance import ChanceConstrainedSVM
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
+from rsvm_conic.solvers.ipm.engine import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
-from rsvm_conic.solvers.robust_ipm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm, weighted_gram
+from rsvm_conic.solvers.ipm.kkt import weighted_gram
+from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 
@@ -131,7 +132,7 @@ def test_a_nan_direction_ends_the_run_as_numerical_error(where, monkeypatch):
             return poisoned
 
     bad = Poisoned(np.eye(n), qp.q, G, qp.h, cones)
-    import rsvm_conic.solvers.cone_ipm as engine
+    import rsvm_conic.solvers.ipm.engine as engine
 
     steps = []
 
@@ -471,11 +472,11 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
     """A numerical error's message says to standardise X only when a column of X is far from unit scale; on
     standardised data it says so and names another route (pinned: issue 36's standard-normal X was told to
     standardise).  The error is forced by a failed factorisation at the third iteration."""
-    from rsvm_conic.solvers import robust_ipm
+    from rsvm_conic.solvers.ipm import robust_svm
 
     rng = np.random.default_rng(4)
     X, y = rng.standard_normal((200, 5)), np.where(rng.random(200) < 0.5, 1.0, -1.0)
-    factor, calls = robust_ipm.RobustSVMCone._factor, []
+    factor, calls = robust_svm.RobustSVMCone._factor, []
 
     def failing(self, scaling, first=None):
         calls.append(1)
@@ -483,7 +484,7 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
             raise np.linalg.LinAlgError("forced")
         return factor(self, scaling, first)
 
-    monkeypatch.setattr(robust_ipm.RobustSVMCone, "_factor", failing)
+    monkeypatch.setattr(robust_svm.RobustSVMCone, "_factor", failing)
     with pytest.raises(SolverError, match="numerical_error") as err:
         robust_svm_ipm(scale * X, y, 1.0, np.full(200, 0.5 * scale), np.ones((1, 5)), True, np.zeros(200, int))
     msg = str(err.value)
@@ -492,7 +493,7 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
 
 
 def test_scale_advice():
-    from rsvm_conic.solvers.robust_ipm import WELL_SCALED, scale_advice
+    from rsvm_conic.solvers.ipm.status import WELL_SCALED, scale_advice
 
     assert "standardise" not in scale_advice([0.5, 2.0, 0.0], "use B") and scale_advice([1.0], "use B").endswith(
         "use B"

@@ -255,8 +255,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         ----------
         X : array-like of shape (L, n), Dask array, or str / path
             Training samples (Dask: chunked along rows; the fit then runs on their row blocks on the current Dask
-            scheduler and nothing of size L is gathered, :mod:`rsvm_conic.solvers.dask_ipm`).  A path is a chunked
-            store (:mod:`rsvm_conic.datasets.zarr_store`) whose X, y and uncertainty are read as Dask arrays.
+            scheduler and nothing of size L is gathered, :mod:`rsvm_conic.solvers.ipm.row_block_ipm`).  A path is a
+            chunked store (:mod:`rsvm_conic.datasets.zarr_store`) whose X, y and uncertainty are read as Dask arrays.
         y : array-like of shape (L,)
             Binary labels.
         Sigma : array-like or None, default=None

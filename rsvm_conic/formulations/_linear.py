@@ -112,7 +112,7 @@ class LinearSVMFormulation(Formulation):
             if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1.0, 1.0))):
                 raise ValueError(msg)
         self.X, self.y = X, y
-        #: the samples are a Dask array: per-sample work runs on its row blocks (:mod:`~..solvers.row_blocks`)
+        #: the samples are a Dask array: per-sample work runs on its row blocks (:mod:`~..solvers.ipm.row_blocks`)
         self.dask = is_dask_array(X)
         self.C0 = check_positive(C, "C")
         #: per-sample weights ``s_i > 0`` of the hinge terms (``C_i = C s_i``), None: all 1 (trusted: the estimators
@@ -230,7 +230,7 @@ class LinearSVMFormulation(Formulation):
     def resolve(self, uncertainty):
         """``uncertainty.resolve(L, n)`` for these samples (per-sample arrays kept on Dask row blocks)."""
         if self.dask:
-            from ..solvers.row_blocks import resolve_uncertainty
+            from ..solvers.ipm.row_blocks import resolve_uncertainty
 
             return resolve_uncertainty(uncertainty, self.X)
         return uncertainty.resolve(*self.X.shape)
@@ -243,7 +243,7 @@ class LinearSVMFormulation(Formulation):
         """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; Dask samples: one pass)."""
         w = np.asarray(w, dtype=float)
         if self.dask:
-            from ..solvers.row_blocks import hinge_sum
+            from ..solvers.ipm.row_blocks import hinge_sum
 
             return 0.5 * float(w @ w) + self.C * hinge_sum(self.X, self.y, w, b, self.current_uncertainty())[0]
         if self.sample_weight is not None:
@@ -286,7 +286,7 @@ class LinearSVMFormulation(Formulation):
         """:meth:`dual_value` on Dask row blocks: the same projection (found by a few passes) and dual value
         (one pass).  ``u_g`` is optimised on the client for grouped factors; per-sample factors keep the
         maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
-        from ..solvers.row_blocks import dual_terms, project_dual_set_rows
+        from ..solvers.ipm.row_blocks import dual_terms, project_dual_set_rows
 
         a, _ = project_dual_set_rows(self.X, alpha, self.y, self.C)
         unc = self.current_uncertainty()
@@ -547,14 +547,14 @@ class LinearSVMFormulation(Formulation):
         return self._certified(sol, alpha, tol, multipliers=self._cone_multipliers())
 
     def _solve_ipm(self, *, tol: float = EXACT_TOL, **options) -> Solution:
-        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`).  A run that
+        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  A run that
         stops short of its own tolerances (``"numerical_error"``, ``"max_iter"``; e.g. a large C, where its KKT
         systems lose accuracy first) is judged by the certificate like any other point: kept when its certified gap
         meets ``tol`` (the status is recorded), else SolverError naming the status."""
         import warnings
 
         from ..solvers.conic import SolverWarning
-        from ..solvers.robust_ipm import solve_robust_ipm
+        from ..solvers.ipm.robust_svm import solve_robust_ipm
 
         def once(tol, **opts):
             quiet = "accept_inaccurate" not in opts

@@ -3,7 +3,7 @@
 from .._validation import WorkersLostError
 from .conic import SolverError, SolverWarning, solve_cvxpy
 from .quasi_newton import dfp_minimize, rsvm_qn
-from .robust_ipm import robust_svm_ipm, solve_robust_ipm
+from .ipm.robust_svm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp import rsvm_socp_grid, solve_rsvm_socp
 from .stochastic import stochastic_proximal, stochastic_subgradient
 

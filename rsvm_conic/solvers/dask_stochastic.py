@@ -45,8 +45,8 @@ from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_
 from .contract import certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
-from .robust_ipm import apply_rows, transpose_apply
-from .row_blocks import _rows_for
+from .ipm.kkt import apply_rows, transpose_apply
+from .ipm.row_blocks import _rows_for
 from .stochastic import _Activity, _blocks, _in_order, _pass, auto_batch_size, calibrate_eta0
 
 

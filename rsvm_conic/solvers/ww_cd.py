@@ -25,7 +25,7 @@ import numpy as np
 
 from .._jit import jit
 from .._threads import blas_threads_for
-from .row_kernels import row_dot
+from .ipm.row_kernels import row_dot
 
 #: Weston-Watkins fits with at most this many (sample, class) pairs go to the numpy ``alm`` route rather than the
 #: compiled ``cd`` epoch (:meth:`~rsvm_conic.formulations.multiclass_ww.WWMachine.auto_routes`): nothing is compiled

@@ -1,11 +1,11 @@
-"""The structured interior point of :mod:`.robust_ipm` on Dask row blocks: exact robust SVMs on data that
+"""The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that
 do not fit one machine's memory.
 
-Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_ipm.RobustSVMCone`'s; the
-iteration is :func:`~.cone_ipm.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
+Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_svm.RobustSVMCone`'s; the
+iteration is :func:`~.engine.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
 the same starting point, step rule, stopping test and iterative refinement of the corrector once the gap
 is below ``refine_below``); the Newton system is reduced to the same (n + 1) x (n + 1) Schur complement
-(robust_ipm's module docstring, whose cone algebra :class:`~.robust_ipm.ConeTerms` both use).  What
+(robust_svm's module docstring, whose cone algebra :class:`~.kkt.ConeTerms` both use).  What
 changes is where the per-sample arrays live: every per-sample quantity -- the rows of X, y, gamma,
 group index, per-sample factors, and the per-sample part of the iterate (``xi``, the 2 L orthant
 slacks and multipliers, and for per-sample ellipsoids the L cones) -- stays in the workers' chunks
@@ -26,7 +26,7 @@ and a tree of combine tasks, returning O(n^2) numbers:
    no extra pass); the client sets ``sigma = (1 - alpha_aff)^3`` and solves for the corrector.
 3. *corrector*: each block forms its rows of the corrector direction and returns their largest step.  Once
    the gap is small, the corrector is refined as in memory, by the same rule
-   (:class:`~.cone_ipm.Refinement`): the pass also returns the direction's KKT residual (its global sums
+   (:class:`~.engine.Refinement`): the pass also returns the direction's KKT residual (its global sums
    and norms) and the residual's reduced right-hand side; the client decides, solves for the correction,
    and one more pass follows per correction (at most ``refine``, in the last few iterations), which returns
    the corrected direction's step and residual.  A correction that does not reduce the residual is dropped
@@ -45,7 +45,7 @@ plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30
 
 **Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
 matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus one per correction in the
-last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_ipm.robust_svm_ipm` up to
+last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_svm.robust_svm_ipm` up to
 summation order: the same iterations, and solutions equal to rounding amplified by the last iterations'
 conditioning (tested with one chunk, even and uneven chunks: ``tests/test_dask_ipm.py``).
 """
@@ -57,8 +57,8 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from .._validation import check_positive, is_dask_array
-from .cone_ipm import (
+from ..._validation import check_positive, is_dask_array
+from .engine import (
     REFINE_STEPS,
     ConeSpec,
     Refinement,
@@ -70,18 +70,10 @@ from .cone_ipm import (
     scaled_directions,
     step_into,
 )
-from .robust_ipm import (
-    ConeTerms,
-    GroupMeans,
-    centred_gram,
-    column_rms,
-    cone_rows_gx,
-    finish_status,
-    sum_apply_rows,
-    weighted_gram,
-)
-from .row_kernels import group_row_sums
+from .kkt import ConeTerms, GroupMeans, centred_gram, cone_rows_gx, sum_apply_rows, weighted_gram
 from .row_blocks import RowBlocks
+from .row_kernels import group_row_sums
+from .status import column_rms, finish_status
 
 __all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
 
@@ -94,7 +86,7 @@ class _Eval:
 
 
 class _Block:
-    """One row block's part of :class:`~.robust_ipm.RobustSVMCone` (its rows of every operator)."""
+    """One row block's part of :class:`~.robust_svm.RobustSVMCone` (its rows of every operator)."""
 
     def __init__(self, blk, cfg):
         self.cfg = cfg
@@ -313,7 +305,7 @@ class _Block:
 
     # ------------------------------------------------------------------ directions of one iteration
     def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
-        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.cone_ipm.newton_rhs`):
+        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.engine.newton_rhs`):
         ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
         size = self.cones.size
         u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, E.rz, np.empty(size), np.empty(size))
@@ -482,7 +474,7 @@ def robust_svm_ipm_dask(
     refine_below=1e-4,
     check_input=True,
 ):
-    """:func:`~.robust_ipm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
+    """:func:`~.robust_svm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
     ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
     grouped cones, or a Dask array ``(L, n)`` / ``(L, n, n)`` of per-sample factors (``group_index`` then
     unused).  Returns ``(values, info)`` as robust_svm_ipm does, except that the per-sample values ``xi``
@@ -582,7 +574,7 @@ def _entry_t(st):
 
 def _check_dask_inputs(X, y, gamma, factors):
     """robust_svm_ipm's checks, lazily: shapes now, values in one reduction pass."""
-    from .._validation import check_dask_values
+    from ..._validation import check_dask_values
 
     if X.ndim != 2:
         raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")

@@ -11,7 +11,7 @@ numbers -- reaches the client.  Nothing of size L is ever gathered.
 The passes the certificate of :mod:`rsvm_conic.formulations._linear` needs are here too (the
 primal objective, the projection of the multipliers onto ``{0 <= alpha <= C, y'alpha = 0}`` and
 the dual value), so that a Dask fit is certified by the same dual bound as an in-memory one; the
-interior point itself is :mod:`.dask_ipm`.  ``dask`` (``pip install 'rsvm-conic[dask]'``) is
+interior point itself is :mod:`.row_block_ipm`.  ``dask`` (``pip install 'rsvm-conic[dask]'``) is
 imported only when a RowBlocks is made.
 """
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import dask_compute
-from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
-from .certificates import box_hyperplane_root
-from .conic import SolverError
-from .robust_ipm import sum_apply_rows, transpose_apply
+from ..._validation import dask_compute
+from ...uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from ..certificates import box_hyperplane_root
+from ..conic import SolverError
+from .kkt import sum_apply_rows, transpose_apply
 
 __all__ = ["RowBlocks", "combine", "dual_terms", "hinge_sum", "project_dual_set_rows", "resolve_uncertainty"]
 
@@ -228,7 +228,7 @@ def _rows_for(X, y, unc, **more):
 
 
 def _is_dask(A) -> bool:
-    from .._validation import is_dask_array
+    from ..._validation import is_dask_array
 
     return is_dask_array(A)
 
@@ -329,7 +329,7 @@ def _group_index_block(g, labels):
 
 
 def _factor_block(S, p, as_factor):
-    from ..uncertainty.sets import UncertaintySet
+    from ...uncertainty.sets import UncertaintySet
 
     m, n = S.shape[0], S.shape[-1]
     if as_factor:
@@ -347,8 +347,8 @@ def resolve_uncertainty(unc_set, X):
     the distinct group labels) take one pass over those arrays; a Dask Sigma is factored block by block
     when a pass reads it (its checks raise then).
     """
-    from .._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
-    from ..uncertainty.sets import ResolvedUncertainty, UncertaintySet
+    from ..._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
+    from ...uncertainty.sets import ResolvedUncertainty, UncertaintySet
 
     dask, da = _dask()
     L, n = X.shape

@@ -18,7 +18,7 @@ system shifted into the cone.  The only problem-specific part is the linear solv
 
 with ``W`` the current NT scaling.  A problem object supplies the operators and a
 ``kkt_factor(scaling)`` returning ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)``; that is where
-structure is exploited (see :mod:`rsvm_conic.solvers.robust_ipm`).  Once the gap is small, the
+structure is exploited (see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  Once the gap is small, the
 corrector's solve is followed by iterative refinement against the unreduced operators
 (:class:`Refinement`), so a KKT solver that loses digits (Schur complements of ill-conditioned
 scalings) is corrected.
@@ -359,7 +359,7 @@ REFINE_STEPS = 4
 
 class Refinement:
     """When iterative refinement of a KKT solve stops: the one rule of :func:`cone_ipm` and of the row-block
-    interior point (:mod:`.dask_ipm`), which evaluate the residuals and solve for the corrections themselves.
+    interior point (:mod:`.row_block_ipm`), which evaluate the residuals and solve for the corrections themselves.
 
     ``err`` is a direction's KKT residual (``max(||rx||_inf, ||ry||_inf, ||W^{-1} rz||_inf)``) and ``scale`` its
     right-hand side's (the same norms).  The first correction is solved unless ``err <= 1e-12 scale`` (the rounding
@@ -468,7 +468,7 @@ def cone_ipm(
     h_head = h[:hn]
 
     # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
-    # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
+    # once they exceed the allocator's reuse threshold; see kkt.Workspace)
     buffers: dict = {}
 
     def work(name):
