@@ -387,7 +387,6 @@ def _two_groups(L, n, seed):
 def _refined_solve(X, y, g, Sigma, refine, chunks=None):
     """``(status, iterations, seconds, passes, log)`` of the interior point with at most ``refine`` corrections per
     refined corrector solve; ``chunks``: on Dask row blocks of these rows (threaded scheduler)."""
-    from rsvm_conic.solvers.ipm.robust_svm import solve_robust_ipm
 
     if chunks is not None:
         import dask.array as da
@@ -397,7 +396,7 @@ def _refined_solve(X, y, g, Sigma, refine, chunks=None):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = solve_robust_ipm(f, refine=refine, accept_inaccurate=True)
+        sol = f.ipm_solution(refine=refine, accept_inaccurate=True)
     return sol.info["status"], sol.info["iterations"], time.perf_counter() - t0, sol.info.get("passes"), sol.info["log"]
 
 
@@ -479,9 +478,8 @@ def run_scale(quick: bool = False) -> int:
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
     """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
-    from rsvm_conic.solvers.ipm.robust_svm import solve_robust_ipm
 
-    return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: solve_robust_ipm(self, **opts)})
+    return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: self.ipm_solution(**opts)})
 
 
 def _instance(k, chance=False):

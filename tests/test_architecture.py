@@ -178,3 +178,30 @@ def test_the_interior_point_imports_no_other_solver_but_its_exceptions_and_certi
                 if not inside and t.rsplit(".", 1)[1] not in ("conic", "contract", "certificates"):
                     bad.append(f"{name} imports {t}")
     assert not bad, "\n".join(bad)
+
+
+def test_solvers_never_receive_a_formulation():
+    """Numerical methods take arrays and operators: no function under ``solvers/`` has a parameter named
+    ``formulation`` (or reads a name of that name), so none can call back into a model."""
+    bad = []
+    for path in sorted((ROOT / "rsvm_conic" / "solvers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                if any(a.arg in ("formulation", "model") for a in args):
+                    bad.append(f"{path.relative_to(ROOT)}: {node.name} takes a formulation")
+            elif isinstance(node, ast.Name) and node.id == "formulation":
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} reads a formulation")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_dask_in_formulations():
+    """Formulations hold the mathematics; where the samples live (in memory or on Dask row blocks) is the
+    layout object's business (:mod:`rsvm_conic.solvers.samples`)."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{i}"
+        for path in sorted((ROOT / "rsvm_conic" / "formulations").rglob("*.py"))
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "dask" in line.lower()
+    ]
+    assert not bad, "dask in formulations/:\n" + "\n".join(bad)

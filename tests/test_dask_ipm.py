@@ -74,7 +74,7 @@ def test_dask_route_equals_memory(kind):
     mem = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=False)), C=1.0).solve("ipm")
     rng.bit_generator.state = state
     f = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=True)), C=1.0)
-    assert f.dask and f.backends == ("ipm", "sgd", "prox") and f.auto_routes() == ("ipm",)
+    assert not f.samples.in_memory and f.backends == ("ipm", "sgd", "prox") and f.auto_routes() == ("ipm",)
     sol = f.solve("auto")
     assert sol.backend == "ipm" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
     assert sol.objective == pytest.approx(mem.objective, rel=1e-8)

@@ -8,7 +8,7 @@ from rsvm_conic.formulations.robust import RobustSVM
 from rsvm_conic.solvers.ipm.engine import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
 from rsvm_conic.solvers.conic import SolverError, SolverWarning
 from rsvm_conic.solvers.ipm.kkt import weighted_gram
-from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm
+from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, robust_svm_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 
@@ -355,7 +355,7 @@ def test_same_optimum_as_clarabel(i, kind, radius, separable):
     L, n = (60, 4) if kind.endswith("full") else (80, 5)
     f = _instance(rng, kind, L, n, radius, separable)
     ref = f.solve("clarabel")
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
     # the IPM's own primal cost agrees with the numpy objective of its (w, b)
@@ -368,7 +368,7 @@ def test_same_optimum_as_clarabel_larger(i, kind, radius, separable):
     rng = np.random.default_rng(5000 + i)
     L, n = (300, 10) if kind.endswith("full") else (1500, 20)
     f = _instance(rng, kind, L, n, radius, separable)
-    assert solve_robust_ipm(f).objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+    assert f.ipm_solution().objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
 
 def test_chance_constrained_and_worst_case_certificate():
@@ -380,7 +380,7 @@ def test_chance_constrained_and_worst_case_certificate():
     X = rng.normal(size=(L, n)) + y[:, None]
     S = np.stack([np.diag(rng.uniform(0.1, 0.5, n)), np.diag(rng.uniform(0.1, 0.5, n))])
     f = ChanceConstrainedSVM(X, y, Sigma=S, groups=(y > 0).astype(int), C=2.0, epsilon=0.2)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
     unc = f.current_uncertainty()
     w, b = sol["w"], sol["b"]
@@ -401,7 +401,7 @@ def test_nominal_limit_matches_libsvm():
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(L, n)) + 0.7 * y[:, None]
     f = RobustSVM(X, y, UncertaintySet(radius=0.0), C=0.7)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     clf = SVC(kernel="linear", C=0.7, tol=1e-10).fit(X, y)
     w = clf.coef_.ravel()
     assert sol.objective == pytest.approx(f.objective_wb(w, clf.intercept_[0]), rel=1e-6)
@@ -411,9 +411,9 @@ def test_nominal_limit_matches_libsvm():
 def test_set_params_radius_is_used():
     rng = np.random.default_rng(9)
     f = _instance(rng, "class", 80, 4, 0.2, False)
-    a = solve_robust_ipm(f).objective
+    a = f.ipm_solution().objective
     f.set_params(radius=1.0)
-    b = solve_robust_ipm(f)
+    b = f.ipm_solution()
     assert b.objective > a
     assert b.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
@@ -443,7 +443,7 @@ def test_p_not_2_is_rejected():
     X, y = rng.normal(size=(20, 3)), np.r_[np.ones(10), -np.ones(10)]
     f = RobustSVM(X, y, UncertaintySet(p=np.inf, radius=0.1))
     with pytest.raises(ValueError, match="p = 2"):
-        solve_robust_ipm(f)
+        f.ipm_solution()
 
 
 def test_zero_variance_data_gives_w_zero():
@@ -451,7 +451,7 @@ def test_zero_variance_data_gives_w_zero():
     X = np.ones((30, 3))
     y = np.r_[np.ones(20), -np.ones(10)]
     f = RobustSVM(X, y, UncertaintySet(radius=0.5), C=1.0)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     np.testing.assert_allclose(sol["w"], 0.0, atol=1e-6)
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
     assert sol.objective == pytest.approx(20.0, rel=1e-6)  # b = 1: 10 negatives each lose 2
@@ -461,9 +461,9 @@ def test_iteration_limit_raises_or_warns():
     rng = np.random.default_rng(1)
     f = _instance(rng, "class", 80, 4, 0.3, False)
     with pytest.raises(SolverError, match="max_iter"):
-        solve_robust_ipm(f, max_iter=3)
+        f.ipm_solution(max_iter=3)
     with pytest.warns(SolverWarning, match="max_iter"):
-        sol = solve_robust_ipm(f, max_iter=3, accept_inaccurate=True)
+        sol = f.ipm_solution(max_iter=3, accept_inaccurate=True)
     assert sol.status == "max_iter"
 
 
@@ -506,7 +506,7 @@ def test_scale_advice():
 def test_verbose_log(capsys):
     rng = np.random.default_rng(2)
     f = _instance(rng, "shared", 50, 3, 0.3, True)
-    sol = solve_robust_ipm(f, verbose=True)
+    sol = f.ipm_solution(verbose=True)
     out = capsys.readouterr().out
     assert "pcost" in out and len(sol.info["log"]) == sol.info["iterations"] + 1
     assert sol.info["log"][-1]["gap_rel"] <= 1e-8

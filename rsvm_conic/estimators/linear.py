@@ -131,7 +131,7 @@ def _threshold(formulation):
     if zt is None:
         why = (
             "it is not computed for samples given as a Dask array"
-            if formulation.dask
+            if not formulation.samples.in_memory
             else "it is not computed for weighted samples"
             if formulation.sample_weight is not None
             else "no robust term"

@@ -53,8 +53,6 @@ data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solv
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.linalg as sla
 
@@ -431,45 +429,44 @@ def robust_svm_ipm(
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
 
 
-def solve_robust_ipm(formulation, **opts):
-    """Backend ``"ipm"`` for :class:`~rsvm_conic.formulations.robust.RobustSVM` (and the chance SVM).
+def solve_robust_ipm(X, y, C, gamma=None, factors=None, diagonal=True, group_index=None, **opts):
+    """Backend ``"ipm"`` of the linear SVMs (nominal, robust, chance-constrained) on trusted arrays.
 
-    Uses the formulation's data, ``C`` and current radius/kappa; options go to
-    :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.solvers.contract.Solution`
-    whose ``objective`` is the formulation's own numpy objective.
+    Parameters
+    ----------
+    X, y : arrays (L, n) and (L,)
+        Samples and labels in {-1, +1}, in memory or as Dask arrays chunked along the rows (then the interior
+        point runs on the row blocks, :func:`~.row_block_ipm.robust_svm_ipm_dask`, nothing gathered).
+    C : float or array (L,)
+        The hinge weights: a number or one ``C_i = C s_i`` per in-memory sample.
+    gamma : array (L,) or None
+        The per-sample radii ``gamma_i`` of the resolved uncertainty; None for the nominal SVM (no cone).
+    factors, diagonal, group_index
+        The resolved uncertainty's factors ``(k, n)`` (diagonal) or ``(k, n, n)`` and each sample's group.
+    **opts
+        ``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``, ``verbose``, ``accept_inaccurate``,
+        ``refine`` (:func:`robust_svm_ipm`).
+
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t``.
+    info : dict
+        The run's status, iterations, costs, residuals, margin multipliers ``alpha`` and (in memory) the cones'
+        multipliers.
     """
-    from ..contract import Solution
-
-    unc = formulation.current_uncertainty()
-    X = formulation.X
     L, n = X.shape
-    dask = is_dask_array(X)
-    if unc is None:  # nominal SVM: no cone
-        if dask:
+    rows = is_dask_array(X)
+    if gamma is None:  # nominal SVM: no cone
+        if rows:
             import dask.array as da
 
-            gidx, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
+            group_index, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
         else:
-            gidx, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
+            group_index, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
         factors, diagonal = np.zeros((1, n)), True
-    else:
-        if unc.q != 2.0:
-            raise ValueError(
-                f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
-                f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf."
-            )
-        factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
-    t0 = time.perf_counter()
-    if dask:  # validated when the formulation was built
+    if rows:  # validated at the public boundary
         from .row_block_ipm import robust_svm_ipm_dask
 
-        values, info = robust_svm_ipm_dask(
-            X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, check_input=False, **opts
-        )
-    else:
-        values, info = robust_svm_ipm(X, formulation.y, formulation.C_box, gamma, factors, diagonal, gidx, **opts)
-    sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
-    sol.time = time.perf_counter() - t0
-    sol.objective = float(formulation.objective(sol))
-    return sol
+        return robust_svm_ipm_dask(X, y, C, gamma, factors, diagonal, group_index, check_input=False, **opts)
+    return robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, **opts)

@@ -23,9 +23,17 @@ from ..._validation import dask_compute
 from ...uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from ..certificates import box_hyperplane_root
 from ..conic import SolverError
-from .kkt import sum_apply_rows, transpose_apply
+from .kkt import apply_rows, sum_apply_rows, transpose_apply
 
-__all__ = ["RowBlocks", "combine", "dual_terms", "hinge_sum", "project_dual_set_rows", "resolve_uncertainty"]
+__all__ = [
+    "RowBlocks",
+    "combine",
+    "dual_terms",
+    "dual_value_rows",
+    "hinge_sum",
+    "project_dual_set_rows",
+    "resolve_uncertainty",
+]
 
 #: partial results are combined this many at a time (the depth of the tree is log_8 of the blocks)
 SPLIT_EVERY = 8
@@ -313,6 +321,29 @@ def dual_terms(X, y, a, w, unc) -> dict:
     }
     res, _ = rows.run(_dual_block, plan)
     return res
+
+
+def dual_value_rows(X, y, alpha, w, C: float, unc, improve_u=None) -> float:
+    """The dual value ``D(alpha, u) = sum_i a_i - 1/2 ||sum_i a_i y_i x_i - sum_g s_g A_g u_g||^2`` of the linear
+    SVMs' certificate at ``a``, the projection of the Dask vector ``alpha`` onto ``{0 <= a <= C, y'a = 0}``
+    (:func:`project_dual_set_rows`, a few passes over ``(alpha, y)``; then one pass over ``X``).
+
+    ``u_g`` is the maximiser of ``u'A_g'w`` over the unit p-ball; for grouped factors (on the client)
+    ``improve_u(v, s, unc, U)`` may return a better one (``v = sum_i a_i y_i x_i``, ``s_g = sum_{i in g} a_i
+    gamma_i``); per-sample factors keep the maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
+    w = np.asarray(w, dtype=float)
+    a, _ = project_dual_set_rows(X, alpha, y, C)
+    robust = unc is not None and unc.radius != 0
+    t = dual_terms(X, y, a, w, unc if robust else None)
+    v = t["v"]
+    if robust and "robust" in t:
+        v = v - t["robust"]
+    elif robust:
+        U = dual_norm_subgradient(transpose_apply(unc.factors, unc.diagonal, w), unc.q)
+        if improve_u is not None:
+            U = improve_u(t["v"], t["s"], unc, U)
+        v = v - t["s"] @ apply_rows(unc.factors, unc.diagonal, U)
+    return float(t["sum_a"] - 0.5 * v @ v)
 
 
 # ------------------------------------------------------------------------------- uncertainty on rows
