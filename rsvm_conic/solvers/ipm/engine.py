@@ -425,6 +425,72 @@ def _ninf(v) -> float:
     return float(ninf(np.ravel(v)))
 
 
+class StoppingTest:
+    """The stopping test and iteration log of the Nesterov-Todd iteration (module docstring: Clarabel's
+    measures), the one home of both for :func:`cone_ipm` and the row-block interior point
+    (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each on its own layout.
+
+    Parameters
+    ----------
+    nrm_q, nrm_h, nrm_b : float
+        ``||q||_inf``, ``||h||_inf``, ``||b||_inf`` of the cone QP.
+    tol_gap_abs, tol_gap_rel, tol_feas : float
+        The tolerances of the module docstring.
+    max_iter : int
+        The iteration limit.
+    verbose : bool
+        Print the header now and one line per iteration with ``print_fn``.
+    """
+
+    HEADER = f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}"
+
+    def __init__(self, nrm_q, nrm_h, nrm_b, *, tol_gap_abs, tol_gap_rel, tol_feas, max_iter, verbose, print_fn):
+        self.nrm_q, self.nrm_h, self.nrm_b = nrm_q, nrm_h, nrm_b
+        self.tol_gap_abs, self.tol_gap_rel, self.tol_feas = tol_gap_abs, tol_gap_rel, tol_feas
+        self.max_iter, self.verbose, self.print_fn = max_iter, verbose, print_fn
+        self.log: list = []
+        self.pcost = self.dcost = self.gap_abs = self.gap_rel = self.comp_rel = self.pres = self.dres = np.nan
+        if verbose:
+            print_fn(self.HEADER)
+
+    def __call__(self, it, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, **extra):
+        """Measure iterate ``it`` (``max_rz``, ``max_rx``: the infinity norms of the primal and dual residuals;
+        ``nx``, ``ns``, ``nz``: of the iterate's parts) and log it (``extra``: more entries of its log line).
+        Returns the final status (``"numerical_error"``: a measure is not finite, ``"optimal"``, ``"max_iter"``)
+        or None to iterate on; the measures are kept as attributes."""
+        self.pcost, self.dcost = pcost, dcost
+        self.gap_abs = gap_abs = abs(pcost - dcost)
+        self.gap_rel = gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
+        self.comp_rel = comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
+        self.pres = pres = max_rz / max(1.0, self.nrm_h + self.nrm_b + nx + ns)
+        self.dres = dres = max_rx / max(1.0, self.nrm_q + nx + nz)
+        entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
+        entry.update(extra)
+        self.log.append(entry)
+        if self.verbose:
+            self.print_fn(
+                f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
+            )
+        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
+            return "numerical_error"
+        tol_abs, tol_rel, tol_feas = self.tol_gap_abs, self.tol_gap_rel, self.tol_feas
+        if (
+            pres <= tol_feas
+            and dres <= tol_feas
+            and (gap_abs <= tol_abs or gap_rel <= tol_rel)
+            and (gap <= tol_abs or comp_rel <= tol_rel)
+        ):
+            return "optimal"
+        if it == self.max_iter:
+            return "max_iter"
+        return None
+
+    def values(self) -> dict:
+        """The last iterate's measures (NaN before the first): pcost, dcost, gap_abs, gap_rel, pres, dres."""
+        keys = ("pcost", "dcost", "gap_abs", "gap_rel", "pres", "dres")
+        return {key: getattr(self, key) for key in keys}
+
+
 def cone_ipm(
     prob,
     *,
@@ -513,12 +579,37 @@ def cone_ipm(
             entry["refine"] = tuple(steps.history)
         return dx, dy, dz
 
+    test = StoppingTest(
+        nrm_q,
+        nrm_h,
+        nrm_b,
+        tol_gap_abs=tol_gap_abs,
+        tol_gap_rel=tol_gap_rel,
+        tol_feas=tol_feas,
+        max_iter=max_iter,
+        verbose=verbose,
+        print_fn=print_fn,
+    )
+
     def result(status, it):
+        v = test.values()
         return IPMResult(
-            x, y, z, s, status, it, pcost, dcost, gap_abs, gap_rel, pres, dres, time.perf_counter() - t_start, log
+            x,
+            y,
+            z,
+            s,
+            status,
+            it,
+            v["pcost"],
+            v["dcost"],
+            v["gap_abs"],
+            v["gap_rel"],
+            v["pres"],
+            v["dres"],
+            time.perf_counter() - t_start,
+            test.log,
         )
 
-    log: list = []
     # ---- initial point: identity-scaled least squares, shifted into the cone ----------------
     start = getattr(prob, "initial_point", None)
     if start is not None:
@@ -537,9 +628,6 @@ def cone_ipm(
     deg = cones.degree
 
     scaling = None
-    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
-    if verbose:
-        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
     step = 0.0
     for it in range(max_iter + 1):
         # the scaling first (it needs s and z only), so that the residual's pass over the data may also serve the
@@ -559,29 +647,10 @@ def cone_ipm(
         pcost = 0.5 * xPx + float(q @ x)
         dcost = -0.5 * xPx - float(h_head @ z[:hn]) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
         gap = float(s @ z)
-        gap_abs = abs(pcost - dcost)
-        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
-        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
-        nx = _ninf(x)
-        pres = max(nrz, _ninf(ry)) / max(1.0, nrm_h + nrm_b + nx + ns)
-        dres = _ninf(rx) / max(1.0, nrm_q + nx + nz)
-        entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
-        log.append(entry)
-        if verbose:
-            print_fn(
-                f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
-            )
-        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
-            return result("numerical_error", it)
-        if (
-            pres <= tol_feas
-            and dres <= tol_feas
-            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
-        ):
-            return result("optimal", it)
-        if it == max_iter:
-            return result("max_iter", it)
+        status = test(it, pcost, dcost, gap, max(nrz, _ninf(ry)), _ninf(rx), _ninf(x), ns, nz, step)
+        if status is not None:
+            return result(status, it)
+        entry, gap_rel, comp_rel = test.log[-1], test.gap_rel, test.comp_rel
 
         # ---- factorisation, with the predictor's solve where the problem does both in one pass over its data ---
         factor_first = getattr(prob, "kkt_factor_first", None)

@@ -63,6 +63,7 @@ from .engine import (
     ConeSpec,
     Refinement,
     Scaling,
+    StoppingTest,
     _ninf,
     interior,
     jdiv,
@@ -620,29 +621,25 @@ def _iterate(
     if grouped:  # the cones' slack (t_g, A_g'w) = (1, 0); z0_g = sum_{i in g} gamma_i alpha_i from the first pass
         Sc = -cones.Gx(glob["w"], glob["tg"])
         Zc = np.zeros(k * (n + 1))
-    log = []
     states, move, step = None, None, 0.0
-    if verbose:
-        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
+    test = StoppingTest(
+        nrm_q,
+        nrm_h,
+        nrm_b,
+        tol_gap_abs=tol_gap_abs,
+        tol_gap_rel=tol_gap_rel,
+        tol_feas=tol_feas,
+        max_iter=max_iter,
+        verbose=verbose,
+        print_fn=print_fn,
+    )
+    log = test.log
     out = {"glob": glob}
 
     def result(status, it):
-        out.update(
-            status=status,
-            iterations=it,
-            states=states,
-            glob=glob,
-            log=log,
-            pcost=pcost,
-            dcost=dcost,
-            gap_abs=gap_abs,
-            gap_rel=gap_rel,
-            pres=pres,
-            dres=dres,
-        )
+        out.update(status=status, iterations=it, states=states, glob=glob, log=log, **test.values())
         return out
 
-    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
     for it_no in range(max_iter + 1):
         # ---- pass 1: the step, then the sums at the new iterate
         while True:
@@ -692,39 +689,10 @@ def _iterate(
         xPx = float(w @ w)
         pcost = 0.5 * xPx + C * R["sum_xi"]
         dcost = -0.5 * xPx + R["sum_zm"] + x_rx
-        gap_abs = abs(pcost - dcost)
-        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
-        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
-        pres = max_rz / max(1.0, nrm_h + nrm_b + nx + ns)
-        dres = max_rx / max(1.0, nrm_q + nx + nz)
-        log.append(
-            dict(
-                iter=it_no,
-                pcost=pcost,
-                dcost=dcost,
-                gap=gap,
-                gap_rel=gap_rel,
-                pres=pres,
-                dres=dres,
-                step=step,
-                passes=blocks.passes,
-            )
-        )
-        if verbose:
-            print_fn(
-                f"{it_no:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
-            )
-        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
-            return result("numerical_error", it_no)
-        if (
-            pres <= tol_feas
-            and dres <= tol_feas
-            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
-        ):
-            return result("optimal", it_no)
-        if it_no == max_iter:
-            return result("max_iter", it_no)
+        status = test(it_no, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, passes=blocks.passes)
+        if status is not None:
+            return result(status, it_no)
+        gap_rel, comp_rel = test.gap_rel, test.comp_rel
 
         # ---- the Schur complement and the predictor
         mu = gap / deg
