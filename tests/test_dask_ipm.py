@@ -364,3 +364,38 @@ def test_check_instance_dask_route_agrees_with_memory():
     assert ok, reports
     assert [r.backend for r in reports] == ["ipm", "ipm_dask"] and all(r.status == "optimal" for r in reports)
     assert reports[1].agreement == 1.0
+
+
+def test_sample_layouts_give_the_same_sums():
+    """The two layouts of :mod:`rsvm_conic.solvers.samples` give the same sums a formulation asks for (the largest
+    squared norm, the rounding floor's sums, the routes, the dual value with and without an improved ``u``), to
+    rounding scaled by the data's magnitude; the labels check names what to fix in both."""
+    from rsvm_conic.solvers.samples import InMemory, RowBlocks, samples_of
+
+    rng, X, y = _data(11)
+    X = 30.0 * X  # magnitudes away from 1: the tolerances below scale with them
+    mem, rows = samples_of(X, y), samples_of(_rows(X), _rows(y))
+    assert isinstance(mem, InMemory) and isinstance(rows, RowBlocks)
+    assert mem.routes is None and rows.routes == ("ipm", "sgd", "prox")
+    assert rows.max_sq_norm() == pytest.approx(mem.max_sq_norm(), rel=1e-13)
+    alpha, w = rng.uniform(-0.5, 1.5, 600), rng.normal(size=6)
+    for got, want in zip(rows.rounding_sums(_rows(alpha), w), mem.rounding_sums(alpha, w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.max(np.abs(want)))
+    with pytest.raises(ValueError, match="one -1/\\+1 label per row"):
+        samples_of(X, y + 1.0, labels_message="y must hold one -1/+1 label per row")
+    with pytest.raises(ValueError, match="one -1/\\+1 label per row"):
+        samples_of(_rows(X), _rows(y + 1.0), labels_message="y must hold one -1/+1 label per row")
+    unc_set = UncertaintySet(Sigma=np.stack([np.eye(6), 0.2 * np.eye(6)]), groups=(y > 0).astype(int), radius=0.4)
+    fm = RobustSVM(X, y, unc_set, C=0.3)
+    unc_rows = rows.resolve(UncertaintySet(Sigma=unc_set.Sigma, groups=_rows((y > 0).astype(int)), radius=0.4))
+    calls = []
+
+    def improve(v, s, unc, U):
+        calls.append(U.shape)
+        return U
+
+    for improve_u in (None, improve):
+        got = rows.dual_value(_rows(alpha), w, 0.3, unc_rows, improve_u)
+        want = fm.dual_value(alpha, w)
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12 * 0.3 * np.max(np.abs(X)) ** 2 * 600)
+    assert calls == [(2, 6)]
