@@ -432,10 +432,10 @@ class StoppingTest:
 
     Parameters
     ----------
-    nrm_q, nrm_h, nrm_b : float
-        ``||q||_inf``, ``||h||_inf``, ``||b||_inf`` of the cone QP.
-    tol_gap_abs, tol_gap_rel, tol_feas : float
-        The tolerances of the module docstring.
+    norms : tuple of float
+        ``(||q||_inf, ||h||_inf, ||b||_inf)`` of the cone QP.
+    tols : tuple of float
+        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, the tolerances of the module docstring.
     max_iter : int
         The iteration limit.
     verbose : bool
@@ -444,9 +444,9 @@ class StoppingTest:
 
     HEADER = f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}"
 
-    def __init__(self, nrm_q, nrm_h, nrm_b, *, tol_gap_abs, tol_gap_rel, tol_feas, max_iter, verbose, print_fn):
-        self.nrm_q, self.nrm_h, self.nrm_b = nrm_q, nrm_h, nrm_b
-        self.tol_gap_abs, self.tol_gap_rel, self.tol_feas = tol_gap_abs, tol_gap_rel, tol_feas
+    def __init__(self, norms, tols, max_iter, verbose=False, print_fn=print):
+        self.nrm_q, self.nrm_h, self.nrm_b = norms
+        self.tol_gap_abs, self.tol_gap_rel, self.tol_feas = tols
         self.max_iter, self.verbose, self.print_fn = max_iter, verbose, print_fn
         self.log: list = []
         self.pcost = self.dcost = self.gap_abs = self.gap_rel = self.comp_rel = self.pres = self.dres = np.nan
@@ -579,17 +579,8 @@ def cone_ipm(
             entry["refine"] = tuple(steps.history)
         return dx, dy, dz
 
-    test = StoppingTest(
-        nrm_q,
-        nrm_h,
-        nrm_b,
-        tol_gap_abs=tol_gap_abs,
-        tol_gap_rel=tol_gap_rel,
-        tol_feas=tol_feas,
-        max_iter=max_iter,
-        verbose=verbose,
-        print_fn=print_fn,
-    )
+    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
+    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
 
     def result(status, it):
         v = test.values()

@@ -622,17 +622,8 @@ def _iterate(
         Sc = -cones.Gx(glob["w"], glob["tg"])
         Zc = np.zeros(k * (n + 1))
     states, move, step = None, None, 0.0
-    test = StoppingTest(
-        nrm_q,
-        nrm_h,
-        nrm_b,
-        tol_gap_abs=tol_gap_abs,
-        tol_gap_rel=tol_gap_rel,
-        tol_feas=tol_feas,
-        max_iter=max_iter,
-        verbose=verbose,
-        print_fn=print_fn,
-    )
+    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
+    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
     log = test.log
     out = {"glob": glob}
 
