@@ -425,6 +425,22 @@ def _ninf(v) -> float:
     return float(ninf(np.ravel(v)))
 
 
+#: a step below this ends the run as a numerical error (:func:`damped_step`)
+MIN_STEP = 1e-10
+
+
+def centring(a_aff: float) -> float:
+    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step."""
+    return (1.0 - min(1.0, a_aff)) ** 3
+
+
+def damped_step(amax: float, step_fraction: float):
+    """The step taken along the corrector: ``min(1, step_fraction amax)``, or None when it collapsed (not finite,
+    or below :data:`MIN_STEP`: the run ends as a numerical error)."""
+    step = min(1.0, step_fraction * amax)
+    return step if np.isfinite(step) and step >= MIN_STEP else None
+
+
 class StoppingTest:
     """The stopping test and iteration log of the Nesterov-Todd iteration (module docstring: Clarabel's
     measures), the one home of both for :func:`cone_ipm` and the row-block interior point
@@ -484,6 +500,11 @@ class StoppingTest:
         if it == self.max_iter:
             return "max_iter"
         return None
+
+    def refines(self, refine_below: float) -> bool:
+        """Whether the corrector of the last measured iterate is refined: its relative gap or complementarity is
+        below ``refine_below`` (earlier iterates do not need the digits)."""
+        return min(self.gap_rel, self.comp_rel) < refine_below
 
     def values(self) -> dict:
         """The last iterate's measures (NaN before the first): pcost, dcost, gap_abs, gap_rel, pres, dres."""
@@ -641,7 +662,7 @@ def cone_ipm(
         status = test(it, pcost, dcost, gap, max(nrz, _ninf(ry)), _ninf(rx), _ninf(x), ns, nz, step)
         if status is not None:
             return result(status, it)
-        entry, gap_rel, comp_rel = test.log[-1], test.gap_rel, test.comp_rel
+        entry = test.log[-1]
 
         # ---- factorisation, with the predictor's solve where the problem does both in one pass over its data ---
         factor_first = getattr(prob, "kkt_factor_first", None)
@@ -682,7 +703,7 @@ def cone_ipm(
                         nrx,
                         nry,
                         bz,
-                        refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
+                        refine if corrector and test.refines(refine_below) else 0,
                         refine_bufs if corrector else {"dz": work("dz_pred")},
                         entry,
                     )
@@ -697,14 +718,12 @@ def cone_ipm(
                     gap_aff = float((lam + a_aff * dst) @ (lam + a_aff * dzt))
                     sigma = min(1.0, max(0.0, gap_aff / max(gap, 1e-300))) ** 3
                 else:
-                    sigma = (1.0 - a_aff) ** 3
+                    sigma = centring(a_aff)
                 dsa, dza = dst, dzt
-        step = min(1.0, step_fraction * amax)
+        step = damped_step(amax, step_fraction)
         # a NaN in dst or dz shows in the step, which then fails its interior test (checked below: a pass less
         # than testing them here); an inf shows in the next iteration's residuals
-        if not np.isfinite(step) or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
-            return result("numerical_error", it)
-        if step < 1e-10:
+        if step is None or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
             return result("numerical_error", it)
         # the new s and z go to the buffer of each pair that is not the current iterate
         s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))

@@ -64,6 +64,8 @@ from .engine import (
     Refinement,
     Scaling,
     StoppingTest,
+    centring,
+    damped_step,
     _ninf,
     interior,
     jdiv,
@@ -683,7 +685,6 @@ def _iterate(
         status = test(it_no, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, passes=blocks.passes)
         if status is not None:
             return result(status, it_no)
-        gap_rel, comp_rel = test.gap_rel, test.comp_rel
 
         # ---- the Schur complement and the predictor
         mu = gap / deg
@@ -699,7 +700,7 @@ def _iterate(
         amax = R2["min_step"]
         if grouped:
             amax = min(amax, system.cone_step(pred[2], system.u_pred))
-        sigma = (1.0 - min(1.0, amax)) ** 3
+        sigma = centring(amax)
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
         bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
         try:
@@ -710,7 +711,7 @@ def _iterate(
         dZc = corr[2]
         # ---- pass 3 (+ refinement): corrector step; when refining, each pass also returns its direction's KKT
         # residual, and the client applies cone_ipm's rule (Refinement) to it
-        refining = refine > 0 and min(gap_rel, comp_rel) < refine_below
+        refining = refine > 0 and test.refines(refine_below)
         steps = kept = None
         while True:
             R3, _ = blocks.run(
@@ -759,8 +760,8 @@ def _iterate(
             amax = min(amax, scaled_directions(cones.spec, system.sc, system.lam, dst, dZc, np.empty(dZc.shape)))
             dSc = system.sc.apply(dst)
             finite = finite and np.all(np.isfinite(dZc)) and np.all(np.isfinite(dst)) and np.all(np.isfinite(dtg))
-        step = min(1.0, step_fraction * amax)
-        if not np.isfinite(step) or not finite or step < 1e-10:
+        step = damped_step(amax, step_fraction)
+        if step is None or not finite:
             return result("numerical_error", it_no)
         if grouped:  # back off where rounding puts the grouped cones' s or z on the boundary
             for _ in range(30):
