@@ -1,7 +1,7 @@
 """Benchmark: structure-exploiting solvers against CVXPY + Clarabel (prints measured ratios; not a test).
 
 Part 1 -- robust linear SVM SOCP [CJ20, eq. 4, p = 2]: the ``ipm`` backend
-(:mod:`rsvm_conic.solvers.robust_ipm`, Schur complement of size n + 1 built with BLAS) against
+(:mod:`rsvm_conic.solvers.ipm.robust_svm`, Schur complement of size n + 1 built with BLAS) against
 the vectorised CVXPY model ``RobustSVM(...).solve("clarabel")`` (the project's builder; time
 includes building the model, as a user pays it; Clarabel's own solve time is printed too).
 Grid: L in {2000, 20000, 200000}, n in {20, 50, 200}, k in {1, 2, L} (one shared ellipsoid, one
@@ -38,7 +38,7 @@ import numpy as np
 from ._bench import available_mb, peak_mb
 
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.robust_ipm import robust_svm_ipm
+from rsvm_conic.solvers.ipm.robust_svm import robust_svm_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CVXPY_MAX_LN = 1_000_000  # shared or grouped ellipsoids: CVXPY + Clarabel only where L * n <= 1e6
@@ -387,7 +387,6 @@ def _two_groups(L, n, seed):
 def _refined_solve(X, y, g, Sigma, refine, chunks=None):
     """``(status, iterations, seconds, passes, log)`` of the interior point with at most ``refine`` corrections per
     refined corrector solve; ``chunks``: on Dask row blocks of these rows (threaded scheduler)."""
-    from rsvm_conic.solvers.robust_ipm import solve_robust_ipm
 
     if chunks is not None:
         import dask.array as da
@@ -397,7 +396,7 @@ def _refined_solve(X, y, g, Sigma, refine, chunks=None):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = solve_robust_ipm(f, refine=refine, accept_inaccurate=True)
+        sol = f.ipm_solution(refine=refine, accept_inaccurate=True)
     return sol.info["status"], sol.info["iterations"], time.perf_counter() - t0, sol.info.get("passes"), sol.info["log"]
 
 
@@ -408,7 +407,7 @@ def run_refine(quick: bool = False) -> int:
     side per instance: runs that do not end optimal, the median time ratio over instances where both are optimal,
     the relative KKT residuals of the refined solves, and on Dask row blocks (chunks of L / 4 rows, 4 seeds) the
     passes over the data."""
-    from rsvm_conic.solvers.cone_ipm import REFINE_STEPS
+    from rsvm_conic.solvers.ipm.engine import REFINE_STEPS
 
     sizes, seeds = ([3000], range(8)) if quick else ([3000, 10000], range(20))
     print(f"two-group robust SVMs, n = 20: one correction per refined solve (1) against at most {REFINE_STEPS}")
@@ -449,12 +448,12 @@ def run_refine(quick: bool = False) -> int:
 
 def run_scale(quick: bool = False) -> int:
     """``rsvm-conic bench robust-ipm-scale``: which column scales the interior point certifies (what
-    :data:`~rsvm_conic.solvers.robust_ipm.WELL_SCALED` rests on).  Issue 36's two-group family (3000 x 20, 3 seeds;
+    :data:`~rsvm_conic.solvers.ipm.robust_svm.WELL_SCALED` rests on).  Issue 36's two-group family (3000 x 20, 3 seeds;
     quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled with it
     (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
     certify, with the columns' root mean squares."""
     from rsvm_conic.exceptions import SolverError
-    from rsvm_conic.solvers.robust_ipm import column_rms
+    from rsvm_conic.solvers.ipm.status import column_rms
 
     seeds = range(1) if quick else range(3)
     print("two-group robust SVMs, 3000 x 20, columns rescaled: iterations per seed (FAIL: not certified)")
@@ -479,9 +478,8 @@ def run_scale(quick: bool = False) -> int:
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
     """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
-    from rsvm_conic.solvers.robust_ipm import solve_robust_ipm
 
-    return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: solve_robust_ipm(self, **opts)})
+    return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: self.ipm_solution(**opts)})
 
 
 def _instance(k, chance=False):

@@ -167,7 +167,7 @@ def _cells(quick: bool, data: str, meta: dict) -> list[dict]:
 def run_cell(cell: dict) -> dict:
     """One out-of-core fit on the store ``cell["data"]`` (its passes on the current Dask scheduler)."""
     from rsvm_conic.estimators import RobustSVC
-    from rsvm_conic.solvers.row_blocks import RowBlocks
+    from rsvm_conic.solvers.ipm.row_blocks import RowBlocks
 
     passes = RowBlocks.data_passes
     t0 = time.perf_counter()
@@ -339,7 +339,7 @@ def benchmark(
 
     from rsvm_conic.datasets.zarr_store import default_chunk_rows, make_classification_store, open_dataset
     from rsvm_conic.estimators import RobustSVC
-    from rsvm_conic.solvers.row_blocks import RowBlocks
+    from rsvm_conic.solvers.ipm.row_blocks import RowBlocks
 
     if chunk_rows is None:  # about 64 MiB of X per chunk, at most 1/16 of a worker's memory, >= 4 chunks per worker
         chunk_rows = min(default_chunk_rows(n_features), -(-int(n_samples) // (4 * workers)))

@@ -122,29 +122,9 @@ def test_no_solver_imports_a_formulation():
     assert not bad, "solvers must not import formulations or the rooms above them:\n" + "\n".join(sorted(bad))
 
 
-#: solver functions that still take a formulation object, left to their owner's change (issue 39, item 1: the
-#: interior point's entry point moves to arrays with the one IPM engine)
-TAKES_A_FORMULATION = {"solve_robust_ipm"}
-
-
-def test_no_solver_function_takes_a_formulation():
-    """A solver receives arrays and operators: no function under solvers/ has a parameter named ``formulation``
-    (the name every caller gives the model object), except those listed in TAKES_A_FORMULATION."""
-    bad = []
-    for path, rel, _ in _modules():
-        if rel[0] != "solvers":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in TAKES_A_FORMULATION:
-                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-                if any(a.arg == "formulation" for a in args):
-                    bad.append(f"{path.relative_to(ROOT)}: {node.name}")
-    assert not bad, "solver functions taking a formulation object:\n" + "\n".join(sorted(bad))
-
-
 #: import cycles still present (sets of modules, dotted under rsvm_conic): the interior point's files, which
 #: issue 39 merges into one engine; any other cycle fails
-KNOWN_CYCLES = [{"solvers.dask_ipm", "solvers.robust_ipm", "solvers.row_blocks"}]
+KNOWN_CYCLES: list = []
 
 
 def _module_graph():
@@ -277,3 +257,43 @@ def test_loop_free_formulations_hold_no_iterative_method():
         for line in _iterative_loops(ROOT / "rsvm_conic" / "formulations" / name)
     ]
     assert not bad, "iterative loops belong in solvers/ (docs/ARCHITECTURE.md):\n" + "\n".join(bad)
+
+
+def test_the_interior_point_imports_no_other_solver_but_its_exceptions_and_certificates():
+    """``solvers/ipm/`` is one room inside ``solvers/``: it imports its own modules and rooms outside ``solvers/``
+    (``certify``, ``exceptions``, ...), never another algorithm's module."""
+    bad = []
+    for name, targets in _module_graph().items():
+        if name.startswith("rsvm_conic.solvers.ipm"):
+            for t in targets:
+                inside = t.startswith("rsvm_conic.solvers.ipm") or not t.startswith("rsvm_conic.solvers")
+                if not inside and t.rsplit(".", 1)[1] not in ():
+                    bad.append(f"{name} imports {t}")
+    assert not bad, "\n".join(bad)
+
+
+def test_solvers_never_receive_a_formulation():
+    """Numerical methods take arrays and operators: no function under ``solvers/`` has a parameter named
+    ``formulation`` (or reads a name of that name), so none can call back into a model."""
+    bad = []
+    for path in sorted((ROOT / "rsvm_conic" / "solvers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                if any(a.arg in ("formulation", "model") for a in args):
+                    bad.append(f"{path.relative_to(ROOT)}: {node.name} takes a formulation")
+            elif isinstance(node, ast.Name) and node.id == "formulation":
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} reads a formulation")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_dask_in_formulations():
+    """Formulations hold the mathematics; where the samples live (in memory or on Dask row blocks) is the
+    layout object's business (:mod:`rsvm_conic.solvers.samples`)."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{i}"
+        for path in sorted((ROOT / "rsvm_conic" / "formulations").rglob("*.py"))
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "dask" in line.lower()
+    ]
+    assert not bad, "dask in formulations/:\n" + "\n".join(bad)

@@ -163,7 +163,7 @@ def test_a_fit_whose_workers_are_all_gone_ends_with_a_clear_error():
 
     from rsvm_conic._validation import NO_WORKERS_TIMEOUT_KEY
     from rsvm_conic.exceptions import WorkersLostError
-    from rsvm_conic.solvers.row_blocks import RowBlocks
+    from rsvm_conic.solvers.ipm.row_blocks import RowBlocks
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40_000, 16))

@@ -1,4 +1,4 @@
-"""The interior point on Dask row blocks (rsvm_conic.solvers.dask_ipm) against the in-memory one.
+"""The interior point on Dask row blocks (rsvm_conic.solvers.ipm.row_block_ipm) against the in-memory one.
 
 Same model, same iterations: every kind of uncertainty (shared, grouped with per-sample scales, per-sample
 diagonal and full factors, nominal, chance-constrained) must give the in-memory objective to 1e-8
@@ -17,8 +17,9 @@ from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
 from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
 from rsvm_conic.certify.projections import project_dual_set  # noqa: E402
 from rsvm_conic.exceptions import SolverError, SolverWarning  # noqa: E402
-from rsvm_conic.solvers.robust_ipm import centred_gram, robust_svm_ipm  # noqa: E402
-from rsvm_conic.solvers.row_blocks import combine, project_dual_set_rows  # noqa: E402
+from rsvm_conic.solvers.ipm.kkt import centred_gram  # noqa: E402
+from rsvm_conic.solvers.ipm.robust_svm import robust_svm_ipm  # noqa: E402
+from rsvm_conic.solvers.ipm.row_blocks import combine, project_dual_set_rows  # noqa: E402
 from rsvm_conic.uncertainty.sets import UncertaintySet  # noqa: E402
 
 CHUNKS = (90, 130, 41, 200, 139)  # uneven row chunks, L = 600
@@ -73,7 +74,7 @@ def test_dask_route_equals_memory(kind):
     mem = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=False)), C=1.0).solve("ipm")
     rng.bit_generator.state = state
     f = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=True)), C=1.0)
-    assert f.dask and f.backends == ("ipm", "sgd", "prox") and f.auto_routes() == ("ipm",)
+    assert not f.samples.in_memory and f.backends == ("ipm", "sgd", "prox") and f.auto_routes() == ("ipm",)
     sol = f.solve("auto")
     assert sol.backend == "ipm" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
     assert sol.objective == pytest.approx(mem.objective, rel=1e-8)
@@ -143,12 +144,12 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
     correction's) ends the Dask interior point with status "numerical_error", as in memory: a SolverError that
     says so, not the ValueError of scipy's finiteness check (pinned: 3000 x 20 two-group data on one chunk raised
     "array must not contain infs or NaNs" out of the fit)."""
-    from rsvm_conic.solvers import dask_ipm
+    from rsvm_conic.solvers.ipm import row_block_ipm
 
     rng, X, y = _data(13)
     F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
     gam = np.full(600, 0.5)
-    solve = dask_ipm._System.solve
+    solve = row_block_ipm._System.solve
     seen = {"pred": 0, "since": 0, "done": False}
 
     def poisoned(self, P, prefix, bglob, bz_c):
@@ -165,7 +166,7 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
             P = {**P, prefix + "phi": np.full_like(P[prefix + "phi"], np.nan)}
         return solve(self, P, prefix, bglob, bz_c)
 
-    monkeypatch.setattr(dask_ipm._System, "solve", poisoned)
+    monkeypatch.setattr(row_block_ipm._System, "solve", poisoned)
     with pytest.raises(SolverError, match="numerical_error"):
         robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
     assert seen["done"]
@@ -174,10 +175,10 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
 def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
     """On Dask data a numerical error's advice names a route that runs there (``prox``), not Clarabel, and does
     not tell a user with standard-normal columns to standardise them (pinned: issue 36's message did)."""
-    from rsvm_conic.solvers import dask_ipm
+    from rsvm_conic.solvers.ipm import row_block_ipm
 
     rng, X, y = _data(14)
-    init, calls = dask_ipm._System.__init__, []
+    init, calls = row_block_ipm._System.__init__, []
 
     def failing(self, *args):
         calls.append(1)
@@ -185,7 +186,7 @@ def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
             raise np.linalg.LinAlgError("forced")
         init(self, *args)
 
-    monkeypatch.setattr(dask_ipm._System, "__init__", failing)
+    monkeypatch.setattr(row_block_ipm._System, "__init__", failing)
     with pytest.raises(SolverError, match="numerical_error") as err:
         robust_svm_ipm(
             _rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), np.ones((1, 6)), True, _rows(np.zeros(600, int))
@@ -363,3 +364,38 @@ def test_check_instance_dask_route_agrees_with_memory():
     assert ok, reports
     assert [r.backend for r in reports] == ["ipm", "ipm_dask"] and all(r.status == "optimal" for r in reports)
     assert reports[1].agreement == 1.0
+
+
+def test_sample_layouts_give_the_same_sums():
+    """The two layouts of :mod:`rsvm_conic.solvers.samples` give the same sums a formulation asks for (the largest
+    squared norm, the rounding floor's sums, the routes, the dual value with and without an improved ``u``), to
+    rounding scaled by the data's magnitude; the labels check names what to fix in both."""
+    from rsvm_conic.solvers.samples import InMemory, RowBlocks, samples_of
+
+    rng, X, y = _data(11)
+    X = 30.0 * X  # magnitudes away from 1: the tolerances below scale with them
+    mem, rows = samples_of(X, y), samples_of(_rows(X), _rows(y))
+    assert isinstance(mem, InMemory) and isinstance(rows, RowBlocks)
+    assert mem.routes is None and rows.routes == ("ipm", "sgd", "prox")
+    assert rows.max_sq_norm() == pytest.approx(mem.max_sq_norm(), rel=1e-13)
+    alpha, w = rng.uniform(-0.5, 1.5, 600), rng.normal(size=6)
+    for got, want in zip(rows.rounding_sums(_rows(alpha), w), mem.rounding_sums(alpha, w)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.max(np.abs(want)))
+    with pytest.raises(ValueError, match="one -1/\\+1 label per row"):
+        samples_of(X, y + 1.0, labels_message="y must hold one -1/+1 label per row")
+    with pytest.raises(ValueError, match="one -1/\\+1 label per row"):
+        samples_of(_rows(X), _rows(y + 1.0), labels_message="y must hold one -1/+1 label per row")
+    unc_set = UncertaintySet(Sigma=np.stack([np.eye(6), 0.2 * np.eye(6)]), groups=(y > 0).astype(int), radius=0.4)
+    fm = RobustSVM(X, y, unc_set, C=0.3)
+    unc_rows = rows.resolve(UncertaintySet(Sigma=unc_set.Sigma, groups=_rows((y > 0).astype(int)), radius=0.4))
+    calls = []
+
+    def improve(v, s, unc, U):
+        calls.append(U.shape)
+        return U
+
+    for improve_u in (None, improve):
+        got = rows.dual_value(_rows(alpha), w, 0.3, unc_rows, improve_u)
+        want = fm.dual_value(alpha, w)
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12 * 0.3 * np.max(np.abs(X)) ** 2 * 600)
+    assert calls == [(2, 6)]

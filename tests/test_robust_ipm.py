@@ -1,13 +1,14 @@
-"""The structure-exploiting IPM (rsvm_conic.solvers.robust_ipm) against Clarabel and brute force."""
+"""The structure-exploiting IPM (rsvm_conic.solvers.ipm.robust_svm) against Clarabel and brute force."""
 
 import numpy as np
 import pytest
 
 from rsvm_conic.formulations.chance import ChanceConstrainedSVM
 from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.solvers.cone_ipm import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
 from rsvm_conic.exceptions import SolverError, SolverWarning
-from rsvm_conic.solvers.robust_ipm import RobustSVMCone, robust_svm_ipm, solve_robust_ipm, weighted_gram
+from rsvm_conic.solvers.ipm.engine import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
+from rsvm_conic.solvers.ipm.kkt import weighted_gram
+from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, robust_svm_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 
@@ -131,7 +132,7 @@ def test_a_nan_direction_ends_the_run_as_numerical_error(where, monkeypatch):
             return poisoned
 
     bad = Poisoned(np.eye(n), qp.q, G, qp.h, cones)
-    import rsvm_conic.solvers.cone_ipm as engine
+    import rsvm_conic.solvers.ipm.engine as engine
 
     steps = []
 
@@ -354,7 +355,7 @@ def test_same_optimum_as_clarabel(i, kind, radius, separable):
     L, n = (60, 4) if kind.endswith("full") else (80, 5)
     f = _instance(rng, kind, L, n, radius, separable)
     ref = f.solve("clarabel")
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
     # the IPM's own primal cost agrees with the numpy objective of its (w, b)
@@ -367,7 +368,7 @@ def test_same_optimum_as_clarabel_larger(i, kind, radius, separable):
     rng = np.random.default_rng(5000 + i)
     L, n = (300, 10) if kind.endswith("full") else (1500, 20)
     f = _instance(rng, kind, L, n, radius, separable)
-    assert solve_robust_ipm(f).objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+    assert f.ipm_solution().objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
 
 def test_chance_constrained_and_worst_case_certificate():
@@ -379,7 +380,7 @@ def test_chance_constrained_and_worst_case_certificate():
     X = rng.normal(size=(L, n)) + y[:, None]
     S = np.stack([np.diag(rng.uniform(0.1, 0.5, n)), np.diag(rng.uniform(0.1, 0.5, n))])
     f = ChanceConstrainedSVM(X, y, Sigma=S, groups=(y > 0).astype(int), C=2.0, epsilon=0.2)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
     unc = f.current_uncertainty()
     w, b = sol["w"], sol["b"]
@@ -400,7 +401,7 @@ def test_nominal_limit_matches_libsvm():
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(L, n)) + 0.7 * y[:, None]
     f = RobustSVM(X, y, UncertaintySet(radius=0.0), C=0.7)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     clf = SVC(kernel="linear", C=0.7, tol=1e-10).fit(X, y)
     w = clf.coef_.ravel()
     assert sol.objective == pytest.approx(f.objective_wb(w, clf.intercept_[0]), rel=1e-6)
@@ -410,9 +411,9 @@ def test_nominal_limit_matches_libsvm():
 def test_set_params_radius_is_used():
     rng = np.random.default_rng(9)
     f = _instance(rng, "class", 80, 4, 0.2, False)
-    a = solve_robust_ipm(f).objective
+    a = f.ipm_solution().objective
     f.set_params(radius=1.0)
-    b = solve_robust_ipm(f)
+    b = f.ipm_solution()
     assert b.objective > a
     assert b.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
@@ -442,7 +443,7 @@ def test_p_not_2_is_rejected():
     X, y = rng.normal(size=(20, 3)), np.r_[np.ones(10), -np.ones(10)]
     f = RobustSVM(X, y, UncertaintySet(p=np.inf, radius=0.1))
     with pytest.raises(ValueError, match="p = 2"):
-        solve_robust_ipm(f)
+        f.ipm_solution()
 
 
 def test_zero_variance_data_gives_w_zero():
@@ -450,7 +451,7 @@ def test_zero_variance_data_gives_w_zero():
     X = np.ones((30, 3))
     y = np.r_[np.ones(20), -np.ones(10)]
     f = RobustSVM(X, y, UncertaintySet(radius=0.5), C=1.0)
-    sol = solve_robust_ipm(f)
+    sol = f.ipm_solution()
     np.testing.assert_allclose(sol["w"], 0.0, atol=1e-6)
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
     assert sol.objective == pytest.approx(20.0, rel=1e-6)  # b = 1: 10 negatives each lose 2
@@ -460,9 +461,9 @@ def test_iteration_limit_raises_or_warns():
     rng = np.random.default_rng(1)
     f = _instance(rng, "class", 80, 4, 0.3, False)
     with pytest.raises(SolverError, match="max_iter"):
-        solve_robust_ipm(f, max_iter=3)
+        f.ipm_solution(max_iter=3)
     with pytest.warns(SolverWarning, match="max_iter"):
-        sol = solve_robust_ipm(f, max_iter=3, accept_inaccurate=True)
+        sol = f.ipm_solution(max_iter=3, accept_inaccurate=True)
     assert sol.status == "max_iter"
 
 
@@ -471,11 +472,11 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
     """A numerical error's message says to standardise X only when a column of X is far from unit scale; on
     standardised data it says so and names another route (pinned: issue 36's standard-normal X was told to
     standardise).  The error is forced by a failed factorisation at the third iteration."""
-    from rsvm_conic.solvers import robust_ipm
+    from rsvm_conic.solvers.ipm import robust_svm
 
     rng = np.random.default_rng(4)
     X, y = rng.standard_normal((200, 5)), np.where(rng.random(200) < 0.5, 1.0, -1.0)
-    factor, calls = robust_ipm.RobustSVMCone._factor, []
+    factor, calls = robust_svm.RobustSVMCone._factor, []
 
     def failing(self, scaling, first=None):
         calls.append(1)
@@ -483,7 +484,7 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
             raise np.linalg.LinAlgError("forced")
         return factor(self, scaling, first)
 
-    monkeypatch.setattr(robust_ipm.RobustSVMCone, "_factor", failing)
+    monkeypatch.setattr(robust_svm.RobustSVMCone, "_factor", failing)
     with pytest.raises(SolverError, match="numerical_error") as err:
         robust_svm_ipm(scale * X, y, 1.0, np.full(200, 0.5 * scale), np.ones((1, 5)), True, np.zeros(200, int))
     msg = str(err.value)
@@ -492,7 +493,7 @@ def test_numerical_error_advises_standardising_only_badly_scaled_x(scale, advice
 
 
 def test_scale_advice():
-    from rsvm_conic.solvers.robust_ipm import WELL_SCALED, scale_advice
+    from rsvm_conic.solvers.ipm.status import WELL_SCALED, scale_advice
 
     assert "standardise" not in scale_advice([0.5, 2.0, 0.0], "use B") and scale_advice([1.0], "use B").endswith(
         "use B"
@@ -505,7 +506,7 @@ def test_scale_advice():
 def test_verbose_log(capsys):
     rng = np.random.default_rng(2)
     f = _instance(rng, "shared", 50, 3, 0.3, True)
-    sol = solve_robust_ipm(f, verbose=True)
+    sol = f.ipm_solution(verbose=True)
     out = capsys.readouterr().out
     assert "pcost" in out and len(sol.info["log"]) == sol.info["iterations"] + 1
     assert sol.info["log"][-1]["gap_rel"] <= 1e-8

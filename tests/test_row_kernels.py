@@ -1,10 +1,10 @@
-"""The compiled row kernels (rsvm_conic.solvers.row_kernels) against plain numpy formulas."""
+"""The compiled row kernels (rsvm_conic.solvers.ipm.row_kernels) against plain numpy formulas."""
 
 import numpy as np
 import pytest
 
-from rsvm_conic.solvers.robust_ipm import centred_gram
-from rsvm_conic.solvers.row_kernels import (
+from rsvm_conic.solvers.ipm.kkt import centred_gram
+from rsvm_conic.solvers.ipm.row_kernels import (
     group_row_sums,
     margin_rows_gx,
     margin_weights,
@@ -170,7 +170,7 @@ def test_newton_solve_halves_match_the_elementwise_formulas(k):
 def test_kernels_divide_by_zero_as_numpy_does():
     """A cone row on its boundary gives inf or nan (the engine then reports "numerical_error"), never a
     ZeroDivisionError (numba's default error model raises one; pinned: a run without refinement crashed)."""
-    from rsvm_conic.solvers.row_kernels import soc_jdiv
+    from rsvm_conic.solvers.ipm.row_kernels import soc_jdiv
 
     assert orthant_max_step(np.zeros(3), -np.ones(3)) == 0.0
     lam = np.array([[1.0, 1.0, 0.0]])  # det(lam) = 0
@@ -188,7 +188,7 @@ def _cone_rows(m, d, rng):
 
 
 def test_soc_apply_sq_is_two_applications_bit_for_bit():
-    from rsvm_conic.solvers.row_kernels import soc_apply, soc_apply_sq
+    from rsvm_conic.solvers.ipm.row_kernels import soc_apply, soc_apply_sq
 
     rng = np.random.default_rng(4)
     wbar, beta = _cone_rows(60, 7, rng)
@@ -208,7 +208,7 @@ def test_soc_apply_sq_is_two_applications_bit_for_bit():
 
 
 def test_ninf_is_the_max_abs_with_nan_propagating():
-    from rsvm_conic.solvers.row_kernels import ninf
+    from rsvm_conic.solvers.ipm.row_kernels import ninf
 
     rng = np.random.default_rng(5)
     v = rng.normal(size=1001)
@@ -235,7 +235,7 @@ def test_cone_rhs_and_back_rows_match_the_full_factor_formulas(k, factored):
     """The compiled cone passes (diagonal factors) against ConeTerms' numpy path on the same factors written
     as full matrices: the reduced right-hand side, ``r0``, ``dt`` and the cone rows of ``dz``; the group means
     given as an array (grouped cones) or factored as ``(scale_g M_g, last_g)`` (per-sample cones: ``M = X``)."""
-    from rsvm_conic.solvers.robust_ipm import ConeTerms, GroupMeans
+    from rsvm_conic.solvers.ipm.kkt import ConeTerms, GroupMeans
 
     rng = np.random.default_rng(6)
     n = 8
@@ -268,7 +268,7 @@ def test_cone_schur_terms_match_the_full_factor_formulas(k):
     """ConeTerms.add_schur with diagonal factors (the compiled row blocks of both rank-k updates, the group means
     factored as per-sample cones give them) against the numpy path on the same factors written as full matrices,
     and against the terms summed cone by cone."""
-    from rsvm_conic.solvers.robust_ipm import ConeTerms, GroupMeans
+    from rsvm_conic.solvers.ipm.kkt import ConeTerms, GroupMeans
 
     rng = np.random.default_rng(16)
     n = 6
@@ -301,7 +301,7 @@ def test_cone_schur_terms_match_the_full_factor_formulas(k):
 
 
 def test_step_into_is_the_step_and_the_interior_test():
-    from rsvm_conic.solvers.cone_ipm import ConeSpec, interior, step_into
+    from rsvm_conic.solvers.ipm.engine import ConeSpec, interior, step_into
 
     rng = np.random.default_rng(7)
     cones = ConeSpec(5, [(4, 3), (2, 6)])
@@ -324,9 +324,9 @@ def test_step_into_is_the_step_and_the_interior_test():
 
 def _interior_pair(cones, rng):
     """A random interior pair (s, z) of ``cones`` and its NT scaling."""
-    from rsvm_conic.solvers.cone_ipm import Scaling
+    from rsvm_conic.solvers.ipm.engine import Scaling
 
-    from rsvm_conic.solvers.cone_ipm import interior
+    from rsvm_conic.solvers.ipm.engine import interior
 
     s, z = rng.normal(size=cones.size), rng.normal(size=cones.size)
     for v in (s, z):  # positive orthant part; each cone row's head above the norm of its tail (wide cones too)
@@ -356,8 +356,8 @@ def test_fused_driver_steps_are_the_separate_operations():
     and 51; the predictor's ``u = lam \\ (-lam o lam)`` is ``-lam`` exactly.  The refinement's residual
     ``bz - G dx + W^2 dz`` with its norm ``||W^-1 rz||_inf``, and ``||W^-1 bz||_inf``, equal the separate
     operations (subtraction, add_apply_sq, apply and ninf) bit for bit."""
-    from rsvm_conic.solvers.cone_ipm import ConeSpec, jdiv, jprod, max_step, newton_rhs, scaled_directions
-    from rsvm_conic.solvers.row_kernels import ninf, residual_norms
+    from rsvm_conic.solvers.ipm.engine import ConeSpec, jdiv, jprod, max_step, newton_rhs, scaled_directions
+    from rsvm_conic.solvers.ipm.row_kernels import ninf, residual_norms
 
     rng = np.random.default_rng(8)
     cones = ConeSpec(7, [(5, 2), (4, 3), (30, 51)])
@@ -440,7 +440,7 @@ def test_scaling_with_lam_and_the_scaled_step_are_the_separate_operations():
     (:meth:`Scaling.apply`) to rounding; the scaling is the NT scaling (``W^-1 s = W z``, ``wbar' J wbar = 1``); the
     step along ``W d`` (``step_into(..., scaling=)``) is the step along the stored ``W d`` to rounding, with the same
     interior test, on steps that stay inside and steps that leave (cones of widths 2, 3 and 51)."""
-    from rsvm_conic.solvers.cone_ipm import ConeSpec, Scaling, interior, step_into
+    from rsvm_conic.solvers.ipm.engine import ConeSpec, Scaling, interior, step_into
 
     rng = np.random.default_rng(9)
     cones = ConeSpec(7, [(5, 2), (4, 3), (30, 51)])

@@ -270,7 +270,7 @@ def test_cone_ipm_converges_at_very_large_C(n, seed, C, eps):
 def test_cone_ipm_rows_are_one_cone_for_every_boost():
     """The rotated cones written with any c > 0 are the same problem: G' is the adjoint of G, the KKT solve
     satisfies the unreduced Newton equations, and the IPM reaches the same optimum with c = 1, sqrt(C) and C."""
-    from rsvm_conic.solvers.cone_ipm import Scaling
+    from rsvm_conic.solvers.ipm.engine import Scaling
     from rsvm_conic.solvers.rsvm_socp import _RSVMSOCPCone
 
     rng = np.random.default_rng(7)

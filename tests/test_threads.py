@@ -76,10 +76,10 @@ def _record(monkeypatch, module, name, seen):
 def test_small_robust_fit_solves_on_one_thread(two_threads, monkeypatch):
     from rsvm_conic.datasets.synthetic import make_uncertain_classification
     from rsvm_conic.estimators import RobustSVC
-    from rsvm_conic.solvers import robust_ipm
+    from rsvm_conic.solvers.ipm import robust_svm
 
     seen = []
-    _record(monkeypatch, robust_ipm, "cone_ipm", seen)
+    _record(monkeypatch, robust_svm, "cone_ipm", seen)
     X, y, Sigma, groups = make_uncertain_classification(200, 5, random_state=0)
     clf = RobustSVC().fit(X, y, Sigma=Sigma, sigma_index=groups)
     assert clf.solver_stats_["status"] == "optimal"

@@ -129,7 +129,7 @@ def _threshold(formulation):
     if zt is None:
         why = (
             "it is not computed for samples given as a Dask array"
-            if formulation.dask
+            if not formulation.samples.in_memory
             else "it is not computed for weighted samples"
             if formulation.sample_weight is not None
             else "no robust term"
@@ -253,8 +253,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         ----------
         X : array-like of shape (L, n), Dask array, or str / path
             Training samples (Dask: chunked along rows; the fit then runs on their row blocks on the current Dask
-            scheduler and nothing of size L is gathered, :mod:`rsvm_conic.solvers.dask_ipm`).  A path is a chunked
-            store (:mod:`rsvm_conic.datasets.zarr_store`) whose X, y and uncertainty are read as Dask arrays.
+            scheduler and nothing of size L is gathered, :mod:`rsvm_conic.solvers.ipm.row_block_ipm`).  A path is a
+            chunked store (:mod:`rsvm_conic.datasets.zarr_store`) whose X, y and uncertainty are read as Dask arrays.
         y : array-like of shape (L,)
             Binary labels.
         Sigma : array-like or None, default=None

@@ -43,22 +43,15 @@ import time
 
 import numpy as np
 
-from .._validation import (
-    check_binary_labels,
-    check_dask_X,
-    check_dask_values,
-    check_positive,
-    check_X,
-    dask_rows,
-    is_dask_array,
-)
-from ..solvers.conic import solve_cvxpy
-from ..exceptions import SolverError
+from .._validation import check_binary_labels, check_positive, check_X
 from ..certify.contract import SolveInfo, certify
-from ..solvers.datafits import RobustHinge
-from ..solvers.penalties import L2Squared
 from ..certify.dual_u import apply_factors, best_u
 from ..certify.projections import project_dual_set, project_pball
+from ..exceptions import SolverError
+from ..solvers.conic import solve_cvxpy
+from ..solvers.datafits import RobustHinge
+from ..solvers.penalties import L2Squared
+from ..solvers.samples import samples_of
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
 from .base import Formulation, Solution
@@ -104,26 +97,19 @@ class LinearSVMFormulation(Formulation):
             "y must be a vector of -1/+1 labels with one entry per row of X "
             "(use validate_xy to convert arbitrary binary labels)."
         )
-        if check_input and is_dask_array(X):  # shapes lazily, values in one pass (nothing gathered)
-            X = check_dask_X(X, finite=False)
-            y = dask_rows(y, X, "y")
-            check_dask_values({"X": ("data", X, None), "y": ("pm", y, msg)})
-        elif check_input:
-            X = check_X(X)
-            y = np.asarray(y, dtype=float)
-            if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1.0, 1.0))):
-                raise ValueError(msg)
-        self.X, self.y = X, y
-        #: the samples are a Dask array: per-sample work runs on its row blocks (:mod:`~..solvers.row_blocks`)
-        self.dask = is_dask_array(X)
+        #: where the samples live (:mod:`~rsvm_conic.solvers.samples`: in memory, or row blocks whose per-sample
+        #: work runs where the blocks are) and the sums over them that depend on it
+        self.samples = samples_of(X, y, check_input, msg)
+        self.X, self.y = self.samples.X, self.samples.y
         self.C0 = check_positive(C, "C")
         #: per-sample weights ``s_i > 0`` of the hinge terms (``C_i = C s_i``), None: all 1 (trusted: the estimators
         #: validate them and drop the samples of weight 0, which take no part in the problem)
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        if self.sample_weight is not None and (self.dask or self.sample_weight.shape != (X.shape[0],)):
+        if self.sample_weight is not None and (not self.samples.in_memory or self.sample_weight.shape != (X.shape[0],)):
             raise ValueError(
                 f"{self.name}: sample_weight must hold one positive number per in-memory sample ({X.shape[0]}); "
-                f"got shape {self.sample_weight.shape}" + (" with samples given as a Dask array." if self.dask else ".")
+                f"got shape {self.sample_weight.shape}"
+                + ("." if self.samples.in_memory else f" with {self.samples.description}.")
             )
         self.uncertainty: ResolvedUncertainty | None = None
         self._values = {"C": self.C0}
@@ -146,9 +132,9 @@ class LinearSVMFormulation(Formulation):
         raise NotImplementedError
 
     def _materialise(self):
-        if self._problem is None and self.dask:
+        if self._problem is None and not self.samples.in_memory:
             raise ValueError(
-                f"{self.name}: no CVXPY model for samples given as a Dask array (it would hold every "
+                f"{self.name}: no CVXPY model for {self.samples.description} (it would hold every "
                 "sample); the 'ipm' route solves it on the row blocks."
             )
         if self._problem is None:
@@ -230,24 +216,18 @@ class LinearSVMFormulation(Formulation):
         )
 
     def resolve(self, uncertainty):
-        """``uncertainty.resolve(L, n)`` for these samples (per-sample arrays kept on Dask row blocks)."""
-        if self.dask:
-            from ..solvers.row_blocks import resolve_uncertainty
-
-            return resolve_uncertainty(uncertainty, self.X)
-        return uncertainty.resolve(*self.X.shape)
+        """``uncertainty.resolve(L, n)`` for these samples (per-sample arrays kept on their row blocks)."""
+        return self.samples.resolve(uncertainty)
 
     def datafit(self) -> RobustHinge:
         """The robust hinge at the current parameter values (its data are ``self.X``, ``self.y``)."""
         return RobustHinge(self.current_uncertainty())
 
     def objective_wb(self, w, b) -> float:
-        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; Dask samples: one pass)."""
+        """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; row blocks: one pass)."""
         w = np.asarray(w, dtype=float)
-        if self.dask:
-            from ..solvers.row_blocks import hinge_sum
-
-            return 0.5 * float(w @ w) + self.C * hinge_sum(self.X, self.y, w, b, self.current_uncertainty())[0]
+        if not self.samples.in_memory:
+            return 0.5 * float(w @ w) + self.C * self.samples.hinge_total(w, b, self.current_uncertainty())
         if self.sample_weight is not None:
             return 0.5 * float(w @ w) + self.C * float(
                 self.sample_weight @ self.datafit().losses(self.y, w, self.X @ w + b)
@@ -275,34 +255,16 @@ class LinearSVMFormulation(Formulation):
         ``optimise_u`` (unless the factors hold more than 2e7 numbers) ``u`` is then improved by accelerated
         projected gradient on ``max_u D(alpha, u)``.
         """
-        if self.dask:
-            return self._dual_value_rows(alpha, np.asarray(w, dtype=float), optimise_u)
+        if not self.samples.in_memory:  # the same projection (a few passes) and dual value (one pass)
+            unc = self.current_uncertainty()
+            improve = best_u if optimise_u and unc is not None and unc.factors.size <= 2e7 else None
+            return self.samples.dual_value(alpha, w, self.C, unc, improve)
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C_box)
         v = self.X.T @ (a * self.y)
         robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
         if robust is not None:
             v = v - robust
         return float(a.sum() - 0.5 * v @ v)
-
-    def _dual_value_rows(self, alpha, w, optimise_u):
-        """:meth:`dual_value` on Dask row blocks: the same projection (found by a few passes) and dual value
-        (one pass).  ``u_g`` is optimised on the client for grouped factors; per-sample factors keep the
-        maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
-        from ..solvers.row_blocks import dual_terms, project_dual_set_rows
-
-        a, _ = project_dual_set_rows(self.X, alpha, self.y, self.C)
-        unc = self.current_uncertainty()
-        robust = unc is not None and unc.radius != 0
-        t = dual_terms(self.X, self.y, a, w, unc if robust else None)
-        v = t["v"]
-        if robust and "robust" in t:
-            v = v - t["robust"]
-        elif robust:
-            U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)
-            if optimise_u and unc.factors.size <= 2e7:
-                U = best_u(t["v"], t["s"], unc, U)
-            v = v - t["s"] @ apply_factors(unc, U)
-        return float(t["sum_a"] - 0.5 * v @ v)
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """``sum_g s_g A_g u_g`` (None without a robust term); see :meth:`dual_value`."""
@@ -346,7 +308,7 @@ class LinearSVMFormulation(Formulation):
         positive: ``(w, b, t)``.  At a large C whose optimum separates the data the point as solved pays C times the
         rounding of the support vectors' margins; the rescaled one has no hinge loss (in-memory samples only)."""
         w = np.asarray(w, dtype=float)
-        if self.dask or not np.any(w):
+        if not self.samples.in_memory or not np.any(w):
             return w, b, 1.0
         Xw = self.X @ w
         m = self.y * (Xw + b)
@@ -407,16 +369,7 @@ class LinearSVMFormulation(Formulation):
         """Size of the round-off in the certified gap at ``(w, b)`` and ``alpha``: in the dual value ``sum(a) -
         1/2 ||v||^2`` (``v = X'(a y)``, off by at most eps ``|X|'a`` entrywise), and in the primal's hinge terms (each
         margin off by eps ``(|x_i|'|w| + |b|)``, weighted by C)."""
-        w = np.abs(np.asarray(w, dtype=float))
-        if self.dask:
-            from .._validation import dask_compute
-
-            a = abs(alpha)
-            s, v, av, m = dask_compute(a.sum(), self.X.T @ (alpha * self.y), abs(self.X).T @ a, (abs(self.X) @ w).sum())
-        else:
-            a = np.abs(np.asarray(alpha, dtype=float))
-            s, v, av = a.sum(), self.X.T @ (np.asarray(alpha, dtype=float) * self.y), np.abs(self.X).T @ a
-            m = float((np.abs(self.X) @ w).sum())
+        s, v, av, m = self.samples.rounding_sums(alpha, np.abs(np.asarray(w, dtype=float)))
         eps = np.finfo(float).eps
         C = self.C if self.sample_weight is None else self.C * float(self.sample_weight.max())
         return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + C * (m + self.X.shape[0] * abs(b))))
@@ -429,13 +382,13 @@ class LinearSVMFormulation(Formulation):
 
         Returns a :class:`~rsvm_conic.solvers.zero_threshold.ZeroThreshold` on the parameter's scale (``lower``:
         ``w != 0`` below it; ``upper``: ``w = 0`` from it on, inf if not bracketed), or None when there is no
-        robust term (nominal model, parameter 0), the samples are a Dask array (not computed on row blocks) or weighted
+        robust term (nominal model, parameter 0), the samples are on row blocks (not computed there) or weighted
         (the test is unweighted).
         ``options`` go to the solver function.
         """
         from ..solvers.zero_threshold import zero_threshold
 
-        if self.gamma_param is None or self.dask or self.sample_weight is not None:
+        if self.gamma_param is None or not self.samples.in_memory or self.sample_weight is not None:
             return None
         ops = self.datafit().factor_ops()
         value = float(self._values[self.gamma_param])
@@ -446,7 +399,7 @@ class LinearSVMFormulation(Formulation):
 
     # ------------------------------------------------------------------ routes
     def _available(self, backend: str) -> bool:
-        if self.dask and backend not in self.DASK_BACKENDS:
+        if self.samples.routes is not None and backend not in self.samples.routes:
             return False
         if self.sample_weight is not None and backend not in self.WEIGHTED_BACKENDS:
             return False
@@ -460,10 +413,10 @@ class LinearSVMFormulation(Formulation):
         unless one iteration's L n^2 work is excessive (then the stochastic proximal method),
         Clarabel for p in {1, inf}; each route falls back to the next exact one."""
         L, n = self.X.shape
-        if self.dask:  # no route but the interior point runs on row blocks
+        if not self.samples.in_memory:  # no exact route but the interior point runs on row blocks
             if "ipm" not in self.backends:
                 raise ValueError(
-                    f"{self.name}: samples given as a Dask array are solved by the interior point "
+                    f"{self.name}: {self.samples.description} are solved by the interior point "
                     "on their row blocks, for p = 2 (ellipsoidal) uncertainty and the nominal model; "
                     "this model has another norm."
                 )
@@ -479,8 +432,7 @@ class LinearSVMFormulation(Formulation):
         """``C max_i ||x_i||^2``: how far the hinge term outweighs ``||w||^2 / 2`` (scaling X by s is scaling C by
         s^2); the objective is close to a linear programme's when it is large."""
         if getattr(self, "_sq_radius", None) is None:  # the largest squared norm of a sample, one pass, once
-            sq = (self.X * self.X).sum(axis=1).max()
-            self._sq_radius = float(sq.compute() if self.dask else sq)
+            self._sq_radius = self.samples.max_sq_norm()
         return float(np.max(self.C_box)) * self._sq_radius
 
     def _auto_hint(self) -> str:
@@ -499,9 +451,6 @@ class LinearSVMFormulation(Formulation):
             )
             + ". Lower C (scaling X by s is scaling C by s^2), or choose solver='scs' explicitly."
         )
-
-    #: the routes for samples given as a Dask array (per-sample work on the row blocks)
-    DASK_BACKENDS = ("ipm", "sgd", "prox")
 
     #: tighter solver tolerances for one retry when a route's result misses the certificate's
     #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
@@ -548,29 +497,51 @@ class LinearSVMFormulation(Formulation):
         alpha = np.asarray(self._margin.dual_value, dtype=float).ravel()
         return self._certified(sol, alpha, tol, multipliers=self._cone_multipliers())
 
+    def ipm_solution(self, **opts) -> Solution:
+        """The interior point's point at the current parameters, not yet certified: a Solution whose ``objective``
+        is :meth:`objective`'s and whose ``info`` holds the run's multipliers (``alpha``, ``cone_multipliers``).
+        ``opts`` go to :func:`~rsvm_conic.solvers.ipm.robust_svm.solve_robust_ipm`; SolverError unless the run
+        reached its own tolerances or ``accept_inaccurate=True``."""
+        from ..solvers.ipm.robust_svm import solve_robust_ipm
+
+        unc = self.current_uncertainty()
+        arrays = {}
+        if unc is not None:
+            if unc.q != 2.0:
+                raise ValueError(
+                    f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
+                    f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf."
+                )
+            arrays = dict(gamma=unc.gamma, factors=unc.factors, diagonal=unc.diagonal, group_index=unc.group_index)
+        t0 = time.perf_counter()
+        values, info = solve_robust_ipm(self.X, self.y, self.C_box, **arrays, **opts)
+        sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
+        sol.time = time.perf_counter() - t0
+        sol.objective = float(self.objective(sol))
+        return sol
+
     def _solve_ipm(self, *, tol: float = EXACT_TOL, **options) -> Solution:
-        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.robust_ipm`).  A run that
-        stops short of its own tolerances (``"numerical_error"``, ``"max_iter"``; e.g. a large C, where its KKT
+        """Structure-exploiting interior-point method (p = 2; see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  A run
+        that stops short of its own tolerances (``"numerical_error"``, ``"max_iter"``; e.g. a large C, where its KKT
         systems lose accuracy first) is judged by the certificate like any other point: kept when its certified gap
         meets ``tol`` (the status is recorded), else SolverError naming the status."""
         import warnings
 
         from ..exceptions import SolverWarning
-        from ..solvers.robust_ipm import solve_robust_ipm
 
         def once(tol, **opts):
             quiet = "accept_inaccurate" not in opts
             with warnings.catch_warnings():
                 if quiet:  # the certificate decides, and its SolverError names the status
                     warnings.simplefilter("ignore", SolverWarning)
-                sol = solve_robust_ipm(self, **({"accept_inaccurate": True} if quiet else {}), **opts)
+                sol = self.ipm_solution(**({"accept_inaccurate": True} if quiet else {}), **opts)
             return self._certified(sol, sol.info.get("alpha"), tol, multipliers=sol.info.get("cone_multipliers"))
 
         return self._retrying(once, "ipm", tol, options)
 
     # ------------------------------------------------------------------ stochastic backends
     def _stochastic(self, method, name, **options) -> Solution:
-        if self.dask:
+        if not self.samples.in_memory:
             return self._stochastic_rows(name, **options)
         L = self.X.shape[0]
         lam = 1.0 / (self.C * L)
@@ -589,21 +560,12 @@ class LinearSVMFormulation(Formulation):
         return sol
 
     def _stochastic_rows(self, name, **options) -> Solution:
-        """The stochastic route on Dask row blocks: iterative parameter mixing, certified by the dual bound over
-        the blocks (:mod:`rsvm_conic.solvers.dask_stochastic`); SolverError unless the certified gap meets ``tol``
-        (as for the exact routes: a failed solve is never returned as a model)."""
-        from ..solvers.dask_stochastic import stochastic_mixing
-
+        """The stochastic route on row blocks: iterative parameter mixing, certified by the dual bound over the
+        blocks (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`); SolverError unless the certified gap meets
+        ``tol`` (as for the exact routes: a failed solve is never returned as a model)."""
         t0 = time.perf_counter()
-        (w, b), info, history = stochastic_mixing(
-            self.X,
-            self.y,
-            self.current_uncertainty(),
-            self.C,
-            self.objective_wb,
-            lambda alpha, w: self.dual_value(alpha, w),
-            prox=name == "prox",
-            **options,
+        (w, b), info, history = self.samples.stochastic(
+            self.current_uncertainty(), self.C, prox=name == "prox", **options
         )
         info.floor = 1e-9 * self.C * self.X.shape[0]
         sol = Solution(

@@ -22,7 +22,7 @@ Two structures:
   (identity).  One cone for all samples (the grouped model of :mod:`.robust`); stochastic
   backends use the package's :class:`RobustHinge`.
 
-Backends: ``ipm`` (the structured interior point of :mod:`rsvm_conic.solvers.robust_ipm`, for the shared
+Backends: ``ipm`` (the structured interior point of :mod:`rsvm_conic.solvers.ipm.robust_svm`, for the shared
 2-norm cone: qbar = 2, RFF or Nystroem), ``clarabel``, ``scs`` (CVXPY, the model built on first use; ``C`` and
 ``radius`` are DPP parameters), ``sgd``, ``prox``.
 """

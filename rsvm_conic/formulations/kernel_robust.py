@@ -591,7 +591,7 @@ class RSVMSOCP(_KernelRobust):
 
     def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
         """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.kernel_uncertainty.ipm_route`; ``ipm_options`` go
-        to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`), certified by :meth:`certificate` with the IPM's ``nu``
+        to :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm`), certified by :meth:`certificate` with the IPM's ``nu``
         (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``); where a converged IPM's point misses
         it, after projected Newton polishing, else by the IPM's dual value.  Uncertified: :class:`SolverError`, or
         with ``fallback`` a :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""

@@ -69,7 +69,7 @@ class NominalSVM(LinearSVMFormulation):
         small sets at C <= 1, by at most 19 ms, and missed the 1e-6 certificate in 7 of 30 fits (then ``auto``
         warned and fell back).  Each route falls back to the next exact one."""
         L, n = self.X.shape
-        if not self.dask and n > L:
+        if self.samples.in_memory and n > L:
             return ("libsvm", "ipm", "clarabel")
         return super().auto_routes()
 

@@ -4,7 +4,7 @@ from ..exceptions import WorkersLostError
 from .conic import solve_cvxpy
 from ..exceptions import SolverError, SolverWarning
 from .quasi_newton import dfp_minimize, rsvm_qn
-from .robust_ipm import robust_svm_ipm, solve_robust_ipm
+from .ipm.robust_svm import robust_svm_ipm, solve_robust_ipm
 from .rsvm_socp import rsvm_socp_grid, solve_rsvm_socp
 from .stochastic import stochastic_proximal, stochastic_subgradient
 

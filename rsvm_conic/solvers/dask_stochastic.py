@@ -15,7 +15,7 @@ its samples had a positive loss (the ergodic multipliers of the subgradient meth
 ``certify_every`` rounds the mixed iterate gets the certificate of the in-memory routes, over the blocks:
 its primal objective (one pass) and the dual value ``D(alpha, u)`` of the feasible point
 ``alpha = C x fraction`` projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (a few passes over ``(alpha, y)``
-and one over ``X``; see :meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.dual_value`).  The
+and one over ``X``; see :func:`.ipm.row_blocks.dual_value_rows`).  The
 best primal iterate and the best dual value are kept; the run stops when their relative gap meets ``tol``
 (status ``"optimal"``), else after ``max_rounds`` with status ``"max_iter"``.
 
@@ -45,8 +45,8 @@ from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_
 from ..certify.contract import certify, relative_gap
 from .datafits import RobustHinge
 from .penalties import L2Squared
-from .robust_ipm import apply_rows, transpose_apply
-from .row_blocks import _rows_for
+from .ipm.kkt import apply_rows, transpose_apply
+from .ipm.row_blocks import _rows_for, dual_value_rows, hinge_sum
 from .stochastic import _Activity, _blocks, _in_order, _pass, auto_batch_size, calibrate_eta0
 
 
@@ -206,7 +206,7 @@ def _rows_and_plan(X, y, unc):
 def ls_dual_points(X, y, unc, C, w, b) -> list:
     """The least-squares dual candidates at ``(w, b)`` for samples on Dask row blocks (one per tau of
     :data:`TAUS`; p = 2 or the nominal hinge): lazy vectors persisted in the workers, to be projected and
-    evaluated by the formulation's ``dual_value`` (the in-memory :func:`.certificates.dual_bound`, steps 1-4)."""
+    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`.certificates.dual_bound`, steps 1-4)."""
     rows, plan = _rows_and_plan(X, y, unc)
     return _ls_points(rows, w, b, C, unc, plan)
 
@@ -216,8 +216,6 @@ def stochastic_mixing(
     y,
     unc,
     C: float,
-    objective,
-    dual_value,
     *,
     prox: bool = True,
     tol: float = 1e-3,
@@ -233,8 +231,9 @@ def stochastic_mixing(
 
     ``y`` (labels in {-1, +1}) and the per-sample arrays of ``unc`` (a resolved uncertainty on rows, see
     :func:`.row_blocks.resolve_uncertainty`; None for the nominal hinge) are Dask arrays with X's row
-    chunks: trusted.  ``objective(w, b)`` and ``dual_value(alpha, w)`` (the formulation's, over the blocks)
-    give the certificate.  Returns ``((w, b), info, detail)`` with ``info`` a SolveInfo (route ``"prox"`` or
+    chunks: trusted.  The certificate is the in-memory routes' over the blocks: the primal objective
+    (:func:`.ipm.row_blocks.hinge_sum`) and the dual value (:func:`.ipm.row_blocks.dual_value_rows`).  Returns
+    ``((w, b), info, detail)`` with ``info`` a SolveInfo (route ``"prox"`` or
     ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``)."""
 
     t0 = time.perf_counter()
@@ -264,13 +263,13 @@ def stochastic_mixing(
         last = rounds == max_rounds or (time_limit is not None and time.perf_counter() - t0 > time_limit)
         if rounds % certify_every and not last:
             continue
-        P = float(objective(w, b))
+        P = 0.5 * float(w @ w) + C * hinge_sum(X, y, w, b, unc)[0]
         if P < best[0]:
             best = (P, w.copy(), b)
         cands = [C * rows.vector(states, _activity_entry)]
         if plan["p"] in (None, 2.0):  # the least-squares points need the unique maximiser u (p = 2)
             cands += _ls_points(rows, w, b, C, unc, plan)
-        D = max(float(dual_value(a, w)) for a in cands)
+        D = max(dual_value_rows(X, y, a, w, C, unc) for a in cands)
         dual = max(dual, D)
         gap = relative_gap(best[0], dual)
         history.append((rounds, best[0], dual, gap, time.perf_counter() - t0))

@@ -46,7 +46,7 @@ Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected
   1.5 ms cold.
 * Fallback, and the one interior-point method for RSVM_SOCP (:func:`rsvm_socp_ipm`).  If the
   certificate is not reached in ``max_iter`` iterations (or lambda < 0), the exact conic form (16')
-  is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.cone_ipm` (a dense (2n+1)
+  is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.ipm.engine` (a dense (2n+1)
   KKT built from the cone structure: n three-dimensional rotated cones ``alpha_i^2 <= nu_i`` and one
   ``(tau, B nu)`` cone).  That route is exact for any PSD ``beta_hat`` (also where the relaxation is
   slack and no method on ``F`` applies) and is reported in ``info["route"]``.
@@ -65,12 +65,12 @@ import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .._validation import check_two_classes, psd_factor
-from ..certify.projections import project_dual_set
-from .cone_ipm import ConeSpec, Scaling, cone_ipm
-from ..exceptions import SolverError
 from ..certify.contract import SolveInfo, certify, relative_gap
-from .row_kernels import numpy_path_for
 from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
+from ..certify.projections import project_dual_set
+from ..exceptions import SolverError
+from .ipm.engine import ConeSpec, Scaling, cone_ipm
+from .ipm.row_kernels import numpy_path_for
 from .svm_dual import libsvm_dual, submatrix
 
 __all__ = [
@@ -229,16 +229,16 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
     :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
 
-    ``opts`` go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...); here
+    ``opts`` go to :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...); here
     ``refine`` defaults to at most 3 steps of iterative refinement per corrector solve (the engine's default is
-    :data:`~.cone_ipm.REFINE_STEPS`, with :class:`~.cone_ipm.Refinement`'s rule).  Near the optimum every rotated
+    :data:`~.ipm.engine.REFINE_STEPS`, with :class:`~.ipm.engine.Refinement`'s rule).  Near the optimum every rotated
     cone ``alpha_i^2 <= nu_i`` is active, the scalings' entries span many orders of magnitude,
     and the normal equations' solve loses its digits: its KKT residual relative to the right-hand side was 0.67
     (n = 160) and up to 4e5 (n = 80) in the last iterations, one correction did not repair it, and the iterates lost
     primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and 320 with four data seeds (720
     solves): 132 numerical errors with one step, 11 with two, 1 with three (as with five), at the same time per solve
     (a step is a product with ``Q`` and two triangular solves, against a factorisation per iteration).  Those counts
-    are for a fixed number of steps per solve; with :class:`~.cone_ipm.Refinement`'s rule (at most three, fewer once
+    are for a fixed number of steps per solve; with :class:`~.ipm.engine.Refinement`'s rule (at most three, fewer once
     the residual is below 1e-6 of the right-hand side or stops falling) the n = 80 and 160 runs (480 solves,
     ``boost = sqrt(C)``) were all optimal, as with three fixed steps.
 

@@ -133,7 +133,7 @@ def ipm_route(dual: SOCPDual, Q, B, route: str, max_iter=100, gap_tol=None, **ip
     gap_tol : float or None, default=None
         Overrides the certificate's tolerance.
     **ipm_options
-        Go to :func:`~rsvm_conic.solvers.cone_ipm.cone_ipm`.
+        Go to :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm`.
 
     Returns
     -------

@@ -6,7 +6,7 @@ The model (p = 2, the worst-case robust SVM and the chance-constrained SVM)::
     subject to  y_i (<w, x_i> + b) + xi_i - gamma_i t_{g(i)} >= 1,   xi >= 0,
                 t_g >= ||A_g' w||_2                                  g = 1..k
 
-in the cone form of :mod:`rsvm_conic.solvers.cone_ipm` with ``x = (w, b, xi, t)``, the
+in the cone form of :mod:`rsvm_conic.solvers.ipm.engine` with ``x = (w, b, xi, t)``, the
 orthant holding the L margin slacks and the L slacks of ``xi >= 0``, and one SOC
 ``(t_g, A_g' w)`` of dimension n + 1 per group (k = 1 or 2 for shared ellipsoids,
 k = L for per-sample ellipsoids; a group whose samples all have gamma_i = 0 gets no cone).
@@ -53,27 +53,15 @@ data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solv
 
 from __future__ import annotations
 
-import functools
-import time
-import warnings
-from typing import NamedTuple
-
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
 
-from .._threads import blas_threads_for
-from .._validation import check_two_classes, dask_compute, is_dask_array
-from .cone_ipm import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
-from ..exceptions import SolverError, SolverWarning
+from ..._threads import blas_threads_for
+from ..._validation import check_two_classes, is_dask_array
+from .engine import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
+from .kkt import ConeTerms, GroupMeans, Workspace, centred_gram, cone_rows_gx, sum_apply_rows
 from .row_kernels import (
-    cone_back_rows,
-    cone_gram_rows,
     cone_gx_gtz_rows,
-    cone_gx_rows,
-    cone_rhs_rows,
-    fill_centred_rows,
-    fill_centred_rows_in,
     group_row_sums,
     margin_rows_gx,
     margin_weights,
@@ -82,278 +70,10 @@ from .row_kernels import (
     numpy_path_for,
     robust_solve_rows_in,
     robust_solve_rows_out,
-    soc_apply_sq,
-    soc_rhs_terms,
 )
+from .status import column_rms, finish_status
 
-__all__ = [
-    "ConeTerms",
-    "GroupMeans",
-    "RobustSVMCone",
-    "apply_rows",
-    "centred_gram",
-    "cone_rows_gx",
-    "robust_svm_ipm",
-    "solve_robust_ipm",
-    "sum_apply_rows",
-    "transpose_apply",
-    "weighted_gram",
-]
-
-_CHUNK = 8192
-
-
-@functools.lru_cache(maxsize=16)
-def _triu(n: int):
-    return np.triu_indices(n, 1)
-
-
-def _gram_acc(d: int) -> np.ndarray:
-    """A zero (d, d) accumulator for :func:`_add_syrk` (Fortran-ordered, so BLAS updates it in place)."""
-    return np.zeros((d, d), order="F")
-
-
-def _add_syrk(C: np.ndarray, Bt: np.ndarray) -> np.ndarray:
-    """``C += Bt Bt'`` in the lower triangle of the accumulator ``C`` (BLAS ``dsyrk``; ``Bt`` Fortran-ordered, the
-    transpose of a C-ordered row block).  OpenBLAS's lower-triangle kernel is the faster one here: a 2e5 x 51 Gram
-    matrix in 8192-row blocks 21.5-21.9 ms (upper, each block's product added by numpy) -> 16.0-16.4 ms, 2e4 x 51
-    1.58 -> 1.27 ms, 2e4 x 201 11.7-12.1 -> 10.7-10.8 ms (measured, one thread)."""
-    return dsyrk(1.0, Bt, beta=1.0, c=C, trans=0, lower=1, overwrite_c=1)
-
-
-def _symmetrise_lower(A: np.ndarray) -> np.ndarray:
-    """Copy the lower triangle of ``A`` (what :func:`_add_syrk` writes) into its upper one."""
-    iu = _triu(A.shape[0])
-    A[iu] = A[iu[1], iu[0]]
-    return A
-
-
-def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
-    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result)."""
-    m, n = X.shape
-    out = _gram_acc(n)
-    if m == 0 or n == 0:
-        return out
-    sw = np.sqrt(wts)
-    for i in range(0, m, chunk):
-        B = X[i : i + chunk] * sw[i : i + chunk, None]  # C-ordered, so B.T is Fortran-ordered (no copy)
-        out = _add_syrk(out, B.T)
-    return _symmetrise_lower(out)
-
-
-def transpose_apply(factors, diagonal, w):
-    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``."""
-    if diagonal:
-        return factors * w
-    return np.einsum("kij,i->kj", factors, w)
-
-
-def cone_rows_gx(factors, diagonal, w, t, Z):
-    """The cone rows of ``G x``, ``Z[g] = (-t_g, -A_g'w)`` (written); diagonal factors: one compiled pass without
-    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`)."""
-    if diagonal:
-        cone_gx_rows(factors, w, t, Z)
-    else:
-        Z[:, 0] = -t
-        Z[:, 1:] = -transpose_apply(factors, False, w)
-
-
-def apply_rows(factors, diagonal, V):
-    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
-    if diagonal:
-        return factors * V
-    return np.einsum("kij,kj->ki", factors, V)
-
-
-def sum_apply_rows(factors, diagonal, V):
-    """``sum_g A_g v_g`` (n,) without the (k, n) temporary of :func:`apply_rows`."""
-    if diagonal:
-        return np.einsum("kj,kj->j", factors, V)
-    return np.einsum("kij,kj->i", factors, V)
-
-
-def _row_chunk(n: int) -> int:
-    """Rows per block of a rank-k update: about 4 MB of ``(rows, n + 1)`` block, written and then read by
-    BLAS while still in cache (measured, one thread, the centred Gram matrix at L = 2e5: at n = 50 15.5 ms with
-    8192-row blocks against 18.3 ms with 1024 and 15.2-15.3 ms with 12000-32768; at n = 200 108-110 ms from 2048
-    to 8192 rows, against 114 ms with 1024 and 182 ms with 16384)."""
-    return int(min(8192, max(256, 2**19 // (n + 1))))
-
-
-def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
-    """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}``: each row block of
-    ``sqrt(rho_i) c_i`` is written by one compiled pass (:func:`~.row_kernels.fill_centred_rows`) into a
-    cache-sized buffer and added by BLAS syrk.  ``gamma = 0`` gives ``[X 1]' diag(rho) [X 1]``.
-
-    ``rows_in``: the arguments ``(dm, dx, bzm, bxi, bzx, c, gsum, acc)`` of the first half of a Newton solve
-    (:func:`~.row_kernels.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
-    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``)."""
-    L, n = X.shape
-    out = _gram_acc(n + 1)
-    chunk = _row_chunk(n) if chunk is None else chunk
-    sr = np.sqrt(rho)
-    buf = np.empty((min(chunk, L), n + 1))
-    for i in range(0, L, chunk):
-        B = buf[: min(chunk, L - i)]
-        if rows_in is None:
-            fill_centred_rows(X, y, sr, gamma, gidx, mg, i, B)
-        else:
-            fill_centred_rows_in(X, y, sr, gamma, gidx, mg, i, B, rho, *rows_in)
-        out = _add_syrk(out, B.T)  # B C-ordered: B.T is Fortran-ordered (no copy)
-    return _symmetrise_lower(out)
-
-
-class Workspace:
-    """Named arrays reused from one interior-point iteration to the next: ``work(name, shape)`` returns the same
-    array while the shape is unchanged.  Fresh arrays of per-sample cone size are zeroed by the kernel on every
-    use once they exceed the allocator's reuse threshold (glibc: 32 MiB).  Measured at 2e5 x 50 per sample: the
-    solve took 10.5 s instead of 15.5 s with glibc told to keep such arrays (``MALLOC_MMAP_THRESHOLD_`` and
-    ``MALLOC_TRIM_THRESHOLD_`` raised); reusing the interior point's largest arrays: median 17.3 s -> 15.2 s."""
-
-    def __init__(self):
-        self.arrays: dict = {}
-
-    def __call__(self, name: str, shape) -> np.ndarray:
-        a = self.arrays.get(name)
-        if a is None or a.shape != tuple(shape):
-            a = self.arrays[name] = np.empty(shape)
-        return a
-
-
-class GroupMeans(NamedTuple):
-    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (module docstring), kept
-    factored so that per-sample cones need no X-sized array: there ``M = X`` and ``scale = last = c_i / a_i``
-    (``c_i = rho_i gamma_i y_i``, ``a_i = rho_i gamma_i^2``); grouped cones pass their (k, n + 1) means
-    (:meth:`of`)."""
-
-    M: np.ndarray
-    scale: np.ndarray
-    last: np.ndarray
-
-    @classmethod
-    def of(cls, mg: np.ndarray) -> "GroupMeans":
-        """Means held as a (k, n + 1) array (``scale = 1``: the same values)."""
-        return cls(mg, np.ones(mg.shape[0]), np.ascontiguousarray(mg[:, -1]))
-
-    def dense(self, n: int) -> np.ndarray:
-        """The (k, n + 1) array of the means."""
-        out = np.empty((self.scale.shape[0], n + 1))
-        np.multiply(self.scale[:, None], self.M[:, :n], out=out[:, :n])
-        out[:, n] = self.last
-        return out
-
-
-class ConeTerms:
-    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (module docstring): the
-    cones' part of the Schur complement and of its right-hand side.  The one home of this algebra:
-    :class:`RobustSVMCone` uses it for its k cones, the row-block interior point (:mod:`.dask_ipm`)
-    for grouped cones on the client and for the per-sample cones of each row block.
-
-    With diagonal factors ``F`` nothing of the cones' size is formed besides the row blocks of the Schur terms:
-    the compiled passes (:func:`~.row_kernels.cone_gram_rows`, :func:`~.row_kernels.cone_rhs_rows`,
-    :func:`~.row_kernels.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
-    """
-
-    def __init__(self, factors, diagonal, beta, wbar, work=None):
-        """``work``: a :class:`Workspace` whose arrays this object's row blocks may overwrite (an interior point
-        builds one ConeTerms per iteration)."""
-        self.factors, self.diagonal = factors, diagonal
-        self.work = Workspace() if work is None else work
-        self.wbar, self.beta = wbar, beta
-        self.w0, self.w1 = wbar[:, 0], wbar[:, 1:]
-        self.den = 2.0 * self.w0**2 - 1.0
-        self.ib2 = 1.0 / beta**2
-        self.D00 = self.den * self.ib2  # (D_g)_00
-        self.qc = -2.0 * self.w0 / self.den  # qhat_g = [A_g (D_g)_10 / (D_g)_00; 0] = qc_g [A_g w1_g; 0]
-        self._dense = (None, None)  # full factors: (means, their (k, n + 1) array), formed once per means
-        if not diagonal:
-            k, n = factors.shape[0], factors.shape[-1]
-            self.Aw1 = apply_rows(factors, diagonal, self.w1)
-            self.qhat = np.zeros((k, n + 1))
-            np.multiply(self.qc[:, None], self.Aw1, out=self.qhat[:, :n])
-
-    def _dense_means(self, means: GroupMeans) -> np.ndarray:
-        """``means.dense(n)`` for the numpy path of full factors, formed once for the Schur terms and every solve
-        that uses the same means."""
-        if self._dense[0] is not means:
-            self._dense = (means, means.dense(self.factors.shape[-1]))
-        return self._dense[1]
-
-    def add_schur(self, S, means: GroupMeans, wts, AAt=None):
-        """Add the cones' terms with t_g eliminated to ``S`` (n + 1, n + 1): ``S[:n, :n] += sum_g beta_g^-2 A_g
-        (I - 2 w1 w1' / (2 w0^2 - 1)) A_g'`` and the series term ``S += sum_g wts_g (m_g + qhat_g)(m_g + qhat_g)'``
-        (``wts = a_g d_g / (a_g + d_g)``; ``AAt``: the products ``A_g A_g'`` of full factors).  Diagonal factors:
-        each row block of both rank-k updates is written by one compiled pass and added by BLAS syrk."""
-        n = self.factors.shape[-1]
-        if not self.diagonal:
-            S[:n, :n] += np.tensordot(self.ib2, AAt, axes=1)
-            S[:n, :n] -= weighted_gram(self.Aw1, 2.0 * self.ib2 / self.den)
-            S += weighted_gram(self._dense_means(means) + self.qhat, wts)
-            return
-        k = self.factors.shape[0]
-        sw1, sw2 = np.sqrt(2.0 * self.ib2 / self.den), np.sqrt(wts)
-        G1, G2, dg = _gram_acc(n), _gram_acc(n + 1), np.zeros(n)  # dg: sum_g ib2_g F_g^2
-        rows = min(_CHUNK, k)
-        B1, B2 = self.work("gram_cone", (rows, n)), self.work("gram_series", (rows, n + 1))
-        for i in range(0, k, _CHUNK):
-            b1, b2 = B1[: min(_CHUNK, k - i)], B2[: min(_CHUNK, k - i)]
-            cone_gram_rows(
-                self.wbar, self.factors, means.M, means.scale, means.last, self.qc, self.ib2, sw1, sw2, i, b1, b2, dg
-            )
-            G1 = _add_syrk(G1, b1.T)  # C-ordered rows: the transposes are Fortran-ordered
-            G2 = _add_syrk(G2, b2.T)
-        S[np.arange(n), np.arange(n)] += dg
-        S[:n, :n] -= _symmetrise_lower(G1)
-        S += _symmetrise_lower(G2)
-
-    def rhs_terms(self, BZ):
-        """``(r0, T)`` of the cone rows ``BZ`` of a right-hand side: ``r0 = (D_g bz_g)_0`` and the rows
-        ``T_g`` whose ``sum_g A_g T_g`` enters the reduced right-hand side.  ``D_g bz_g`` is large when
-        the cone pair nears its boundary; these combinations avoid subtracting large numbers."""
-        k, d = BZ.shape
-        r0, T = np.empty(k), np.empty((k, d - 1))
-        soc_rhs_terms(self.wbar, self.den, self.ib2, BZ, r0, T)
-        return r0, T
-
-    def reduced_rhs(self, BZ, psi0, ag, hg, means: GroupMeans, rhs):
-        """Add the cones' part of the reduced right-hand side to ``rhs`` (n + 1,) in place and return ``r0``:
-        ``rhs -= [sum_g A_g T_g; 0]`` and ``rhs += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a_g (psi0_g - r0_g)
-        / h_g``, ``c2 = (a_g r0_g + (D_g)_00 psi0_g) / h_g`` (``psi0``: the t rows of the right-hand side less
-        their margin part).  Diagonal factors: one compiled pass over the cone rows
-        (:func:`~.row_kernels.cone_rhs_rows`)."""
-        if self.diagonal:
-            r0 = np.empty(BZ.shape[0])
-            cone_rhs_rows(
-                self.wbar, self.den, self.ib2, self.D00, self.factors, means.M, means.scale, means.last, self.qc,
-                BZ, psi0, ag, hg, r0, rhs,
-            )  # fmt: skip
-            return r0
-        r0, T = self.rhs_terms(BZ)
-        mg = self._dense_means(means)
-        rhs[:-1] -= sum_apply_rows(self.factors, False, T)
-        rhs += mg.T @ (ag / hg * (psi0 - r0)) - self.qhat.T @ ((ag * r0 + self.D00 * psi0) / hg)
-        return r0
-
-    def back(self, BZ, psi0, r0, ag, hg, means: GroupMeans, du, Z):
-        """After the Schur solve ``du = (dw, db)``: the cones' ``dt_g = (psi0_g - r0_g) / h_g + (a_g m_g'du -
-        (D_g)_00 qhat_g'du) / h_g`` (returned) and their rows of ``dz``, ``Z = W^{-2} ((-dt_g, -A_g'dw) - bz_g)``
-        (written).  Diagonal factors: one compiled pass (:func:`~.row_kernels.cone_back_rows`)."""
-        k = BZ.shape[0]
-        if self.diagonal:
-            dt = np.empty(k)
-            cone_back_rows(
-                self.wbar, self.beta, self.D00, self.factors, means.M, means.scale, means.last, self.qc,
-                BZ, psi0, r0, ag, hg, du, dt, Z,
-            )  # fmt: skip
-            return dt
-        mg = self._dense_means(means)
-        dt = (psi0 - r0) / hg + (ag * (mg @ du) - self.D00 * (self.qhat @ du)) / hg
-        Gd = np.empty(BZ.shape)
-        Gd[:, 0] = -dt
-        Gd[:, 1:] = -transpose_apply(self.factors, False, du[:-1])
-        Gd -= BZ
-        soc_apply_sq(self.wbar, self.beta, Gd, True, Z)
-        return dt
+__all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm"]
 
 
 class RobustSVMCone:
@@ -635,12 +355,12 @@ def robust_svm_ipm(
     ``C`` is a number or one positive weight ``C_i`` per sample (in-memory samples), ``factors`` is ``(k, n)``
     (diagonal square roots) or ``(k, n, n)`` (A_g), ``group_index`` maps samples to groups, ``gamma`` holds
     gamma_i = radius * scale_i (>= 0); ``refine``: the most refinement steps per corrector solve
-    (:class:`~.cone_ipm.Refinement`).  A Dask array ``X`` (with ``y``, ``gamma``, ``group_index`` -- and
+    (:class:`~.engine.Refinement`).  A Dask array ``X`` (with ``y``, ``gamma``, ``group_index`` -- and
     per-sample factors -- chunked along its rows) is solved on its row blocks by
-    :func:`~.dask_ipm.robust_svm_ipm_dask`, nothing gathered.
+    :func:`~.row_block_ipm.robust_svm_ipm_dask`, nothing gathered.
     """
     if is_dask_array(X):
-        from .dask_ipm import robust_svm_ipm_dask
+        from .row_block_ipm import robust_svm_ipm_dask
 
         return robust_svm_ipm_dask(
             X,
@@ -709,96 +429,44 @@ def robust_svm_ipm(
     return {"w": np.array(w), "b": float(b), "xi": np.array(xi), "t": t}, info
 
 
-#: X counts as badly scaled when the root mean square of one of its nonzero columns lies outside this range, far
-#: from standardised data's 1 (``rsvm-conic bench robust-ipm-scale``: the interior point certified two-group robust
-#: SVMs whose columns' root mean squares lay anywhere from 1e-7 to 1e5, and failed in 5 of the 6 runs with a column
-#: at 1e6 or above).
-WELL_SCALED = (1e-3, 1e3)
+def solve_robust_ipm(X, y, C, gamma=None, factors=None, diagonal=True, group_index=None, **opts):
+    """Backend ``"ipm"`` of the linear SVMs (nominal, robust, chance-constrained) on trusted arrays.
 
+    Parameters
+    ----------
+    X, y : arrays (L, n) and (L,)
+        Samples and labels in {-1, +1}, in memory or as Dask arrays chunked along the rows (then the interior
+        point runs on the row blocks, :func:`~.row_block_ipm.robust_svm_ipm_dask`, nothing gathered).
+    C : float or array (L,)
+        The hinge weights: a number or one ``C_i = C s_i`` per in-memory sample.
+    gamma : array (L,) or None
+        The per-sample radii ``gamma_i`` of the resolved uncertainty; None for the nominal SVM (no cone).
+    factors, diagonal, group_index
+        The resolved uncertainty's factors ``(k, n)`` (diagonal) or ``(k, n, n)`` and each sample's group.
+    **opts
+        ``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``, ``verbose``, ``accept_inaccurate``,
+        ``refine`` (:func:`robust_svm_ipm`).
 
-def column_rms(X) -> np.ndarray:
-    """The root mean square of each column of ``X`` (numpy, or Dask: one pass)."""
-    if is_dask_array(X):
-        (ms,) = dask_compute((X * X).mean(axis=0))
-        return np.sqrt(np.asarray(ms, dtype=float))
-    return np.sqrt(np.einsum("ij,ij->j", X, X) / max(X.shape[0], 1))
-
-
-def scale_advice(rms, alternative: str) -> str:
-    """What to do after a numerical error, from the root mean squares ``rms`` of X's columns: standardise X only
-    when a nonzero column lies outside :data:`WELL_SCALED`; else ``alternative`` (another route)."""
-    rms = np.asarray(rms, dtype=float)
-    live = rms[rms > 0]
-    if not live.size:
-        return alternative
-    lo, hi = float(live.min()), float(live.max())
-    span = f"X's nonzero columns have root mean squares from {lo:.1e} to {hi:.1e}"
-    if lo < WELL_SCALED[0] or hi > WELL_SCALED[1]:
-        return f"{span}: standardise X (e.g. sklearn's StandardScaler), or {alternative}"
-    return f"{span}, so rescaling X will not help: {alternative}"
-
-
-def finish_status(info, accept_inaccurate, rms=None, alternative="use solver='clarabel'"):
-    """A run that did not reach "optimal": SolverError saying what to do, or with ``accept_inaccurate`` a
-    SolverWarning naming the status (in memory and on Dask row blocks alike).  ``rms``: a callable returning the
-    root mean squares of X's columns, called for a numerical error only (:func:`scale_advice`); ``alternative``:
-    the advice naming another route."""
-    if info["status"] == "optimal":
-        return
-    msg = (
-        f"robust IPM stopped with status {info['status']!r} after {info['iterations']} iterations "
-        f"(gap_rel {info['gap_rel']:.2e}, pres {info['pres']:.2e}, dres {info['dres']:.2e})"
-    )
-    if not accept_inaccurate:
-        if info["status"] == "max_iter":
-            hint = "raise max_iter or loosen the tolerances"
-        else:
-            hint = scale_advice(rms() if rms is not None else [], alternative)
-        raise SolverError(f"{msg}: {hint}.")
-    warnings.warn(
-        msg + "; accepted on request (accept_inaccurate=True), not certified optimal.", SolverWarning, stacklevel=3
-    )
-
-
-def solve_robust_ipm(formulation, **opts):
-    """Backend ``"ipm"`` for :class:`~rsvm_conic.formulations.robust.RobustSVM` (and the chance SVM).
-
-    Uses the formulation's data, ``C`` and current radius/kappa; options go to
-    :func:`robust_svm_ipm` (``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
-    ``verbose``, ``accept_inaccurate``, ``refine``).  Returns a :class:`~rsvm_conic.certify.contract.Solution`
-    whose ``objective`` is the formulation's own numpy objective.
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t``.
+    info : dict
+        The run's status, iterations, costs, residuals, margin multipliers ``alpha`` and (in memory) the cones'
+        multipliers.
     """
-    from ..certify.contract import Solution
-
-    unc = formulation.current_uncertainty()
-    X = formulation.X
     L, n = X.shape
-    dask = is_dask_array(X)
-    if unc is None:  # nominal SVM: no cone
-        if dask:
+    rows = is_dask_array(X)
+    if gamma is None:  # nominal SVM: no cone
+        if rows:
             import dask.array as da
 
-            gidx, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
+            group_index, gamma = da.zeros(L, dtype=np.intp, chunks=X.chunks[0]), da.zeros(L, chunks=X.chunks[0])
         else:
-            gidx, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
+            group_index, gamma = np.zeros(L, dtype=np.intp), np.zeros(L)
         factors, diagonal = np.zeros((1, n)), True
-    else:
-        if unc.q != 2.0:
-            raise ValueError(
-                f"the 'ipm' backend handles p = 2 (ellipsoidal) uncertainty; this model has "
-                f"p = {unc.p:g}. Use solver='clarabel' for p = 1 or inf."
-            )
-        factors, diagonal, gidx, gamma = unc.factors, unc.diagonal, unc.group_index, unc.gamma
-    t0 = time.perf_counter()
-    if dask:  # validated when the formulation was built
-        from .dask_ipm import robust_svm_ipm_dask
+    if rows:  # validated at the public boundary
+        from .row_block_ipm import robust_svm_ipm_dask
 
-        values, info = robust_svm_ipm_dask(
-            X, formulation.y, formulation.C, gamma, factors, diagonal, gidx, check_input=False, **opts
-        )
-    else:
-        values, info = robust_svm_ipm(X, formulation.y, formulation.C_box, gamma, factors, diagonal, gidx, **opts)
-    sol = Solution(backend="ipm", status=info["status"], objective=float("nan"), time=0.0, values=values, info=info)
-    sol.time = time.perf_counter() - t0
-    sol.objective = float(formulation.objective(sol))
-    return sol
+        return robust_svm_ipm_dask(X, y, C, gamma, factors, diagonal, group_index, check_input=False, **opts)
+    return robust_svm_ipm(X, y, C, gamma, factors, diagonal, group_index, **opts)

@@ -2,11 +2,11 @@
 the Weston-Watkins epoch (:mod:`.multiclass.cd`) also uses.
 
 Each kernel reads its operands once and fuses work that numpy would spread over several passes and
-temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.robust_ipm`):
+temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.robust_svm`):
 
 * :func:`fill_centred_rows` writes one row block of ``sqrt(rho_i) c_i``, ``c_i = y_i [x_i; 1] -
   gamma_i m_{g(i)}``, ready for a BLAS rank-k update (the centred Gram matrix of
-  :func:`~rsvm_conic.solvers.robust_ipm.centred_gram`);
+  :func:`~rsvm_conic.solvers.ipm.robust_svm.centred_gram`);
   :func:`fill_centred_rows_in` does the first half of a Newton solve (below) in the same pass;
 * :func:`group_row_sums` forms ``sum_{i in g} v_i x_i`` for every group ``g`` in one pass;
 * :func:`matvec_pair` forms ``X w`` and ``X' v`` together in one pass (a residual evaluation), and
@@ -33,7 +33,7 @@ The kernels take trusted float64 arrays and intp group indices (validated by the
 from __future__ import annotations
 
 import numpy as np
-from .._jit import jit, numpy_paths
+from ..._jit import jit, numpy_paths
 
 __all__ = [
     "cone_back_rows",
@@ -286,7 +286,7 @@ def _apply_row(wbar, i, sc, sgn, V, k, O, r):
 @jit(error_model="numpy")
 def soc_apply(wbar, beta, V, inverse, O):
     """``O = W V`` (or ``W^{-1} V``) row by row, ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``
-    (the NT scaling of :class:`~.cone_ipm.Scaling`; ``W^{-1}`` flips the sign of ``w1`` and inverts beta)."""
+    (the NT scaling of :class:`~.engine.Scaling`; ``W^{-1}`` flips the sign of ``w1`` and inverts beta)."""
     sgn = -1.0 if inverse else 1.0
     for i in range(V.shape[0]):
         _apply_row(wbar, i, 1.0 / beta[i] if inverse else beta[i], sgn, V, i, O, i)
@@ -385,7 +385,7 @@ def ninf(v):
 @jit(error_model="numpy", inline="always")
 def _inside(o0, nrm2):
     """``o0 > 0`` and ``det = (o0 - ||o1||)(o0 + ||o1||) > 0`` (:func:`_row_jdet`'s product; the test of
-    :func:`~.cone_ipm.interior`), from ``nrm2 = ||o1||^2``."""
+    :func:`~.engine.interior`), from ``nrm2 = ||o1||^2``."""
     nr = np.sqrt(nrm2)
     return o0 > 0.0 and (o0 - nr) * (o0 + nr) > 0.0
 
@@ -745,7 +745,7 @@ def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db
 
 @jit(error_model="numpy")
 def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
-    """Per cone row (:meth:`~.robust_ipm.ConeTerms.rhs_terms`): with ``d = w1'bz1``,
+    """Per cone row (:meth:`~.kkt.ConeTerms.rhs_terms`): with ``d = w1'bz1``,
     ``r0 = (den bz0 - 2 w0 d) ib2`` and ``T = (bz1 - (2 d / den) w1) ib2``."""
     m, d1 = BZ.shape
     for i in range(m):
@@ -757,7 +757,7 @@ def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
 
 
 # The cones' parts of the robust SVM's Newton system (diagonal factors ``F``).  The group means ``m_g`` and the
-# vectors ``qhat_g = qc_g [F_g o w1_g; 0]`` of :class:`~.robust_ipm.ConeTerms` are formed entry by entry where they
+# vectors ``qhat_g = qc_g [F_g o w1_g; 0]`` of :class:`~.kkt.ConeTerms` are formed entry by entry where they
 # are used: ``m_g = (scale_g M_g[:n], last_g)`` with ``M`` the data rows for per-sample cones (so no X-sized array
 # holds them) or the grouped means themselves (``scale = 1``).
 
@@ -807,7 +807,7 @@ def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
 
 @jit(error_model="numpy")
 def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, r0, acc):
-    """The cones' part of a reduced right-hand side (:meth:`~.robust_ipm.ConeTerms.reduced_rhs`), one pass over
+    """The cones' part of a reduced right-hand side (:meth:`~.kkt.ConeTerms.reduced_rhs`), one pass over
     the cone rows: :func:`soc_rhs_terms`' ``r0`` (written) and ``T`` (kept in registers), then
     ``acc -= sum_g [F_g T_g; 0]`` and ``acc += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a (psi0 - r0) / h`` and
     ``c2 = (a r0 + d00 psi0) / h``."""
@@ -832,7 +832,7 @@ def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, 
 
 @jit(error_model="numpy", fastmath={"reassoc"})
 def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg, du, dt, Z):
-    """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.robust_ipm.ConeTerms.back`),
+    """The cones' rows of a direction after the Schur solve ``du = (dw, db)`` (:meth:`~.kkt.ConeTerms.back`),
     one pass: ``dt = (psi0 - r0) / h + (a m'du - d00 qhat'du) / h`` and ``Z = W^{-2} ((-dt, -F o dw) - BZ)``, with
     the two ``W^{-1}`` applications of :func:`soc_apply_sq`.  Four loops per row: ``m'du`` with ``qhat'du``; the
     vector ``v`` (in ``Z``'s row) with ``w1'v1``; ``W^{-1} v`` (in ``Z``'s row) with ``w1'(W^{-1} v)_1``; ``Z``.

@@ -18,7 +18,7 @@ system shifted into the cone.  The only problem-specific part is the linear solv
 
 with ``W`` the current NT scaling.  A problem object supplies the operators and a
 ``kkt_factor(scaling)`` returning ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)``; that is where
-structure is exploited (see :mod:`rsvm_conic.solvers.robust_ipm`).  Once the gap is small, the
+structure is exploited (see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  Once the gap is small, the
 corrector's solve is followed by iterative refinement against the unreduced operators
 (:class:`Refinement`), so a KKT solver that loses digits (Schur complements of ill-conditioned
 scalings) is corrected.
@@ -359,7 +359,7 @@ REFINE_STEPS = 4
 
 class Refinement:
     """When iterative refinement of a KKT solve stops: the one rule of :func:`cone_ipm` and of the row-block
-    interior point (:mod:`.dask_ipm`), which evaluate the residuals and solve for the corrections themselves.
+    interior point (:mod:`.row_block_ipm`), which evaluate the residuals and solve for the corrections themselves.
 
     ``err`` is a direction's KKT residual (``max(||rx||_inf, ||ry||_inf, ||W^{-1} rz||_inf)``) and ``scale`` its
     right-hand side's (the same norms).  The first correction is solved unless ``err <= 1e-12 scale`` (the rounding
@@ -425,6 +425,93 @@ def _ninf(v) -> float:
     return float(ninf(np.ravel(v)))
 
 
+#: a step below this ends the run as a numerical error (:func:`damped_step`)
+MIN_STEP = 1e-10
+
+
+def centring(a_aff: float) -> float:
+    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step."""
+    return (1.0 - min(1.0, a_aff)) ** 3
+
+
+def damped_step(amax: float, step_fraction: float):
+    """The step taken along the corrector: ``min(1, step_fraction amax)``, or None when it collapsed (not finite,
+    or below :data:`MIN_STEP`: the run ends as a numerical error)."""
+    step = min(1.0, step_fraction * amax)
+    return step if np.isfinite(step) and step >= MIN_STEP else None
+
+
+class StoppingTest:
+    """The stopping test and iteration log of the Nesterov-Todd iteration (module docstring: Clarabel's
+    measures), the one home of both for :func:`cone_ipm` and the row-block interior point
+    (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each on its own layout.
+
+    Parameters
+    ----------
+    norms : tuple of float
+        ``(||q||_inf, ||h||_inf, ||b||_inf)`` of the cone QP.
+    tols : tuple of float
+        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, the tolerances of the module docstring.
+    max_iter : int
+        The iteration limit.
+    verbose : bool
+        Print the header now and one line per iteration with ``print_fn``.
+    """
+
+    HEADER = f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}"
+
+    def __init__(self, norms, tols, max_iter, verbose=False, print_fn=print):
+        self.nrm_q, self.nrm_h, self.nrm_b = norms
+        self.tol_gap_abs, self.tol_gap_rel, self.tol_feas = tols
+        self.max_iter, self.verbose, self.print_fn = max_iter, verbose, print_fn
+        self.log: list = []
+        self.pcost = self.dcost = self.gap_abs = self.gap_rel = self.comp_rel = self.pres = self.dres = np.nan
+        if verbose:
+            print_fn(self.HEADER)
+
+    def __call__(self, it, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, **extra):
+        """Measure iterate ``it`` (``max_rz``, ``max_rx``: the infinity norms of the primal and dual residuals;
+        ``nx``, ``ns``, ``nz``: of the iterate's parts) and log it (``extra``: more entries of its log line).
+        Returns the final status (``"numerical_error"``: a measure is not finite, ``"optimal"``, ``"max_iter"``)
+        or None to iterate on; the measures are kept as attributes."""
+        self.pcost, self.dcost = pcost, dcost
+        self.gap_abs = gap_abs = abs(pcost - dcost)
+        self.gap_rel = gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
+        self.comp_rel = comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
+        self.pres = pres = max_rz / max(1.0, self.nrm_h + self.nrm_b + nx + ns)
+        self.dres = dres = max_rx / max(1.0, self.nrm_q + nx + nz)
+        entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
+        entry.update(extra)
+        self.log.append(entry)
+        if self.verbose:
+            self.print_fn(
+                f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
+            )
+        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
+            return "numerical_error"
+        tol_abs, tol_rel, tol_feas = self.tol_gap_abs, self.tol_gap_rel, self.tol_feas
+        if (
+            pres <= tol_feas
+            and dres <= tol_feas
+            and (gap_abs <= tol_abs or gap_rel <= tol_rel)
+            and (gap <= tol_abs or comp_rel <= tol_rel)
+        ):
+            return "optimal"
+        if it == self.max_iter:
+            return "max_iter"
+        return None
+
+    def refines(self, refine_below: float) -> bool:
+        """Whether the corrector of the last measured iterate is refined: its relative gap or complementarity is
+        below ``refine_below`` (earlier iterates do not need the digits)."""
+        return min(self.gap_rel, self.comp_rel) < refine_below
+
+    def values(self) -> dict:
+        """The last iterate's measures (NaN before the first): pcost, dcost, gap_abs, gap_rel, pres, dres."""
+        keys = ("pcost", "dcost", "gap_abs", "gap_rel", "pres", "dres")
+        return {key: getattr(self, key) for key in keys}
+
+
 def cone_ipm(
     prob,
     *,
@@ -468,7 +555,7 @@ def cone_ipm(
     h_head = h[:hn]
 
     # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
-    # once they exceed the allocator's reuse threshold; see robust_ipm.Workspace)
+    # once they exceed the allocator's reuse threshold; see kkt.Workspace)
     buffers: dict = {}
 
     def work(name):
@@ -513,12 +600,28 @@ def cone_ipm(
             entry["refine"] = tuple(steps.history)
         return dx, dy, dz
 
+    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
+    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
+
     def result(status, it):
+        v = test.values()
         return IPMResult(
-            x, y, z, s, status, it, pcost, dcost, gap_abs, gap_rel, pres, dres, time.perf_counter() - t_start, log
+            x,
+            y,
+            z,
+            s,
+            status,
+            it,
+            v["pcost"],
+            v["dcost"],
+            v["gap_abs"],
+            v["gap_rel"],
+            v["pres"],
+            v["dres"],
+            time.perf_counter() - t_start,
+            test.log,
         )
 
-    log: list = []
     # ---- initial point: identity-scaled least squares, shifted into the cone ----------------
     start = getattr(prob, "initial_point", None)
     if start is not None:
@@ -537,9 +640,6 @@ def cone_ipm(
     deg = cones.degree
 
     scaling = None
-    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
-    if verbose:
-        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
     step = 0.0
     for it in range(max_iter + 1):
         # the scaling first (it needs s and z only), so that the residual's pass over the data may also serve the
@@ -559,29 +659,10 @@ def cone_ipm(
         pcost = 0.5 * xPx + float(q @ x)
         dcost = -0.5 * xPx - float(h_head @ z[:hn]) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
         gap = float(s @ z)
-        gap_abs = abs(pcost - dcost)
-        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
-        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
-        nx = _ninf(x)
-        pres = max(nrz, _ninf(ry)) / max(1.0, nrm_h + nrm_b + nx + ns)
-        dres = _ninf(rx) / max(1.0, nrm_q + nx + nz)
-        entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
-        log.append(entry)
-        if verbose:
-            print_fn(
-                f"{it:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
-            )
-        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
-            return result("numerical_error", it)
-        if (
-            pres <= tol_feas
-            and dres <= tol_feas
-            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
-        ):
-            return result("optimal", it)
-        if it == max_iter:
-            return result("max_iter", it)
+        status = test(it, pcost, dcost, gap, max(nrz, _ninf(ry)), _ninf(rx), _ninf(x), ns, nz, step)
+        if status is not None:
+            return result(status, it)
+        entry = test.log[-1]
 
         # ---- factorisation, with the predictor's solve where the problem does both in one pass over its data ---
         factor_first = getattr(prob, "kkt_factor_first", None)
@@ -622,7 +703,7 @@ def cone_ipm(
                         nrx,
                         nry,
                         bz,
-                        refine if corrector and min(gap_rel, comp_rel) < refine_below else 0,
+                        refine if corrector and test.refines(refine_below) else 0,
                         refine_bufs if corrector else {"dz": work("dz_pred")},
                         entry,
                     )
@@ -637,14 +718,12 @@ def cone_ipm(
                     gap_aff = float((lam + a_aff * dst) @ (lam + a_aff * dzt))
                     sigma = min(1.0, max(0.0, gap_aff / max(gap, 1e-300))) ** 3
                 else:
-                    sigma = (1.0 - a_aff) ** 3
+                    sigma = centring(a_aff)
                 dsa, dza = dst, dzt
-        step = min(1.0, step_fraction * amax)
+        step = damped_step(amax, step_fraction)
         # a NaN in dst or dz shows in the step, which then fails its interior test (checked below: a pass less
         # than testing them here); an inf shows in the next iteration's residuals
-        if not np.isfinite(step) or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
-            return result("numerical_error", it)
-        if step < 1e-10:
+        if step is None or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
             return result("numerical_error", it)
         # the new s and z go to the buffer of each pair that is not the current iterate
         s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))

@@ -1,11 +1,11 @@
-"""The structured interior point of :mod:`.robust_ipm` on Dask row blocks: exact robust SVMs on data that
+"""The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that
 do not fit one machine's memory.
 
-Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_ipm.RobustSVMCone`'s; the
-iteration is :func:`~.cone_ipm.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
+Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_svm.RobustSVMCone`'s; the
+iteration is :func:`~.engine.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
 the same starting point, step rule, stopping test and iterative refinement of the corrector once the gap
 is below ``refine_below``); the Newton system is reduced to the same (n + 1) x (n + 1) Schur complement
-(robust_ipm's module docstring, whose cone algebra :class:`~.robust_ipm.ConeTerms` both use).  What
+(robust_svm's module docstring, whose cone algebra :class:`~.kkt.ConeTerms` both use).  What
 changes is where the per-sample arrays live: every per-sample quantity -- the rows of X, y, gamma,
 group index, per-sample factors, and the per-sample part of the iterate (``xi``, the 2 L orthant
 slacks and multipliers, and for per-sample ellipsoids the L cones) -- stays in the workers' chunks
@@ -26,7 +26,7 @@ and a tree of combine tasks, returning O(n^2) numbers:
    no extra pass); the client sets ``sigma = (1 - alpha_aff)^3`` and solves for the corrector.
 3. *corrector*: each block forms its rows of the corrector direction and returns their largest step.  Once
    the gap is small, the corrector is refined as in memory, by the same rule
-   (:class:`~.cone_ipm.Refinement`): the pass also returns the direction's KKT residual (its global sums
+   (:class:`~.engine.Refinement`): the pass also returns the direction's KKT residual (its global sums
    and norms) and the residual's reduced right-hand side; the client decides, solves for the correction,
    and one more pass follows per correction (at most ``refine``, in the last few iterations), which returns
    the corrected direction's step and residual.  A correction that does not reduce the residual is dropped
@@ -45,7 +45,7 @@ plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30
 
 **Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
 matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus one per correction in the
-last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_ipm.robust_svm_ipm` up to
+last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_svm.robust_svm_ipm` up to
 summation order: the same iterations, and solutions equal to rounding amplified by the last iterations'
 conditioning (tested with one chunk, even and uneven chunks: ``tests/test_dask_ipm.py``).
 """
@@ -57,12 +57,15 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from .._validation import check_positive, is_dask_array
-from .cone_ipm import (
+from ..._validation import check_positive, is_dask_array
+from .engine import (
     REFINE_STEPS,
     ConeSpec,
     Refinement,
     Scaling,
+    StoppingTest,
+    centring,
+    damped_step,
     _ninf,
     interior,
     jdiv,
@@ -70,18 +73,10 @@ from .cone_ipm import (
     scaled_directions,
     step_into,
 )
-from .robust_ipm import (
-    ConeTerms,
-    GroupMeans,
-    centred_gram,
-    column_rms,
-    cone_rows_gx,
-    finish_status,
-    sum_apply_rows,
-    weighted_gram,
-)
-from .row_kernels import group_row_sums
+from .kkt import ConeTerms, GroupMeans, centred_gram, cone_rows_gx, sum_apply_rows, weighted_gram
 from .row_blocks import RowBlocks
+from .row_kernels import group_row_sums
+from .status import column_rms, finish_status
 
 __all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
 
@@ -94,7 +89,7 @@ class _Eval:
 
 
 class _Block:
-    """One row block's part of :class:`~.robust_ipm.RobustSVMCone` (its rows of every operator)."""
+    """One row block's part of :class:`~.robust_svm.RobustSVMCone` (its rows of every operator)."""
 
     def __init__(self, blk, cfg):
         self.cfg = cfg
@@ -313,7 +308,7 @@ class _Block:
 
     # ------------------------------------------------------------------ directions of one iteration
     def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
-        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.cone_ipm.newton_rhs`):
+        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.engine.newton_rhs`):
         ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
         size = self.cones.size
         u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, E.rz, np.empty(size), np.empty(size))
@@ -482,7 +477,7 @@ def robust_svm_ipm_dask(
     refine_below=1e-4,
     check_input=True,
 ):
-    """:func:`~.robust_ipm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
+    """:func:`~.robust_svm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
     ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
     grouped cones, or a Dask array ``(L, n)`` / ``(L, n, n)`` of per-sample factors (``group_index`` then
     unused).  Returns ``(values, info)`` as robust_svm_ipm does, except that the per-sample values ``xi``
@@ -582,7 +577,7 @@ def _entry_t(st):
 
 def _check_dask_inputs(X, y, gamma, factors):
     """robust_svm_ipm's checks, lazily: shapes now, values in one reduction pass."""
-    from .._validation import check_dask_values
+    from ..._validation import check_dask_values
 
     if X.ndim != 2:
         raise ValueError("X must be a finite 2-D array (impute or drop NaN/inf entries).")
@@ -628,29 +623,16 @@ def _iterate(
     if grouped:  # the cones' slack (t_g, A_g'w) = (1, 0); z0_g = sum_{i in g} gamma_i alpha_i from the first pass
         Sc = -cones.Gx(glob["w"], glob["tg"])
         Zc = np.zeros(k * (n + 1))
-    log = []
     states, move, step = None, None, 0.0
-    if verbose:
-        print_fn(f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}")
+    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
+    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
+    log = test.log
     out = {"glob": glob}
 
     def result(status, it):
-        out.update(
-            status=status,
-            iterations=it,
-            states=states,
-            glob=glob,
-            log=log,
-            pcost=pcost,
-            dcost=dcost,
-            gap_abs=gap_abs,
-            gap_rel=gap_rel,
-            pres=pres,
-            dres=dres,
-        )
+        out.update(status=status, iterations=it, states=states, glob=glob, log=log, **test.values())
         return out
 
-    pcost = dcost = gap_abs = gap_rel = pres = dres = np.nan
     for it_no in range(max_iter + 1):
         # ---- pass 1: the step, then the sums at the new iterate
         while True:
@@ -700,39 +682,9 @@ def _iterate(
         xPx = float(w @ w)
         pcost = 0.5 * xPx + C * R["sum_xi"]
         dcost = -0.5 * xPx + R["sum_zm"] + x_rx
-        gap_abs = abs(pcost - dcost)
-        gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
-        comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
-        pres = max_rz / max(1.0, nrm_h + nrm_b + nx + ns)
-        dres = max_rx / max(1.0, nrm_q + nx + nz)
-        log.append(
-            dict(
-                iter=it_no,
-                pcost=pcost,
-                dcost=dcost,
-                gap=gap,
-                gap_rel=gap_rel,
-                pres=pres,
-                dres=dres,
-                step=step,
-                passes=blocks.passes,
-            )
-        )
-        if verbose:
-            print_fn(
-                f"{it_no:3d} {pcost:14.7e} {dcost:14.7e} {gap:9.2e} {gap_rel:9.2e} {pres:9.2e} {dres:9.2e} {step:7.4f}"
-            )
-        if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
-            return result("numerical_error", it_no)
-        if (
-            pres <= tol_feas
-            and dres <= tol_feas
-            and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-            and (gap <= tol_gap_abs or comp_rel <= tol_gap_rel)
-        ):
-            return result("optimal", it_no)
-        if it_no == max_iter:
-            return result("max_iter", it_no)
+        status = test(it_no, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, passes=blocks.passes)
+        if status is not None:
+            return result(status, it_no)
 
         # ---- the Schur complement and the predictor
         mu = gap / deg
@@ -748,7 +700,7 @@ def _iterate(
         amax = R2["min_step"]
         if grouped:
             amax = min(amax, system.cone_step(pred[2], system.u_pred))
-        sigma = (1.0 - min(1.0, amax)) ** 3
+        sigma = centring(amax)
         c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
         bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
         try:
@@ -759,7 +711,7 @@ def _iterate(
         dZc = corr[2]
         # ---- pass 3 (+ refinement): corrector step; when refining, each pass also returns its direction's KKT
         # residual, and the client applies cone_ipm's rule (Refinement) to it
-        refining = refine > 0 and min(gap_rel, comp_rel) < refine_below
+        refining = refine > 0 and test.refines(refine_below)
         steps = kept = None
         while True:
             R3, _ = blocks.run(
@@ -808,8 +760,8 @@ def _iterate(
             amax = min(amax, scaled_directions(cones.spec, system.sc, system.lam, dst, dZc, np.empty(dZc.shape)))
             dSc = system.sc.apply(dst)
             finite = finite and np.all(np.isfinite(dZc)) and np.all(np.isfinite(dst)) and np.all(np.isfinite(dtg))
-        step = min(1.0, step_fraction * amax)
-        if not np.isfinite(step) or not finite or step < 1e-10:
+        step = damped_step(amax, step_fraction)
+        if step is None or not finite:
             return result("numerical_error", it_no)
         if grouped:  # back off where rounding puts the grouped cones' s or z on the boundary
             for _ in range(30):

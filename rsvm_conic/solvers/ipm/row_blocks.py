@@ -11,7 +11,7 @@ numbers -- reaches the client.  Nothing of size L is ever gathered.
 The passes the certificate of :mod:`rsvm_conic.formulations._linear` needs are here too (the
 primal objective, the projection of the multipliers onto ``{0 <= alpha <= C, y'alpha = 0}`` and
 the dual value), so that a Dask fit is certified by the same dual bound as an in-memory one; the
-interior point itself is :mod:`.dask_ipm`.  ``dask`` (``pip install 'rsvm-conic[dask]'``) is
+interior point itself is :mod:`.row_block_ipm`.  ``dask`` (``pip install 'rsvm-conic[dask]'``) is
 imported only when a RowBlocks is made.
 """
 
@@ -19,13 +19,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import dask_compute
-from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
-from ..certify.projections import dual_set_multiplier
-from ..exceptions import SolverError
-from .robust_ipm import sum_apply_rows, transpose_apply
+from ..._validation import dask_compute
+from ...certify.projections import dual_set_multiplier
+from ...exceptions import SolverError
+from ...uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from .kkt import apply_rows, sum_apply_rows, transpose_apply
 
-__all__ = ["RowBlocks", "combine", "dual_terms", "hinge_sum", "project_dual_set_rows", "resolve_uncertainty"]
+__all__ = [
+    "RowBlocks",
+    "combine",
+    "dual_terms",
+    "dual_value_rows",
+    "hinge_sum",
+    "project_dual_set_rows",
+    "resolve_uncertainty",
+]
 
 #: partial results are combined this many at a time (the depth of the tree is log_8 of the blocks)
 SPLIT_EVERY = 8
@@ -228,7 +236,7 @@ def _rows_for(X, y, unc, **more):
 
 
 def _is_dask(A) -> bool:
-    from .._validation import is_dask_array
+    from ..._validation import is_dask_array
 
     return is_dask_array(A)
 
@@ -311,6 +319,29 @@ def dual_terms(X, y, a, w, unc) -> dict:
     return res
 
 
+def dual_value_rows(X, y, alpha, w, C: float, unc, improve_u=None) -> float:
+    """The dual value ``D(alpha, u) = sum_i a_i - 1/2 ||sum_i a_i y_i x_i - sum_g s_g A_g u_g||^2`` of the linear
+    SVMs' certificate at ``a``, the projection of the Dask vector ``alpha`` onto ``{0 <= a <= C, y'a = 0}``
+    (:func:`project_dual_set_rows`, a few passes over ``(alpha, y)``; then one pass over ``X``).
+
+    ``u_g`` is the maximiser of ``u'A_g'w`` over the unit p-ball; for grouped factors (on the client)
+    ``improve_u(v, s, unc, U)`` may return a better one (``v = sum_i a_i y_i x_i``, ``s_g = sum_{i in g} a_i
+    gamma_i``); per-sample factors keep the maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
+    w = np.asarray(w, dtype=float)
+    a, _ = project_dual_set_rows(X, alpha, y, C)
+    robust = unc is not None and unc.radius != 0
+    t = dual_terms(X, y, a, w, unc if robust else None)
+    v = t["v"]
+    if robust and "robust" in t:
+        v = v - t["robust"]
+    elif robust:
+        U = dual_norm_subgradient(transpose_apply(unc.factors, unc.diagonal, w), unc.q)
+        if improve_u is not None:
+            U = improve_u(t["v"], t["s"], unc, U)
+        v = v - t["s"] @ apply_rows(unc.factors, unc.diagonal, U)
+    return float(t["sum_a"] - 0.5 * v @ v)
+
+
 # ------------------------------------------------------------------------------- uncertainty on rows
 #: groups given as labels are resolved on the client (their factors and cones live there): at most this many
 MAX_LABELS = 100_000
@@ -325,7 +356,7 @@ def _group_index_block(g, labels):
 
 
 def _factor_block(S, p, as_factor):
-    from ..uncertainty.sets import UncertaintySet
+    from ...uncertainty.sets import UncertaintySet
 
     m, n = S.shape[0], S.shape[-1]
     if as_factor:
@@ -343,8 +374,8 @@ def resolve_uncertainty(unc_set, X):
     the distinct group labels) take one pass over those arrays; a Dask Sigma is factored block by block
     when a pass reads it (its checks raise then).
     """
-    from .._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
-    from ..uncertainty.sets import ResolvedUncertainty, UncertaintySet
+    from ..._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
+    from ...uncertainty.sets import ResolvedUncertainty, UncertaintySet
 
     dask, da = _dask()
     L, n = X.shape
