@@ -359,7 +359,7 @@ CATALOGUE = (
         "BENCHMARKS",
         "ww-exact",
         "bench_ww",
-        "the exact Weston-Watkins route (cd) against the previous exact default and scikit-learn",
+        "the exact Weston-Watkins route (cd) against the other exact route (alm) and scikit-learn",
     ),
 )
 

@@ -112,9 +112,8 @@ QUICK_FACTORS = (0.25, 0.5, 1.0)
 CV_MAX = 1000
 RFF_DATASETS = {"magic": 1000, "letter": 1000}
 #: Relative gap certified by each cross-validation fit on the random-feature sets (a model-selection
-#: tolerance, chosen when the exact route was ``alm``, 0.5-2 min per Letter fold; on such folds at three sigma
-#: values both gave the same test accuracy).  Final fits are exact (1e-6).  Measured since, Letter's 18 Gaussian
-#: CV fits: 47 s at this tolerance, 40 s exact with ``cd`` (same chosen sigma), before the row-space change.
+#: tolerance: on Letter's folds at three sigma values it gives the test accuracy of an exact fit, and the same
+#: chosen sigma).  Final fits are exact (1e-6).
 CV_PRIMAL_TOL = 1e-2
 HYP_MAX = 300  #: training points of the hyperbolic column (stratified subsample of larger sets)
 HYP_CV_MAX = 150  #: points of its cross-validation
