@@ -50,8 +50,21 @@ EXTRAS = {
 
 
 class Entry(NamedTuple):
-    """One named entry: its kind (a key of the module's dict), name, module (in this package), one line on
-    what it computes, and the extras it needs (keys of :data:`EXTRAS`)."""
+    """One named entry of :data:`CATALOGUE`.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS` (``INSTANCES``, ``REPRODUCTIONS``, ``BENCHMARKS``, ``GRIDS``): a dict of the module.
+    name : str
+        The entry's name on the command line.
+    module : str
+        The module of this package that defines it.
+    description : str
+        One line on what it computes.
+    extras : tuple of str
+        The extras it needs (keys of :data:`EXTRAS`).
+    """
 
     kind: str
     name: str
@@ -346,25 +359,56 @@ CATALOGUE = (
         "BENCHMARKS",
         "ww-exact",
         "bench_ww",
-        "the exact Weston-Watkins route (cd) against the previous exact default and scikit-learn",
+        "the exact Weston-Watkins route (cd) against the other exact route (alm) and scikit-learn",
     ),
 )
 
 
 def catalogue(kind: str) -> dict[str, Entry]:
-    """The :data:`CATALOGUE` entries of one kind, by name (no problem module is imported)."""
+    """The :data:`CATALOGUE` entries of one kind, by name (no problem module is imported).
+
+    Parameters
+    ----------
+    kind : str
+        The kind of entry.
+
+    Returns
+    -------
+    dict
+        Name -> :class:`Entry`.
+    """
     _check_kind(kind)
     return {e.name: e for e in CATALOGUE if e.kind == kind}
 
 
 def extra_of(module: str | None) -> str | None:
-    """The extra of :data:`EXTRAS` that installs ``module`` (a dotted name; its top level counts), or None."""
+    """The extra of :data:`EXTRAS` that installs ``module`` (a dotted name; its top level counts), or None.
+
+    Parameters
+    ----------
+    module : str or None
+        A module name (e.g. ``ImportError.name``).
+
+    Returns
+    -------
+    str or None
+    """
     top = (module or "").split(".")[0]
     return next((extra for extra, mods in EXTRAS.items() if top in mods), None)
 
 
 def missing_extras(entry: Entry) -> list[str]:
-    """The extras of ``entry`` whose modules do not import here."""
+    """The extras of ``entry`` whose modules do not import here.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry.
+
+    Returns
+    -------
+    list of str
+    """
     missing = []
     for extra in entry.extras:
         for mod in EXTRAS[extra]:
@@ -388,7 +432,18 @@ def _modules():
 
 
 def registry(kind: str) -> dict:
-    """All entries of one kind across the package's modules (imports every module)."""
+    """All entries of one kind across the package's modules (imports every module).
+
+    Parameters
+    ----------
+    kind : str
+        The kind of entry.
+
+    Returns
+    -------
+    dict
+        Name -> the entry's object (an instance, a grid, a benchmark function, ...).
+    """
     _check_kind(kind)
     out = {}
     for mod in _modules():
@@ -400,8 +455,25 @@ def registry(kind: str) -> dict:
 
 
 def get(kind: str, name: str):
-    """The entry ``name`` of ``kind``, importing only its module (:data:`CATALOGUE` says which);
-    KeyError naming the available ones if there is none."""
+    """The entry ``name`` of ``kind``, importing only its module (:data:`CATALOGUE` says which).
+
+    Parameters
+    ----------
+    kind : str
+        The kind of entry.
+    name : str
+        Its name.
+
+    Returns
+    -------
+    object
+        The entry's object.
+
+    Raises
+    ------
+    KeyError
+        Naming the available entries, if there is none of that name.
+    """
     entry = catalogue(kind).get(name)
     if entry is None:
         available = ", ".join(sorted(catalogue(kind))) or "none"

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 
 def peak_mb(fn) -> float:
-    """Peak memory allocated by ``fn()`` as traced by ``tracemalloc`` (numpy's buffers included), in MiB."""
+    """Peak memory allocated by ``fn()`` as traced by ``tracemalloc`` (numpy's buffers included), in MiB.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once, without arguments.
+
+    Returns
+    -------
+    float
+    """
     import tracemalloc
 
     tracemalloc.start()
@@ -16,8 +26,13 @@ def peak_mb(fn) -> float:
 
 
 def available_mb() -> float | None:
-    """The memory the operating system reports as available (``MemAvailable`` of ``/proc/meminfo``), in MiB;
-    None where that is unknown (not Linux)."""
+    """The memory the operating system reports as available (``MemAvailable`` of ``/proc/meminfo``), in MiB.
+
+    Returns
+    -------
+    float or None
+        None where that is unknown (not Linux).
+    """
     try:
         with open("/proc/meminfo") as f:
             for line in f:

@@ -31,7 +31,19 @@ SHORT = {"reproduced": "R", "not reproduced": "N", "inconclusive": "I"}
 
 
 def mean_sd(values) -> tuple[float, float, int]:
-    """``(mean, sd, n)`` of the finite values (sample sd, ddof 1; ``nan`` for fewer than two values)."""
+    """``(mean, sd, n)`` of the finite values (sample sd, ddof 1; ``nan`` for fewer than two values).
+
+    Parameters
+    ----------
+    values : array-like
+        The values (non-finite ones are left out).
+
+    Returns
+    -------
+    mean, sd : float
+    n : int
+        The number of finite values.
+    """
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:
@@ -63,8 +75,23 @@ def half_width(values, level: float = 0.95) -> float:
 
 
 def datasets_needed(sd: float, tol: float, level: float = 0.95, n_max: int = 10_000) -> int:
-    """The fewest data sets ``n`` (at least 2) whose ``level`` half-width ``t sd / sqrt(n)`` is at most ``tol``,
-    for a spread ``sd`` over data sets; ``n_max`` when even that many do not suffice (or ``sd`` is not finite)."""
+    """The fewest data sets ``n`` (at least 2) whose ``level`` half-width ``t sd / sqrt(n)`` is at most ``tol``.
+
+    Parameters
+    ----------
+    sd : float
+        The spread over data sets.
+    tol : float
+        The half-width wanted.
+    level : float, default 0.95
+        Confidence level.
+    n_max : int, default 10000
+        Returned when even that many do not suffice (or ``sd`` is not finite).
+
+    Returns
+    -------
+    int
+    """
     from scipy.stats import t
 
     if not math.isfinite(sd):
@@ -77,7 +104,25 @@ def datasets_needed(sd: float, tol: float, level: float = 0.95, n_max: int = 10_
 
 @dataclass(frozen=True)
 class CellVerdict:
-    """One table cell measured over data sets, judged against the paper's number (see :func:`cell_verdict`)."""
+    """One table cell measured over data sets, judged against the paper's number (see :func:`cell_verdict`).
+
+    Attributes
+    ----------
+    mean, sd : float
+        Over the data sets.
+    n : int
+        Number of data sets.
+    half_width : float
+        Half-width of the mean's 95% confidence interval.
+    paper : float
+        The paper's number.
+    verdict : str
+        One of :data:`VERDICTS`.
+    tie : bool or None
+        Whether the cell ties with the nominal column (None for the nominal column itself).
+    nominal_diff : float or None
+        The mean paired difference to the nominal column.
+    """
 
     mean: float
     sd: float
@@ -141,7 +186,23 @@ def claim_verdict(differences, tol: float) -> tuple[str, float, float, int]:
 
     Reproduced when the 95% interval of the mean difference lies above 0 (on at least :data:`MIN_DATASETS` data
     sets); not reproduced when it lies below 0, or when it is no wider than ``tol`` (at that resolution no
-    advantage is shown); otherwise inconclusive (too wide to tell).  Returns ``(verdict, mean, half_width, n)``.
+    advantage is shown); otherwise inconclusive (too wide to tell).
+
+    Parameters
+    ----------
+    differences : array-like
+        ``A - B`` per data set (non-finite entries left out).
+    tol : float
+        The resolution.
+
+    Returns
+    -------
+    verdict : str
+        ``"reproduced"``, ``"not reproduced"`` or ``"inconclusive"``.
+    mean, half_width : float
+        The mean difference and its interval's half-width.
+    n : int
+        Number of data sets.
     """
     mean, _, n = mean_sd(differences)
     h = half_width(differences)
@@ -153,7 +214,19 @@ def claim_verdict(differences, tol: float) -> tuple[str, float, float, int]:
 
 
 def fmt_pm(mean: float, sd: float, n: int, digits: int = 2) -> str:
-    """``mean ± sd (n)``; the sd is left out for one data set."""
+    """``mean ± sd (n)``; the sd is left out for one data set, and ``-`` is shown for none.
+
+    Parameters
+    ----------
+    mean, sd : float
+    n : int
+    digits : int, default 2
+        Decimals.
+
+    Returns
+    -------
+    str
+    """
     if n == 0:
         return "-"
     sd_txt = f" ± {sd:.{digits}f}" if math.isfinite(sd) else ""
@@ -165,6 +238,25 @@ def provenance(name: str, quick: bool, out, n_jobs, wall_seconds: float) -> dict
 
     ``commit`` is the ``HEAD`` of the source tree's git repository (``None`` outside one) and ``dirty`` says
     whether tracked files differed from it when the report was written.
+
+    Parameters
+    ----------
+    name : str
+        The reproduction.
+    quick : bool
+        Whether the reduced grid ran.
+    out : path-like
+        The output folder.
+    n_jobs : int
+        Worker processes.
+    wall_seconds : float
+        The run's wall time.
+
+    Returns
+    -------
+    dict
+        ``command``, ``commit``, ``dirty``, ``package_version``, ``date``, ``wall_seconds``, ``cores``,
+        ``load_average_1min_at_report``, ``python``.
     """
     import os
     import platform
@@ -207,6 +299,16 @@ def provenance_markdown(prov: dict) -> str:
 
     ``cells_commit`` (optional): the commit whose code computed the cells when the report was written later, at
     ``commit``, from the same resumed results (the experiment's version unchanged, so no cell recomputed).
+
+    Parameters
+    ----------
+    prov : dict
+        A :func:`provenance` record (possibly with ``cells_commit``, ``cells_wall_seconds`` and ``note``).
+
+    Returns
+    -------
+    str
+        Markdown.
     """
     commit = (prov.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if prov.get("dirty") else "")
     load = prov.get("load_average_1min_at_report")
@@ -227,8 +329,23 @@ def store(
 
     When the report was written again later from the same resumed results (no cell recomputed), pass the commit
     whose code computed the cells and the wall time of that run: they replace the re-render's wall time, and
-    :func:`provenance_markdown` names both commits.  ``note``: a sentence printed after the provenance (e.g. the
-    machine's load while the cells ran).
+    :func:`provenance_markdown` names both commits.
+
+    Parameters
+    ----------
+    src, dest : path-like
+        The run's report JSON and where to copy it.
+    cells_commit : str, optional
+        The commit that computed the cells.
+    cells_wall_seconds : float, optional
+        That run's wall time.
+    note : str, optional
+        A sentence printed after the provenance (e.g. the machine's load while the cells ran).
+
+    Returns
+    -------
+    dict
+        The stored record.
     """
     import json
 

@@ -13,7 +13,7 @@ variances ``sigma2 = (0.25 K_bar)^2 (1 + 0.1 U)`` (symmetrised), C = 10, epsilon
   when libsvm's single-precision kernel cache leaves the gap above 1e-6), the bias;
 * ``KernelRobustSVC(method="qp", noise="gaussian", epsilon=0.1, C=C).fit(K_bar, y, sigma2=sigma2)``.
 
-Printed beside the times: the ratios to SVC (target 1.2, issue 16 target 4), the certified relative gaps
+Printed beside the times: the ratios to SVC (target 1.2), the certified relative gaps
 (tolerance 1e-6), the parts SVC does not do (the PSD proof, the rank-one approximation), the peak memory of
 one run of each (tracemalloc: numpy's buffers included) and the machine's core count.
 """

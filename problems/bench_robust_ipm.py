@@ -6,8 +6,8 @@ the vectorised CVXPY model ``RobustSVM(...).solve("clarabel")`` (the project's b
 includes building the model, as a user pays it; Clarabel's own solve time is printed too).
 Grid: L in {2000, 20000, 200000}, n in {20, 50, 200}, k in {1, 2, L} (one shared ellipsoid, one
 per class, one diagonal ellipsoid per sample).  The CVXPY side is skipped where L * n > 10^6
-(grouped) or L * n > 10^5 (per sample): measured under load, L = 2000, n = 50 per-sample took 34 s
-and n = 200 more than 5 minutes, L = 20000, n = 50 grouped 24 s; the skipped cells are larger
+(grouped) or L * n > 10^5 (per sample): under load, L = 2000, n = 50 per sample takes about 34 s
+and n = 200 more than 5 minutes, L = 20000, n = 50 grouped about 24 s; the skipped cells are larger
 (the table says "skipped").  The ipm side itself is skipped for per-sample ellipsoids whose
 expected peak memory exceeds what the machine has available (see :func:`_sample_ipm_fits`).
 Both sides are checked to reach the same objective (relative difference printed).
@@ -375,7 +375,7 @@ def run_bound(quick: bool = False) -> int:
 
 # ---------------------------------------------------------------------------- refinement
 def _two_groups(L, n, seed):
-    """Issue 36's family: X standard normal, ``y = sign(X w0 + 0.3 noise)``, one ellipsoid per class (``0.05 I``,
+    """Two-group robust SVMs: X standard normal, ``y = sign(X w0 + 0.3 noise)``, one ellipsoid per class (``0.05 I``,
     ``0.1 I``), radius 0.5, C = 1: ``(X, y, groups, Sigma)``."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((L, n))
@@ -402,11 +402,11 @@ def _refined_solve(X, y, g, Sigma, refine, chunks=None):
 
 def run_refine(quick: bool = False) -> int:
     """``rsvm-conic bench robust-ipm-refine``: the interior point's iterative refinement (:class:`~rsvm_conic.solvers.
-    cone_ipm.Refinement`) on issue 36's two-group family (n = 20; L = 3000 and 10000 with 20 seeds each, quick: 3000
-    with 8), with one correction per refined corrector solve against the default (at most ``REFINE_STEPS``), side by
-    side per instance: runs that do not end optimal, the median time ratio over instances where both are optimal,
-    the relative KKT residuals of the refined solves, and on Dask row blocks (chunks of L / 4 rows, 4 seeds) the
-    passes over the data."""
+    ipm.engine.Refinement`) on two-group robust SVMs (:func:`_two_groups`, n = 20; L = 3000 and 10000 with 20 seeds each,
+    quick: 3000 with 8), with one correction per refined corrector solve against the default (at most ``REFINE_STEPS``),
+    side by side per instance: runs that do not end optimal, the median time ratio over instances where both are
+    optimal, the relative KKT residuals of the refined solves, and on Dask row blocks (chunks of L / 4 rows, 4 seeds)
+    the passes over the data."""
     from rsvm_conic.solvers.ipm.engine import REFINE_STEPS
 
     sizes, seeds = ([3000], range(8)) if quick else ([3000, 10000], range(20))
@@ -448,9 +448,9 @@ def run_refine(quick: bool = False) -> int:
 
 def run_scale(quick: bool = False) -> int:
     """``rsvm-conic bench robust-ipm-scale``: which column scales the interior point certifies (what
-    :data:`~rsvm_conic.solvers.ipm.robust_svm.WELL_SCALED` rests on).  Issue 36's two-group family (3000 x 20, 3 seeds;
-    quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled with it
-    (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
+    :data:`~rsvm_conic.solvers.ipm.status.WELL_SCALED` rests on).  Two-group robust SVMs (:func:`_two_groups`, 3000 x
+    20, 3 seeds; quick: 1) with column j scaled by ``overall * spread^(j / (n - 1) - 1/2)`` and the ellipsoids scaled
+    with it (the same problem in other units): per (spread, overall) the iterations, or FAIL where the route did not
     certify, with the columns' root mean squares."""
     from rsvm_conic.exceptions import SolverError
     from rsvm_conic.solvers.ipm.status import column_rms

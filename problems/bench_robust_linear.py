@@ -3,8 +3,8 @@
 Part 1 -- grouped robust SOCP (eq. 4), n = 50, k = 2 groups, L in {2000, 20000}:
     this project's builder + Clarabel solve, against (a) a plain vectorised CVXPY model
     written directly in this file and (b) the naive model with one CVXPY constraint
-    per sample (only at L = 500: it is the slow pattern the builders avoid; at L = 2000 it took
-    495 s under load in one measured run).
+    per sample (only at L = 500: it is the slow pattern the builders avoid, and takes minutes at
+    L = 2000).
 Part 2 -- stochastic solvers on the nominal problem (eq. 1/5) at L = 10^6, n = 50:
     time to reach a 1e-3 relative objective gap, against scikit-learn's LinearSVC
     (liblinear, hinge loss, dual coordinate descent), and the time of one epoch

@@ -1,4 +1,4 @@
-"""Benchmark: the stochastic solvers at the machine's limit (issue 16, target 2; prints ratios, not a test).
+"""Benchmark: the stochastic solvers at the machine's limit (prints ratios, not a test).
 
 Part 1 -- epoch cost: one epoch of the subgradient and proximal routes (shuffled once into contiguous
 blocks, ``batch_size="auto"``, with the certificate's activity sums as a certified run keeps them) over one

@@ -3,69 +3,23 @@
 ``rsvm-conic reproduce bhadra2010-table1 [--quick] [--out DIR] [--n-jobs 2]`` (``EXPERIMENT``, a
 :class:`rsvm_conic.runner.GridExperiment`): the table and figure cells in ``OUT/results.jsonl`` (resumable),
 ``table1.md`` / ``table1.csv``, ``fig1.png`` - ``fig3.png`` and ``table1.json`` beside it (:func:`summarise`:
-the run's provenance and every number the tables and figures print, what the documentation stores and renders);
-:func:`partial_table` tabulates an interrupted run.  ``bhadra2010-readings`` (:mod:`.bhadra2010_readings`) runs
-the same protocol under the readings Sec. 5.1 leaves open.
+the run's provenance and every number the tables and figures print); :func:`partial_table` tabulates an
+interrupted run.  ``bhadra2010-readings`` (:mod:`.bhadra2010_readings`) runs the same protocol under the readings
+Sec. 5.1 leaves open.
 
-Protocol (Sec. 5.1.1): for each noise law (uniform, Gaussian, centred Beta(0.5, 0.5)),
-20 datasets of 2 x 100 points, 100 noisy kernels each, 5-fold stratified CV, grid
-``C in {0.1, 1, 5, 10, 50, 100}`` x ``epsilon in {0.05, ..., 0.5}``; for each classifier and
-metric the grid point with the best CV accuracy averaged over the datasets is reported
-(accuracy = 100 - error, as the paper's Table 1 does).  Seven classifiers: RSVM_QP, _SOCP,
-_QN with Gaussian (g) and finite-support noise models, and the nominal SVM.
+Protocol (Sec. 5.1.1): three noise laws, 20 data sets of 2 x 100 points, 100 noisy kernels each, 5-fold CV over
+the paper's ``C x epsilon`` grid, seven classifiers (RSVM_QP, _SOCP, _QN with Gaussian (g) and finite-support noise
+models, and the nominal SVM).  Two readings of the data scale (``REGIMES``), one table block each: ``"default"``,
+the generator's points, where our nominal SVM keeps a NomErr accuracy of 91-98%, against the paper's 53-59%; and
+``"paper"``, points x ``sqrt(1000)`` with centres (1, 1) on ``PAPER_DATASETS = 10`` data sets, whose RobustErr
+cells spread by 9-35 points (sd over the stored full run's 10 data sets) and stay inconclusive.  Verdicts:
+:func:`judge` (the rule of :func:`._reproduction.cell_verdict`, window ``TOL`` = 5 points), with the measurements
+that bear on a not-reproduced cell (:func:`causes`); :func:`paper_claims` and :func:`figure_claims` judge the
+claims of the text and of the figures.
 
-Two readings of the data scale (``REGIMES``), cells of the one experiment, one table block each.  The
-paper never states the scale of its points, and it is exactly a factor on C: points x ``s`` multiply
-``K_bar``, ``l`` and every sampled kernel by ``s^2`` and ``beta`` by ``s^4``, which is the problem at scale 1
-with ``C x s^2`` (same predictions, objective x ``s^2``; tested).  ``"default"``: the generator's points
-(std 0.7, centres (2, 2)); at this scale our nominal SVM keeps a NomErr accuracy of 91-98%, against the
-paper's 53-59%.  ``"paper"``: points x ``sqrt(1000)`` (the paper's C grid x 1000) with centres (1, 1), picked
-by hand as a reading in which the nominal SVM degrades as the paper's does; no finer reason is recorded, and
-``bhadra2010-readings`` runs its neighbours (x 10, x 100; centres (2, 2)).  We scale the points rather than the
-grid so that the reported C stays on the grid the paper prints.  A paper-regime cell costs about 3x a default
-one (up to 10x: RSVM_QN's DFP and RSVM_SOCP's fallbacks at a large effective C), so the full run uses
-``PAPER_DATASETS = 10`` of its 20 datasets (the full run near 10 minutes on 2 idle cores, estimated from the
-cells' CPU times); its RobustErr cells spread by 9-35 points (sd over the stored full run's 10 data sets), more
-than any affordable number of data sets narrows to the window, and stay inconclusive.  At that C some RSVM_SOCP
-grid points certify by no route: they are counted and left out of their data set's mean at that point (``_socp``).
-
-Verdicts (:func:`judge`, the rule of :func:`._reproduction.cell_verdict`): each cell is printed as mean ± sd
-over data sets (n), each data set's value the mean over its folds at the chosen grid point; **inconclusive**
-when the 95% half-width of the mean exceeds ``TOL`` (5 points) or fewer than 3 data sets measured it, else
-**reproduced** iff ``|ours - paper| <= TOL``, else **not reproduced**; an RSVM cell within ``TOL`` of the
-nominal SVM on the same data sets is flagged as a **tie**.  A not-reproduced cell gets the measured difference,
-the measurements of the same run that bear on it, and a known cause (:data:`REASONS`) only where those
-measurements support it (:func:`causes`).  :func:`paper_claims` judges the claims of Sec. 5.1's text.  The
-negative-eigenvalue mass of the estimated ``beta`` is measured per cell and tabulated per regime, law and
-noise model.
-
-Implementation choices (documented, see also the modules used):
-
-* ``K_bar`` is the clean linear kernel (the paper computes it "from original datapoints");
-  ``beta`` is estimated from the training block of the 100 samples; the test scores use the
-  same samples' test-by-train rows (``n_s = 100`` per test point).  The noise: all ``n^2`` entries drawn
-  independently (Lemma 1 and Thm 2 assume it) with the fixed multiplier ``l_ij = 0.25 |K_ij|``; the readings
-  with symmetric noise and a random multiplier are ``READINGS``.
-* RSVM_SOCP is solved by its default route ``"newton"`` (projected Newton, the cone IPM as its own
-  fallback), certified by a Frank-Wolfe gap, warm-started along the grid from the previous point
-  (by its multipliers after a change of C); an uncertified solve falls back to Clarabel with a
-  warning and is counted in the cell's ``fallbacks``.  RSVM_QP uses libsvm.
-  RSVM_QN runs DFP on (17) along the epsilon grid for each C: from the nominal SVM solution at
-  the first epsilon, then from the previous epsilon's solution (plus ``QN_RANDOM_STARTS``
-  random starts at every grid point; 0 in the main run to keep it within its time budget, 3 in the
-  ``qn-multistart`` reading; the estimator and the tests use several starts).
-* All classifiers, the nominal SVM included, use the bias of Sec. 3 (all SVs, ``sv_tol = 1e-6``).
-* Figures, per regime, panels in the paper's order (Gaussian, uniform, beta; Fig. 3 adds beta(5, 5)): Fig. 1
-  (RobustErr vs kappa, C = 10, RSVM_SOCP / _QN and their (g) versions vs the SVM), Fig. 2 (same with i.i.d.
-  noise, RSVM_QP vs SVM), each in two constructions: the paper's (the training kappa is the x-axis and the
-  test noise is scaled by it, so every curve meets the SVM's at kappa = 0) and ours (training epsilon fixed at
-  ``FIG_EPS``, only the test noise moves); Fig. 3 (epsilon_effective vs epsilon for RSVM_SOCP and
-  RSVM_SOCP^(g), C = 10, fresh samples of the training kernel).  Each curve is the mean over fold 0 of every
-  data set of the table's block (the paper: "average error over 20 classifiers").  The test noise is
-  ``kappa l_ij Z`` with the base draw ``Z`` (so ``|Z'| <= 0.5 kappa l_ij`` for the uniform and beta laws; the
-  paper's bound ``kappa l_ij`` is the ``test-noise`` reading).  The figures' claim (the SVM's RobustErr grows
-  faster) is judged per panel and method by :func:`figure_claims`.  Coinciding curves are told apart by open
-  markers of different sizes and dash patterns.
+The protocol, the verdict rule, the two readings and the implementation choices (the kernels, the solvers and
+their warm starts, the bias, the figures' test noise) are in the documentation's reproductions page, section
+"[BBBB10] Table 1 and Figures 1-3".
 """
 
 from __future__ import annotations

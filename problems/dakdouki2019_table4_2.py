@@ -1,68 +1,20 @@
 """Thesis [ElD19] Table 4.2 / 4.3 and Fig. 4.2: WW-M-SVM with the Gaussian kernel vs kappa^m.
 
-``rsvm-conic reproduce dakdouki2019-table4-2 [--quick] [--out DIR]``
+``rsvm-conic reproduce dakdouki2019-table4-2 [--quick] [--out DIR]`` (``EXPERIMENT``, a
+:class:`rsvm_conic.runner.GridExperiment`): outputs in ``OUT``: ``results.jsonl`` (the cells, resumable),
+``table4_2.md`` / ``.json``, ``fig4_2_xor.png``.  ``--quick``: Wine and Liver (all draws, the sensitivity table)
++ XOR.
 
-Protocol (what the thesis states, and what we had to choose):
+The six vendored KEEL data sets of Table 4.2 (:func:`rsvm_conic.datasets.keel.train_test_split_table41`), each
+thesis-sigma cell over ``SEEDS`` draws (``SEEDS_LARGE`` for Magic and Letter) judged against the thesis's number
+(:func:`verdict`); the Weston-Watkins machine with MSVMpack's ``C = 10`` on the Gaussian kernel and on kappa^m,
+at ``sigma = sqrt(5 dim)`` and cross-validated (:func:`cv_sigma`); the hyperbolic machine as a third column,
+this project's own result (:func:`cv_hyperbolic`, :func:`hyperbolic_table`); Table 4.3's two-proportion test
+(:func:`two_proportion_test`); Table 4.4 (:func:`table44`) and Fig. 4.2 (:func:`xor_figure`).
 
-* Data: the KEEL copies vendored in ``rsvm_conic/datasets/data`` with the train/test sizes of
-  Table 4.1 (seeded stratified splits; the thesis does not publish its split).  Six of Table 4.2's
-  19 data sets are public in that collection; the others are listed, with the reason, in the report
-  (:data:`rsvm_conic.datasets.keel.NOT_VENDORED`).  Features are standardised with the training
-  mean/std (our choice; the thesis does not say).
-* Draws: a draw is one split seed plus the k-means and random-feature seeds.  Every thesis-sigma
-  WW cell runs over ``SEEDS`` (5 draws; Magic and Letter ``SEEDS_LARGE``, 3, for the time budget) and
-  is reported as mean +- sd [min, max] beside the thesis's number with a verdict: "reproduced" when
-  the thesis's number lies within mean +- max(2 sd, one sample of the evaluated set), else "not
-  reproduced" with the distance and what the measurements say (e.g. a different training error).
-  Draw 0 is the historical single draw (split seed 0), shared with the hyperbolic column.
-* Model: the WW-M-SVM (eq. 1.9) with MSVMpack's ``C = 10`` -- the package the thesis used, its
-  default, margin 1 (eq. 1.9's margin-2 form with ``zeta = 20``; v2 of this protocol used
-  ``zeta = 10``, i.e. MSVMpack's ``C = 5``).  Solvers: the estimator's default certified routes --
-  libsvm for Banana and Liver (exact kernel, two classes: WW = 2 x SVC), the exact ``cd`` solver
-  (dual coordinate descent with a Newton endgame, 1e-6 gap; v4 used ``alm``, whose Letter fits took
-  5-11 min) on the empirical kernel map for Wine and Segmentation, and on 1000 random features for
-  Magic and Letter (Gaussian: RBFSampler; kappa^m: its exact spectral-mixture sampler, 500
-  frequencies x cos/sin).
-* Kernels: Gaussian ``exp(-||x - y||^2 / (2 sigma^2))`` and kappa^m (m = 41, 5 k-means subclasses
-  per class, tau_i = 1/(M+1), all sigma_i = sigma, exclusion rule of
-  :mod:`rsvm_conic.kernels.consolidation` with tolerance 0.25; a sensitivity table repeats the
-  kappa^m cells at tolerances 0.1, 0.5 and 1 on Liver, Wine and Banana).
-* Table 4.4: the thesis's literature numbers and its kappa^m rates beside ours; Segmentation at
-  the thesis's tuned ``sigma = sqrt(2)`` (full run, 2 draws), Wine from the Table 4.2 cells; Glass,
-  Abalone, Digit Recognizer and Covertype are not vendored.
-* sigma: (a) ``sqrt(5 dim)`` as in the thesis; (b) cross-validated: 3-fold stratified CV over
-  ``sigma in sqrt(5 dim) x {1/16, 1/8, 1/4, 1/2, 1, 2}`` ({1/4, 1/2, 1} with ``--quick``) on at
-  most 1000 training points, separately for each kernel, with the model that is then trained
-  (exact kernel, or the same 1000 random features for Magic and Letter); ties go to the wider
-  kernel.  On the random-feature sets each CV fit is certified to a relative gap of
-  ``CV_PRIMAL_TOL = 1e-2`` by the primal L-BFGS (the exact route if that fails): a model-selection
-  tolerance, 3-5 s per Letter fold instead of 0.5-2 min; final fits are exact (1e-6).  (v1 of this
-  protocol cross-validated exact kernels for Magic/Letter and a grid {1/8..1}: on Letter it chose the
-  edge value 1/8 for kappa^m, which then overfitted with random features -- 78.5% recognition.)
-* Third column: the hyperbolic machine (chapter 3, Problem 1).  **The thesis reports no numbers for
-  it** (no table, no toy, no solver: it proposes Metropolis-Hastings for later), so this column is this
-  project's own result.  Exact CCP (one SOCP per step, Clarabel; start: the class means with equal
-  radii, i.e. the nearest-class-mean rule, which no accepted step makes worse in objective) on the
-  top-20 eigen-features of the Gaussian Gram matrix, on at most ``HYP_MAX`` stratified training
-  points (every exact step is an SOCP with ``n C`` cones: the full Magic/Letter sets do not fit the
-  15-minute budget).  Two rows: (a) ``sigma = sqrt(5 dim)``, ``lam = 1e-2``, ``gamma = "auto"``;
-  (b) its own ``sigma``, ``lam`` and ``gamma``, cross-validated for this machine
-  (:func:`cv_hyperbolic`: 3-fold stratified ``GridSearchCV`` of ``HyperbolicSVC`` on at most
-  ``HYP_CV_MAX`` training points, the trained route with ``HYP_CV_ITER`` CCP iterations; first
-  ``sigma``, then ``(lam, gamma)`` at that ``sigma``).  The table also shows the nearest-class-mean
-  rule (the CCP's start) in the same feature space.
-* Table 4.3: the two-proportion statistic ``T = (p1 - p2) / sqrt(2 p_c (1 - p_c) / n)``,
-  ``p_c = (p1 + p2)/2``, ``n`` = test size, two-sided normal p-value (we recompute it for the
-  thesis's rates too; it reproduces the printed T values, see the tests).
-* Fig. 4.2: XOR toy (:func:`rsvm_conic.datasets.toys.make_xor_thesis`), WW with both kernels
-  (2 subclasses per class), evaluated on a 300 x 300 grid of [-3, 13]^2 (the thesis used 10^6
-  points; the extended square shows the translation invariance outside the training square).
-  kappa^m is shown with its default envelope (``sigma_dir = sigma``) and a 3x wider one: the
-  invariance shows outside the square only with the wider envelope.
-
-``EXPERIMENT`` (a :class:`rsvm_conic.runner.GridExperiment`): outputs in ``OUT``: ``results.jsonl`` (the cells,
-resumable), ``table4_2.md`` / ``.json``, ``fig4_2_xor.png``.  ``--quick``: Wine and Liver (all draws, the
-sensitivity table) + XOR.
+The protocol and every choice the thesis leaves open (standardisation, draws, solvers and their tolerances,
+kernels, the sigma grid, the hyperbolic column's data and parameters) are in the documentation's reproductions
+page, section "[ElD19] Tables 4.2-4.4 and Figure 4.2".
 """
 
 from __future__ import annotations
@@ -112,9 +64,8 @@ QUICK_FACTORS = (0.25, 0.5, 1.0)
 CV_MAX = 1000
 RFF_DATASETS = {"magic": 1000, "letter": 1000}
 #: Relative gap certified by each cross-validation fit on the random-feature sets (a model-selection
-#: tolerance, chosen when the exact route was ``alm``, 0.5-2 min per Letter fold; on such folds at three sigma
-#: values both gave the same test accuracy).  Final fits are exact (1e-6).  Measured since, Letter's 18 Gaussian
-#: CV fits: 47 s at this tolerance, 40 s exact with ``cd`` (same chosen sigma), before the row-space change.
+#: tolerance: on Letter's folds at three sigma values it gives the test accuracy of an exact fit, and the same
+#: chosen sigma).  Final fits are exact (1e-6).
 CV_PRIMAL_TOL = 1e-2
 HYP_MAX = 300  #: training points of the hyperbolic column (stratified subsample of larger sets)
 HYP_CV_MAX = 150  #: points of its cross-validation

@@ -1,4 +1,4 @@
-"""Exact robust SVMs on data larger than memory: the interior point on Dask row blocks (issue 17).
+"""Exact robust SVMs on data larger than memory: the interior point on Dask row blocks.
 
 * ``rsvm-conic check robust-outofcore`` (grouped ellipsoids, one per class) and
   ``robust-outofcore-sample`` (one diagonal ellipsoid per sample): the same robust SVM solved by the
@@ -39,8 +39,8 @@ from rsvm_conic.uncertainty.sets import UncertaintySet
 
 CHUNKS = 4  # row chunks of the Dask side of the check instances
 #: a pass's task holds its block of X, the block read from the store and a few block-sized temporaries (the
-#: scaled rows of the Gram matrix, X w, the per-sample state): measured, 64 MiB chunks on 512 MiB workers
-#: paused them and one was killed; a chunk of at most 1/16 of a worker's memory keeps them below the
+#: scaled rows of the Gram matrix, X w, the per-sample state): 64 MiB chunks on 512 MiB workers pause
+#: them and get one killed; a chunk of at most 1/16 of a worker's memory keeps them below the
 #: pause threshold (80 %) beside the ~150 MiB a worker process holds idle
 CHUNK_FRACTION = 16
 

@@ -82,7 +82,15 @@ def numpy_paths(enabled: bool = True):
 
 
 class Compiled:
-    """A function compiled by numba on its first call (see the module docstring); calls go to the dispatcher."""
+    """A function compiled by numba on its first call (see the module docstring); calls go to the dispatcher.
+
+    Parameters
+    ----------
+    py_func : callable
+        The Python function compiled.
+    options : dict
+        Keyword arguments of ``numba.njit`` (e.g. ``cache``, ``fastmath``).
+    """
 
     def __init__(self, py_func, options: dict):
         functools.update_wrapper(self, py_func)

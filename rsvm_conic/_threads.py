@@ -4,9 +4,8 @@ A solver wraps its solve in ``with blas_threads_for(flops):``, ``flops`` the cos
 ``L (n + 1)^2`` for the robust SVM's Schur matrix, ``n^3`` for an ``n x n`` factorisation).  Below
 :data:`SMALL_FLOPS` the BLAS libraries are limited to one thread for the solve (as scikit-learn does around its
 small-BLAS loops): on small matrices a call takes microseconds, and threads that wait for each other lose
-far more than that as soon as other processes hold the cores (measured beside two busy processes on 2 cores:
-``KernelRobustSVC(method="qn")`` on 200 points 5.9 s with the default two threads, 0.2 s with one).  From
-:data:`SMALL_FLOPS` on, nothing is changed.
+far more than that as soon as other processes hold the cores (``rsvm-conic bench first-hour`` measures it
+beside two busy processes).  From :data:`SMALL_FLOPS` on, nothing is changed.
 
 The user keeps the usual control, :func:`threadpoolctl.threadpool_limits`::
 

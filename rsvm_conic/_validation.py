@@ -16,7 +16,26 @@ from .exceptions import WorkersLostError
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """Return ``A`` as a float64 array after checking dimension and finiteness."""
+    """``A`` as a float64 array after checking its dimension and finiteness.
+
+    Parameters
+    ----------
+    A : array-like
+        The input.
+    name : str
+        Its name, for messages.
+    ndim : int or tuple of int, optional
+        Allowed numbers of dimensions.
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not numeric, has another number of dimensions, is empty, or holds NaN or inf.
+    """
     try:
         arr = np.asarray(A, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # strings, ragged lists
@@ -89,9 +108,25 @@ def _sum_of_squares(A) -> float:
 
 
 def overflow_message(name: str, top: float, log_total: float, *, products: int = 0, hint: str = "") -> str:
-    """The message of :func:`check_no_overflow` (also raised for Dask arrays): entries up to ``top``, a sum of
-    squares of about ``10**log_total``, or (``products``: the number of entries of a covariance) ``top`` times
-    that number."""
+    """The message of :func:`check_no_overflow` (also raised for Dask arrays).
+
+    Parameters
+    ----------
+    name : str
+        The array's name.
+    top : float
+        The largest absolute entry.
+    log_total : float
+        ``log10`` of the sum of squares.
+    products : int, default 0
+        With a covariance: the number of entries, whose products with ``top`` overflow.
+    hint : str, default ""
+        A sentence appended (what to do).
+
+    Returns
+    -------
+    str
+    """
     if products:
         what = f"whose sums overflow float64 in the models: max |{name}| times its {products} entries is about"
     else:
@@ -110,7 +145,29 @@ def validate_estimator_input(estimator, X, y=None, *, reset: bool):
     """scikit-learn's ``validate_data`` (records/checks ``n_features_in_``) plus our NaN/inf message and
     :func:`check_no_overflow`.
 
-    Returns X, or (X, y_pm, classes) when ``y`` is given (``reset=True``, in fit).
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The estimator (``n_features_in_`` is set on it when ``reset``).
+    X : array-like of shape (L, n)
+        The data.
+    y : array-like of shape (L,), optional
+        Binary labels (in ``fit``).
+    reset : bool
+        True in ``fit`` (records ``n_features_in_``), False in ``predict`` (checks it).
+
+    Returns
+    -------
+    X : ndarray of float64
+        When ``y`` is None.
+    X, y_pm, classes
+        When ``y`` is given: labels in {-1, +1} and the two original classes (:func:`check_binary_labels`).
+
+    Raises
+    ------
+    ValueError
+        On NaN/inf, entries whose squares overflow, a feature count that differs from fit's, or labels that are
+        not two classes.
     """
     from sklearn.utils.validation import validate_data
 
@@ -132,8 +189,28 @@ def validate_estimator_input(estimator, X, y=None, *, reset: bool):
 
 
 def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    """A dense 2-D float64 array of finite values whose squares the models can sum (scikit-learn's check_array,
-    then our NaN message, then :func:`check_no_overflow`)."""
+    """A dense 2-D float64 array of finite values whose squares the models can sum.
+
+    scikit-learn's ``check_array``, then our NaN message, then :func:`check_no_overflow`.
+
+    Parameters
+    ----------
+    X : array-like of shape (L, n)
+        The data.
+    name : str, default "X"
+        Its name, for messages.
+    n_features : int, optional
+        The number of columns required (the one seen in fit).
+
+    Returns
+    -------
+    ndarray of float64, shape (L, n)
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D numeric, is empty, holds NaN/inf or overflowing entries, or has another column count.
+    """
     from sklearn.utils.validation import check_array
 
     if is_dask_array(X):
@@ -150,9 +227,30 @@ def check_X(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
 
 
 def check_binary_labels(y, n_samples: int, name: str = "y"):
-    """Return ``(y_pm, classes)`` with ``y_pm`` in {-1, +1} and the two original classes.
+    """Binary labels as {-1, +1} and the two original classes.
 
     ``classes[0]`` maps to -1 and ``classes[1]`` to +1 (sorted order, as scikit-learn does).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        The labels.
+    n_samples : int
+        The number of rows of X.
+    name : str, default "y"
+        Its name, for messages.
+
+    Returns
+    -------
+    y_pm : ndarray of float64, shape (n_samples,)
+        Labels in {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original labels.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` has another length, or holds one class or more than two.
     """
     from sklearn.utils.multiclass import check_classification_targets
 
@@ -221,6 +319,28 @@ def encode_labels(y, n: int | None = None):
 
 
 def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = False) -> float:
+    """A real number ``> 0`` (``>= 0`` unless ``strict``), returned as float.
+
+    Parameters
+    ----------
+    value : float
+        The value.
+    name : str
+        Its name, for messages.
+    strict : bool, default True
+        Require ``> 0`` rather than ``>= 0``.
+    allow_inf : bool, default False
+        Accept ``inf``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number (bools are refused), is NaN or (unless allowed) infinite, or is too small.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number; got {value!r}.")
     value = float(value)
@@ -234,7 +354,26 @@ def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = F
 
 
 def check_integer(value, name: str, *, minimum: int = 1) -> int:
-    """An integer (not a bool) ``>= minimum``, returned as ``int``."""
+    """An integer (not a bool) ``>= minimum``, returned as ``int``.
+
+    Parameters
+    ----------
+    value : int
+        The value.
+    name : str
+        Its name, for messages.
+    minimum : int, default 1
+        The smallest value allowed.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer or is below ``minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
@@ -243,6 +382,28 @@ def check_integer(value, name: str, *, minimum: int = 1) -> int:
 def check_probability(
     value, name: str = "epsilon", *, low_open: bool = True, high_open: bool = True, high: float = 1.0
 ) -> float:
+    """A real number in ``(0, high)``, with either end closed on request, returned as float.
+
+    Parameters
+    ----------
+    value : float
+        The value.
+    name : str, default "epsilon"
+        Its name, for messages.
+    low_open, high_open : bool, default True
+        Exclude 0 / ``high``.
+    high : float, default 1.0
+        The upper end.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number or lies outside the interval.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
         raise ValueError(f"{name} must be a real number in (0, {high}); got {value!r}.")
     value = float(value)
@@ -256,14 +417,53 @@ def check_probability(
 
 
 def check_choice(value, name: str, choices) -> object:
+    """``value`` if it is one of ``choices``.
+
+    Parameters
+    ----------
+    value : object
+        The value.
+    name : str
+        Its name, for messages.
+    choices : collection
+        The values allowed.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    ValueError
+        Naming the choices, if ``value`` is not one of them.
+    """
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(map(str, choices))}; got {value!r}.")
     return value
 
 
 def check_sample_scale(scale, n_samples: int, name: str = "sample_scale") -> np.ndarray:
-    """Per-sample multipliers of the uncertainty radius: ``n_samples`` finite numbers >= 0 (``name`` is what the
-    caller's users call them, e.g. ``sample_radius`` for the estimators)."""
+    """Per-sample multipliers of the uncertainty radius: ``n_samples`` finite numbers >= 0.
+
+    Parameters
+    ----------
+    scale : array-like of shape (n_samples,)
+        The multipliers.
+    n_samples : int
+        The number of samples.
+    name : str, default "sample_scale"
+        What the caller's users call them (e.g. ``sample_radius`` for the estimators).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If the length is wrong, or an entry is negative or not finite.
+    """
     scale = check_finite_array(scale, name, ndim=1)
     if scale.shape[0] != n_samples or np.any(scale < 0):
         n_bad = int(np.count_nonzero(scale < 0))
@@ -273,7 +473,26 @@ def check_sample_scale(scale, n_samples: int, name: str = "sample_scale") -> np.
 
 
 def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weight") -> np.ndarray:
-    """Per-sample weights of the loss terms: ``n_samples`` finite numbers >= 0, at least one of them positive."""
+    """Per-sample weights of the loss terms: ``n_samples`` finite numbers >= 0, at least one of them positive.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,)
+        The weights.
+    n_samples : int
+        The number of samples.
+    name : str, default "sample_weight"
+        Its name, for messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If the length is wrong, an entry is negative or not finite, or every weight is 0.
+    """
     weights = check_finite_array(sample_weight, name, ndim=1)
     if weights.shape[0] != n_samples or np.any(weights < 0):
         got = (
@@ -288,8 +507,26 @@ def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weigh
 
 
 def check_sigma_index(sigma_index, n_samples: int, n_matrices: int) -> np.ndarray:
-    """The estimators' ``sigma_index``: one integer per sample, each the position of that sample's matrix along
-    Sigma's first axis (``0 <= sigma_index[i] < n_matrices``)."""
+    """The estimators' ``sigma_index``: one integer per sample, the position of its matrix along Sigma's first axis.
+
+    Parameters
+    ----------
+    sigma_index : array-like of int, shape (n_samples,)
+        The indices.
+    n_samples : int
+        The number of samples.
+    n_matrices : int
+        The number of matrices in Sigma.
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If the length is wrong, or an entry is not an integer in ``0 .. n_matrices - 1``.
+    """
     idx = np.asarray(sigma_index)
     if idx.ndim != 1 or idx.shape[0] != n_samples:
         raise ValueError(
@@ -311,8 +548,25 @@ def check_sigma_index(sigma_index, n_samples: int, n_matrices: int) -> np.ndarra
 
 
 def check_fit_keywords(estimator, keywords: dict) -> None:
-    """Keyword arguments a ``fit`` does not take: ``groups`` (scikit-learn's model selection gives it to the
-    splitter, never to the estimator) names its replacement ``sigma_index``; any other is a TypeError."""
+    """Refuse the keyword arguments a ``fit`` does not take.
+
+    ``groups`` (scikit-learn's model selection gives it to the splitter, never to the estimator) names its
+    replacement ``sigma_index``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The estimator, for messages.
+    keywords : dict
+        The keyword arguments ``fit`` did not take.
+
+    Raises
+    ------
+    ValueError
+        For ``groups``.
+    TypeError
+        For any other keyword.
+    """
     name = type(estimator).__name__
     if "groups" in keywords:
         raise ValueError(
@@ -325,7 +579,20 @@ def check_fit_keywords(estimator, keywords: dict) -> None:
 
 
 def check_groups_have_sigma(groups, Sigma, factor=None) -> None:
-    """``groups`` say which Sigma (or factor) each sample uses: without either they would be silently ignored."""
+    """``groups`` say which Sigma (or factor) each sample uses: without either they would be silently ignored.
+
+    Parameters
+    ----------
+    groups : array-like or None
+        The samples' groups.
+    Sigma, factor : array-like or None
+        The matrices the groups index.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is given without ``Sigma`` and ``factor``.
+    """
     if groups is not None and Sigma is None and factor is None:
         raise ValueError(
             "groups was given without Sigma: groups say which Sigma matrix each sample uses, and without Sigma "
@@ -335,7 +602,22 @@ def check_groups_have_sigma(groups, Sigma, factor=None) -> None:
 
 
 def check_norm(p) -> float:
-    """Accept 1, 2, np.inf, 'inf' and return a float p in {1, 2, inf}."""
+    """A norm exponent p in {1, 2, inf} as a float.
+
+    Parameters
+    ----------
+    p : int, float or str
+        1, 2, ``np.inf`` or ``"inf"``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For any other value.
+    """
     if isinstance(p, str) and p.lower() in ("inf", "infinity"):
         return float("inf")
     if isinstance(p, numbers.Real) and not isinstance(p, bool) and float(p) in (1.0, 2.0, float("inf")):
@@ -344,23 +626,65 @@ def check_norm(p) -> float:
 
 
 def dual_norm(p: float) -> float:
-    """The dual exponent q with 1/p + 1/q = 1 for p in {1, 2, inf}."""
+    """The dual exponent q with 1/p + 1/q = 1 for p in {1, 2, inf}.
+
+    Parameters
+    ----------
+    p : float
+        1.0, 2.0 or inf (as :func:`check_norm` returns).
+
+    Returns
+    -------
+    float
+    """
     p = check_norm(p)
     return {1.0: float("inf"), 2.0: 2.0, float("inf"): 1.0}[p]
 
 
 # ------------------------------------------------------------------------------- Dask arrays, lazily
 def is_dask_array(A) -> bool:
-    """Whether ``A`` is a Dask array (Dask is not imported to find out)."""
+    """Whether ``A`` is a Dask array (Dask is not imported to find out).
+
+    Parameters
+    ----------
+    A : object
+
+    Returns
+    -------
+    bool
+    """
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(A, da.Array)
 
 
 def check_dask_X(X, name: str = "X", n_features: int | None = None, *, finite: bool = True):
-    """:func:`check_X` for a Dask array without computing it: 2-D, numeric, known row chunks, not empty,
-    ``n_features`` columns; cast to float64 and rechunked to one column chunk lazily.  Finite-ness and
-    :func:`check_no_overflow` are one reduction pass (:func:`check_dask_values`, kind ``"data"``; ``finite=False``
-    leaves them to the caller, to share the pass)."""
+    """:func:`check_X` for a Dask array without computing it.
+
+    2-D, numeric, known row chunks, not empty, ``n_features`` columns; cast to float64 and rechunked to one column
+    chunk lazily.  Finite-ness and :func:`check_no_overflow` are one reduction pass (:func:`check_dask_values`, kind
+    ``"data"``).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The data.
+    name : str, default "X"
+        Its name, for messages.
+    n_features : int, optional
+        The number of columns required.
+    finite : bool, default True
+        Run the value checks here; False leaves them to the caller, to share the pass.
+
+    Returns
+    -------
+    dask.array.Array of float64
+        ``X``, lazily cast and rechunked.
+
+    Raises
+    ------
+    ValueError
+        If a shape, dtype or chunk check fails, or (``finite``) a value check does.
+    """
     if X.ndim != 2:
         raise ValueError(f"{name} must have 2 dimension(s); got shape {X.shape}.")
     if X.dtype.kind not in "biuf":
@@ -392,7 +716,18 @@ NO_WORKERS_POLL = 1.0
 
 
 def no_workers_timeout() -> float:
-    """The configured wait of :func:`dask_compute` on a cluster without workers, in seconds (> 0)."""
+    """The configured wait of :func:`dask_compute` on a cluster without workers, in seconds.
+
+    Returns
+    -------
+    float
+        The dask config ``rsvm-conic.no-workers-timeout`` (default 60), > 0.
+
+    Raises
+    ------
+    ValueError
+        If the configured value is not a positive duration.
+    """
     import dask
     from dask.utils import parse_timedelta
 
@@ -417,8 +752,24 @@ def dask_compute(*collections):
     scheduler is asked for its workers about every second while it runs.  When the cluster has had no worker for
     :func:`no_workers_timeout` seconds (dask config ``rsvm-conic.no-workers-timeout``, default 60; workers that a
     nanny restarts, or that an adaptive cluster adds, within that time let the computation go on), the computation
-    is cancelled and :class:`WorkersLostError` says so.  A fit that loses every worker thus ends about that many
-    seconds later (plus one poll).  Other schedulers (threads, processes, synchronous) run ``dask.compute``."""
+    is cancelled.  A fit that loses every worker thus ends about that many seconds later (plus one poll).  Other
+    schedulers (threads, processes, synchronous) run ``dask.compute``.
+
+    Parameters
+    ----------
+    *collections
+        Dask collections.
+
+    Returns
+    -------
+    tuple
+        Their computed values, as ``dask.compute`` returns them.
+
+    Raises
+    ------
+    WorkersLostError
+        If the cluster had no worker for the configured wait.
+    """
     import dask
     from dask.base import get_scheduler
 
@@ -463,7 +814,26 @@ def _compute_watched(client, collections, timeout: float):
 
 
 def dask_rows(a, X, name: str):
-    """A per-sample vector (numpy or Dask, one entry per row of X) as a Dask array with X's row chunks."""
+    """A per-sample vector (numpy or Dask, one entry per row of X) as a Dask array with X's row chunks.
+
+    Parameters
+    ----------
+    a : array-like or dask.array.Array of shape (L,)
+        The vector.
+    X : dask.array.Array of shape (L, n)
+        The data.
+    name : str
+        The vector's name, for messages.
+
+    Returns
+    -------
+    dask.array.Array of shape (L,)
+
+    Raises
+    ------
+    ValueError
+        If ``a`` is not one entry per row of X.
+    """
     import dask.array as da
 
     if not is_dask_array(a):
@@ -479,10 +849,18 @@ def dask_rows(a, X, name: str):
 def check_dask_values(checks: dict) -> None:
     """Value checks of Dask arrays in one pass over all of them (only counts reach the client).
 
-    ``checks`` maps a name to ``(kind, array, message)``; kinds: ``"finite"`` (no NaN/inf), ``"data"``
-    (finite, and :func:`check_no_overflow`: the sum of squares of the blocks), ``"nonnegative"`` (finite and
-    >= 0), ``"pm"`` (labels in {-1, +1}, both present).  ``message`` None:
-    the in-memory checks' wording.  Raises ValueError for the first failing check."""
+    Parameters
+    ----------
+    checks : dict
+        Name -> ``(kind, array, message)``; kinds: ``"finite"`` (no NaN/inf), ``"data"`` (finite, and
+        :func:`check_no_overflow`: the sum of squares of the blocks), ``"nonnegative"`` (finite and >= 0), ``"pm"``
+        (labels in {-1, +1}, both present).  ``message`` None: the in-memory checks' wording.
+
+    Raises
+    ------
+    ValueError
+        For the first failing check.
+    """
     (counts,) = dask_compute(_lazy_counts(checks))
     _raise_counts(checks, counts)
 
@@ -552,9 +930,33 @@ def _few_labels(*blocks):
 
 
 def check_dask_binary_labels(y, X, name: str = "y", extra: dict | None = None):
-    """:func:`check_binary_labels` for labels aligned with the rows of a Dask ``X``: ``(y_pm, classes)``
-    with ``y_pm`` a lazy Dask array in {-1, +1}.  The labels' distinct values (at most 3) are found by a
-    tree reduction over the chunks; ``extra`` checks (:func:`check_dask_values`) share its pass."""
+    """:func:`check_binary_labels` for labels aligned with the rows of a Dask ``X``.
+
+    The labels' distinct values (at most 3) are found by a tree reduction over the chunks.
+
+    Parameters
+    ----------
+    y : array-like or dask.array.Array of shape (L,)
+        The labels.
+    X : dask.array.Array of shape (L, n)
+        The data.
+    name : str, default "y"
+        Its name, for messages.
+    extra : dict, optional
+        Further :func:`check_dask_values` checks, sharing the pass.
+
+    Returns
+    -------
+    y_pm : dask.array.Array of shape (L,)
+        Lazy labels in {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original labels.
+
+    Raises
+    ------
+    ValueError
+        If the labels are not two classes, or an ``extra`` check fails.
+    """
     import dask
     import dask.array as da
     from sklearn.utils.multiclass import check_classification_targets
@@ -602,12 +1004,31 @@ def _validate_dask_estimator_input(estimator, X, y, reset):
 
 # ------------------------------------------------------------------------------------------ labels
 def check_two_classes(y, name: str = "y", *, reason: str | None = None, classes=None) -> np.ndarray:
-    """Raise ValueError unless ``y`` holds at least two distinct labels; return the sorted distinct labels.
+    """The sorted distinct labels of ``y``, which must hold at least two.
 
     The one single-class check: every estimator, builder and solver that needs two classes calls it.
-    ``reason`` says why two are needed (default: a classifier needs them); ``classes`` gives the
-    distinct labels when the caller already has them (e.g. ``range(n_classes)`` for class codes),
-    which skips ``np.unique``.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels.
+    name : str, default "y"
+        Its name, for messages.
+    reason : str, optional
+        Why two classes are needed (default: a classifier needs them).
+    classes : array-like, optional
+        The distinct labels when the caller already has them (e.g. ``range(n_classes)`` for class codes), which
+        skips ``np.unique``.
+
+    Returns
+    -------
+    ndarray
+        The distinct labels.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds a single label.
     """
     classes = np.unique(np.asarray(y)) if classes is None else np.asarray(classes)
     if classes.shape[0] < 2:
@@ -633,10 +1054,32 @@ def check_symmetric(
 ) -> np.ndarray:
     """Check that the last two axes of ``S`` hold square symmetric matrices; return them symmetrised.
 
-    Non-symmetric means ``max |S - S^T| > rtol * max(1, max |S|) + atol``.  Raises ValueError naming
-    the first bad block of a stack.  One finite matrix (2-D) that is exactly symmetric is returned as is (it
-    equals its symmetrisation bit for bit; no copy).  ``return_scale``: also return ``max(1, max |S_sym|)`` of
-    the returned matrix (the default scale of :func:`check_psd`), from the same pass where it can be.
+    Non-symmetric means ``max |S - S^T| > rtol * max(1, max |S|) + atol``.  One finite matrix (2-D) that is exactly
+    symmetric is returned as is (it equals its symmetrisation bit for bit; no copy).
+
+    Parameters
+    ----------
+    S : array-like of shape (..., n, n)
+        One matrix or a stack.
+    name : str, default "matrix"
+        Its name, for messages.
+    rtol, atol : float, default 1e-8, 0.0
+        Tolerances of the symmetry test.
+    return_scale : bool, default False
+        Also return ``max(1, max |S_sym|)`` of the returned matrix (the default scale of :func:`check_psd`), from the
+        same pass where it can be.
+
+    Returns
+    -------
+    S_sym : ndarray of float64
+        ``(S + S^T) / 2``.
+    scale : float
+        Only with ``return_scale``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad block of a stack, if a matrix is not square, not finite or not symmetric.
     """
     S = np.asarray(S, dtype=np.float64)
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
@@ -719,7 +1162,7 @@ def _exactly_symmetric_as_is(S, asym, finite) -> bool:
 def _check_symmetric_2d(S, name, rtol, atol, return_scale):
     """:func:`check_symmetric` for one matrix: the compiled scan decides, and an exactly symmetric finite ``S``
     is returned as is (no n x n copy); otherwise ``(S + S^T) / 2`` by row blocks (:func:`symmetric_part`).  A
-    non-finite ``S`` is checked by numpy's blockwise reductions, as before the scan existed."""
+    non-finite ``S`` is checked by numpy's blockwise reductions (:func:`_asymmetry_blocks`)."""
     asym, smax, smin, finite = _scan(S)
     if not finite:
         asym, smax, smin = _asymmetry_blocks(S)
@@ -737,7 +1180,7 @@ def _check_symmetric_2d(S, name, rtol, atol, return_scale):
 def _asymmetry_blocks(S):
     """``(max |S - S^T|, max S, min S)`` by row blocks with numpy's reductions, for a matrix with a NaN or an inf
     (where the scan's answer is not meaningful); a block whose reduction is NaN fails the comparisons and is passed
-    over, as before the scan existed."""
+    over (so a NaN never counts as asymmetry)."""
     n = S.shape[0]
     asym, smax, smin = 0.0, -np.inf, np.inf
     blk = np.empty((min(_SYM_BLOCK, n), n))
@@ -755,9 +1198,21 @@ def _max_abs_scale(S) -> float:
 
 
 def symmetric_part(S) -> np.ndarray:
-    """``(S + S^T) / 2`` of one square matrix.  It is scanned first (compiled, one pass): when it is finite and exactly
-    symmetric, ``S`` itself is returned (the same bits, no copy); otherwise a new array formed by row blocks (each
-    entry the same operations as the whole-array expression, the same bits, no n x n temporaries)."""
+    """``(S + S^T) / 2`` of one square matrix.
+
+    It is scanned first (compiled, one pass): when it is finite and exactly symmetric, ``S`` itself is returned (the
+    same bits, no copy); otherwise a new array formed by row blocks (each entry the same operations as the
+    whole-array expression, the same bits, no n x n temporaries).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, n)
+        The matrix.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+    """
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 2:
         return 0.5 * (S + S.T)
@@ -793,11 +1248,28 @@ def _raise_not_psd(name, S, eigmin, threshold, hint):
 
 def check_psd(S, name: str = "matrix", *, neg_tol: float = 1e-8, scale: float | None = None, hint: str = "") -> None:
     """The one PSD check: raise ValueError if a symmetric ``S`` (or stack) has an eigenvalue below
-    ``-neg_tol * scale`` (``scale`` default ``max(1, max |S|)``).
+    ``-neg_tol * scale``.
 
-    ``S`` must already be symmetric (:func:`check_symmetric`).  Decided by a Cholesky factorisation
-    of ``S + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; ~5x cheaper than
-    ``eigvalsh``); only when it fails are the eigenvalues computed, which decide.
+    Decided by a Cholesky factorisation of ``S + (threshold / 2) I`` (success proves ``lambda_min > -threshold``;
+    cheaper than ``eigvalsh``); only when it fails are the eigenvalues computed, which decide.
+
+    Parameters
+    ----------
+    S : ndarray of shape (..., n, n)
+        Symmetric matrices (:func:`check_symmetric`).
+    name : str, default "matrix"
+        Its name, for messages.
+    neg_tol : float, default 1e-8
+        Relative tolerance on negative eigenvalues.
+    scale : float, optional
+        The scale of the tolerance (default ``max(1, max |S|)``).
+    hint : str, default ""
+        A sentence appended to the message (what to do).
+
+    Raises
+    ------
+    ValueError
+        Naming the smallest eigenvalue, if a matrix is not PSD within the tolerance.
     """
     S = np.asarray(S, dtype=np.float64)
     if scale is None:
@@ -827,9 +1299,22 @@ def low_rank_psd_ok(S, slack: float, max_rank: int | None = None) -> bool:
     pass for ``r <= 8``, BLAS row blocks above), plus bounds on its rounding (``n (r + 2) eps (max|S| + max diag S)`` on
     the entries, a factor ``1 + 2 (n^2 + 1) eps`` on the sum of squares): the proof holds for any symmetric ``S``,
     PSD or not.  A numerically low-rank kernel (e.g. a linear kernel of few features) is proved PSD in
-    ``O(n^2 r)`` instead of the ``n^3 / 3`` of :func:`shifted_cholesky_ok`; False (nothing proved, the caller
-    factorises) when ``S`` has more than ``max_rank`` directions above ``slack``, a diagonal entry below
-    ``-slack``, or ``n < LOW_RANK_MIN_N``.
+    ``O(n^2 r)`` instead of the ``n^3 / 3`` of :func:`shifted_cholesky_ok`.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, n)
+        A symmetric matrix.
+    slack : float
+        The tolerance on negative eigenvalues (> 0).
+    max_rank : int, optional
+        The largest rank tried.
+
+    Returns
+    -------
+    bool
+        True if proved; False (nothing proved, the caller factorises) when ``S`` has more than ``max_rank``
+        directions above ``slack``, a diagonal entry below ``-slack``, or ``n < LOW_RANK_MIN_N``.
     """
     n = S.shape[0]
     if max_rank is None:
@@ -915,7 +1400,19 @@ def _low_rank_residual_numpy(S, R):
 
 
 def shifted_cholesky_ok(S, shift: float) -> bool:
-    """Whether every ``S + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy for one matrix)."""
+    """Whether every ``S + shift I`` has a Cholesky factor (LAPACK ``dpotrf`` on a copy for one matrix).
+
+    Parameters
+    ----------
+    S : ndarray of shape (..., n, n)
+        Symmetric matrices.
+    shift : float
+        The diagonal shift.
+
+    Returns
+    -------
+    bool
+    """
     if S.ndim == 2:
         from scipy.linalg.lapack import dpotrf
 
@@ -942,20 +1439,42 @@ def psd_eigh(
     drop_atol: float = 0.0,
     hint: str = "",
 ):
-    """The one eigendecomposition behind every PSD factorisation and projection: ``(vals, vecs)``,
-    eigenvalues ascending, of the symmetric matrix (or stack) ``S`` from a single ``np.linalg.eigh``.
+    """The one eigendecomposition behind every PSD factorisation and projection.
 
-    Tolerances are relative to ``scale`` (default: the spectral radius ``max |lambda|`` of each
-    matrix, floored at 1e-300):
+    Eigenvalues ascending, of the symmetric matrix (or stack) ``S`` from a single ``np.linalg.eigh``.  Tolerances are
+    relative to ``scale``.  ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.
 
-    * ``on_negative="raise"``: ValueError if the smallest eigenvalue is below
-      ``-max(neg_tol * scale, neg_atol)``; the remaining round-off negatives are set to 0.
-      ``"clip"``: negative eigenvalues are set to 0 (the projection onto the PSD cone, never
-      raises).  ``"keep"``: the eigenvalues as computed (the caller inspects them).
-    * ``drop_tol`` (one matrix only): keep only the eigenpairs with ``lambda > max(drop_tol * scale,
-      drop_atol)`` (null and negative directions dropped); ``vals``/``vecs`` then have ``r`` entries/columns.
+    Parameters
+    ----------
+    S : ndarray of shape (..., n, n)
+        Symmetric matrices.
+    name : str, default "matrix"
+        Its name, for messages.
+    on_negative : {"raise", "clip", "keep"}, default "raise"
+        ``"raise"``: ValueError if the smallest eigenvalue is below ``-max(neg_tol * scale, neg_atol)``; the
+        remaining round-off negatives are set to 0.  ``"clip"``: negative eigenvalues are set to 0 (the projection
+        onto the PSD cone, never raises).  ``"keep"``: the eigenvalues as computed (the caller inspects them).
+    neg_tol, neg_atol : float, default 1e-8, 0.0
+        Tolerances on negative eigenvalues.
+    scale : float, optional
+        Default: the spectral radius ``max |lambda|`` of each matrix, floored at 1e-300.
+    drop_tol, drop_atol : float, optional
+        One matrix only: keep only the eigenpairs with ``lambda > max(drop_tol * scale, drop_atol)`` (null and
+        negative directions dropped).
+    hint : str, default ""
+        A sentence appended to the message.
 
-    ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.
+    Returns
+    -------
+    vals : ndarray
+        Eigenvalues, ascending (``r`` of them with ``drop_tol``).
+    vecs : ndarray
+        Eigenvectors as columns.
+
+    Raises
+    ------
+    ValueError
+        With ``on_negative="raise"``, if an eigenvalue is below the tolerance.
     """
     check_choice(on_negative, "on_negative", ("raise", "clip", "keep"))
     vals, vecs = np.linalg.eigh(S)
@@ -980,11 +1499,33 @@ def psd_factor(
 ):
     """A factor ``A`` with ``A A' = S`` (after clipping round-off negatives) from one :func:`psd_eigh`.
 
-    ``form="sqrt"``: the symmetric square root ``V diag(sqrt(lambda_+)) V'`` (n x n, stacks allowed);
-    ``form="left"``: ``V_r diag(sqrt(lambda_r))`` (n x r) over the kept eigenpairs (``drop_tol``:
-    null directions dropped).  ``on_negative`` and the tolerances are :func:`psd_eigh`'s (``"keep"``
-    is not allowed: a factor needs nonnegative eigenvalues).  ``return_eig=True`` returns
-    ``(A, vecs, vals)`` (the kept eigenpairs, ascending).
+    Parameters
+    ----------
+    S : ndarray of shape (..., n, n)
+        Symmetric PSD matrices.
+    name : str, default "matrix"
+        Its name, for messages.
+    form : {"left", "sqrt"}, default "left"
+        ``"sqrt"``: the symmetric square root ``V diag(sqrt(lambda_+)) V'`` (n x n, stacks allowed); ``"left"``:
+        ``V_r diag(sqrt(lambda_r))`` (n x r) over the kept eigenpairs (``drop_tol``: null directions dropped).
+    on_negative : {"raise", "clip"}, default "raise"
+        As :func:`psd_eigh` (``"keep"`` is not allowed: a factor needs nonnegative eigenvalues).
+    return_eig : bool, default False
+        Also return the kept eigenpairs.
+    **tolerances
+        ``neg_tol``, ``neg_atol``, ``scale``, ``drop_tol``, ``drop_atol``, ``hint`` of :func:`psd_eigh`.
+
+    Returns
+    -------
+    A : ndarray
+        The factor.
+    vecs, vals : ndarray
+        Only with ``return_eig``: the kept eigenpairs, ascending.
+
+    Raises
+    ------
+    ValueError
+        With ``on_negative="raise"``, if ``S`` is not PSD within the tolerance.
     """
     check_choice(form, "form", ("left", "sqrt"))
     check_choice(on_negative, "on_negative", ("raise", "clip"))
@@ -999,12 +1540,31 @@ def psd_factor(
 def check_symmetric_psd(S, name: str = "Sigma", *, tol: float = 1e-8, factor: bool | str = False) -> np.ndarray:
     """Check that the last two axes of ``S`` hold symmetric positive semidefinite matrices.
 
-    Returns the symmetrised matrices, or a factor ``A`` with ``A A' = S`` from the same factorisation
-    that validated them (one factorisation per matrix, not two): ``factor="sqrt"`` (or True) the
-    symmetric PSD square root (negative round-off eigenvalues clipped); ``factor="cholesky"`` the
-    Cholesky factor, about 5x cheaper, when every matrix is positive definite (a successful
-    Cholesky factorisation proves it), else the symmetric root.  Raises ValueError naming the first
-    bad block.  PSD means ``lambda_min >= -tol * max(1, max |S|)`` (:func:`check_psd`).
+    PSD means ``lambda_min >= -tol * max(1, max |S|)`` (:func:`check_psd`).  The factor comes from the same
+    factorisation that validated the matrices (one per matrix, not two).
+
+    Parameters
+    ----------
+    S : array-like of shape (..., n, n)
+        One matrix or a stack.
+    name : str, default "Sigma"
+        Its name, for messages.
+    tol : float, default 1e-8
+        Relative tolerance on negative eigenvalues.
+    factor : bool or {"sqrt", "cholesky"}, default False
+        False: return the symmetrised matrices.  ``"sqrt"`` (or True): the symmetric PSD square root (negative
+        round-off eigenvalues clipped).  ``"cholesky"``: the Cholesky factor when every matrix is positive definite
+        (a successful factorisation proves it), else the symmetric root.
+
+    Returns
+    -------
+    ndarray
+        The symmetrised matrices, or a factor ``A`` with ``A A' = S``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad block, if a matrix is not symmetric or not PSD.
     """
     S = check_symmetric(S, name, rtol=10 * tol, atol=1e-12)
     scale = max(1.0, float(np.max(np.abs(S)))) if S.size else 1.0

@@ -235,6 +235,13 @@ def _add_grid_args(p):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``rsvm-conic`` argument parser, with one sub-command per action.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; each sub-command sets ``fn``, the function that runs it.
+    """
     parser = _Parser(prog="rsvm-conic", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -283,6 +290,21 @@ def _on_sigterm(signum, frame):
 
 
 def main(argv=None) -> int:
+    """Run the ``rsvm-conic`` command.
+
+    User errors (bad arguments, a missing optional extra, a locked or damaged results store or data store, an
+    unreachable scheduler) print one line to stderr and return 2, with no traceback.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 on success, 2 for a user error, 130 / 143 when interrupted / terminated.
+    """
     try:
         previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
     except ValueError:  # not the main thread: signals stay as they are

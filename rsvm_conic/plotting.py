@@ -54,7 +54,21 @@ def _check_2d(X, name="X"):
 def ellipse_points(center, Sigma, radius=1.0, n_points=100) -> np.ndarray:
     """Points on the boundary of ``{center + radius * A u : ||u||_2 <= 1}`` with ``A A^T = Sigma``.
 
-    ``Sigma`` is a 2x2 positive semi-definite matrix; returns an array (n_points, 2).
+    Parameters
+    ----------
+    center : array-like of shape (2,)
+        Centre of the ellipse.
+    Sigma : array-like of shape (2, 2)
+        Positive semi-definite shape matrix.
+    radius : float, default 1.0
+        Scale of the ellipse.
+    n_points : int, default 100
+        Number of points.
+
+    Returns
+    -------
+    ndarray of shape (n_points, 2)
+        The boundary points, in order.
     """
     center = np.asarray(center, dtype=float).reshape(2)
     Sigma = np.asarray(Sigma, dtype=float)
@@ -70,8 +84,27 @@ def ellipse_points(center, Sigma, radius=1.0, n_points=100) -> np.ndarray:
 def plot_uncertainty_ellipses(ax, X, Sigma, groups=None, radius=1.0, colors=None, **line_kw):
     """Draw the uncertainty ellipse of every sample.
 
-    ``Sigma`` is (2, 2) (shared), (k, 2, 2) with ``groups`` (one per group) or (L, 2, 2)
-    (one per sample, ``groups=None``).  ``colors`` is one colour per sample (or None).
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes drawn on.
+    X : array-like of shape (L, 2)
+        The samples (the ellipses' centres).
+    Sigma : array-like of shape (2, 2), (k, 2, 2) or (L, 2, 2)
+        One shared matrix, one per group (with ``groups``) or one per sample (``groups=None``).
+    groups : array-like of shape (L,), optional
+        Group index in ``0..k-1`` of each sample, for a (k, 2, 2) ``Sigma``.
+    radius : float, default 1.0
+        Scale of every ellipse.
+    colors : sequence, optional
+        One colour per sample (default: matplotlib's colour cycle).
+    **line_kw
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
     """
     X = _check_2d(X)
     Sigma = np.asarray(Sigma, dtype=float)
@@ -105,10 +138,37 @@ def _grid(X, grid, margin):
 def plot_decision_boundary(
     ax, decision_function, X, y=None, grid=200, margin=0.1, levels=(-1.0, 0.0, 1.0), color="k", label=None, scatter=True
 ):
-    """Contour the level sets of a binary decision function ``f: (m, 2) -> (m,)`` over the data's box.
+    """Contour the level sets of a binary decision function over the data's box.
 
-    The 0 level is solid, the margins dashed.  If ``y`` is given and ``scatter`` is true, the samples
-    are drawn coloured by label.  Returns the contour set.
+    The 0 level is solid, the margins dashed.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes drawn on.
+    decision_function : callable
+        Maps points (m, 2) to decision values (m,).
+    X : array-like of shape (L, 2)
+        The data, whose bounding box (widened by ``margin``) is contoured.
+    y : array-like of shape (L,), optional
+        Labels; with ``scatter``, the samples are drawn coloured by label.
+    grid : int, default 200
+        Grid points per axis.
+    margin : float, default 0.1
+        Fraction of the box's size added on each side.
+    levels : tuple of float, default (-1.0, 0.0, 1.0)
+        The level sets drawn.
+    color : str, default "k"
+        Colour of the contours.
+    label : str, optional
+        Legend label of the 0 level.
+    scatter : bool, default True
+        Draw the samples when ``y`` is given.
+
+    Returns
+    -------
+    matplotlib.contour.QuadContourSet
+        The contour set.
     """
     X = _check_2d(X)
     xx, yy, P = _grid(X, grid, margin)
@@ -131,7 +191,30 @@ def plot_decision_boundary(
 
 
 def plot_decision_regions(ax, predict, X, y=None, grid=200, margin=0.1, cmap="Pastel1", scatter_cmap="Set1"):
-    """Colour the plane by the labels ``predict: (m, 2) -> (m,)`` returns (any number of classes)."""
+    """Colour the plane by the labels a classifier predicts (any number of classes).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes drawn on.
+    predict : callable
+        Maps points (m, 2) to labels (m,).
+    X : array-like of shape (L, 2)
+        The data, whose bounding box (widened by ``margin``) is coloured.
+    y : array-like of shape (L,), optional
+        Labels; if given, the samples are drawn coloured by label.
+    grid : int, default 200
+        Grid points per axis.
+    margin : float, default 0.1
+        Fraction of the box's size added on each side.
+    cmap, scatter_cmap : str, default "Pastel1", "Set1"
+        Colour maps of the regions and of the samples.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
     X = _check_2d(X)
     xx, yy, P = _grid(X, grid, margin)
     labels = np.asarray(predict(P))

@@ -117,3 +117,141 @@ def test_one_version_string():
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
         pytest.skip("rsvm-conic is not installed")
     assert installed == rsvm_conic.__version__
+
+
+# Every public function and class of these rooms has numpydoc sections: ``Parameters`` naming each of its
+# parameters (when it takes any) and ``Returns`` (``Yields`` for a generator) when it returns a value.  A room is
+# a package (its modules, private ones included, are walked) or a module.  The rooms ``solvers``,
+# ``formulations`` and ``certify`` join this list once their code has settled in its new layout.
+NUMPYDOC_ROOMS = {
+    "uncertainty": "rsvm_conic.uncertainty",
+    "kernels": "rsvm_conic.kernels",
+    "datasets": "rsvm_conic.datasets",
+    "runner": "rsvm_conic.runner",
+    "evaluation": "rsvm_conic.evaluation",
+    "estimators": "rsvm_conic.estimators",
+    "metrics": "rsvm_conic.metrics",
+    "plotting": "rsvm_conic.plotting",
+    "cli": "rsvm_conic.cli",
+    "_validation": "rsvm_conic._validation",
+    "_threads": "rsvm_conic._threads",
+    "_jit": "rsvm_conic._jit",
+    "package": "rsvm_conic",
+    "problems": ("rsvm_conic.problems", "rsvm_conic.problems._reproduction", "rsvm_conic.problems._bench"),
+}
+
+
+def _room_modules(spec):
+    import importlib
+    import pkgutil
+
+    names = spec if isinstance(spec, tuple) else (spec,)
+    for name in names:
+        mod = importlib.import_module(name)
+        yield mod
+        if isinstance(spec, str) and name != "rsvm_conic" and hasattr(mod, "__path__"):
+            for info in pkgutil.walk_packages(mod.__path__, name + "."):
+                yield importlib.import_module(info.name)
+
+
+def public_objects(spec):
+    """(qualified name, object) of every public function and class defined in the room's modules."""
+    for mod in _room_modules(spec):
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            if getattr(obj, "__module__", None) == mod.__name__:
+                yield f"{mod.__name__}.{name}", obj
+
+
+def _named_params(obj):
+    """The parameters a caller names: the signature's, without ``self``, ``*args`` and ``**kwargs``."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):  # a class whose constructor has no inspectable signature
+        return []
+    return [p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _returns(func):
+    """``"Yields"`` for a generator, ``"Returns"`` if the function's own body returns a value, else None."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError):
+        return None
+    node = tree.body[0]
+    todo, found = list(node.body), None
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return "Yields"
+        if isinstance(n, ast.Return) and n.value is not None:
+            if not (isinstance(n.value, ast.Constant) and n.value.value is None):
+                found = "Returns"
+        todo.extend(ast.iter_child_nodes(n))
+    return found
+
+
+def numpydoc_problems(qualname, obj):
+    """What ``obj``'s docstring lacks, as messages (empty when its numpydoc sections are complete)."""
+    doc = sections(inspect.getdoc(obj) or "")
+    out = []
+    params = _named_params(obj)
+    if params:
+        documented = doc.get("Parameters", []) + (doc.get("Attributes", []) if inspect.isclass(obj) else [])
+        if "Parameters" not in doc and not (inspect.isclass(obj) and "Attributes" in doc):
+            out.append(f"{qualname}: no 'Parameters' section")
+        elif missing := [p for p in params if p not in documented]:
+            out.append(f"{qualname}: parameters not documented: {missing}")
+    if inspect.isfunction(obj):
+        kind = _returns(obj)
+        if kind and kind not in doc:
+            out.append(f"{qualname}: returns a value but has no '{kind}' section")
+    return out
+
+
+def test_numpydoc_check_catches_a_bare_docstring():
+    def bare(x, *, scale=1.0):
+        """Scaled x."""
+        return scale * x
+
+    def documented(x, *, scale=1.0):
+        """Scaled x.
+
+        Parameters
+        ----------
+        x, scale : float
+            The value and its factor.
+
+        Returns
+        -------
+        float
+        """
+        return scale * x
+
+    def gen(n):
+        """Counts.
+
+        Parameters
+        ----------
+        n : int
+        """
+        yield from range(n)
+
+    assert numpydoc_problems("bare", bare) == [
+        "bare: no 'Parameters' section",
+        "bare: returns a value but has no 'Returns' section",
+    ]
+    assert numpydoc_problems("documented", documented) == []
+    assert numpydoc_problems("gen", gen) == ["gen: returns a value but has no 'Yields' section"]
+
+
+@pytest.mark.parametrize("room", sorted(NUMPYDOC_ROOMS))
+def test_public_api_has_numpydoc_sections(room):
+    problems = [msg for q, obj in public_objects(NUMPYDOC_ROOMS[room]) for msg in numpydoc_problems(q, obj)]
+    assert not problems, f"{len(problems)} numpydoc gaps in room {room}:\n" + "\n".join(problems)

@@ -47,7 +47,22 @@ MULTIPLIERS = ("fixed", "random")
 
 
 def base_noise(rng: np.random.Generator, law: str, size) -> np.ndarray:
-    """Centred draws of the base law (before multiplication by ``l``)."""
+    """Centred draws of the base law (before multiplication by ``l``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The random stream.
+    law : {"gaussian", "uniform", "beta", "beta55"}
+        The base law (see the module docstring).
+    size : int or tuple of int
+        Shape of the draws.
+
+    Returns
+    -------
+    ndarray
+        The draws, mean 0.
+    """
     if law == "gaussian":
         return rng.standard_normal(size)
     if law == "uniform":
@@ -60,7 +75,17 @@ def base_noise(rng: np.random.Generator, law: str, size) -> np.ndarray:
 
 
 def noise_std(law: str) -> float:
-    """Standard deviation of the base law."""
+    """Standard deviation of the base law.
+
+    Parameters
+    ----------
+    law : {"gaussian", "uniform", "beta", "beta55"}
+        The base law (see the module docstring).
+
+    Returns
+    -------
+    float
+    """
     return {"gaussian": 1.0, "uniform": np.sqrt(1 / 12), "beta": np.sqrt(1 / 8), "beta55": np.sqrt(25 / (100 * 11))}[
         law
     ]
@@ -68,6 +93,24 @@ def noise_std(law: str) -> float:
 
 @dataclass
 class BhadraData:
+    """One synthetic data set of [BBBB10], Sec. 5.1 (from :func:`make_bhadra2010`).
+
+    Attributes
+    ----------
+    X : ndarray of shape (2 n_per_class, 2)
+        The points.
+    y : ndarray of shape (2 n_per_class,)
+        Labels in {-1, +1}.
+    K_bar : ndarray of shape (L, L)
+        The clean linear kernel ``X X'``.
+    l : ndarray of shape (L, L)
+        The noise multipliers ``l_ij``.
+    law : str
+        The base law of the noise.
+    K_samples : ndarray of shape (n_samples, L, L) or None
+        The noisy kernels ``K_bar + l * Z^s``.
+    """
+
     X: np.ndarray
     y: np.ndarray
     K_bar: np.ndarray
@@ -92,7 +135,47 @@ def make_bhadra2010(
     multiplier: str = "fixed",
     dtype=np.float64,
 ) -> BhadraData:
-    """One synthetic dataset (points, clean linear kernel, ``n_samples`` noisy kernels)."""
+    """One synthetic data set: points, clean linear kernel and ``n_samples`` noisy kernels.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of everything drawn.
+    law : {"gaussian", "uniform", "beta", "beta55"}
+        The base law (see the module docstring).
+    n_per_class : int, default 100
+        Points per class.
+    n_samples : int, default 100
+        Noisy kernels drawn.
+    scale : float, default 0.25
+        ``l_ij = scale * |K_bar_ij|`` (or ``scale * mean |K_bar|`` with ``iid``).
+    iid : bool, default False
+        One common multiplier for every entry ([BBBB10], Fig. 2).
+    symmetric : bool, default False
+        One noise value per pair ``(i, j)``, so that every ``K^s`` is symmetric.
+    std : float, default 0.7
+        Standard deviation of each class's Gaussian.
+    center : tuple of float, default (2.0, 2.0)
+        Midpoint of the two class means.
+    sep : float, default 1.5
+        The class means are ``center +- sep * u`` with ``u = (1, -1) / sqrt(2)``.
+    data_scale : float, default 1.0
+        Factor applied to the points after the draws (equivalent to multiplying ``C`` by its square).
+    multiplier : {"fixed", "random"}, default "fixed"
+        ``"random"`` multiplies ``l`` by ``u_ij = u_ji ~ U(0, 1)``, drawn once per data set.
+    dtype : numpy dtype, default float64
+        Type of the noisy kernels.
+
+    Returns
+    -------
+    BhadraData
+        The data set.
+
+    Raises
+    ------
+    ValueError
+        If ``law`` or ``multiplier`` is not one of the choices, or ``data_scale`` is not positive.
+    """
     if law not in NOISE_LAWS:
         raise ValueError(f"law must be one of {NOISE_LAWS}; got {law!r}.")
     if multiplier not in MULTIPLIERS:
@@ -125,7 +208,37 @@ def make_bhadra2010(
 def sample_kernels(
     rng, K_bar, l, law, n_samples, *, noise_scale: float = 1.0, symmetric: bool = False, dtype=np.float64
 ) -> np.ndarray:
-    """``K^s = K_bar + noise_scale * l * Z^s`` for ``s = 1..n_samples`` (shape ``(S,) + K_bar.shape``)."""
+    """Noisy kernels ``K^s = K_bar + noise_scale * l * Z^s`` for ``s = 1..n_samples``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The random stream.
+    K_bar : ndarray of shape (n, m)
+        The clean kernel.
+    l : ndarray of shape (n, m)
+        The noise multipliers.
+    law : {"gaussian", "uniform", "beta", "beta55"}
+        The base law (see the module docstring).
+    n_samples : int
+        Number of kernels drawn.
+    noise_scale : float, default 1.0
+        Factor applied to the noise.
+    symmetric : bool, default False
+        One noise value per pair (needs a square ``K_bar``).
+    dtype : numpy dtype, default float64
+        Type of the result.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n, m)
+        The noisy kernels.
+
+    Raises
+    ------
+    ValueError
+        If ``symmetric`` and ``K_bar`` is not square.
+    """
     Z = base_noise(rng, law, (n_samples,) + K_bar.shape)
     if symmetric:
         if K_bar.shape[0] != K_bar.shape[1]:

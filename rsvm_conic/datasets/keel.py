@@ -74,10 +74,28 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def parse_keel(text: str, source: str = "<string>") -> tuple[np.ndarray, np.ndarray]:
-    """Parse KEEL text (with or without header) into ``(X float64 (n, p), y labels (n,))``.
+    """Parse KEEL text (with or without header) into points and labels.
 
-    Numeric attributes only (the thesis data sets are all numeric); ``?`` or empty
-    fields (missing values) raise ValueError, as do ragged rows and non-numeric inputs.
+    Numeric attributes only (the thesis data sets are all numeric).
+
+    Parameters
+    ----------
+    text : str
+        The file's content.
+    source : str, default "<string>"
+        Where the text comes from, for messages.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, p)
+        The points.
+    y : ndarray of shape (n,)
+        The labels.
+
+    Raises
+    ------
+    ValueError
+        On missing values (``?`` or empty fields), ragged rows or non-numeric inputs.
     """
     attributes: list[str] = []
     output = None
@@ -136,7 +154,20 @@ def parse_keel(text: str, source: str = "<string>") -> tuple[np.ndarray, np.ndar
 
 
 def load_keel(path) -> tuple[np.ndarray, np.ndarray]:
-    """Read a KEEL file (``.dat`` or ``.dat.gz``) from disk."""
+    """Read a KEEL file (``.dat`` or ``.dat.gz``) from disk.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, p)
+        The points.
+    y : ndarray of shape (n,)
+        The labels.
+    """
     path = Path(path)
     if not path.exists():
         raise ValueError(f"no such KEEL file: {path}")
@@ -144,8 +175,27 @@ def load_keel(path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_dataset(name: str, *, verify: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Load one vendored data set by name (``banana``, ``bupa``/``liver``, ``wine``,
-    ``segment``/``segmentation``, ``magic``, ``letter``); checks its sha256 and shape."""
+    """Load one vendored data set by name, checking its sha256 and shape.
+
+    Parameters
+    ----------
+    name : str
+        ``banana``, ``bupa``/``liver``, ``wine``, ``segment``/``segmentation``, ``magic`` or ``letter``.
+    verify : bool, default True
+        Check the file's sha256 against the recorded one.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, p)
+        The points.
+    y : ndarray of shape (n,)
+        The labels.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown, or the file's hash or shape differs from the recorded ones.
+    """
     if not isinstance(name, str):
         raise ValueError(f"dataset name must be a string; got {name!r}.")
     key = ALIASES.get(name.lower(), name.lower())
@@ -162,10 +212,24 @@ def load_dataset(name: str, *, verify: bool = True) -> tuple[np.ndarray, np.ndar
 
 
 def train_test_split_table41(name: str, seed: int = 0, *, X=None, y=None):
-    """Stratified train/test split with the sizes of thesis Table 4.1.
+    """Stratified train/test split with the sizes of [ElD19], Table 4.1.
 
-    Returns ``X_train, X_test, y_train, y_test``.  The thesis does not publish its split, so
-    ours is a seeded stratified random split with exactly the published sizes.
+    The thesis does not publish its split, so this is a seeded stratified random split with exactly the published
+    sizes.
+
+    Parameters
+    ----------
+    name : str
+        The data set (as :func:`load_dataset`).
+    seed : int, default 0
+        Seed of the split.
+    X, y : array-like, optional
+        The data (default: :func:`load_dataset` of ``name``).
+
+    Returns
+    -------
+    X_train, X_test, y_train, y_test : ndarray
+        The split.
     """
     from sklearn.model_selection import train_test_split
 

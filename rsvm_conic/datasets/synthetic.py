@@ -10,12 +10,34 @@ def make_uncertain_classification(
 ):
     """Two Gaussian classes observed through per-group noise of known covariance.
 
-    Returns ``X, y, Sigma, groups``: ``X`` the observed (noisy) points, ``y`` in
-    {-1, +1}, ``Sigma`` of shape (n_groups, n, n) the noise covariance of each group
-    and ``groups`` the group of each sample (``n_groups=2`` puts each class in its
-    own group, ``1`` shares one covariance).  Class means are +-separation/2 along a
-    random unit direction; the clean points have identity covariance.  Memory is
-    O(L n + n_groups n^2): the noise is coloured one group at a time.
+    Class means are +-separation/2 along a random unit direction; the clean points have identity covariance.
+    Memory is O(L n + n_groups n^2): the noise is coloured one group at a time.
+
+    Parameters
+    ----------
+    n_samples : int, default 1000
+        Number of points L.
+    n_features : int, default 20
+        Dimension n.
+    separation : float, default 1.0
+        Distance between the class means.
+    noise_scale : float, default 0.3
+        Scale of the noise covariances.
+    n_groups : int, default 2
+        Number of noise groups (2 puts each class in its own group, 1 shares one covariance).
+    random_state : int, default 0
+        Seed.
+
+    Returns
+    -------
+    X : ndarray of shape (L, n)
+        The observed (noisy) points.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    Sigma : ndarray of shape (n_groups, n, n)
+        The noise covariance of each group.
+    groups : ndarray of int, shape (L,)
+        The group of each sample.
     """
     rng = np.random.default_rng(random_state)
     L, n = int(n_samples), int(n_features)
@@ -41,7 +63,22 @@ def make_uncertain_classification(
 
 
 def train_test_split_arrays(arrays, test_fraction=0.25, random_state=0):
-    """Split several aligned arrays (first axis = samples) the same way."""
+    """Split several aligned arrays (first axis = samples) the same way.
+
+    Parameters
+    ----------
+    arrays : sequence of ndarray
+        Arrays with the same first dimension.
+    test_fraction : float, default 0.25
+        Fraction of the samples in the test part.
+    random_state : int, default 0
+        Seed of the permutation.
+
+    Returns
+    -------
+    train, test : list of ndarray
+        The training and test parts of every array, in order.
+    """
     L = arrays[0].shape[0]
     rng = np.random.default_rng(random_state)
     perm = rng.permutation(L)

@@ -16,7 +16,26 @@ from .._validation import check_positive
 
 
 def make_xor_thesis(n_per_subclass: int = 20, spread: float = 1.5, seed: int | None = 0):
-    """Return ``(X (4 n, 2), y (4 n,) in {0, 1}, subclass (4 n,) in {0..3})``."""
+    """The XOR toy of [ElD19], Sec. 4.4.2: four square clusters in [1, 9]^2, two per class on opposite quadrants.
+
+    Parameters
+    ----------
+    n_per_subclass : int, default 20
+        Points per quadrant.
+    spread : float, default 1.5
+        Half-width of each quadrant's square.
+    seed : int or None, default 0
+        Seed.
+
+    Returns
+    -------
+    X : ndarray of shape (4 n_per_subclass, 2)
+        The points.
+    y : ndarray of shape (4 n_per_subclass,)
+        Labels in {0, 1}.
+    subclass : ndarray of shape (4 n_per_subclass,)
+        The quadrant of each point, in {0, 1, 2, 3}.
+    """
     if isinstance(n_per_subclass, bool) or not isinstance(n_per_subclass, (int, np.integer)) or n_per_subclass < 1:
         raise ValueError(f"n_per_subclass must be a positive integer; got {n_per_subclass!r}.")
     spread = check_positive(spread, "spread")

@@ -57,7 +57,20 @@ FORMAT = 2
 
 
 def default_chunk_rows(n_features: int, target_bytes: int = 64 * 2**20) -> int:
-    """Rows per chunk so that a chunk of X holds about ``target_bytes`` (64 MiB)."""
+    """Rows per chunk so that a chunk of X holds about ``target_bytes``.
+
+    Parameters
+    ----------
+    n_features : int
+        Columns of X (float64).
+    target_bytes : int, default 64 MiB
+        Size of a chunk.
+
+    Returns
+    -------
+    int
+        Rows per chunk (at least 1).
+    """
     return max(1, int(target_bytes) // (8 * max(int(n_features), 1)))
 
 
@@ -166,9 +179,39 @@ def _finish(path: Path, L, n, chunk_rows, targets: dict, block_crcs: list, Sigma
 def write_dataset(
     path, X, y, *, Sigma=None, groups=None, sample_radius=None, chunk_rows: int | None = None, overwrite: bool = False
 ) -> Path:
-    """Write X (L, n), numeric labels y and optional per-sample ``groups`` / ``sample_radius`` (numpy or Dask
-    arrays) and ``Sigma`` to a store at ``path``, one row block (``chunk_rows`` rows, default about 64 MiB
-    of X) per task on the current Dask scheduler, with each chunk's CRC-32C.  Returns the path."""
+    """Write a data set to a row-chunked Zarr store, one row block per task, with each chunk's CRC-32C.
+
+    The blocks are written on the current Dask scheduler; numpy or Dask arrays are accepted.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store's directory.
+    X : array-like of shape (L, n)
+        The points.
+    y : array-like of shape (L,)
+        Numeric labels.
+    Sigma : array-like, optional
+        The uncertainty matrices (small; stored whole).
+    groups : array-like of int, shape (L,), optional
+        Each sample's matrix in ``Sigma``.
+    sample_radius : array-like of shape (L,), optional
+        Per-sample radii.
+    chunk_rows : int, optional
+        Rows per chunk (default: :func:`default_chunk_rows`, about 64 MiB of X).
+    overwrite : bool, default False
+        Replace an existing store.
+
+    Returns
+    -------
+    Path
+        The store's path.
+
+    Raises
+    ------
+    ValueError
+        If a per-sample array's length differs from X's, or the labels are not numeric.
+    """
     import dask
 
     from .._validation import is_dask_array
@@ -230,11 +273,36 @@ def make_classification_store(
     random_state: int = 0,
     overwrite: bool = False,
 ) -> Path:
-    """Two Gaussian classes seen through group noise of known covariance (as
-    :func:`~.synthetic.make_uncertain_classification`) written to a store, block by block: memory per task
-    is one block (``chunk_rows`` rows, default about 64 MiB of X), whatever ``n_samples``.  Each block has
-    its own random stream (seeded by ``random_state`` and its first row), so the store is reproducible.
-    Returns the path."""
+    """Two Gaussian classes seen through group noise of known covariance, written to a store block by block.
+
+    The data are those of :func:`~.synthetic.make_uncertain_classification`; memory per task is one block, whatever
+    ``n_samples``.  Each block has its own random stream (seeded by ``random_state`` and its first row), so the store
+    is reproducible.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store's directory.
+    n_samples, n_features : int
+        Shape of X.
+    chunk_rows : int, optional
+        Rows per chunk (default: :func:`default_chunk_rows`, about 64 MiB of X).
+    separation : float, default 2.0
+        Distance between the class means.
+    noise_scale : float, default 0.3
+        Scale of the noise covariances.
+    n_groups : int, default 2
+        Number of noise groups.
+    random_state : int, default 0
+        Seed.
+    overwrite : bool, default False
+        Replace an existing store.
+
+    Returns
+    -------
+    Path
+        The store's path.
+    """
     import dask
 
     L, n = int(n_samples), int(n_features)
@@ -549,7 +617,21 @@ def _dask_array(arr: _Array, crcs: list):
 
 @dataclass
 class ChunkedDataset:
-    """A store's fields as Dask arrays (chunked like the store) and its small ``Sigma`` as numpy."""
+    """A store's fields as Dask arrays (chunked like the store) and its small ``Sigma`` as numpy.
+
+    Attributes
+    ----------
+    path : Path
+        The store.
+    X, y : dask.array.Array
+        Points and labels.
+    Sigma : ndarray or None
+        The uncertainty matrices.
+    groups, sample_radius : dask.array.Array or None
+        Per-sample groups and radii.
+    meta : dict
+        The store's description (``rsvm-dataset.json``).
+    """
 
     path: Path
     X: object
@@ -577,8 +659,24 @@ def open_dataset(path) -> ChunkedDataset:
     """The store at ``path`` as a :class:`ChunkedDataset` (lazy: nothing is read until a pass needs it).
 
     The store is checked first (:func:`check_dataset`: description, Zarr metadata, every chunk file and its
-    size), and every chunk a pass reads has its CRC-32C checked on the values read: a missing, truncated or
-    altered chunk raises :class:`DatasetError` naming the array and the chunk, never reads as zeros."""
+    size), and every chunk a pass reads has its CRC-32C checked on the values read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store's directory.
+
+    Returns
+    -------
+    ChunkedDataset
+        The store's arrays.
+
+    Raises
+    ------
+    DatasetError
+        If the store is damaged: a missing, truncated or altered chunk (named with its array), a damaged
+        description or Zarr metadata, or a store format without checksums.
+    """
     path = Path(path)
     meta = _read_meta(path)
     layouts = _check(path, meta)

@@ -14,9 +14,35 @@ class BinaryClassifierTags:
 
 
 def sample_weights(y_pm, classes, sample_weight, class_weight, *, dask: bool = False):
-    """The weights ``s_i`` of the samples' loss terms (``C_i = C s_i``): ``sample_weight`` times the class weights
-    (``class_weight``: None, ``"balanced"`` or a dict ``{label: weight}``, computed from the unweighted labels as
-    scikit-learn's ``SVC`` does), or None when both are None.  Validated here (the public boundary)."""
+    """The weights ``s_i`` of the samples' loss terms (``C_i = C s_i``).
+
+    ``sample_weight`` times the class weights, computed from the unweighted labels as scikit-learn's ``SVC`` does.
+    Validated here (the public boundary).
+
+    Parameters
+    ----------
+    y_pm : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original labels of -1 and +1.
+    sample_weight : array-like of shape (L,) or None
+        Per-sample weights (>= 0).
+    class_weight : None, "balanced" or dict
+        ``{label: weight}``, or "balanced" for weights inversely proportional to the class frequencies.
+    dask : bool, default False
+        Whether the fit is on Dask arrays, whose routes take no weights.
+
+    Returns
+    -------
+    ndarray of shape (L,) or None
+        The weights, or None when both ``sample_weight`` and ``class_weight`` are None.
+
+    Raises
+    ------
+    ValueError
+        If weights are given for a Dask fit, ``sample_weight`` is invalid (wrong length, a negative or non-finite
+        entry), or the weights are zero for every sample.
+    """
     if sample_weight is None and class_weight is None:
         return None
     if dask:
@@ -42,8 +68,27 @@ def sample_weights(y_pm, classes, sample_weight, class_weight, *, dask: bool = F
 
 
 def keep_weighted(weights, y_pm, classes):
-    """The mask of the samples of positive weight (those of weight 0 take no part in the problem); ValueError when
-    they hold a single class."""
+    """The mask of the samples of positive weight (those of weight 0 take no part in the problem).
+
+    Parameters
+    ----------
+    weights : ndarray of shape (L,)
+        The samples' weights (from :func:`sample_weights`).
+    y_pm : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original labels, for the message.
+
+    Returns
+    -------
+    ndarray of bool, shape (L,)
+        True for the samples kept.
+
+    Raises
+    ------
+    ValueError
+        If the samples of positive weight hold a single class.
+    """
     import numpy as np
 
     keep = weights > 0
@@ -66,6 +111,28 @@ def fit_uncertainty(Sigma, sigma_index, n_samples: int, n_features: int):
     own first axis could equal the number of samples.  A Sigma of one matrix per sample together with
     ``sigma_index`` is rejected (sliced or not, it cannot be told apart); a (d, d) or (d,) Sigma that was sliced
     fails the shape checks, with that advice.  ``sigma_index`` need not use every matrix (a fold may miss some).
+
+    Parameters
+    ----------
+    Sigma : array-like or None
+        Shape (d, d) or (d,) (shared), (1, d, d) or (1, d) (shared, sliced-safe), (k, d, d) or (k, d) with
+        ``sigma_index``, or (L, d, d) / (L, d) (one per sample).
+    sigma_index : array-like of int, shape (L,), or None
+        Index of each sample's matrix along Sigma's first axis.
+    n_samples, n_features : int
+        The data's shape.
+
+    Returns
+    -------
+    Sigma : ndarray or None
+        The matrices, one per group (or the shared one).
+    groups : ndarray of int or None
+        Each sample's group, or None when every sample uses the same matrix or its own.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit one of the forms above, saying which form to pass.
     """
     import numpy as np
 
@@ -109,7 +176,23 @@ def fit_uncertainty(Sigma, sigma_index, n_samples: int, n_features: int):
 
 
 def drop_samples(keep, n_samples: int, Sigma, sigma_index, sample_radius):
-    """``(Sigma, sigma_index, sample_radius)`` restricted to the samples ``keep`` (per-sample arrays only)."""
+    """``(Sigma, sigma_index, sample_radius)`` restricted to the samples ``keep`` (per-sample arrays only).
+
+    Parameters
+    ----------
+    keep : ndarray of bool, shape (n_samples,)
+        The samples kept.
+    n_samples : int
+        Number of samples before the restriction.
+    Sigma, sigma_index, sample_radius : array-like or None
+        The fit's uncertainty arguments; an array whose first axis has length ``n_samples`` is per sample and is
+        restricted, anything else is returned as it is.
+
+    Returns
+    -------
+    Sigma, sigma_index, sample_radius
+        The arguments restricted to ``keep``.
+    """
     import numpy as np
 
     from .._validation import check_sample_scale, check_sigma_index

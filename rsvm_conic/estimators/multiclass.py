@@ -114,9 +114,31 @@ def _check_fit_input(estimator, X, y):
 
 
 def multiclass_weights(codes, classes, sample_weight, class_weight):
-    """The weights ``s_i`` of the samples' loss terms: ``sample_weight`` times the class weights (``class_weight``:
-    None, ``"balanced"`` or a dict ``{label: weight}``, from the unweighted labels as in scikit-learn), or None when
-    both are None.  Validated here (the public boundary): every class needs a sample of positive weight."""
+    """The weights ``s_i`` of the samples' loss terms: ``sample_weight`` times the class weights.
+
+    The class weights come from the unweighted labels, as in scikit-learn.  Validated here (the public boundary).
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (L,)
+        Each sample's class index in ``0..len(classes)-1``.
+    classes : ndarray
+        The class labels.
+    sample_weight : array-like of shape (L,) or None
+        Per-sample weights (>= 0).
+    class_weight : None, "balanced" or dict
+        ``{label: weight}``, or "balanced" for weights inversely proportional to the class frequencies.
+
+    Returns
+    -------
+    ndarray of shape (L,) or None
+        The weights, or None when both ``sample_weight`` and ``class_weight`` are None.
+
+    Raises
+    ------
+    ValueError
+        If ``sample_weight`` is invalid, or a class has no sample of positive weight.
+    """
     if sample_weight is None and class_weight is None:
         return None
     from sklearn.utils.class_weight import compute_class_weight

@@ -18,7 +18,35 @@ from ..uncertainty.sets import dual_norm_subgradient, sample_pball
 
 
 def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, random_state=0):
-    """Smallest ``y f(x + dx)`` found per point over the ball (decision/gradient: callables on (m, n))."""
+    """Smallest margin ``y f(x + dx)`` found per point over the ball ``||dx||_p <= gamma``.
+
+    Projected steepest-descent steps from the centre and from ``restarts`` random points of the ball, vectorised
+    over the points; every iterate counts.
+
+    Parameters
+    ----------
+    decision, gradient : callable
+        ``decision(X)`` maps points (m, n) to decision values (m,); ``gradient(X)`` to their gradients (m, n).
+    X : array-like of shape (m, n)
+        The points attacked.
+    y : array-like of shape (m,)
+        Their labels in {-1, +1}.
+    gamma : float
+        Radius of the ball (>= 0; 0 returns the unperturbed margins).
+    p : {1, 2, inf}, default 2
+        Norm of the ball.
+    steps : int, default 40
+        Steps per start.
+    restarts : int, default 3
+        Random starts besides the centre.
+    random_state : int or Generator, default 0
+        Seed of the random starts.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The smallest margin found per point: an upper bound on the true worst-case margin.
+    """
     p = check_norm(p)
     q = dual_norm(p)
     gamma = check_positive(gamma, "gamma", strict=False)
@@ -40,12 +68,46 @@ def worst_margins(decision, gradient, X, y, gamma, p=2, steps=40, restarts=3, ra
 
 
 def adversarial_error(decision, gradient, X, y, gamma, p=2, **kwargs) -> float:
-    """Fraction of points misclassified by some perturbation found in the ball (see module docstring)."""
+    """Fraction of points misclassified by some perturbation found in the ball.
+
+    A lower bound on the true worst-case error (an attack may miss a worst case).
+
+    Parameters
+    ----------
+    decision, gradient : callable
+        ``decision(X)`` maps points (m, n) to decision values (m,); ``gradient(X)`` to their gradients (m, n).
+    X : array-like of shape (m, n)
+        The points attacked.
+    y : array-like of shape (m,)
+        Their labels in {-1, +1}.
+    gamma : float
+        Radius of the ball (>= 0; 0 returns the unperturbed margins).
+    p : {1, 2, inf}, default 2
+        Norm of the ball.
+    **kwargs
+        ``steps``, ``restarts``, ``random_state`` of :func:`worst_margins`.
+
+    Returns
+    -------
+    float
+        The fraction of points with a negative margin found, in [0, 1].
+    """
     return float(np.mean(worst_margins(decision, gradient, X, y, gamma, p, **kwargs) < 0))
 
 
 def rbf_svc_functions(svc):
-    """(decision, gradient) callables of a fitted ``sklearn.svm.SVC(kernel="rbf")`` (binary, numeric gamma)."""
+    """The decision function and its gradient of a fitted binary RBF ``SVC``, for the attacks.
+
+    Parameters
+    ----------
+    svc : sklearn.svm.SVC
+        Fitted with ``kernel="rbf"``, two classes and a numeric ``gamma``.
+
+    Returns
+    -------
+    decision, gradient : callable
+        ``decision(X)`` of shape (m,) and ``gradient(X)`` of shape (m, n).
+    """
     Z = svc.support_vectors_
     a = svc.dual_coef_.ravel()
     b = float(svc.intercept_[0])

@@ -20,11 +20,34 @@ from ..uncertainty.sets import dual_norm_values, sample_pball
 def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state=0):
     """Maximise ``f(dx)`` over ``{A u : ||u||_p <= gamma}`` by sampling plus local ascent.
 
-    ``f`` maps a batch of perturbations (m, n) to values (m,).  Half of the samples lie on the
-    boundary of the ball (and its vertices for p = 1, inf), half inside (:func:`~rsvm_conic.uncertainty.sets.
-    sample_pball`); the best ``n_local`` start SLSQP runs (u parametrised directly; the norm constraint as an
-    inequality: smooth for p = 2, split into positive/negative parts for p = 1, bounds for p = inf).
-    Returns ``(best_value, best_dx)`` -- a lower bound on the true maximum.
+    Half of the samples lie on the boundary of the ball (and its vertices for p = 1, inf), half inside
+    (:func:`~rsvm_conic.uncertainty.sets.sample_pball`); the best ``n_local`` start SLSQP runs (u parametrised
+    directly; the norm constraint as an inequality: smooth for p = 2, split into positive/negative parts for p = 1,
+    bounds for p = inf).
+
+    Parameters
+    ----------
+    f : callable
+        Maps a batch of perturbations (m, n) to values (m,).
+    A : array-like of shape (n, k)
+        Shape matrix of the set.
+    gamma : float
+        Radius (>= 0).
+    p : {1, 2, inf}, default 2
+        Norm of the ball of ``u``.
+    n_samples : int, default 4000
+        Points sampled.
+    n_local : int, default 6
+        Local ascents, started from the best samples.
+    random_state : int or Generator, default 0
+        Seed of the samples.
+
+    Returns
+    -------
+    best_value : float
+        The largest value found: a lower bound on the true maximum.
+    best_dx : ndarray of shape (n,)
+        The perturbation attaining it.
     """
     A = np.atleast_2d(np.asarray(A, dtype=float))
     p = check_norm(p)
@@ -77,7 +100,26 @@ def adversarial_search(f, A, gamma, p=2, n_samples=4000, n_local=6, random_state
 
 
 def rff_worst_case(rff, x, A, gamma, p=2, pbar=2, **kwargs) -> float:
-    """Largest ``||R dphi||_pbar`` found by :func:`adversarial_search` for one point."""
+    """Largest ``||R dphi||_pbar`` found by :func:`adversarial_search` for one point.
+
+    Parameters
+    ----------
+    rff : RandomFourierFeatures
+        A fitted random Fourier feature map.
+    x : array-like of shape (n,)
+        The point perturbed.
+    A, gamma, p
+        The input set ``{A u : ||u||_p <= gamma}`` (see :func:`adversarial_search`).
+    pbar : {1, 2, inf}, default 2
+        Norm measured in feature space.
+    **kwargs
+        Passed to :func:`adversarial_search`.
+
+    Returns
+    -------
+    float
+        The largest feature-space perturbation found (a lower bound on the true maximum).
+    """
     q = check_norm(pbar)  # dual_norm_values computes ||.||_q for q in {1, 2, inf}
     return adversarial_search(
         lambda dX: dual_norm_values(rff_rotated_perturbation(rff, x, dX), q), A, gamma, p, **kwargs
@@ -85,7 +127,24 @@ def rff_worst_case(rff, x, A, gamma, p=2, pbar=2, **kwargs) -> float:
 
 
 def nystroem_worst_case(nys, x, A, gamma, p=2, **kwargs) -> float:
-    """Largest ``||Lambda^{1/2} dphi||_2`` found by :func:`adversarial_search` for one point."""
+    """Largest ``||Lambda^{1/2} dphi||_2`` found by :func:`adversarial_search` for one point.
+
+    Parameters
+    ----------
+    nys : NystroemMap
+        A fitted Nystroem feature map.
+    x : array-like of shape (n,)
+        The point perturbed.
+    A, gamma, p
+        The input set ``{A u : ||u||_p <= gamma}`` (see :func:`adversarial_search`).
+    **kwargs
+        Passed to :func:`adversarial_search`.
+
+    Returns
+    -------
+    float
+        The largest feature-space perturbation found (a lower bound on the true maximum).
+    """
     return adversarial_search(
         lambda dX: np.linalg.norm(nystroem_rotated_perturbation(nys, x, dX), axis=1), A, gamma, p, **kwargs
     )[0]

@@ -1,56 +1,16 @@
 """The consolidation kernel of [ElD19] (PhD thesis, chapter 4): kappa (Def. 4.1) and kappa^m (Def. 4.2).
 
-Construction
-------------
-1. Each class is split into ``n_subclasses`` subclasses by k-means (scikit-learn ``KMeans``,
-   ``n_init=4``, seeded); classes with fewer points get fewer subclasses.  The thesis uses 5.
-2. Candidate directions: every unordered pair ``{c1, c2}`` of distinct subclass centres of the
-   same class (``c1 c2`` and ``c2 c1`` give the same kernel because ``h_d`` is even).
-3. **Exclusion rule** (the thesis's "the vector c1c2 does not connect two subclasses of two
-   different classes", made precise).  The kernel treats ``x`` and ``x + j v`` (``v = c2 - c1``,
-   ``j`` integer) as similar.  A candidate ``v`` is *excluded* when the same translation also
-   links subclasses of two different classes: when there are subclass centres ``a`` and ``b``
-   of different classes with ``||a + v - b|| <= exclusion_tol * ||v||`` (either orientation of
-   ``v``; ``exclusion_tol = 0.25`` by default).  Such a ``v`` would consolidate two classes.
-   Degenerate directions (``||v|| <= 1e-12``) are dropped too.
-   ``exclusion_tol`` is our parameter (the thesis states the rule without a tolerance): ``0`` drops
-   only exact hits, larger values drop more directions, and once no direction survives kappa is the
-   Gaussian kernel.  It matters: on Liver (6 dimensions, 5 subclasses per class) kappa^m's test
-   recognition moves by several points between 0.1 and 1 (the sensitivity table of
-   ``rsvm-conic reproduce dakdouki2019-table4-2`` reports mean +- sd over draws for a few values).
-4. ``kappa(x, x') = tau_0 G_0(x - x') + sum_i tau_i h_{d_i}(<u_i, x - x'>) G_1(x - x')`` with
-   ``u_i = v_i / d_i``, ``d_i = ||v_i||``, ``h_d(kd + t) = (1 - 2t/d)^2`` on ``[0, d)`` (exact,
-   periodic) and Gaussian factors ``G_0 = exp(-||.||^2 / (2 sigma^2))``,
-   ``G_1 = exp(-||.||^2 / (2 sigma_dir^2))``.
-   **sigma/tau choices**: ``sigma`` is a length scale (thesis ``sigma_0 = 1 / sigma``; see
-   :mod:`rsvm_conic.kernels.rbf`); all directions share ``sigma_dir`` (default: ``sigma``);
-   ``tau_0 = ... = tau_M = 1 / (M + 1)`` (the choice of Prop. 4.2) unless ``tau0`` is given, in
-   which case the directions share ``1 - tau0`` equally.
-5. ``kappa^m`` replaces ``h_d`` by its Fourier partial sum ``1/3 + sum_{j<=m} 4/(j^2 pi^2) cos(2 pi j t / d)``.
+``kappa(x, x') = tau_0 G_0(x - x') + sum_i tau_i h_{d_i}(<u_i, x - x'>) G_1(x - x')``: a Gaussian term plus one
+periodic term per direction ``v_i = d_i u_i`` joining two k-means subclass centres of the same class
+(:func:`subclass_centres`, :func:`consolidation_directions`: a direction that would also join centres of two
+different classes is excluded, within ``exclusion_tol * ||v||``).  ``h_d`` (:func:`h_periodic`) is periodic with
+period ``d`` and has non-negative Fourier coefficients, so the kernel is positive semi-definite; kappa^m replaces
+it by its Fourier partial sum (:func:`h_periodic_m`), a spectral mixture whose random features are
+:class:`ConsolidationRandomFeatures`.
 
-Corrections to the printed text (each checked in ``tests/test_consolidation_kernel.py``)
-----------------------------------------------------------------------------------------
-* Def. 4.2 prints ``mu_ij = 2 pi j (c_i1 - c_i2) / ||c_i1 - c_i2||``; substituting
-  ``t = <(c_i1 - c_i2)/d_i, x - x'>`` into ``cos(2 pi j t / d_i)`` gives
-  ``mu_ij = 2 pi j (c_i1 - c_i2) / d_i^2`` (period ``d_i`` along ``u_i``).  The printed form has
-  period 1 instead of ``d_i`` and breaks the translation invariance of Prop. 4.1; we use the
-  corrected one.
-* Prop. 4.1(2) (translation invariance for ``M = 1, tau_0 = 0``) holds only without the
-  Gaussian envelope (``sigma_dir = inf``): the proof drops the factor
-  ``exp(-||x + nu - y||^2 / (2 sigma^2))``, which is not invariant.  With a finite ``sigma_dir``
-  the periodic factor is invariant and the kernel changes exactly by the ratio of envelopes.
-  ``sigma_dir=np.inf`` is allowed (the kernel is then PSD but only periodic, not decaying).
-* Prop. 4.2 (``|kappa - kappa^m| <= 4 / (pi^2 m)``) holds for any ``tau`` summing to 1
-  (tail ``sum_{j>m} 4/(j^2 pi^2) <= 4/(pi^2 m)`` times ``sum tau_i <= 1``), not only uniform tau.
-* ``kappa^m(x, x) = tau_0 + (1 - tau_0) (1/3 + sum_{j<=m} a_j) < 1``; only ``kappa(x, x) = 1``.
-
-PSD: ``h_d`` has non-negative Fourier coefficients, so ``h_d(<u, x - x'>)`` and its partial sums
-are positive-definite functions (Bochner); products and non-negative sums keep that.
-
-Random features: ``kappa^m`` is a spectral mixture (Bochner measure
-``tau_0 N(0, I/sigma^2) + sum_{i,j} tau_i a_j N(mu_ij, I/sigma_dir^2)``, symmetrised), so
-``z(x) = sqrt(Z / D) [cos(W x), sin(W x)]`` with ``D`` frequencies drawn from the normalised
-mixture and ``Z = kappa^m(x, x)`` gives ``E[z(x) . z(x')] = kappa^m(x, x')`` exactly.
+The construction step by step, the choice of ``sigma`` / ``tau``, and the corrections to the printed definitions
+(each checked in ``tests/test_consolidation_kernel.py``) are in the user guide's Weston-Watkins page, section
+"The consolidation kernel".
 """
 
 from __future__ import annotations
@@ -65,21 +25,60 @@ from .rbf import reference_point, same_rows, squared_distances
 
 # ----------------------------------------------------------------------------- h_d and its series
 def h_periodic(t, d: float) -> np.ndarray:
-    """The periodic function of Sec. 4.3: ``h_d(kd + t) = 4t^2/d^2 - 4t/d + 1`` for ``t in [0, d)``."""
+    """The periodic function of [ElD19], Sec. 4.3: ``h_d(kd + t) = 4t^2/d^2 - 4t/d + 1`` for ``t in [0, d)``.
+
+    Parameters
+    ----------
+    t : array-like
+        Points.
+    d : float
+        The period (> 0).
+
+    Returns
+    -------
+    ndarray
+        ``h_d(t)``, with the shape of ``t``.
+    """
     d = check_positive(d, "d")
     s = np.mod(np.asarray(t, dtype=np.float64), d) / d
     return (1.0 - 2.0 * s) ** 2
 
 
 def fourier_coefficients(m: int) -> np.ndarray:
-    """``a_0 = 1/3`` and ``a_j = 4 / (j^2 pi^2)``, ``j = 1..m`` (cosine series of ``h_d``)."""
+    """The cosine-series coefficients of ``h_d``: ``a_0 = 1/3`` and ``a_j = 4 / (j^2 pi^2)``.
+
+    Parameters
+    ----------
+    m : int
+        Number of terms after ``a_0``.
+
+    Returns
+    -------
+    ndarray of shape (m + 1,)
+        ``a_0, ..., a_m``.
+    """
     m = _check_m(m)
     j = np.arange(1, m + 1, dtype=np.float64)
     return np.concatenate([[1.0 / 3.0], 4.0 / (j**2 * np.pi**2)])
 
 
 def h_periodic_m(t, d: float, m: int) -> np.ndarray:
-    """Fourier partial sum ``h_d^m(t) = 1/3 + sum_{j=1}^m a_j cos(2 pi j t / d)``."""
+    """Fourier partial sum ``h_d^m(t) = 1/3 + sum_{j=1}^m a_j cos(2 pi j t / d)``.
+
+    Parameters
+    ----------
+    t : array-like
+        Points.
+    d : float
+        The period (> 0).
+    m : int
+        Number of cosine terms.
+
+    Returns
+    -------
+    ndarray
+        ``h_d^m(t)``, with the shape of ``t``.
+    """
     d = check_positive(d, "d")
     a = fourier_coefficients(m)
     t = np.asarray(t, dtype=np.float64)
@@ -109,7 +108,26 @@ def _check_m(m) -> int:
 
 # ----------------------------------------------------------------------------- direction set
 def subclass_centres(X, y, n_subclasses: int = 5, random_state=0):
-    """k-means subclass centres per class: ``(centres (K, p), centre_class (K,))``."""
+    """k-means subclass centres per class (step 1 of the construction).
+
+    Parameters
+    ----------
+    X : array-like of shape (L, p)
+        Training points.
+    y : array-like of shape (L,)
+        Their labels.
+    n_subclasses : int, default 5
+        Subclasses per class (fewer for a class with fewer points).
+    random_state : int, default 0
+        Seed of k-means.
+
+    Returns
+    -------
+    centres : ndarray of shape (K, p)
+        The subclass centres.
+    centre_class : ndarray of shape (K,)
+        The class label of each centre.
+    """
     from sklearn.cluster import KMeans
 
     X = check_X(X)
@@ -133,11 +151,27 @@ def subclass_centres(X, y, n_subclasses: int = 5, random_state=0):
 
 
 def consolidation_directions(centres, owner, exclusion_tol: float = 0.25):
-    """Apply steps 2-3 of the construction: return ``(V (M, p), pairs (M, 2), excluded list)``.
+    """Steps 2-3 of the construction: same-class centre pairs, minus those the exclusion rule drops.
 
-    ``V[i] = centres[pairs[i, 1]] - centres[pairs[i, 0]]`` for kept same-class pairs; ``excluded``
-    lists ``(pair, a, b)`` witnesses: centre ``a + v`` lands within ``exclusion_tol * ||v||`` of
-    centre ``b`` of another class.
+    Parameters
+    ----------
+    centres : ndarray of shape (K, p)
+        Subclass centres.
+    owner : ndarray of shape (K,)
+        The class of each centre.
+    exclusion_tol : float, default 0.25
+        Drop ``v`` when some centre ``a + v`` (or ``a - v``) lies within ``exclusion_tol * ||v||`` of a centre of
+        another class.
+
+    Returns
+    -------
+    V : ndarray of shape (M, p)
+        ``V[i] = centres[pairs[i, 1]] - centres[pairs[i, 0]]`` for the kept pairs.
+    pairs : ndarray of int, shape (M, 2)
+        The kept pairs of centre indices.
+    excluded : list of tuple
+        ``(pair, a, b)`` witnesses: centre ``a + v`` lands within ``exclusion_tol * ||v||`` of centre ``b`` of
+        another class.
     """
     centres = np.asarray(centres, dtype=np.float64)
     owner = np.asarray(owner)
@@ -183,7 +217,7 @@ class ConsolidationKernel:
     n_subclasses : k-means subclasses per class (the thesis uses 5).
     exclusion_tol : tolerance of the exclusion rule (>= 0, default 0.25): drop the direction ``v`` when
         some centre ``a + v`` (or ``a - v``) lies within ``exclusion_tol * ||v||`` of a centre of another
-        class (module docstring, step 3).
+        class (the user guide's consolidation kernel section, step 3).
     random_state : seed of k-means.
     tau0 : weight of the plain Gaussian term; ``None`` gives ``tau_i = 1/(M+1)`` for all i.
     directions : optional explicit ``(M, p)`` array of vectors ``c_i1 - c_i2`` (skips k-means).
@@ -319,14 +353,22 @@ class ConsolidationKernel:
 
 
 class ConsolidationRandomFeatures:
-    """``z(x) = sqrt(Z / D) [cos(W x), sin(W x)]`` with rows of ``W`` drawn from the normalised
-    spectral measure of kappa^m (a Gaussian mixture); ``E[z(x) . z(y)] = kappa^m(x, y)``.
+    """Random Fourier features of kappa^m: ``z(x) = sqrt(Z / D) [cos(W x), sin(W x)]``.
 
-    Mixture components are allocated by systematic sampling (one uniform offset, ``D`` equally
-    spaced points on the mixture CDF), so component ``c`` receives ``D pi_c`` frequencies in
-    expectation; with equal weights ``Z / D`` this is unbiased and has lower variance than
-    independent component draws.
-    Output has ``2 D`` columns.
+    The rows of ``W`` are drawn from the normalised spectral measure of kappa^m (a Gaussian mixture), so
+    ``E[z(x) . z(y)] = kappa^m(x, y)``.  Mixture components are allocated by systematic sampling (one uniform offset,
+    ``D`` equally spaced points on the mixture CDF), so component ``c`` receives ``D pi_c`` frequencies in
+    expectation; with equal weights ``Z / D`` this is unbiased and has lower variance than independent component
+    draws.  The output has ``2 D`` columns.
+
+    Parameters
+    ----------
+    kernel : ConsolidationKernel
+        A fitted kappa^m (``m`` an integer).
+    n_components : int, default 500
+        Number of frequencies ``D``.
+    random_state : int, Generator or None
+        Seed of the frequencies.
     """
 
     def __init__(self, kernel: ConsolidationKernel, n_components: int = 500, random_state=None):

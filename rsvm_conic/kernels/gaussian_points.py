@@ -41,10 +41,29 @@ VARIANTS = ("corrected", "printed")
 
 
 def as_covariances(Sigma, L: int, n: int, name: str = "Sigma"):
-    """Normalise covariances for L points in R^n: returns (array, diagonal).
+    """Normalise the covariances of L Gaussian points in R^n.
 
-    Accepted: None (all zero), (n,) shared diagonal, (n, n) shared matrix, (L, n) per-point
-    diagonals, (L, n, n) per-point matrices.  Diagonal output has shape (L, n), full (L, n, n).
+    Parameters
+    ----------
+    Sigma : None or array-like
+        None (all zero), (n,) shared diagonal, (n, n) shared matrix, (L, n) per-point diagonals or (L, n, n)
+        per-point matrices.
+    L, n : int
+        Number of points and their dimension.
+    name : str, default "Sigma"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    S : ndarray of shape (L, n) or (L, n, n)
+        Per-point diagonals or matrices.
+    diagonal : bool
+        Whether ``S`` holds diagonals.
+
+    Raises
+    ------
+    ValueError
+        If the shape is none of the above, or a matrix is not symmetric positive semi-definite.
     """
     if Sigma is None:
         return np.zeros((L, n)), True
@@ -76,9 +95,27 @@ def as_covariances(Sigma, L: int, n: int, name: str = "Sigma"):
 
 
 def expected_rbf_kernel(X1, Sigma1=None, X2=None, Sigma2=None, sigma=1.0, variant="corrected", chunk=256) -> np.ndarray:
-    """Gram matrix of (*) between Gaussian points (X1, Sigma1) and (X2, Sigma2) (default: itself).
+    """Gram matrix of the expected RBF kernel (*) between Gaussian points (X1, Sigma1) and (X2, Sigma2).
 
-    ``variant="printed"`` uses the paper's +1/2 power (for the tests that show it is wrong).
+    Parameters
+    ----------
+    X1 : array-like of shape (L1, n)
+        Means of the first points.
+    Sigma1 : array-like, optional
+        Their covariances (any form of :func:`as_covariances`; default 0).
+    X2, Sigma2 : array-like, optional
+        The second points (default: the first).
+    sigma : float, default 1.0
+        Length scale of the Gaussian kernel.
+    variant : {"corrected", "printed"}, default "corrected"
+        ``"printed"`` uses the paper's +1/2 power (for the tests that show it is wrong).
+    chunk : int, default 256
+        Rows computed at a time for full covariances (bounds the memory).
+
+    Returns
+    -------
+    ndarray of shape (L1, L2)
+        The Gram matrix.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
@@ -120,7 +157,28 @@ def expected_rbf_kernel(X1, Sigma1=None, X2=None, Sigma2=None, sigma=1.0, varian
 
 
 def expected_rbf_kernel_mc(x1, Sigma1, x2, Sigma2, sigma=1.0, n_mc=100_000, random_state=0):
-    """Monte Carlo estimate of E k(xi_1, xi_2) for independent Gaussian points: (mean, standard error)."""
+    """Monte Carlo estimate of ``E k(xi_1, xi_2)`` for independent Gaussian points.
+
+    Parameters
+    ----------
+    x1, x2 : array-like of shape (n,)
+        The means.
+    Sigma1, Sigma2 : array-like of shape (n, n)
+        The covariances.
+    sigma : float, default 1.0
+        Length scale of the Gaussian kernel.
+    n_mc : int, default 100000
+        Number of draws.
+    random_state : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    mean : float
+        The estimate.
+    standard_error : float
+        Its standard error.
+    """
     rng = np.random.default_rng(random_state)
     x1, x2 = np.asarray(x1, float), np.asarray(x2, float)
     n = x1.shape[0]
@@ -133,7 +191,19 @@ def expected_rbf_kernel_mc(x1, Sigma1, x2, Sigma2, sigma=1.0, n_mc=100_000, rand
 
 
 class GaussianPointRFF(RandomFourierFeatures):
-    """Random Fourier features of Gaussian points: cos/sin pairs damped by ``exp(-w'Sigma w / 2)``."""
+    """Random Fourier features of Gaussian points: cos/sin pairs damped by ``exp(-w'Sigma w / 2)``.
+
+    ``transform(X, Sigma)`` takes the points' covariances (any form of :func:`as_covariances`).
+
+    Parameters
+    ----------
+    n_components : even int, default 100
+        Output dimension (D/2 frequencies, each giving a cos and a sin coordinate).
+    sigma : float, default 1.0
+        Kernel length scale; frequencies are ``N(0, I / sigma^2)``.
+    random_state : int, Generator or None
+        Seed of the frequencies.
+    """
 
     def transform(self, X, Sigma=None) -> np.ndarray:
         self._check_fitted()

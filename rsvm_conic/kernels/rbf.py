@@ -22,12 +22,24 @@ _BLOCK = 1 << 18  # elements per block of the recomputation (bounded memory for 
 
 
 def reference_point(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-    """The common shift ``c`` used by the translation-invariant kernels: the mean of X (``Y`` None or
-    equal to X), else the midpoint of the two means (the same point for ``(X, Y)`` and ``(Y, X)``).
+    """The common shift ``c`` used by the translation-invariant kernels.
 
-    Subtracting one point from both arguments leaves every ``x - y`` unchanged in exact arithmetic but
-    makes ``||x - c||`` of the order of the data spread instead of its offset, which is what limits
-    the accuracy of Gram-form distances and of projections ``<u, x>``.  Non-finite means give 0.
+    The mean of X (``Y`` None or equal to X), else the midpoint of the two means (the same point for ``(X, Y)`` and
+    ``(Y, X)``).  Subtracting one point from both arguments leaves every ``x - y`` unchanged in exact arithmetic but
+    makes ``||x - c||`` of the order of the data spread instead of its offset, which is what limits the accuracy of
+    Gram-form distances and of projections ``<u, x>``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        First points.
+    Y : ndarray of shape (m, p), optional
+        Second points.
+
+    Returns
+    -------
+    ndarray of shape (p,)
+        The shift (0 where a mean is not finite).
     """
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0 and (Y is None or np.asarray(Y).shape[0] == 0):
@@ -45,7 +57,19 @@ def reference_point(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
 
 
 def same_rows(X: np.ndarray, Y: np.ndarray | None) -> bool:
-    """``Y`` is ``None``, ``X`` itself or an equal array (then a Gram matrix is built symmetric)."""
+    """Whether ``Y`` is ``None``, ``X`` itself or an equal array (then a Gram matrix is built symmetric).
+
+    Parameters
+    ----------
+    X : ndarray
+        First points.
+    Y : ndarray or None
+        Second points.
+
+    Returns
+    -------
+    bool
+    """
     return Y is None or Y is X or (Y.shape == X.shape and np.array_equal(X, Y))
 
 
@@ -60,8 +84,19 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     relative error ``<= ~1e4 (2p + 4) eps`` whatever the offset of the data, the diagonal (``Y``
     None or equal to ``X``) and rows equal in X and Y give exactly 0, and the result for ``Y = X``
     is exactly symmetric.  The recomputation runs on the list of flagged pairs in bounded blocks
-    (no ``(n, m, p)`` array).  (The unshifted ``||x||^2 + ||y||^2 - 2 x.y`` lost ``eps ||x||^2``
-    absolutely: ``2e-9`` on the diagonal for ``||x|| ~ 3e3``.)
+    (no ``(n, m, p)`` array).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        First points.
+    Y : ndarray of shape (m, p), optional
+        Second points (default: ``X``).
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The squared distances (non-negative).
     """
     X = np.asarray(X, dtype=np.float64)
     same = same_rows(X, None if Y is None else np.asarray(Y, dtype=np.float64))
@@ -94,7 +129,22 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
 
 
 def gaussian_kernel(X, Y=None, sigma: float = 1.0) -> np.ndarray:
-    """Gram matrix ``exp(-||x_a - y_b||^2 / (2 sigma^2))`` (length-scale ``sigma`` > 0)."""
+    """Gram matrix ``exp(-||x_a - y_b||^2 / (2 sigma^2))`` of the Gaussian kernel.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, p)
+        First points.
+    Y : array-like of shape (m, p), optional
+        Second points (default: ``X``).
+    sigma : float, default 1.0
+        Length scale (> 0).
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The Gram matrix.
+    """
     same = Y is None or Y is X
     X = check_X(X)
     Y = None if same else check_X(Y, "Y", n_features=X.shape[1])
@@ -103,7 +153,17 @@ def gaussian_kernel(X, Y=None, sigma: float = 1.0) -> np.ndarray:
 
 
 def thesis_sigma(n_features: int) -> float:
-    """The bandwidth of thesis Table 4.2: ``sigma = sqrt(5 * dim)``."""
+    """The bandwidth of [ElD19], Table 4.2: ``sigma = sqrt(5 * dim)``.
+
+    Parameters
+    ----------
+    n_features : int
+        The data's dimension.
+
+    Returns
+    -------
+    float
+    """
     if n_features < 1:
         raise ValueError(f"n_features must be >= 1; got {n_features}.")
     return float(np.sqrt(5.0 * n_features))

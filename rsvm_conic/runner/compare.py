@@ -17,9 +17,22 @@ from ..formulations.base import Formulation, Solution
 class ProblemInstance:
     """A named problem: a built formulation plus held-out data to score it on.
 
-    ``build`` is called lazily so that listing instances costs nothing.
-    ``test`` is whatever ``formulation.decision_function`` accepts (X for linear
-    models, kernel rows for kernel models) and ``y_test`` its labels in {-1, +1}.
+    Attributes
+    ----------
+    name, description : str
+        The instance's name and one line on it.
+    build : callable
+        ``build() -> (formulation, test, y_test)``, called lazily so that listing instances costs nothing.
+        ``test`` is whatever ``formulation.decision_function`` accepts (X for linear models, kernel rows for
+        kernel models) and ``y_test`` its labels in {-1, +1}.
+    backends : tuple of str, optional
+        The routes compared (default: every route of the formulation).
+    backend_options : dict
+        Route name -> keyword arguments of its solve.
+    rtol : float, default 1e-3
+        Agreement required between backends (relative objective gap, :func:`distance_to_best`).
+    value_atol : dict
+        Solution value key -> tolerance on ``max |values[key] - reference's|`` (e.g. a learned parameter).
     """
 
     name: str
@@ -36,9 +49,26 @@ class ProblemInstance:
 class BackendReport:
     """One backend's row of :func:`compare_backends`.
 
-    ``gap`` is the distance to the best objective among the backends compared (:func:`distance_to_best`): agreement
-    between backends, not a certificate.  ``certified_gap`` is the backend's own optimality certificate, primal
-    minus a feasible dual value, relative (``SolveInfo.gap_rel``; NaN when the route gives no dual bound).
+    Attributes
+    ----------
+    backend, status : str
+        The route and its status (``"error"`` when it raised).
+    objective : float
+        The route's primal objective.
+    gap : float
+        Distance to the best objective among the backends compared (:func:`distance_to_best`): agreement between
+        backends, not a certificate.
+    accuracy, agreement : float
+        Test accuracy, and the fraction of test predictions equal to the reference backend's.
+    time : float
+        Wall seconds of the solve.
+    error : str or None
+        The exception's message, for a route that raised.
+    value_diff : dict
+        Compared key -> ``max |values[key] - reference's|``.
+    certified_gap : float
+        The backend's own optimality certificate, primal minus a feasible dual value, relative
+        (``SolveInfo.gap_rel``; NaN when the route gives no dual bound).
     """
 
     backend: str
@@ -54,8 +84,21 @@ class BackendReport:
 
 
 def distance_to_best(value: float, best: float) -> float:
-    """``|value - best| / max(1, |best|)``: how far a backend's objective is from the best of the backends compared
-    (agreement between backends; the certified gap of one solve is :func:`rsvm_conic.certify.contract.relative_gap`)."""
+    """Distance of an objective value from the best one, relative to ``max(1, |best|)``.
+
+    Agreement between backends, not a certificate (the certified gap of one solve is
+    :func:`rsvm_conic.certify.contract.relative_gap`).
+
+    Parameters
+    ----------
+    value, best : float
+        The objective compared and the best among the backends.
+
+    Returns
+    -------
+    float
+        ``|value - best| / max(1, |best|)``.
+    """
     return abs(value - best) / max(1.0, abs(best))
 
 
@@ -71,9 +114,28 @@ def compare_backends(
     """Solve with every backend, then report objective, gap to the best, accuracy and agreement.
 
     A backend that raises is reported with its error (status ``"error"``); it does not stop the others.
-    Agreement is the fraction of test predictions equal to the reference backend's
-    (the first backend that succeeded unless ``reference`` is given); for each of ``value_keys`` the
-    largest absolute difference of ``solution.values[key]`` from the reference's is reported too.
+
+    Parameters
+    ----------
+    formulation : Formulation
+        The built problem.
+    test, y_test
+        Held-out data for ``formulation.decision_function`` and its labels in {-1, +1}.
+    backends : sequence of str, optional
+        The routes (default: every route of the formulation).
+    backend_options : dict, optional
+        Route name -> keyword arguments of its solve.
+    reference : str, optional
+        The route the others' predictions and values are compared with (default: the first that succeeded).
+    value_keys : sequence of str, default ()
+        Keys of ``solution.values`` whose largest absolute difference from the reference's is reported.
+
+    Returns
+    -------
+    reports : list of BackendReport
+        One per backend, in order.
+    solutions : dict
+        Route name -> its :class:`~rsvm_conic.solvers.contract.Solution`, for the routes that succeeded.
     """
     backends = tuple(backends or formulation.backends)
     backend_options = backend_options or {}
@@ -141,8 +203,22 @@ def _cell(value: float, fmt: str) -> str:
 
 
 def format_reports(reports: list[BackendReport], title: str = "") -> str:
-    """A Markdown table of :func:`compare_backends`' reports, one row per backend, with a legend saying what
-    each column holds; errors and compared values follow the table."""
+    """A Markdown table of :func:`compare_backends`' reports.
+
+    One row per backend, with a legend saying what each column holds; errors and compared values follow the table.
+
+    Parameters
+    ----------
+    reports : list of BackendReport
+        The rows.
+    title : str, default ""
+        A heading printed above the table.
+
+    Returns
+    -------
+    str
+        The Markdown text.
+    """
     lines = [title, ""] if title else []
     lines += [
         "| backend | status | objective | certified gap | above best | test acc | agree | time [s] |",
@@ -164,8 +240,22 @@ def format_reports(reports: list[BackendReport], title: str = "") -> str:
 
 
 def check_instance(instance: ProblemInstance, backends=None) -> tuple[list[BackendReport], bool]:
-    """Build and solve an instance with all its backends; ``ok`` is True if all gaps are within ``rtol`` (and the
-    compared values within ``value_atol``)."""
+    """Build and solve an instance with all its backends and check their agreement.
+
+    Parameters
+    ----------
+    instance : ProblemInstance
+        The instance.
+    backends : sequence of str, optional
+        The routes (default: the instance's).
+
+    Returns
+    -------
+    reports : list of BackendReport
+        One per backend.
+    ok : bool
+        True if every gap is within the instance's ``rtol`` and every compared value within its ``value_atol``.
+    """
     formulation, test, y_test = instance.build()
     reports, _ = compare_backends(
         formulation,

@@ -249,9 +249,23 @@ ResultFields = Union[Record, Callable[[dict], Field]]
 
 
 def result_problem(result, cell: dict, fields: ResultFields | None) -> str | None:
-    """What is wrong with a cell's stored ``result`` against the declared ``fields`` (None: nothing).
+    """What is wrong with a cell's stored ``result`` against the declared ``fields``.
 
     With no declaration a result must still be a JSON object (a cell function returns a dict).
+
+    Parameters
+    ----------
+    result : object
+        The stored result (decoded JSON).
+    cell : dict
+        The cell, for declarations that depend on it.
+    fields : Record, callable or None
+        The experiment's declared result fields, or a function of the cell giving them.
+
+    Returns
+    -------
+    str or None
+        A one-line description of the first problem, or None when the result passes.
     """
     if fields is None:
         return None if isinstance(result, dict) else f"result is {_show(result)}, expected an object"

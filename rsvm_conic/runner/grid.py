@@ -66,12 +66,39 @@ def environment() -> dict:
 
 
 def cell_key(cell: dict, version: str = "") -> str:
+    """The key of a cell in a results store: a hash of its specification and the experiment's version.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell (JSON-serialisable values; others are keyed by ``str``).
+    version : str, default ""
+        The experiment's version.
+
+    Returns
+    -------
+    str
+        20 hexadecimal digits.
+    """
     blob = json.dumps(cell, sort_keys=True, default=str) + "|" + version
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def seed_from_cell(cell: dict, base: int = 0) -> int:
-    """A deterministic 32-bit seed derived from the cell's specification."""
+    """A deterministic 32-bit seed derived from the cell's specification.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell.
+    base : int, default 0
+        Offset giving another stream for the same cell.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1)``.
+    """
     return int(cell_key(cell, str(base)), 16) % (2**32 - 1)
 
 
@@ -213,6 +240,15 @@ class ResultsStore:
     be a JSON object; ``invalid`` counts them).  Inside :meth:`locked` (which :func:`run_grid` takes
     for a run) the file is re-read and both are moved to ``<store>.damaged``, so their cells are
     recomputed.  A file that cannot be read or written raises :class:`StoreError`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``results.jsonl`` file (created on the first write).
+    version : str, default ""
+        The experiment's version: records of another version are not reused.
+    fields : Record, callable or None
+        The declared result fields (see :func:`~rsvm_conic.runner.fields.result_problem`).
     """
 
     def __init__(self, path: str | os.PathLike, version: str = "", fields: ResultFields | None = None):
@@ -443,9 +479,27 @@ def _indexed(fn, i, cell, parent: int | None = None):
 
 
 def connect_scheduler(address: str, timeout: float | None = None):
-    """A ``distributed.Client`` on the scheduler at ``address`` (``SCHEME://HOST:PORT``);
-    :class:`SchedulerError` if the address is malformed or nothing answers within ``timeout``
-    seconds (default: Dask's connect timeout)."""
+    """A ``distributed.Client`` on the scheduler at ``address``.
+
+    Parameters
+    ----------
+    address : str
+        ``SCHEME://HOST:PORT``, e.g. ``tcp://127.0.0.1:8786``.
+    timeout : float, optional
+        Seconds to wait for the scheduler (default: Dask's connect timeout).
+
+    Returns
+    -------
+    distributed.Client
+        The connected client.
+
+    Raises
+    ------
+    SchedulerError
+        If the address is malformed or nothing answers within ``timeout``.
+    ImportError
+        If the ``dask`` extra is not installed.
+    """
     try:
         from distributed import Client
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
@@ -480,16 +534,41 @@ def run_grid(
 ) -> list[dict]:
     """Run ``fn(cell)`` over all cells not yet in ``store``; return results in cell order.
 
-    * ``backend="loky"`` (default): ``n_jobs == 1`` runs in this process; otherwise joblib's
-      loky worker processes (``-1``: one per core), which exit when this process dies.
-    * ``backend="dask"``: an existing Dask distributed cluster, ``scheduler`` being its address
-      (``"tcp://host:8786"``) or a ``distributed.Client``.
-
     Results are written by this process, one cell at a time *as each finishes* (in any
-    order), so an interrupted run loses at most the cells in flight; ``fn`` must be
-    picklable (a module-level function) for the parallel backends.  The bar shows cells
-    done / total and an ETA.  The store is locked for the run (:meth:`ResultsStore.locked`;
-    ``wait`` seconds for another run to finish, else :class:`StoreLockedError`).
+    order), so an interrupted run loses at most the cells in flight.  The bar shows cells
+    done / total and an ETA.
+
+    Parameters
+    ----------
+    cells : iterable of dict
+        The cells.
+    fn : callable
+        ``fn(cell) -> dict``; picklable (a module-level function) for the parallel backends.
+    store : ResultsStore, optional
+        Where finished cells are kept (default: none, every cell runs).
+    n_jobs : int, default 1
+        With ``backend="loky"``: 1 runs in this process; otherwise joblib's loky worker processes (``-1``: one
+        per core), which exit when this process dies.
+    backend : {"loky", "dask"}, default "loky"
+        ``"dask"``: an existing Dask distributed cluster, given by ``scheduler``.
+    scheduler : str or distributed.Client, optional
+        The cluster's address (``"tcp://host:8786"``) or a client, for ``backend="dask"``.
+    progress : bool, default True
+        Show a progress bar.
+    desc : str, default "cells"
+        The bar's label.
+    wait : float, default 0.0
+        Seconds to wait for another run holding the store's lock (:meth:`ResultsStore.locked`).
+
+    Returns
+    -------
+    list of dict
+        The result of every cell, in cell order (stored ones included).
+
+    Raises
+    ------
+    StoreLockedError
+        If another run holds the store after ``wait`` seconds.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
@@ -553,16 +632,48 @@ def _run_dask(cells, todo, fn, scheduler, record):
 
 
 def default_n_jobs(quick: bool) -> int:
-    """The one ``n_jobs`` default of every grid and reproduction: 1 for a ``quick`` run (small, and
-    in this process), ``min(2, cores)`` for a full one.  Cells pin their own BLAS threads and seed
-    themselves, so the numbers do not depend on it."""
+    """The one ``n_jobs`` default of every grid and reproduction.
+
+    Cells pin their own BLAS threads and seed themselves, so the numbers do not depend on it.
+
+    Parameters
+    ----------
+    quick : bool
+        Whether the run is the reduced (quick) grid.
+
+    Returns
+    -------
+    int
+        1 for a quick run (small, and in this process), ``min(2, cores)`` for a full one.
+    """
     return 1 if quick else min(2, os.cpu_count() or 1)
 
 
 @dataclass
 class GridRun:
-    """One run of a :class:`GridExperiment`: where and how it ran, its cells and their results (in
-    cell order), and what its report returned.  ``records`` merges each cell with its result."""
+    """One run of a :class:`GridExperiment`: where and how it ran, its cells and their results.
+
+    Attributes
+    ----------
+    name : str
+        The experiment's name.
+    out : Path
+        The output folder (``results.jsonl`` and the report's files).
+    quick : bool
+        Whether the reduced grid ran.
+    n_jobs : int
+        Worker processes used.
+    backend : str
+        ``"loky"`` or ``"dask"``.
+    cells, results : list of dict
+        The cells and their results, in cell order (``records`` merges each cell with its result).
+    started : float
+        ``time.perf_counter()`` when the run began.
+    summary : str
+        What the report returned to print.
+    ok : bool
+        Whether the experiment's own checks passed.
+    """
 
     name: str
     out: Path
@@ -588,24 +699,31 @@ class GridExperiment:
     """A named grid: the one contract of every grid and paper reproduction (``rsvm-conic run NAME``,
     ``rsvm-conic reproduce NAME``).
 
-    * ``cells(quick) -> list[dict]`` lists the cells (``quick``: the reduced grid);
-    * ``fn(cell) -> dict`` computes one, seeded from the cell (a module-level function, picklable
-      for the parallel backends);
-    * ``report(run: GridRun) -> (summary, ok)`` writes the tables/figures into ``run.out`` from the
-      cells and their results and returns a printable summary and whether the experiment's own checks
-      passed (the command's exit code is 1 otherwise);
-    * ``version`` enters every cell's key: bump it when the computation changes so that old results
-      are not re-used;
-    * ``result_fields`` declares what ``fn`` returns (:mod:`rsvm_conic.runner.fields`: a ``Record`` of
-      fields with their types and ranges, or a function of the cell giving it): stored records that fail
-      it are set aside and recomputed, so ``report`` only reads results that pass; a fresh result that
-      fails it is not stored (ValueError naming the cell and the field).
-
     A grid whose cells fit on a chunked data store given at run time (``rsvm-conic run NAME --data PATH``)
-    sets ``takes_data = True`` and accepts ``run(..., data=PATH)``.
+    sets ``takes_data = True`` and accepts ``run(..., data=PATH)``.  Output layout: ``OUT/results.jsonl`` (one record
+    per finished cell, see :class:`ResultsStore`; ``.lock`` and ``.damaged`` beside it) and the report's files beside
+    it.
 
-    Output layout: ``OUT/results.jsonl`` (one record per finished cell, see :class:`ResultsStore`;
-    ``.lock`` and ``.damaged`` beside it) and the report's files beside it.
+    Parameters
+    ----------
+    name, description : str
+        The experiment's name and one line on it.
+    cells : callable
+        ``cells(quick) -> list[dict]`` lists the cells (``quick``: the reduced grid).
+    fn : callable
+        ``fn(cell) -> dict`` computes one, seeded from the cell (a module-level function, picklable for the
+        parallel backends).
+    report : callable, optional
+        ``report(run: GridRun) -> (summary, ok)`` writes the tables/figures into ``run.out`` from the cells and
+        their results and returns a printable summary and whether the experiment's own checks passed (the
+        command's exit code is 1 otherwise).
+    version : str, default "1"
+        Enters every cell's key: bump it when the computation changes so that old results are not re-used.
+    result_fields : Record or callable, optional
+        What ``fn`` returns (:mod:`rsvm_conic.runner.fields`: a ``Record`` of fields with their types and ranges,
+        or a function of the cell giving it): stored records that fail it are set aside and recomputed, so
+        ``report`` only reads results that pass; a fresh result that fails it is not stored (ValueError naming
+        the cell and the field).
     """
 
     takes_data = False

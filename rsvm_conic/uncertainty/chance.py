@@ -35,9 +35,28 @@ def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = Fa
 
     * ``"chebyshev"``: ``sqrt((1 - epsilon) / epsilon)`` (any law with the given mean and covariance);
     * ``"gaussian"``: ``Phi^{-1}(1 - epsilon)`` (Gaussian perturbations; [BBBB10], Thm 1 for
-      the kernel matrix).  Negative for ``epsilon > 1/2``, where the constraint is non-convex: that
-      raises unless ``allow_negative`` (the Table 1 reproduction clips such values at 0 itself);
+      the kernel matrix).  Negative for ``epsilon > 1/2``, where the constraint is non-convex;
     * ``"finite"``: ``sqrt(2 log(1 / epsilon))`` (finite-support kernel noise, [BBBB10], Thm 3).
+
+    Parameters
+    ----------
+    epsilon : float
+        The allowed violation probability, in (0, 1).
+    model : {"chebyshev", "gaussian", "finite"}, default "chebyshev"
+        The noise model.
+    allow_negative : bool, default False
+        Return the negative Gaussian factor for ``epsilon > 1/2`` instead of raising (the Table 1 reproduction
+        clips such values at 0 itself).
+
+    Returns
+    -------
+    float
+        The factor kappa.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not in (0, 1), ``model`` is unknown, or the Gaussian factor would be negative.
     """
     check_choice(model, "model", MODELS)
     eps = check_probability(epsilon, "epsilon")
@@ -128,7 +147,20 @@ def kappa_estimated(
 
 
 def epsilon_from_kappa(k: float, model: str = "chebyshev") -> float:
-    """Inverse of :func:`kappa` (for ``k >= 0``)."""
+    """Inverse of :func:`kappa` (for ``k >= 0``).
+
+    Parameters
+    ----------
+    k : float
+        The safety factor (>= 0).
+    model : {"chebyshev", "gaussian", "finite"}, default "chebyshev"
+        The noise model.
+
+    Returns
+    -------
+    float
+        The violation probability epsilon that gives ``k``.
+    """
     check_choice(model, "model", MODELS)
     if k < 0:
         raise ValueError(f"kappa must be >= 0; got {k}.")

@@ -3,71 +3,16 @@
 Input uncertainty [CJ20, Sec. 3]: ``dx_i = A_i u``, ``||u||_p <= gamma_i``
 (:class:`~rsvm_conic.uncertainty.sets.UncertaintySet`); ``dphi_i = phi(x_i + dx_i) - phi(x_i)``.
 
-Random Fourier features (Prop. 4.1)
------------------------------------
-With interleaved cos/sin pairs, block j of ``R_i dphi_i`` (R_i = diag(P_ij'), P_ij the rotation
-of angle ``w_j'x_i``) is exactly ``sqrt(2/D) (cos th_j - 1, sin th_j)`` with ``th_j = w_j'dx_i``,
-and by Hoelder ``|th_j| <= t_ij := gamma_i ||A_i' w_j||_q`` (eq. 12).
+* :func:`rff_feature_bound` -- random Fourier features (Prop. 4.1), from the angle bounds
+  ``t_ij = gamma_i ||A_i' w_j||_q`` (:func:`frequency_supports`, eq. 12);
+* :func:`nystroem_feature_bound` -- Nystroem features (Prop. 4.2);
+* :func:`prop51_sigma`, :func:`min_sigma_for_angle` -- the bandwidth of Prop. 5.1, and the smallest one that
+  keeps every angle below ``theta_max`` with a given probability (Monte Carlo).
 
-* ``variant="printed"`` -- the paper's Gamma_i with alpha_ij = min(2, t^2/2), beta_ij = min(1, t)::
-
-      pbar = 1:   sqrt(2/D) sum_j (alpha_ij + beta_ij)           (valid)
-      pbar = 2:   sqrt(4/D) sum_j alpha_ij                       (INVALID: drops the sine part)
-      pbar = inf: sqrt(2/D) max_j max(alpha_ij, beta_ij)         (valid)
-
-  The pbar = 2 case is wrong: the sine component is first order in the angle while alpha is
-  second order.  Counterexample (checked in tests/test_feature_bounds.py): D = 2, t = 0.1, printed
-  Gamma = 0.0071 but ``||R dphi||_2 = 2 |sin(0.05)| = 0.0999`` at th = 0.1.
-* ``variant="corrected"`` (default) -- per block, the exact maximum over ``|th| <= t`` of the
-  block's norm (so each case is valid and no looser than the printed one)::
-
-      pbar = 1:   h(t) = 1 - cos s + sin s,  s = min(t, 3 pi / 4)   (max of |cos th - 1| + |sin th|)
-      pbar = 2:   h(t) = 2 sin(min(t, pi) / 2)                       (= ||(cos th - 1, sin th)||_2)
-      pbar = inf: h(t) = max(1 - cos(min(t, pi)), sin(min(t, pi / 2)))
-
-  and Gamma_i = sqrt(2/D) * (sum_j h | sqrt(sum_j h^2) | max_j h) for pbar = 1 | 2 | inf.  It
-  replaces the pbar = 2 line of the Gamma_i display at the end of the proof of Prop. 4.1.
-  For pbar = 2 we also take the minimum with the joint bound ``sqrt(2/D) gamma_i ||Omega' A_i||_{p->2}``
-  (``2|sin(th/2)| <= |th|`` summed over all frequencies with one shared dx), see
-  :func:`rff_feature_bound`.
-  For pbar = 1 the corrected variant takes the minimum with the joint bound (ours; the paper
-  only maximises each block on its own)::
-
-      ||R dphi||_1 = sqrt(2/D) sum_j (1 - cos th_j + |sin th_j|)
-                  <= sqrt(2/D) sum_j (|th_j| + th_j^2 / 2)          (|sin th| <= |th|, 1 - cos th <= th^2/2)
-                  <= sqrt(2/D) (gamma_i ||Omega' A_i||_{p->1} + gamma_i^2 ||Omega' A_i||_{p->2}^2 / 2),
-
-  th = Omega' dx, dx = A_i u, ``||u||_p <= gamma_i``, the two suprema taken separately (an upper
-  bound on the supremum of the sum).  ``||M||_{p->1}`` is exact for p = 1 (largest column 1-norm)
-  and bounded by ``min(sum_j ||M_j||_q, sqrt(F) ||M||_{p->2})`` otherwise (:func:`_p_to_1_norm`).
-  Measured against adversarial search (n = 20, D = 40, sigma = 4, gamma in {0.1, 0.5, 2}): joint
-  / worst found 1.00-1.14 (p = 1), 1.14-1.30 (p = 2), 1.08-1.67 (p = inf), against 2.2-2.8 for
-  the per-block sum (tests/test_feature_bounds.py).
-  The remaining looseness comes from maximising every block separately although all angles
-  ``th_j = w_j'dx`` share one dx (measured by :func:`rsvm_conic.evaluation.adversarial_search`, see the tests).
-
-Nystroem (Prop. 4.2)
---------------------
-``R_i dphi_i = U_r' (khat(x_i + dx_i) - khat(x_i))`` with R_i = Lambda_r^{1/2}.  The printed
-Gamma_i^2 = r (sum_j k_ij^2 (1/tau_ij^2 + 1) - 2 rho_i sum_j k_ij^2 tau_ij) is valid (p = 2) but
-loose: the factor r is unnecessary (``||U_r' d||_2 <= ||d||_2``, U_r has orthonormal columns) and
-``(E - 1)^2 <= E^2 - 2E + 1`` is bounded termwise.  ``variant="corrected"`` uses, per landmark,
-``|k(x + dx, xhat_j) - k_ij| <= min(k_ij max(1 - tau_ij rho_i, 1/tau_ij - 1), max(k_ij, 1 - k_ij))``
-without the factor r.  Both variants accept p in {1, 2, inf} (the paper treats p = 2): they use
-``|dx'v| <= gamma ||A'v||_q`` and ``||dx||_2 <= gamma ||A||_{p->2}`` with
-``||A||_{2->2}`` the spectral norm, ``||A||_{1->2}`` the largest column norm and
-``||A||_{inf->2} <= min(sqrt(n) ||A||_2, sum of column norms)``.
-
-Prop. 5.1
----------
-:func:`prop51_sigma` is the paper's ``sigma >= 3 gamma ||Sigma^{1/2}||_F / theta_max``;
-:func:`min_sigma_for_angle` computes the *smallest* sigma with
-``P(sup_{dx in U} |w'dx| <= theta_max) >= prob`` by Monte Carlo (optionally jointly for all D/2
-frequencies).  The paper's proof bounds each coordinate of w by 3/sigma, an event of probability
-0.9973^n, not 0.997; the claim itself (one frequency, q = 2) still holds because
-``P(sum_k s_k^2 z_k^2 <= 9 sum_k s_k^2) >= P(z^2 <= 9) = 0.9973`` (a Gaussian quadratic form
-exceeds 9 times its mean most often when one weight carries everything).  It does *not* hold
-for all D/2 frequencies jointly (probability about 0.9973^{D/2}); the tests check both.
+``variant="printed"`` gives the paper's formulas (its pbar = 2 case of Prop. 4.1 is not a bound);
+``variant="corrected"`` (default) gives valid bounds, no looser than the printed ones, with joint bounds over all
+frequencies for pbar = 1 and 2.  Each case, its derivation and its tightness against adversarial search are in the
+user guide's feature-map page, section "The feature-space bounds" (checked in ``tests/test_feature_bounds.py``).
 """
 
 from __future__ import annotations
@@ -96,13 +41,37 @@ def _resolve(unc, L, n) -> ResolvedUncertainty:
 
 
 def dense_factors(unc: ResolvedUncertainty) -> np.ndarray:
-    """The group factors as full (k, n, n) matrices."""
+    """The group factors as full (k, n, n) matrices.
+
+    Parameters
+    ----------
+    unc : ResolvedUncertainty
+        The resolved input set.
+
+    Returns
+    -------
+    ndarray of shape (k, n, n)
+        ``A_g`` of every group (diagonal factors expanded).
+    """
     F = unc.factors
     return np.stack([np.diag(f) for f in F]) if unc.diagonal else F
 
 
 def frequency_supports(unc: ResolvedUncertainty, omega: np.ndarray) -> np.ndarray:
-    """``t_ij = gamma_i ||A_{g(i)}' w_j||_q``: the largest ``|w_j'dx_i|`` over U_i (eq. 12); shape (L, F)."""
+    """``t_ij = gamma_i ||A_{g(i)}' w_j||_q``: the largest ``|w_j'dx_i|`` over U_i ([CJ20], eq. 12).
+
+    Parameters
+    ----------
+    unc : ResolvedUncertainty
+        The resolved input set.
+    omega : ndarray of shape (n, F)
+        The frequencies ``w_j``.
+
+    Returns
+    -------
+    ndarray of shape (L, F)
+        The angle bounds.
+    """
     omega = np.asarray(omega, dtype=float)
     if unc.diagonal:
         M = unc.factors[:, :, None] * omega[None]  # (k, n, F): A' w for diagonal A
@@ -114,7 +83,22 @@ def frequency_supports(unc: ResolvedUncertainty, omega: np.ndarray) -> np.ndarra
 
 # --------------------------------------------------------------------------- Prop. 4.1
 def rff_gamma_from_angles(t: np.ndarray, pbar, variant: str = "corrected") -> np.ndarray:
-    """Gamma_i of Prop. 4.1 from the angle bounds ``t`` (L, D/2); D = 2 * t.shape[1]."""
+    """Gamma_i of [CJ20], Prop. 4.1 from the angle bounds ``t``.
+
+    Parameters
+    ----------
+    t : ndarray of shape (L, D/2)
+        Angle bounds (:func:`frequency_supports`).
+    pbar : {1, 2, inf}
+        Norm of the feature-space perturbation.
+    variant : {"corrected", "printed"}, default "corrected"
+        The exact per-block maximum, or the paper's formula (invalid for pbar = 2).
+
+    Returns
+    -------
+    ndarray of shape (L,)
+        The per-block bound Gamma_i.
+    """
     pbar = check_norm(pbar)
     _check_variant(variant)
     t = np.atleast_2d(np.asarray(t, dtype=float))
@@ -141,13 +125,32 @@ def rff_gamma_from_angles(t: np.ndarray, pbar, variant: str = "corrected") -> np
 
 
 def rff_feature_bound(rff, X, uncertainty, pbar=2, variant: str = "corrected") -> np.ndarray:
-    """Gamma_i (L,) with ``||R_i dphi_i||_pbar <= Gamma_i`` for a fitted RandomFourierFeatures.
+    """Gamma_i with ``||R_i dphi_i||_pbar <= Gamma_i`` for a fitted :class:`RandomFourierFeatures`.
 
     For pbar = 2 the corrected variant also uses the joint bound
     ``||R dphi||_2^2 = (2/D) sum_j (2 sin(th_j/2))^2 <= (2/D) ||Omega' dx||_2^2
     <= (2/D) gamma_i^2 ||Omega' A_i||_{p->2}^2`` and keeps the smaller of the two; it is
     nearly tight in high input dimension, where the per-frequency maximisation is loose by
-    about sqrt(n) (each frequency gets its own worst dx).
+    about sqrt(n) (each frequency gets its own worst dx).  For pbar = 1 it likewise keeps the smaller of the
+    per-block bound and a joint one (module docstring).
+
+    Parameters
+    ----------
+    rff : RandomFourierFeatures
+        A fitted feature map.
+    X : array-like of shape (L, n)
+        The points.
+    uncertainty : UncertaintySet or ResolvedUncertainty
+        The input set of every sample.
+    pbar : {1, 2, inf}, default 2
+        Norm of the feature-space perturbation.
+    variant : {"corrected", "printed"}, default "corrected"
+        Valid bounds, or the paper's formulas.
+
+    Returns
+    -------
+    ndarray of shape (L,)
+        The bounds Gamma_i.
     """
     X = check_finite_array(X, "X", ndim=2)
     unc = _resolve(uncertainty, *X.shape)
@@ -167,9 +170,23 @@ def rff_feature_bound(rff, X, uncertainty, pbar=2, variant: str = "corrected") -
 
 
 def rff_rotated_perturbation(rff, x, dX) -> np.ndarray:
-    """``R dphi`` computed from the map itself for one point x and perturbations dX (m, n): (m, D).
+    """``R dphi`` computed from the map itself for one point x and a batch of perturbations.
 
-    ``R = diag(P_j')`` with P_j the rotation of angle ``w_j'x`` (Prop. 4.1).
+    ``R = diag(P_j')`` with P_j the rotation of angle ``w_j'x`` ([CJ20], Prop. 4.1).
+
+    Parameters
+    ----------
+    rff : RandomFourierFeatures
+        A fitted feature map.
+    x : array-like of shape (n,)
+        The point.
+    dX : array-like of shape (m, n)
+        The perturbations.
+
+    Returns
+    -------
+    ndarray of shape (m, D)
+        ``R (phi(x + dx) - phi(x))`` per perturbation.
     """
     x = np.asarray(x, dtype=float).reshape(1, -1)
     dphi = rff.transform(x + np.asarray(dX, dtype=float)) - rff.transform(x)
@@ -206,7 +223,24 @@ def _p_to_1_norm(M: np.ndarray, p: float) -> float:
 
 
 def nystroem_feature_bound(nys, X, uncertainty, variant: str = "corrected") -> np.ndarray:
-    """Gamma_i (L,) with ``||Lambda^{1/2} dphi_i||_2 <= Gamma_i`` for a fitted NystroemMap (Prop. 4.2)."""
+    """Gamma_i with ``||Lambda^{1/2} dphi_i||_2 <= Gamma_i`` for a fitted :class:`NystroemMap` ([CJ20], Prop. 4.2).
+
+    Parameters
+    ----------
+    nys : NystroemMap
+        A fitted feature map.
+    X : array-like of shape (L, n)
+        The points.
+    uncertainty : UncertaintySet or ResolvedUncertainty
+        The input set of every sample.
+    variant : {"corrected", "printed"}, default "corrected"
+        The tighter per-landmark bound without the factor r, or the paper's formula.
+
+    Returns
+    -------
+    ndarray of shape (L,)
+        The bounds Gamma_i.
+    """
     _check_variant(variant)
     X = check_finite_array(X, "X", ndim=2)
     unc = _resolve(uncertainty, *X.shape)
@@ -232,7 +266,22 @@ def nystroem_feature_bound(nys, X, uncertainty, variant: str = "corrected") -> n
 
 
 def nystroem_rotated_perturbation(nys, x, dX) -> np.ndarray:
-    """``Lambda^{1/2} dphi = U' (khat(x + dx) - khat(x))`` for a batch dX: (m, r)."""
+    """``Lambda^{1/2} dphi = U' (khat(x + dx) - khat(x))`` for one point and a batch of perturbations.
+
+    Parameters
+    ----------
+    nys : NystroemMap
+        A fitted feature map.
+    x : array-like of shape (n,)
+        The point.
+    dX : array-like of shape (m, n)
+        The perturbations.
+
+    Returns
+    -------
+    ndarray of shape (m, r)
+        The rotated feature perturbations.
+    """
     x = np.asarray(x, dtype=float).reshape(1, -1)
     dk = nys.kernel_rows(x + np.asarray(dX, dtype=float)) - nys.kernel_rows(x)
     return dk @ nys.eigenvectors_
@@ -240,7 +289,21 @@ def nystroem_rotated_perturbation(nys, x, dX) -> np.ndarray:
 
 # --------------------------------------------------------------------------- Prop. 5.1
 def prop51_sigma(theta_max, gamma, factor) -> float:
-    """The paper's sufficient bandwidth ``3 gamma ||Sigma^{1/2}||_F / theta_max`` (Prop. 5.1)."""
+    """The paper's sufficient bandwidth ``3 gamma ||Sigma^{1/2}||_F / theta_max`` ([CJ20], Prop. 5.1).
+
+    Parameters
+    ----------
+    theta_max : float
+        The largest angle allowed.
+    gamma : float
+        Radius of the input set.
+    factor : array-like of shape (n, n) or (n,)
+        ``Sigma^{1/2}`` (a diagonal as a vector).
+
+    Returns
+    -------
+    float
+    """
     theta_max = check_positive(theta_max, "theta_max")
     gamma = check_positive(gamma, "gamma", strict=False)
     A = check_finite_array(factor, "factor", ndim=(1, 2))
@@ -258,7 +321,32 @@ def _worst_angle_scale(factor, norm, n_mc, n_frequencies, rng):
 
 
 def angle_probability(sigma, theta_max, gamma, factor, norm=2, n_frequencies=1, n_mc=200_000, random_state=0) -> float:
-    """Monte Carlo ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max)`` for w_j ~ N(0, I/sigma^2)."""
+    """Monte Carlo ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max)`` for w_j ~ N(0, I/sigma^2).
+
+    Parameters
+    ----------
+    sigma : float
+        Kernel length scale.
+    theta_max : float
+        The largest angle allowed.
+    gamma : float
+        Radius of the input set.
+    factor : array-like of shape (n, n) or (n,)
+        Shape factor ``A`` of the input set (a diagonal as a vector).
+    norm : {1, 2, inf}, default 2
+        The input set's norm p (the angle bound uses its dual q).
+    n_frequencies : int, default 1
+        Frequencies that must all satisfy the bound.
+    n_mc : int, default 200000
+        Draws.
+    random_state : int, default 0
+        Seed.
+
+    Returns
+    -------
+    float
+        The estimated probability.
+    """
     sigma = check_positive(sigma, "sigma")
     theta_max = check_positive(theta_max, "theta_max")
     gamma = check_positive(gamma, "gamma", strict=False)
@@ -272,8 +360,31 @@ def min_sigma_for_angle(
 ) -> float:
     """Smallest sigma with ``P(max_j sup_{dx in U} |w_j'dx| <= theta_max) >= prob`` (Monte Carlo quantile).
 
-    ``norm`` is the input-set norm p (the angle bound uses its dual q); ``n_frequencies``
-    asks for all D/2 frequencies at once.  Use it to set the lower end of a sigma grid.
+    Use it to set the lower end of a sigma grid.
+
+    Parameters
+    ----------
+    theta_max : float
+        The largest angle allowed.
+    gamma : float
+        Radius of the input set.
+    factor : array-like of shape (n, n) or (n,)
+        Shape factor ``A`` of the input set (a diagonal as a vector).
+    prob : float, default 0.997
+        Required probability.
+    norm : {1, 2, inf}, default 2
+        The input set's norm p (the angle bound uses its dual q).
+    n_frequencies : int, default 1
+        Frequencies that must all satisfy the bound (all D/2 at once).
+    n_mc : int, default 200000
+        Draws.
+    random_state : int, default 0
+        Seed.
+
+    Returns
+    -------
+    float
+        The bandwidth.
     """
     theta_max = check_positive(theta_max, "theta_max")
     gamma = check_positive(gamma, "gamma", strict=False)

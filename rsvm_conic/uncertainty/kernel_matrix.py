@@ -98,19 +98,51 @@ def _ratio(z, mu):
 
 
 def eq9_residual(z, mu, sigma):
-    """Left side of eq. 9: ``sigma^2 z^2 / 2 + mu z - log(cosh z + mu sinh z)`` (must be >= 0)."""
+    """Left side of [BBBB10], eq. 9: ``sigma^2 z^2 / 2 + mu z - log(cosh z + mu sinh z)`` (must be >= 0).
+
+    Parameters
+    ----------
+    z : array-like
+        Points.
+    mu, sigma : float or array-like
+        The normalised mean and the candidate ``gamma`` (broadcast with ``z``).
+
+    Returns
+    -------
+    ndarray
+        The residual.
+    """
     return 0.5 * sigma**2 * np.asarray(z) ** 2 + mu * np.asarray(z) - _log_cosh_plus_mu_sinh(z, mu)
 
 
 def gamma_finite_support(
     mu_hat, *, z_max: float = 40.0, n_grid: int = 401, n_golden: int = 45, return_argmax: bool = False
 ):
-    """``gamma`` of eq. 9, computed numerically for every entry of ``mu_hat`` (``|mu_hat| <= 1``).
+    """``gamma`` of [BBBB10], eq. 9, computed numerically for every entry of ``mu_hat``.
 
     ``gamma^2 = sup_z 2 (log(cosh z + mu sinh z) - mu z) / z^2``.  A coarse grid on
     ``[-z_max, z_max]`` brackets the maximiser, a golden-section search refines it
     (vectorised over entries).  ``|mu| = 1`` (a degenerate, constant noise) gives 0.
-    With ``return_argmax=True`` also returns the maximising ``z``.
+
+    Parameters
+    ----------
+    mu_hat : array-like
+        Normalised means, ``|mu_hat| <= 1``.
+    z_max : float, default 40.0
+        Half-width of the grid.
+    n_grid : int, default 401
+        Grid points.
+    n_golden : int, default 45
+        Golden-section steps.
+    return_argmax : bool, default False
+        Also return the maximising ``z``.
+
+    Returns
+    -------
+    gamma : ndarray
+        With the shape of ``mu_hat``.
+    z : ndarray
+        The maximisers (only with ``return_argmax``).
     """
     mu = np.asarray(mu_hat, dtype=float)
     if np.any(~np.isfinite(mu)) or np.any(np.abs(mu) > 1.0 + 1e-12):
@@ -154,7 +186,18 @@ def gamma_finite_support(
 
 
 def gamma_closed_form(mu_hat):
-    """Closed form ``gamma^2 = mu / artanh(mu)`` (1 at 0, 0 at ``|mu| = 1``); used as a cross-check."""
+    """Closed form ``gamma^2 = mu / artanh(mu)`` of [BBBB10], eq. 9 (1 at 0, 0 at ``|mu| = 1``).
+
+    Parameters
+    ----------
+    mu_hat : array-like
+        Normalised means, ``|mu_hat| <= 1``.
+
+    Returns
+    -------
+    ndarray
+        ``gamma``, with the shape of ``mu_hat``.
+    """
     mu = np.clip(np.asarray(mu_hat, dtype=float), -1.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         g2 = np.where(np.abs(mu) < 1e-8, 1.0 - mu**2 / 3.0, mu / np.arctanh(mu))
@@ -163,12 +206,23 @@ def gamma_closed_form(mu_hat):
 
 
 def finite_support_beta(a, b, *, gamma_method: str = "closed"):
-    """``(beta, l, c, mu_hat, gamma)`` of Theorem 2 for noise supports ``[a, b]`` (a <= 0 <= b).
+    """The parameters of [BBBB10], Theorem 2 for noise supports ``[a, b]`` (a <= 0 <= b).
 
-    Entries with ``l = 0`` (no noise) get ``mu_hat = 0`` and ``beta = 0``.  ``gamma_method``:
-    ``"closed"`` (default) -- :func:`gamma_closed_form`, equal to the numerical supremum to 4e-16 on
-    4000 values of ``mu_hat`` in (-1, 1) and satisfying eq. 9 to round-off (tested), ~1000x faster
-    (0.04 s for 1.4 million entries against ~40 s); ``"numeric"`` -- :func:`gamma_finite_support`.
+    Entries with ``l = 0`` (no noise) get ``mu_hat = 0`` and ``beta = 0``.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n, n)
+        Lower and upper ends of each entry's noise support.
+    gamma_method : {"closed", "numeric"}, default "closed"
+        ``"closed"``: :func:`gamma_closed_form`, equal to the numerical supremum to 4e-16 on 4000 values of
+        ``mu_hat`` in (-1, 1) and satisfying eq. 9 to round-off (``tests/test_kernel_uncertainty.py``), without
+        a search per entry; ``"numeric"``: :func:`gamma_finite_support`.
+
+    Returns
+    -------
+    beta, l, c, mu_hat, gamma : ndarray of shape (n, n)
+        ``beta = l^2 gamma^2`` and eq. 9's half-width, centre, normalised mean and ``gamma``.
     """
     if gamma_method not in ("closed", "numeric"):
         raise ValueError(f"gamma_method must be 'closed' or 'numeric'; got {gamma_method!r}.")
@@ -194,10 +248,20 @@ def finite_support_beta(a, b, *, gamma_method: str = "closed"):
 def symmetric_noise_beta(beta):
     """``beta`` to use when the noise is symmetric (``Z_ij = Z_ji``, one draw per pair).
 
-    Lemma 1 and Theorem 2 assume all ``n^2`` entries independent.  With a symmetric ``Z`` and
+    Lemma 1 and Theorem 2 of [BBBB10] assume all ``n^2`` entries independent.  With a symmetric ``Z`` and
     a symmetric ``V`` the pair ``(i, j), (j, i)`` contributes ``2 Z_ij V_ij``, so the variance
     (resp. the sub-Gaussian proxy) of ``Tr(Z V)`` is ``sum_ij beta'_ij V_ij^2`` with
     ``beta'_ij = 2 beta_ij`` off the diagonal and ``beta'_ii = beta_ii``.
+
+    Parameters
+    ----------
+    beta : array-like of shape (n, n)
+        The paper's ``beta`` (independent entries).
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        ``beta'``.
     """
     beta = np.asarray(beta, dtype=float)
     out = 2.0 * beta
@@ -209,10 +273,24 @@ def symmetric_noise_beta(beta):
 # approximations of beta used in Sec. 5.1
 # ----------------------------------------------------------------------------------------
 def psd_part(beta, *, rel_tol: float = 1e-12):
-    """``(beta_hat, B)``: ``beta_hat = sum_{v_r > 0} v_r e_r e_r'`` and a factor ``B`` (r x n), ``B'B = beta_hat``.
+    """The PSD part of ``beta`` and a factor of it.
 
-    Since ``beta_hat - beta`` is PSD, ``nu' beta_hat nu >= nu' beta nu``: the PSD part is a
-    conservative replacement (the chance-constraint guarantee still holds).
+    ``beta_hat = sum_{v_r > 0} v_r e_r e_r'``.  Since ``beta_hat - beta`` is PSD, ``nu' beta_hat nu >= nu' beta nu``:
+    the PSD part is a conservative replacement (the chance-constraint guarantee still holds).
+
+    Parameters
+    ----------
+    beta : array-like of shape (n, n)
+        A symmetric matrix.
+    rel_tol : float, default 1e-12
+        Eigenvalues up to ``rel_tol`` times the largest magnitude are dropped.
+
+    Returns
+    -------
+    beta_hat : ndarray of shape (n, n)
+        The PSD part.
+    B : ndarray of shape (r, n)
+        A factor, ``B'B = beta_hat``.
     """
     beta = 0.5 * (np.asarray(beta, dtype=float) + np.asarray(beta, dtype=float).T)
     if not np.any(beta):  # noise-free: skip the eigendecomposition
@@ -225,14 +303,25 @@ def psd_part(beta, *, rel_tol: float = 1e-12):
 
 
 def rank_one_approx(beta, *, symmetric: bool = False):
-    """``rho`` with ``beta_hat = rho rho'`` as in Sec. 5.1: ``beta_hat = sqrt(v_max) e e'``.
+    """``rho`` with ``beta_hat = rho rho'`` as in [BBBB10], Sec. 5.1: ``beta_hat = sqrt(v_max) e e'``.
 
     ``v_max``, ``e`` are the principal eigenpair of ``beta beta'`` (so ``sqrt(v_max)`` is the
     spectral radius of the symmetric ``beta``).  For elementwise nonnegative ``beta`` the
     Perron vector is nonnegative; its sign is fixed so and round-off negatives are set to 0.
-    ``beta = 0`` (a noise-free kernel) gives ``rho = 0`` (ARPACK rejects a zero matrix).
-    ``symmetric=True``: ``beta`` is already exactly symmetric (e.g. validated and symmetrised by the
-    caller), so ``(beta + beta')/2`` -- the same matrix -- is not formed again.
+    ``beta = 0`` (a noise-free kernel) gives ``rho = 0``.
+
+    Parameters
+    ----------
+    beta : array-like of shape (n, n)
+        The noise parameter.
+    symmetric : bool, default False
+        ``beta`` is already exactly symmetric (e.g. validated and symmetrised by the caller), so
+        ``(beta + beta')/2`` -- the same matrix -- is not formed again.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``rho``.
     """
     beta = np.asarray(beta, dtype=float)
     if not symmetric:
@@ -243,8 +332,8 @@ def rank_one_approx(beta, *, symmetric: bool = False):
         from scipy.linalg.blas import dsymv
         from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-        # the products by BLAS dsymv, which reads one triangle of the symmetric beta: ~2.5x a general product
-        # (measured n = 2000, one thread), the matrix-vector products being all of Lanczos' cost here
+        # the products by BLAS dsymv, which reads one triangle of the symmetric beta (faster than a general
+        # product), the matrix-vector products being all of Lanczos' cost here
         Bt = np.ascontiguousarray(beta).T  # Fortran order: the lower triangle of beta' is beta's upper one
         n = beta.shape[0]
         op = LinearOperator((n, n), matvec=lambda x: dsymv(1.0, Bt, np.ravel(x), lower=1), dtype=np.float64)
@@ -272,9 +361,27 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
     """A symmetric PSD square matrix (the paper assumes ``K_bar`` is a kernel matrix).
 
     PSD means ``lambda_min >= -tol * max(1, max|K|) * n``.  Tested by a Cholesky factorisation of
-    ``K + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; ~5x cheaper than
-    ``eigvalsh``); only when it fails is the smallest eigenvalue computed, which decides
-    (:func:`rsvm_conic._validation.check_psd`).
+    ``K + (threshold / 2) I`` (success proves ``lambda_min > -threshold``; cheaper than ``eigvalsh``); only when it
+    fails is the smallest eigenvalue computed, which decides (:func:`rsvm_conic._validation.check_psd`).
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        The mean kernel.
+    name : str, default "K_bar"
+        The argument's name, for messages.
+    tol : float, default 1e-8
+        Relative tolerance on negative eigenvalues.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        ``K`` as a symmetric float array.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not square, not finite, not symmetric or not PSD within the tolerance.
     """
     K = check_finite_array(K, name, ndim=2)
     K, scale = check_symmetric(K, name, rtol=1e-8, return_scale=True)
@@ -285,10 +392,21 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
 def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
     """Whether every sample ``K^s`` is symmetric to round-off: ``max |K^s - K^s'| <= rtol * max |K^s|``.
 
-    ``rtol`` defaults to ``1000 * eps`` of the samples' floating dtype (2.2e-13 for float64,
-    1.2e-4 for float32).  Samples are checked one at a time (stops at the first asymmetric one).
-    Used to choose :func:`symmetric_noise_beta`: a symmetric sampler draws one noise value per
-    pair ``{i, j}``, which the paper's ``beta`` (independent entries) undercounts.
+    Samples are checked one at a time (stops at the first asymmetric one).  Used to choose
+    :func:`symmetric_noise_beta`: a symmetric sampler draws one noise value per pair ``{i, j}``, which the paper's
+    ``beta`` (independent entries) undercounts.
+
+    Parameters
+    ----------
+    K_samples : array-like of shape (S, n, n)
+        The kernel samples.
+    rtol : float, optional
+        Relative tolerance (default ``1000 * eps`` of the samples' floating dtype: 2.2e-13 for float64, 1.2e-4
+        for float32).
+
+    Returns
+    -------
+    bool
     """
     Ks = np.asarray(K_samples)
     if rtol is None:
@@ -325,19 +443,25 @@ BETA_RULES = ("auto", "paper", "symmetric")
 class KernelUncertainty:
     """Mean kernel plus the ``beta`` of both noise models (Gaussian and finite support).
 
-    Attributes
-    ----------
-    K_bar : (n, n) symmetric PSD mean kernel.
-    beta_gaussian : (n, n) ``sigma^2`` (None if unknown).
-    beta_finite : (n, n) ``l^2 gamma^2`` (None if unknown).
-    a, b : (n, n) noise supports (finite case), ``l, c, mu_hat, gamma`` as in eq. 9.
-    symmetric_noise : True when the noise is known to be symmetric (``Z_ij = Z_ji``): set by
-        :meth:`from_samples` when every sample is symmetric; :meth:`beta` then applies
-        :func:`symmetric_noise_beta` by default (``rule="auto"``).
-
     The finite-support parameters ``beta_finite, l, c, mu_hat, gamma`` are computed from ``a, b``
     on first access (eq. 9's ``gamma`` costs a numerical supremum per entry; a Gaussian fit never
     needs it).
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Symmetric PSD mean kernel.
+    beta_gaussian : ndarray of shape (n, n), optional
+        ``sigma^2`` of the Gaussian model (None if unknown).
+    beta_finite : ndarray of shape (n, n), optional
+        ``l^2 gamma^2`` of the finite-support model (None: computed from ``a, b`` when needed).
+    a, b : ndarray of shape (n, n), optional
+        Noise supports (finite case).
+    l, c, mu_hat, gamma : ndarray of shape (n, n), optional
+        Eq. 9's half-width, centre, normalised mean and ``gamma``, given with ``beta_finite``.
+    symmetric_noise : bool, default False
+        The noise is known to be symmetric (``Z_ij = Z_ji``): set by :meth:`from_samples` when every sample is
+        symmetric; :meth:`beta` then applies :func:`symmetric_noise_beta` by default (``rule="auto"``).
     """
 
     def __init__(

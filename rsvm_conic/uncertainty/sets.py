@@ -48,11 +48,38 @@ from .._validation import (
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
-    """Symmetric PSD square root of one or a stack of symmetric PSD matrices (negative eigenvalues clipped)."""
+    """Symmetric PSD square root of one or a stack of symmetric PSD matrices (negative eigenvalues clipped).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, n) or (k, n, n)
+        Symmetric matrices.
+
+    Returns
+    -------
+    ndarray
+        The square roots, with the shape of ``S``.
+    """
     return psd_factor(S, "S", form="sqrt", on_negative="clip")
 
 
 def dual_norm_values(U: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
+    """The q-norm of every row (or of the vectors along ``axis``) of ``U``.
+
+    Parameters
+    ----------
+    U : ndarray
+        The vectors.
+    q : {1.0, 2.0, inf}
+        The norm.
+    axis : int, default -1
+        The axis holding the vectors' entries.
+
+    Returns
+    -------
+    ndarray
+        The norms (``U``'s shape without ``axis``).
+    """
     if q == 2.0:  # array methods, not numpy's function wrappers: the stochastic solvers call this per minibatch
         return np.sqrt((U * U).sum(axis=axis))
     if q == 1.0:
@@ -64,6 +91,18 @@ def dual_norm_subgradient(U: np.ndarray, q: float) -> np.ndarray:
     """A subgradient of ``||u||_q`` at each row of ``U`` (zero rows get 0).
 
     It is also the maximiser u* of <U_row, u> over the unit p-ball, p dual to q.
+
+    Parameters
+    ----------
+    U : ndarray of shape (m, n)
+        The rows.
+    q : {1.0, 2.0, inf}
+        The norm.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        One subgradient per row.
     """
     if q == 2.0:
         nrm = np.sqrt((U * U).sum(axis=-1, keepdims=True))
@@ -209,8 +248,22 @@ class UncertaintySet:
 class ResolvedUncertainty:
     """Validated arrays of an :class:`UncertaintySet` for data of a given shape.
 
-    ``factors`` is ``(k, n)`` (diagonal square roots) or ``(k, n, n)`` (matrices A_g);
-    ``group_index`` maps each sample to its group; gamma_i = radius * scale[i].
+    Sample i's set is ``{A_{g(i)} u : ||u||_p <= gamma_i}`` with ``gamma_i = radius * scale[i]``.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots, or the matrices A_g.
+    diagonal : bool
+        Whether ``factors`` holds diagonals.
+    group_index : ndarray of int, shape (L,)
+        Each sample's group.
+    p, q : float
+        The set's norm and its dual.
+    radius : float
+        The common radius.
+    scale : ndarray of shape (L,)
+        Per-sample factors of the radius.
     """
 
     def __init__(self, factors, diagonal, group_index, p, q, radius, scale):
@@ -280,13 +333,33 @@ class ResolvedUncertainty:
 def sample_pball(
     size: int, n: int, p: float, rng: np.random.Generator, radius: float = 1.0, boundary: bool = False
 ) -> np.ndarray:
-    """``size`` random points of the p-ball ``{u in R^n : ||u||_p <= radius}`` (p in {1, 2, inf}): shape (size, n).
+    """``size`` random points of the p-ball ``{u in R^n : ||u||_p <= radius}`` (p in {1, 2, inf}).
 
     ``boundary=False``: uniform in the ball -- a uniform direction on the sphere (a normalised Gaussian for
     p = 2, a normalised Laplace vector for p = 1) times ``U^(1/n)``, U uniform on [0, 1]; the cube for p = inf.
     ``boundary=True``: on the sphere ``||u||_p = radius`` (p = inf: a random face, ``u_j = +-1`` for a random
     j), where the first quarter of the rows for p = inf, and up to ``2 n`` of them for p = 1, are the vertices
     (``+-1`` vectors; ``+-e_k``): many maxima of smooth functions over the ball sit there.
+
+    Parameters
+    ----------
+    size : int
+        Number of points.
+    n : int
+        Dimension.
+    p : {1, 2, inf}
+        The norm.
+    rng : numpy.random.Generator
+        The random stream.
+    radius : float, default 1.0
+        Radius of the ball.
+    boundary : bool, default False
+        Sample the sphere instead of the ball.
+
+    Returns
+    -------
+    ndarray of shape (size, n)
+        The points.
     """
     if p == np.inf and not boundary:
         return rng.uniform(-radius, radius, (size, n))

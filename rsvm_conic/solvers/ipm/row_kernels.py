@@ -16,7 +16,7 @@ temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.rob
 
 Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgemv`` on tall ``X``
 (measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
-(an (m, d) array, one cone per row): the cone algebra of :mod:`.cone_ipm` (``soc_*``), the orthant's
+(an (m, d) array, one cone per row): the cone algebra of :mod:`.engine` (``soc_*``), the orthant's
 NT scaling, step length and step, the robust SVM's margin weights and margin rows of ``G x``, ``||v||_inf``,
 and the cones' parts of the robust SVM's Newton solve (:func:`cone_gram_rows`, :func:`cone_rhs_rows`,
 :func:`cone_back_rows`).  Only sums may be reordered
@@ -241,7 +241,7 @@ def orthant_max_step(x, d):
 
 # ---------------------------------------------------------------------------------- second-order cones
 # A batch of m cones of dimension d is an (m, d) array, one cone per row ``(u0, u1)``; the kernels below
-# are the row loops of :mod:`.cone_ipm`'s cone algebra, each one pass over its operands.
+# are the row loops of :mod:`.engine`'s cone algebra, each one pass over its operands.
 
 
 @jit(error_model="numpy", fastmath={"reassoc"})
