@@ -403,10 +403,10 @@ def _refined_solve(X, y, g, Sigma, refine, chunks=None):
 def run_refine(quick: bool = False) -> int:
     """``rsvm-conic bench robust-ipm-refine``: the interior point's iterative refinement
     (:class:`~rsvm_conic.solvers.ipm.engine.Refinement`) on two-group robust SVMs (:func:`_two_groups`, n = 20;
-    L = 3000 and 10000 with 20 seeds each, quick: 3000 with 8), with one correction per refined corrector solve against the default (at most ``REFINE_STEPS``),
-    side by side per instance: runs that do not end optimal, the median time ratio over instances where both are
-    optimal, the relative KKT residuals of the refined solves, and on Dask row blocks (chunks of L / 4 rows, 4 seeds)
-    the passes over the data."""
+    L = 3000 and 10000 with 20 seeds each, quick: 3000 with 8), with one correction per refined corrector solve
+    against the default (at most ``REFINE_STEPS``), side by side per instance: runs that do not end optimal, the
+    median time ratio over instances where both are optimal, the relative KKT residuals of the refined solves, and on
+    Dask row blocks (chunks of L / 4 rows, 4 seeds) the passes over the data."""
     from rsvm_conic.solvers.ipm.engine import REFINE_STEPS
 
     sizes, seeds = ([3000], range(8)) if quick else ([3000, 10000], range(20))
