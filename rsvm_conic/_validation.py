@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 from ._jit import jit
+from ._threads import blas_threads_for
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -926,10 +927,13 @@ def psd_eigh(
     * ``drop_tol`` (one matrix only): keep only the eigenpairs with ``lambda > max(drop_tol * scale,
       drop_atol)`` (null and negative directions dropped); ``vals``/``vecs`` then have ``r`` entries/columns.
 
-    ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.
+    ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.  The decomposition runs
+    inside :func:`~rsvm_conic._threads.blas_threads_for` of ``n^3`` (one BLAS thread for an ``n x n`` matrix below
+    ``n ~ 460``).
     """
     check_choice(on_negative, "on_negative", ("raise", "clip", "keep"))
-    vals, vecs = np.linalg.eigh(S)
+    with blas_threads_for(float(np.shape(S)[-1]) ** 3):
+        vals, vecs = np.linalg.eigh(S)
     ref = np.max(np.abs(vals), axis=-1) if scale is None else np.asarray(scale, dtype=np.float64)
     ref = np.maximum(ref, _TINY)
     if on_negative == "raise":

@@ -10,9 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
     "_jit": set(),
     "_threads": set(),
-    "_validation": {"_jit"},
+    "_validation": {"_jit", "_threads"},
     "metrics": set(),
-    "uncertainty": {"_validation"},
+    "uncertainty": {"_threads", "_validation"},
     "kernels": {"_validation"},
     "datasets": {"_validation"},
     "solvers": {"_jit", "_threads", "_validation", "uncertainty", "kernels"},
