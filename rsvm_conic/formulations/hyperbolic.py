@@ -78,13 +78,12 @@ eccentricity ``e = c / a`` (tested in ``tests/test_multiclass_hyperbolic.py``).
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.conic import SolverError, SolverWarning, solve_cvxpy
+from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_runs, solve_step
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -95,38 +94,6 @@ DUMMY = -1  #: the dummy category of Def. 3.2
 def hyperbolic_scores(R, dist) -> np.ndarray:
     """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` from the (n, C) distances."""
     return np.asarray(R)[None, :] - np.asarray(dist)
-
-
-#: Clarabel's settings for the CCP majorisers.  The CCP checks every step in numpy, so 1e-7 solves suffice
-#: and are robust.  QDLDL, not the multithreaded faer factorisation that Clarabel 0.11 picks by default:
-#: measured on one Letter majoriser (300 points, 26 classes, 20 features: 7800 cones of dimension 21),
-#: 17 iterations took 73 s with faer (its 2 threads), 12 s with faer on one thread, 5 s with QDLDL.
-CLARABEL_CCP = {"tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7, "tol_feas": 1e-7, "direct_solve_method": "qdldl"}
-
-
-def _solve_step(problem, solver, options):
-    """One CCP majoriser SOCP: ``solver`` with ``options``, then (on SolverError) at the solver's own
-    default tolerances, then SCS.  Returns ``(stats or None, [failure messages])``.
-
-    An inaccurate status is not an error here: the candidate is kept by the caller only if the true
-    objective decreases, so its warning is recorded and dropped."""
-    attempts = [(solver, options)]
-    loose = {k: v for k, v in options.items() if not k.startswith("tol_")}
-    if loose != options:
-        attempts.append((solver, loose))
-    if solver != "scs":
-        attempts.append(("scs", {}))
-    failures = []
-    for name, opts in attempts:
-        try:
-            with warnings.catch_warnings(record=True):
-                warnings.simplefilter("always")
-                return solve_cvxpy(problem, name, accept_inaccurate=True, **opts), failures
-        except SolverError as exc:
-            failures.append(
-                f"{name}{' (solver default tolerances)' if opts is loose and name == solver else ''}: {exc}"
-            )
-    return None, failures
 
 
 def decision_rule(H, tol: float = 0.0) -> np.ndarray:
@@ -428,101 +395,58 @@ class HyperbolicMachine(Formulation):
             w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
             starts = self._initial_points([w[idx] for idx in members], n_starts, np.random.default_rng(random_state))
         runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options, cache=True)
-        best = self._best_run(runs, "hyperbolic CCP")
+        best = best_run(runs, "hyperbolic CCP")
         lam_w = np.zeros(self.Phi.shape[0])
         for idx, mu in zip(members, runs[best]["mus"]):
             lam_w[idx] = mu
         return self._ccp_solution("ccp", runs, best, t0, {"lam": lam_w, "R": runs[best]["R"], "O": runs[best]["O"]})
 
     def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
-        """The CCP from each start ``(mus, R)`` over the hulls of ``anchors``; the majoriser
-        (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and kept on the machine
-        for later solves when ``cache``."""
+        """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start ``(mus, R)`` over the hulls of
+        ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and
+        kept on the machine for later solves when ``cache``.  Each run also holds its final ``mus``, ``R``, ``O``."""
         import cvxpy as cp
 
         if solver == "clarabel":
             options = {**CLARABEL_CCP, **options}
-        P = self._socp if cache else None
+        built = {"P": self._socp if cache else None}
 
         def O_of(mus):
             return np.stack([mu @ A for mu, A in zip(mus, anchors)])
 
-        runs = []
-        for mus, R in starts:
-            O = O_of(mus)
-            fval = self.f(O, R)
-            hist, stop, n_inaccurate, retries, m_drop = [fval], "max_iter", 0, [], []
-            for _ in range(max_iter):
-                dist = centre_distances(O, self.Phi)
-                c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
-                Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
-                if P is None:
-                    P = self._class_socp(anchors)
-                    if cache:
-                        self._socp = P
-                for k, A in enumerate(anchors):
-                    P["qs"][k].value = A @ Q[k]
-                P["e"].value = e.sum(axis=0)
-                stats, failures = _solve_step(P["problem"], solver, options)
-                retries.extend(failures)
-                if stats is None:
-                    stop = "solver_failed: " + " | ".join(failures)
-                    break
-                if stats["status"] != cp.OPTIMAL:
-                    n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
-                mus_new = []
-                for mu in P["mus"]:  # renormalise round-off on each simplex
-                    v = np.clip(np.asarray(mu.value), 0.0, None)
-                    mus_new.append(v / v.sum())
-                R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
-                O_new = O_of(mus_new)
-                # the majoriser at its minimiser against its value at the current point (= f there)
-                m_drop.append(fval - self.majorizer(O_new, R_new, O, R))  # >= 0 up to the solver's accuracy
-                f_new = self.f(O_new, R_new)
-                if f_new > fval + 1e-9 * (1.0 + abs(fval)):
-                    # the majoriser's minimiser cannot increase f in exact arithmetic: the current
-                    # point is a fixed point of the CCP to the SOCP solver's accuracy
-                    stop = "fixed_point"
-                    break
-                decrease = fval - f_new
-                mus, R, O, fval = mus_new, R_new, O_new, f_new
-                hist.append(fval)
-                if decrease <= tol * (1.0 + abs(fval)):
-                    stop = "converged"
-                    break
-            runs.append(
-                dict(
-                    mus=mus,
-                    R=R,
-                    O=O,
-                    f=fval,
-                    history=hist,
-                    stop=stop,
-                    inaccurate=n_inaccurate,
-                    retries=retries,
-                    majorizer_drops=m_drop,
-                )
-            )
-        return runs
+        def objective(point):
+            return self.f(point[2], point[1])
 
-    @staticmethod
-    def _best_run(runs, label) -> int:
-        """The index of the best start; a failed solve is never returned as a trained model."""
-        ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
-        if not ok:
-            raise SolverError(
-                f"{label}: the SOCP step failed in every start, at every route tried: "
-                + "; ".join(r["stop"][len("solver_failed: ") :] for r in runs)
-                + ". Rescale the features (e.g. a smaller kernel width) or lower lam."
-            )
-        if len(ok) < len(runs):
-            warnings.warn(
-                f"{label}: {len(runs) - len(ok)} of {len(runs)} starts ended with a failed SOCP "
-                "step (every route tried) and were discarded; the best of the others is returned.",
-                SolverWarning,
-                stacklevel=4,
-            )
-        return min(ok, key=lambda i: runs[i]["f"])
+        def step(point):
+            """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
+            _, R, O = point
+            dist = centre_distances(O, self.Phi)
+            c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
+            Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
+            P = built["P"]
+            if P is None:
+                P = built["P"] = self._class_socp(anchors)
+                if cache:
+                    self._socp = P
+            for k, A in enumerate(anchors):
+                P["qs"][k].value = A @ Q[k]
+            P["e"].value = e.sum(axis=0)
+            stats, failures = solve_step(P["problem"], solver, options)
+            if stats is None:
+                return None, None, False, failures
+            mus_new = []
+            for mu in P["mus"]:  # renormalise round-off on each simplex
+                v = np.clip(np.asarray(mu.value), 0.0, None)
+                mus_new.append(v / v.sum())
+            R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+            O_new = O_of(mus_new)
+            # the majoriser at its minimiser (its value at the current point is f there)
+            return (mus_new, R_new, O_new), self.majorizer(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
+
+        runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
+        for run in runs:
+            run["mus"], run["R"], run["O"] = run.pop("point")
+        return runs
 
     @staticmethod
     def _ccp_solution(route, runs, best, t0, values, **info) -> Solution:
@@ -645,7 +569,7 @@ class HyperbolicMachine(Formulation):
         rng = np.random.default_rng(random_state)
         anchors, sizes = self._anchors(n_anchors, rng)
         runs = self._ccp_runs(anchors, self._initial_points(sizes, n_starts, rng), solver, max_iter, tol, options)
-        best = self._best_run(runs, "hyperbolic anchors CCP")
+        best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(
             "anchors",
