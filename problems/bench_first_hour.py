@@ -101,6 +101,7 @@ def _fit_times(name: str, repeat: int, threads: str) -> list[float]:
     import warnings
     from contextlib import nullcontext
 
+    import scipy.linalg  # noqa: F401  (scipy's own BLAS, loaded by the fits: the limits below must cover it too)
     from threadpoolctl import threadpool_limits
 
     X, y, kw = _data(CASES[name][0])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 
 __all__ = ["SMALL_FLOPS", "blas_threads_by", "blas_threads_for"]
@@ -31,18 +32,20 @@ __all__ = ["SMALL_FLOPS", "blas_threads_by", "blas_threads_for"]
 SMALL_FLOPS = 1e8
 
 _LOCK = threading.Lock()
-_CONTROLLER: list = []
+_CONTROLLER: dict = {}
 
 
 def _controller():
-    """One ``threadpoolctl.ThreadpoolController`` per process, built at the first small solve (it scans the loaded
-    libraries: milliseconds, as long as a small solve)."""
+    """A ``threadpoolctl.ThreadpoolController`` of the BLAS libraries loaded now.  Its scan of the loaded libraries
+    (about 4 ms) is kept while no module has been imported since: a library (e.g. scipy's own OpenBLAS) is loaded
+    only by importing an extension module, and a controller built before it would leave it unlimited."""
     with _LOCK:
-        if not _CONTROLLER:
+        if _CONTROLLER.get("modules") != len(sys.modules):
             from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER.append(ThreadpoolController())
-        return _CONTROLLER[0]
+            _CONTROLLER["controller"] = ThreadpoolController()
+            _CONTROLLER["modules"] = len(sys.modules)
+        return _CONTROLLER["controller"]
 
 
 def blas_threads_for(flops: float):

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 from ._jit import jit
 from .exceptions import WorkersLostError
+from ._threads import blas_threads_for
 
 
 def check_finite_array(A, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
@@ -287,9 +288,31 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
 
 
 def check_codes(codes, n: int, n_classes=None):
-    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
+    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``).
 
-    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
+    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0).
+
+    Parameters
+    ----------
+    codes : array-like of shape (n,)
+        Class codes (integers, or floats holding integers).
+    n : int
+        The number of samples they must cover.
+    n_classes : int, optional
+        The number of classes; default ``max(codes) + 1``.
+
+    Returns
+    -------
+    codes : ndarray of int64
+        The codes.
+    n_classes : int
+        The number of classes.
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, a non-integer or out-of-range code, or fewer than two classes present.
+    """
     raw = np.asarray(codes)
     if raw.shape != (n,):
         raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
@@ -307,7 +330,27 @@ def check_codes(codes, n: int, n_classes=None):
 
 
 def encode_labels(y, n: int | None = None):
-    """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
+    """Encode labels as class codes ``0..C-1``; at least two classes required.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels.
+    n : int, optional
+        The number of rows of X they must match.
+
+    Returns
+    -------
+    codes : ndarray of int64
+        Each label's index in ``classes``.
+    classes : ndarray
+        The sorted distinct labels.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D, does not match ``n``, or holds fewer than two classes.
+    """
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels; got shape {y.shape}.")
@@ -1475,9 +1518,16 @@ def psd_eigh(
     ------
     ValueError
         With ``on_negative="raise"``, if an eigenvalue is below the tolerance.
+
+    Notes
+    -----
+    ``S`` is not symmetrised here (``eigh`` reads one triangle): pass a symmetric matrix.  The decomposition runs
+    inside :func:`~rsvm_conic._threads.blas_threads_for` of ``n^3`` (one BLAS thread for an ``n x n`` matrix below
+    ``n ~ 460``).
     """
     check_choice(on_negative, "on_negative", ("raise", "clip", "keep"))
-    vals, vecs = np.linalg.eigh(S)
+    with blas_threads_for(float(np.shape(S)[-1]) ** 3):
+        vals, vecs = np.linalg.eigh(S)
     ref = np.max(np.abs(vals), axis=-1) if scale is None else np.asarray(scale, dtype=np.float64)
     ref = np.maximum(ref, _TINY)
     if on_negative == "raise":

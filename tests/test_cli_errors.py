@@ -167,7 +167,7 @@ def _tiny_grid(report=None):
     )
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_full_disk_is_one_line(cli, tmp_path, monkeypatch, n_jobs):
     import errno
 

@@ -35,7 +35,7 @@ ESTIMATORS = [
     SafeSVC(max_iter=20, random_state=0),
     PkSVC(),
     WestonWatkinsSVC(),
-    HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),  # cheaper CCP settings, same code
+    HyperbolicSVC(n_starts=1, max_iter=3, max_rank=5),  # cheaper CCP settings, same code
     # pairwise (precomputed-kernel) estimator: the checks pass square kernels to fit, which
     # it treats as noise-free mean kernels (beta = 0, the nominal SVM dual)
     KernelRobustSVC(method="qp"),
@@ -47,6 +47,7 @@ VARIANTS = [
     RobustSVC(solver="ipm"),
     KernelRobustSVC(method="socp", noise="finite"),
     KernelRobustSVC(method="qn", n_random_starts=0),
+    HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),
 ]
 
 # scikit-learn sets n_components = 1 in these checks; random Fourier features come in cos/sin
@@ -90,18 +91,22 @@ def _expected_failed_checks(estimator):
     if isinstance(estimator, KernelRobustSVC):
         return _KERNEL_PSD
     if isinstance(estimator, HyperbolicSVC):
-        # fit(X, y, sample_weight=w) raises a ValueError saying weights are not supported (not a TypeError)
-        return {
-            name: "HyperbolicSVC refuses sample_weight with a ValueError: its CCP takes no weights"
-            for name in (
-                "check_sample_weights_not_an_array",
-                "check_sample_weights_list",
-                "check_all_zero_sample_weights_error",
-                "check_sample_weights_shape",
-                "check_sample_weights_not_overwritten",
-                "check_sample_weight_equivalence_on_dense_data",
-            )
+        # measured with the contract's settings (n_starts=1, max_iter=10, max_rank=10): on the equivalence check's data
+        # the weighted and the repeated fit follow the same CCP path (objectives 2.1324351 and 2.1324358, both at
+        # max_iter; each step solved to Clarabel's 1e-7) with decision values 6.8e-4 apart, against the check's rtol
+        # 1e-7.  On the class-weight check's data (weights 1000 : 1e-4) the single start stops at a local point
+        # (objective 2000.0015: two class-0 points misclassified); the default n_starts=3 passes it, and so does the
+        # default set's max_rank=5 configuration.
+        expected = {
+            "check_sample_weight_equivalence_on_dense_data": "the CCP is a local method solved to 1e-7 per step: the "
+            "weighted and repeated fits' objectives agree to 3e-7, decision values to 6.8e-4, above the check's rtol "
+            "1e-7; tests/test_sample_weight.py checks the equivalence to the CCP's tolerance",
+            "check_class_weight_classifiers": "a single CCP start (n_starts=1) stops at a local point on the check's "
+            "data; with the default n_starts=3 tests/test_sample_weight.py runs the check and it passes",
         }
+        if estimator.max_rank != 10:
+            del expected["check_class_weight_classifiers"]
+        return expected
     if isinstance(estimator, SafeSVC):
         return {
             "check_sample_weight_equivalence_on_dense_data": "SafeSVC learns sigma on a stratified split of the "
@@ -193,6 +198,7 @@ def test_weighted_estimators_run_the_sample_weight_checks():
         KernelRobustSVC(),
         WestonWatkinsSVC(),
         SafeSVC(),
+        HyperbolicSVC(),
     ):
         assert has_fit_parameter(est, "sample_weight") and "class_weight" in est.get_params()
 

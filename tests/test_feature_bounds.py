@@ -82,7 +82,7 @@ def test_rff_joint_pbar2_bound_is_nearly_tight_in_high_dimension():
     assert G[0] / worst < 1.5 < per_block[0] / worst  # per-frequency maximisation is loose by ~sqrt(n)
 
 
-@pytest.mark.parametrize("p", [1, 2, np.inf])
+@pytest.mark.parametrize("p", [1, pytest.param(2, marks=pytest.mark.slow), np.inf])
 def test_rff_joint_pbar1_bound_holds_and_is_nearly_tight_in_high_dimension(p):
     # pbar = 1: sum_j |th_j| + th_j^2 / 2 with one shared dx (see the feature_bounds docstring)
     X, rff = _rff(n=20, D=40, sigma=4.0)

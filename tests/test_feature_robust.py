@@ -91,6 +91,7 @@ def test_radius_zero_equals_nominal_linear_svm_on_features(pbar):
     assert abs(form.objective_wb(svc.coef_.ravel(), svc.intercept_[0]) - ref) <= 1e-12 * abs(ref)
 
 
+@pytest.mark.slow
 def test_conic_and_stochastic_backends_agree_shared_instance():
     from rsvm_conic.problems.feature_robust import INSTANCES
 

@@ -182,10 +182,10 @@ def test_ccp_failed_step_retries_then_raises(monkeypatch):
     """A failed SOCP step is retried at the solver's default tolerances, then with SCS; a start whose
     step fails at every route is discarded, and when every start fails SolverError names the routes
     (never the starting point returned as a trained model)."""
-    from rsvm_conic.formulations import hyperbolic
     from rsvm_conic.exceptions import SolverError, SolverWarning
+    from rsvm_conic.solvers import ccp
 
-    real = hyperbolic.solve_cvxpy
+    real = ccp.solve_cvxpy
     calls = []
 
     def tight_fails(problem, name, **opts):  # Clarabel fails at the CCP's 1e-7, works at its defaults
@@ -195,7 +195,7 @@ def test_ccp_failed_step_retries_then_raises(monkeypatch):
                 raise SolverError("injected: tight tolerance failed")
         return real(problem, name, **opts)
 
-    monkeypatch.setattr(hyperbolic, "solve_cvxpy", tight_fails)
+    monkeypatch.setattr(ccp, "solve_cvxpy", tight_fails)
     f, _ = _machine(n=30, seed=2)
     sol = f.solve("ccp", n_starts=1, max_iter=4)
     assert sol.status == "local_optimum" or sol.status == "max_iter"
@@ -206,7 +206,7 @@ def test_ccp_failed_step_retries_then_raises(monkeypatch):
     def always_fails(problem, name, **opts):
         raise SolverError(f"injected: {name} failed")
 
-    monkeypatch.setattr(hyperbolic, "solve_cvxpy", always_fails)
+    monkeypatch.setattr(ccp, "solve_cvxpy", always_fails)
     f, _ = _machine(n=30, seed=2)
     with pytest.raises(SolverError, match="every start.*clarabel.*scs"):
         f.solve("ccp", n_starts=2, max_iter=4)
@@ -219,7 +219,7 @@ def test_ccp_failed_step_retries_then_raises(monkeypatch):
             raise SolverError(f"injected: {name} failed")
         return real(problem, name, **opts)
 
-    monkeypatch.setattr(hyperbolic, "solve_cvxpy", first_start_fails)
+    monkeypatch.setattr(ccp, "solve_cvxpy", first_start_fails)
     f, _ = _machine(n=30, seed=2)
     with pytest.warns(SolverWarning, match="1 of 2 starts ended with a failed SOCP step"):
         sol = f.solve("ccp", n_starts=2, max_iter=4)

@@ -365,6 +365,9 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         necessarily this one).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations, anchors per class (``anchors``).
     random_state : seed for k-means, random features and the CCP starts.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class's loss terms (``class_weight[y_i] * sample_weight[i]`` multiplies
+        ``phi_{2,gamma}(rho_i)``), as in scikit-learn's ``SVC``; ``"balanced"``: ``L / (n_classes * count(y_i))``.
 
     Attributes
     ----------
@@ -413,8 +416,10 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         n_anchors=20,
         random_state=0,
         sigma_dir=None,
+        class_weight=None,
     ):
         self.lam = lam
+        self.class_weight = class_weight
         self.sigma_dir = sigma_dir
         self.gamma = gamma
         self.kernel = kernel
@@ -429,19 +434,27 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.n_anchors = n_anchors
         self.random_state = random_state
 
-    def _train_features(self, X):
+    def _train_features(self, X, weights=None):
+        """The training features: random features, or the top eigen-features of the Gram matrix ``K``.  With
+        weights ``s`` (positive), those of ``S^(1/2) K S^(1/2)``: ``phi(x) = k(x, X) S^(1/2) V / sqrt(l)`` for its
+        eigenpairs ``(l, V)``, which for integer weights are the repeated rows' eigen-features (the repeated Gram
+        matrix ``E K E'``, ``E' E = S``, has the same nonzero eigenvalues, eigenvectors ``E S^(-1/2) V``)."""
         if self.rff_ is not None:
             return self._features(X)
         K = self._gram(X, X)
-        _, U, lam = gram_factor(K)
+        root = None if weights is None else np.sqrt(weights)
+        _, U, lam = gram_factor(K if root is None else root[:, None] * K * root[None, :])
         if self.max_rank is not None:
             r = int(self.max_rank)
             if r < 1:
                 raise ValueError(f"max_rank must be a positive integer or None; got {self.max_rank!r}.")
             U, lam = U[:, -r:], lam[-r:]
         self.X_fit_ = X
-        self.nystrom_ = U / np.sqrt(lam)  # phi(x) = k(x, X) U / sqrt(lam)
-        return U * np.sqrt(lam)
+        if root is None:
+            self.nystrom_ = U / np.sqrt(lam)  # phi(x) = k(x, X) U / sqrt(lam)
+            return U * np.sqrt(lam)
+        self.nystrom_ = root[:, None] * U / np.sqrt(lam)
+        return K @ self.nystrom_  # = S^(-1/2) V sqrt(l), without dividing by small weights
 
     def _map(self, X):
         if self.rff_ is not None:
@@ -457,28 +470,32 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (L,)
             Class labels (two or more classes).
-        sample_weight : None
-            Not supported: anything but None raises a ValueError (repeat the samples instead, or use
-            :class:`WestonWatkinsSVC`, which takes sample weights).
+        sample_weight : array-like of shape (L,) or None, default=None
+            Nonnegative weight ``s_i`` of each sample's loss term ``phi_{2,gamma}(rho_i)`` (times the class weight),
+            used by every CCP step and the objective; also by the class means of start 0 and of ``gamma="auto"``,
+            the eigen-features of the exact kernel and the k-means anchors.  From start 0 an integer weight is the
+            same as repeating the sample (the random starts ``n_starts > 1`` draw over the distinct samples), and 0
+            drops it.  ``kernel="consolidation"`` fits its subclasses (k-means) on the samples of positive weight,
+            unweighted.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        if sample_weight is not None:
-            raise ValueError(
-                "HyperbolicSVC does not support sample_weight (its CCP, class-mean starts, gamma='auto' and Nystroem "
-                "features take no weights): repeat the samples instead, or use WestonWatkinsSVC, which takes them."
-            )
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
         check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
+        weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            keep = weights > 0
+            if not np.all(keep):  # a sample of weight 0 takes no part in the fit
+                X, codes, weights = X[keep], codes[keep], weights[keep]
         self.classes_ = classes
         self._setup_kernel(X, codes)
-        Phi = self._train_features(X)
+        Phi = self._train_features(X, weights)
         gamma = self.gamma if isinstance(self.gamma, str) else float(self.gamma)  # "auto": resolved by the machine
-        machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam)
+        machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
         self.gamma_ = machine.gamma
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
         options = {"ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}

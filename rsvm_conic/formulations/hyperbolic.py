@@ -47,6 +47,11 @@ Multiple starts: start 0 is the class means with ``R = 0`` (equal radii: the nea
 rule, linear boundaries); the others draw ``lambda`` from flat Dirichlet laws and ``R`` uniformly
 in ``[0, gamma]``; the best final objective wins.
 
+Sample weights ``s_i`` multiply the loss terms, ``sum_i s_i phi_{2,gamma}(rho_i)``, and hence every
+majoriser (the tangent of ``sum_i s_i H_i`` and the epigraph sum ``sum_i s_i G_i``); start 0 and
+``gamma="auto"`` use the weighted class means.  For integer weights each of these is the repeated rows'
+own, so start 0's CCP is that of the repeated rows (the random starts draw over the distinct rows).
+
 Large-scale version (backend ``anchors``): ``O_k`` is restricted to the convex hull of ``p``
 anchors per class, the centroids of k-means clusters of that class's feature vectors (each a
 mean of class points, hence inside the class hull: Problem 1's constraint still holds).  Start 0
@@ -73,14 +78,12 @@ eccentricity ``e = c / a`` (tested in ``tests/test_multiclass_hyperbolic.py``).
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.conic import solve_cvxpy
-from ..exceptions import SolverError, SolverWarning
+from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_runs, solve_step
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -91,38 +94,6 @@ DUMMY = -1  #: the dummy category of Def. 3.2
 def hyperbolic_scores(R, dist) -> np.ndarray:
     """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` from the (n, C) distances."""
     return np.asarray(R)[None, :] - np.asarray(dist)
-
-
-#: Clarabel's settings for the CCP majorisers.  The CCP checks every step in numpy, so 1e-7 solves suffice
-#: and are robust.  QDLDL, not the multithreaded faer factorisation that Clarabel 0.11 picks by default:
-#: measured on one Letter majoriser (300 points, 26 classes, 20 features: 7800 cones of dimension 21),
-#: 17 iterations took 73 s with faer (its 2 threads), 12 s with faer on one thread, 5 s with QDLDL.
-CLARABEL_CCP = {"tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7, "tol_feas": 1e-7, "direct_solve_method": "qdldl"}
-
-
-def _solve_step(problem, solver, options):
-    """One CCP majoriser SOCP: ``solver`` with ``options``, then (on SolverError) at the solver's own
-    default tolerances, then SCS.  Returns ``(stats or None, [failure messages])``.
-
-    An inaccurate status is not an error here: the candidate is kept by the caller only if the true
-    objective decreases, so its warning is recorded and dropped."""
-    attempts = [(solver, options)]
-    loose = {k: v for k, v in options.items() if not k.startswith("tol_")}
-    if loose != options:
-        attempts.append((solver, loose))
-    if solver != "scs":
-        attempts.append(("scs", {}))
-    failures = []
-    for name, opts in attempts:
-        try:
-            with warnings.catch_warnings(record=True):
-                warnings.simplefilter("always")
-                return solve_cvxpy(problem, name, accept_inaccurate=True, **opts), failures
-        except SolverError as exc:
-            failures.append(
-                f"{name}{' (solver default tolerances)' if opts is loose and name == solver else ''}: {exc}"
-            )
-    return None, failures
 
 
 def decision_rule(H, tol: float = 0.0) -> np.ndarray:
@@ -155,9 +126,12 @@ def squash(t, gamma: float) -> np.ndarray:
     return np.where(t <= 0, 0.0, np.minimum(t, gamma))
 
 
-def problem1_objective(H, codes, R, gamma: float, lam: float) -> float:
-    """``sum_i phi_{2,gamma}(rho_i) + lam ||R||^2`` (Problem 1 / Problem 2)."""
-    return float(truncated_hinge(margins(H, codes), gamma).sum() + lam * np.sum(np.asarray(R) ** 2))
+def problem1_objective(H, codes, R, gamma: float, lam: float, sample_weight=None) -> float:
+    """``sum_i s_i phi_{2,gamma}(rho_i) + lam ||R||^2`` (Problem 1 / Problem 2; ``s_i = 1`` when ``sample_weight`` is
+    None)."""
+    loss = truncated_hinge(margins(H, codes), gamma)
+    total = loss.sum() if sample_weight is None else np.asarray(sample_weight) @ loss
+    return float(total + lam * np.sum(np.asarray(R) ** 2))
 
 
 def centre_distances(O, Phi) -> np.ndarray:
@@ -165,13 +139,14 @@ def centre_distances(O, Phi) -> np.ndarray:
     return np.sqrt(squared_distances(np.asarray(Phi, dtype=np.float64), np.asarray(O, dtype=np.float64)))
 
 
-def _tangent_coefficients(dist, R, codes, shift: float = 0.0):
-    """Coefficients of the tangent of ``sum_i H_i``: ``c`` (n, C) on the distances, ``e`` (n, C) on R.
+def _tangent_coefficients(dist, R, codes, shift: float = 0.0, sample_weight=None):
+    """Coefficients of the tangent of ``sum_i s_i H_i``: ``c`` (n, C) on the distances, ``e`` (n, C) on R.
 
     ``H_i = max(shift + a_i, b_i)``; the active branch (ties -> ``a``) and, inside ``a``, the
     maximising ``l`` are picked at the current point.  ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l``
     (+ constants).  ``shift = 0`` for the concave part of the CCP, ``shift = gamma`` for the pieces
-    ``G_i`` of the anchors' convex majoriser.  Returns ``(c, e, max(a, b))``.
+    ``G_i`` of the anchors' convex majoriser.  ``sample_weight``: the weights ``s_i`` multiplying row i of ``c`` and
+    ``e`` (ones when None).  Returns ``(c, e, max(a, b))`` (the last unweighted).
     """
     n, C = dist.shape
     rows = np.arange(n)
@@ -196,18 +171,36 @@ def _tangent_coefficients(dist, R, codes, shift: float = 0.0):
     e[rows[use_a], codes[use_a]] -= 0.5
     # branch b: sum_{j != y} n_ij / 2
     c[~use_a] = 0.5 * (~Y[~use_a]).astype(float)
+    if sample_weight is not None:
+        c *= sample_weight[:, None]
+        e *= sample_weight[:, None]
     return c, e, np.maximum(a, b)
 
 
-def auto_gamma(Phi, codes, n_classes: int) -> float:
+def weighted_median(values, weights) -> float:
+    """The median of ``values`` with each value counted ``weights[i]`` times: for integer weights, ``np.median`` of
+    the repeated values (the mean of the two middle ones when the total weight is even)."""
+    order = np.argsort(values, kind="stable")
+    v, cum = np.asarray(values, dtype=np.float64)[order], np.cumsum(np.asarray(weights, dtype=np.float64)[order])
+    half = 0.5 * cum[-1]
+    lower = v[min(int(np.searchsorted(cum, half, side="left")), v.size - 1)]
+    upper = v[min(int(np.searchsorted(cum, half, side="right")), v.size - 1)]
+    return float(0.5 * (lower + upper))
+
+
+def auto_gamma(Phi, codes, n_classes: int, sample_weight=None) -> float:
     """``gamma="auto"``: the median of ``|rho|`` at the initial point (class means, equal radii), clipped to
-    [1e-3, 1]."""
+    [1e-3, 1]; with ``sample_weight``, the weighted class means and the weighted median (those of the repeated rows
+    for integer weights)."""
     n = Phi.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     Y = np.zeros((n, n_classes))
-    Y[np.arange(n), codes] = 1.0
+    Y[np.arange(n), codes] = w
     O0 = (Y / Y.sum(axis=0)).T @ Phi
     rho = margins(-centre_distances(O0, Phi), codes)
-    return float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
+    if sample_weight is None:
+        return float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
+    return float(np.clip(weighted_median(np.abs(rho), w), 1e-3, 1.0))
 
 
 #: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors route beyond
@@ -221,6 +214,24 @@ class HyperbolicMachine(Formulation):
     (the same over anchor hulls); :meth:`auto_routes` picks by size.  ``gamma`` is a number in (0, 1] or
     ``"auto"`` (:func:`auto_gamma`).  Solutions hold ``O`` (C, D), ``R`` (C,), and ``lam`` (simplex
     weights, n) or ``mu`` (anchors); they carry no certificate (a local optimum of a non-convex problem).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature vectors ``phi(x_i)``.
+    codes : ndarray of shape (n,)
+        Integer class codes ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (``codes.max() + 1`` when None).
+    gamma : float or "auto", default=0.1
+        Margin parameter of the truncated hinge, in (0, 1].
+    lam : float, default=1e-2
+        Weight of ``||R||^2``.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Positive weights ``s_i`` of the samples' loss terms, trusted (the estimator validates them and drops the
+        samples of weight 0): the objective is ``sum_i s_i phi_{2,gamma}(rho_i) + lam ||R||^2``, which for integer
+        weights is that of the repeated rows.  They also weight the class means of start 0 and of
+        ``gamma="auto"``, and the k-means anchors of the ``anchors`` route.
     """
 
     name = "hyperbolic-msvm"
@@ -230,7 +241,15 @@ class HyperbolicMachine(Formulation):
         "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
     }
 
-    def __init__(self, Phi, codes, n_classes: int | None = None, gamma: float | str = 0.1, lam: float = 1e-2):
+    def __init__(
+        self,
+        Phi,
+        codes,
+        n_classes: int | None = None,
+        gamma: float | str = 0.1,
+        lam: float = 1e-2,
+        sample_weight=None,
+    ):
         c = np.asarray(codes)
         integral = c.dtype.kind in "iub" or (
             c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))
@@ -243,10 +262,11 @@ class HyperbolicMachine(Formulation):
         self.Phi, self.codes, self.n_classes = check_features_and_codes(Phi, codes, n_classes)
         if np.any(np.bincount(self.codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if isinstance(gamma, str):
             if gamma != "auto":
                 raise ValueError(f"gamma must be in (0, 1] or 'auto'; got {gamma!r}.")
-            gamma = auto_gamma(self.Phi, self.codes, self.n_classes)
+            gamma = auto_gamma(self.Phi, self.codes, self.n_classes, self.sample_weight)
         self.gamma = check_positive(gamma, "gamma")
         if self.gamma > 1.0:
             raise ValueError(f"gamma must lie in (0, 1] (Def. 3.4); got {self.gamma}.")
@@ -267,7 +287,7 @@ class HyperbolicMachine(Formulation):
         return hyperbolic_scores(R, centre_distances(O, self.Phi if Phi is None else Phi))
 
     def f(self, O, R) -> float:
-        return problem1_objective(self.scores(O, R), self.codes, R, self.gamma, self.lam)
+        return problem1_objective(self.scores(O, R), self.codes, R, self.gamma, self.lam, self.sample_weight)
 
     def objective(self, solution: Solution) -> float:
         return self.f(solution["O"], solution["R"])
@@ -281,12 +301,13 @@ class HyperbolicMachine(Formulation):
     def majorizer(self, O, R, O_t, R_t) -> float:
         """``M(theta | theta_t)`` evaluated in numpy (for tests: ``M >= f`` and ``M(theta_t|theta_t) = f``)."""
         dist_t = centre_distances(O_t, self.Phi)
-        c, e, Ht = _tangent_coefficients(dist_t, R_t, self.codes)
+        c, e, Ht = _tangent_coefficients(dist_t, R_t, self.codes, sample_weight=self.sample_weight)
         dist = centre_distances(O, self.Phi)
         lin = self._tangent_value(c, e, dist_t, O_t, O, R)
         a, b = self._ab(dist, R)
         G = np.maximum(self.gamma + a, b)
-        return float(self.lam * np.sum(R**2) + (G.sum() - lin) / self.gamma)
+        G = G.sum() if self.sample_weight is None else self.sample_weight @ G
+        return float(self.lam * np.sum(R**2) + (G - lin) / self.gamma)
 
     def _ab(self, dist, R):
         n = dist.shape[0]
@@ -335,8 +356,9 @@ class HyperbolicMachine(Formulation):
         ]
 
     def _initial_points(self, weights, n_starts, rng):
-        """Start 0: the simplex weights proportional to ``weights`` (per class; ones for the exact route,
-        the cluster sizes for the anchors: the class means either way) with ``R = 0``, the nearest-class-mean
+        """Start 0: the simplex weights proportional to ``weights`` (per class; the sample weights for the exact
+        route, the cluster sizes for the anchors: the (weighted) class means either way) with ``R = 0``, the
+        nearest-class-mean
         rule; starts 1..: flat Dirichlet weights and ``R`` uniform in ``[0, gamma]``."""
         pts = []
         for s in range(n_starts):
@@ -370,105 +392,61 @@ class HyperbolicMachine(Formulation):
             lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
             starts = [([lam_w[idx] for idx in members], R)]
         else:
-            starts = self._initial_points(
-                [np.ones(idx.size) for idx in members], n_starts, np.random.default_rng(random_state)
-            )
+            w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
+            starts = self._initial_points([w[idx] for idx in members], n_starts, np.random.default_rng(random_state))
         runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options, cache=True)
-        best = self._best_run(runs, "hyperbolic CCP")
+        best = best_run(runs, "hyperbolic CCP")
         lam_w = np.zeros(self.Phi.shape[0])
         for idx, mu in zip(members, runs[best]["mus"]):
             lam_w[idx] = mu
         return self._ccp_solution("ccp", runs, best, t0, {"lam": lam_w, "R": runs[best]["R"], "O": runs[best]["O"]})
 
     def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
-        """The CCP from each start ``(mus, R)`` over the hulls of ``anchors``; the majoriser
-        (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and kept on the machine
-        for later solves when ``cache``."""
+        """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start ``(mus, R)`` over the hulls of
+        ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and
+        kept on the machine for later solves when ``cache``.  Each run also holds its final ``mus``, ``R``, ``O``."""
         import cvxpy as cp
 
         if solver == "clarabel":
             options = {**CLARABEL_CCP, **options}
-        P = self._socp if cache else None
+        built = {"P": self._socp if cache else None}
 
         def O_of(mus):
             return np.stack([mu @ A for mu, A in zip(mus, anchors)])
 
-        runs = []
-        for mus, R in starts:
-            O = O_of(mus)
-            fval = self.f(O, R)
-            hist, stop, n_inaccurate, retries, m_drop = [fval], "max_iter", 0, [], []
-            for _ in range(max_iter):
-                dist = centre_distances(O, self.Phi)
-                c, e, _ = _tangent_coefficients(dist, R, self.codes)
-                Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
-                if P is None:
-                    P = self._class_socp(anchors)
-                    if cache:
-                        self._socp = P
-                for k, A in enumerate(anchors):
-                    P["qs"][k].value = A @ Q[k]
-                P["e"].value = e.sum(axis=0)
-                stats, failures = _solve_step(P["problem"], solver, options)
-                retries.extend(failures)
-                if stats is None:
-                    stop = "solver_failed: " + " | ".join(failures)
-                    break
-                if stats["status"] != cp.OPTIMAL:
-                    n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
-                mus_new = []
-                for mu in P["mus"]:  # renormalise round-off on each simplex
-                    v = np.clip(np.asarray(mu.value), 0.0, None)
-                    mus_new.append(v / v.sum())
-                R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
-                O_new = O_of(mus_new)
-                # the majoriser at its minimiser against its value at the current point (= f there)
-                m_drop.append(fval - self.majorizer(O_new, R_new, O, R))  # >= 0 up to the solver's accuracy
-                f_new = self.f(O_new, R_new)
-                if f_new > fval + 1e-9 * (1.0 + abs(fval)):
-                    # the majoriser's minimiser cannot increase f in exact arithmetic: the current
-                    # point is a fixed point of the CCP to the SOCP solver's accuracy
-                    stop = "fixed_point"
-                    break
-                decrease = fval - f_new
-                mus, R, O, fval = mus_new, R_new, O_new, f_new
-                hist.append(fval)
-                if decrease <= tol * (1.0 + abs(fval)):
-                    stop = "converged"
-                    break
-            runs.append(
-                dict(
-                    mus=mus,
-                    R=R,
-                    O=O,
-                    f=fval,
-                    history=hist,
-                    stop=stop,
-                    inaccurate=n_inaccurate,
-                    retries=retries,
-                    majorizer_drops=m_drop,
-                )
-            )
-        return runs
+        def objective(point):
+            return self.f(point[2], point[1])
 
-    @staticmethod
-    def _best_run(runs, label) -> int:
-        """The index of the best start; a failed solve is never returned as a trained model."""
-        ok = [i for i, r in enumerate(runs) if not r["stop"].startswith("solver_failed")]
-        if not ok:
-            raise SolverError(
-                f"{label}: the SOCP step failed in every start, at every route tried: "
-                + "; ".join(r["stop"][len("solver_failed: ") :] for r in runs)
-                + ". Rescale the features (e.g. a smaller kernel width) or lower lam."
-            )
-        if len(ok) < len(runs):
-            warnings.warn(
-                f"{label}: {len(runs) - len(ok)} of {len(runs)} starts ended with a failed SOCP "
-                "step (every route tried) and were discarded; the best of the others is returned.",
-                SolverWarning,
-                stacklevel=4,
-            )
-        return min(ok, key=lambda i: runs[i]["f"])
+        def step(point):
+            """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
+            _, R, O = point
+            dist = centre_distances(O, self.Phi)
+            c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
+            Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
+            P = built["P"]
+            if P is None:
+                P = built["P"] = self._class_socp(anchors)
+                if cache:
+                    self._socp = P
+            for k, A in enumerate(anchors):
+                P["qs"][k].value = A @ Q[k]
+            P["e"].value = e.sum(axis=0)
+            stats, failures = solve_step(P["problem"], solver, options)
+            if stats is None:
+                return None, None, False, failures
+            mus_new = []
+            for mu in P["mus"]:  # renormalise round-off on each simplex
+                v = np.clip(np.asarray(mu.value), 0.0, None)
+                mus_new.append(v / v.sum())
+            R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+            O_new = O_of(mus_new)
+            # the majoriser at its minimiser (its value at the current point is f there)
+            return (mus_new, R_new, O_new), self.majorizer(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
+
+        runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
+        for run in runs:
+            run["mus"], run["R"], run["O"] = run.pop("point")
+        return runs
 
     @staticmethod
     def _ccp_solution(route, runs, best, t0, values, **info) -> Solution:
@@ -545,32 +523,35 @@ class HyperbolicMachine(Formulation):
             cones_x = group[0][1] if len(group) == 1 else cp.vstack([diff for _, diff in group])
             cons.append(cp.SOC(cones_t, cones_x, axis=1))
         cons += self._hinge_constraints(Y, nu, R, t, s)
-        obj = self.gamma * self.lam * cp.sum_squares(R) + cp.sum(s) - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
+        loss = cp.sum(s) if self.sample_weight is None else self.sample_weight @ s
+        obj = self.gamma * self.lam * cp.sum_squares(R) + loss - sum(q @ mu for q, mu in zip(qs, mus)) - e @ R
         self.variables = {"R": R, "nu": nu, **{f"mu{k}": mu for k, mu in enumerate(mus)}}
         self.parameters = {"e": e, **{f"q{k}": q for k, q in enumerate(qs)}}
         return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e)
 
     # -- large-scale version: the CCP over anchor hulls -------------------------------------------
     def _anchors(self, n_anchors, rng):
-        """Per class: ``p <= n_anchors`` k-means centroids (each a mean of class points) and their cluster
-        sizes; the size-weighted centroids average to the class mean exactly."""
+        """Per class: ``p <= n_anchors`` k-means centroids (each a (weighted) mean of class points) and their cluster
+        sizes (sums of sample weights); the size-weighted centroids average to the (weighted) class mean exactly."""
         from sklearn.cluster import MiniBatchKMeans
 
+        w_all = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
         anchors, sizes = [], []
         for k in range(self.n_classes):
-            Pk = self.Phi[self.codes == k]
+            Pk, wk = self.Phi[self.codes == k], w_all[self.codes == k]
             p = int(min(n_anchors, Pk.shape[0]))
             if p == Pk.shape[0]:
                 anchors.append(Pk.copy())
-                sizes.append(np.ones(p))
+                sizes.append(wk.copy())
                 continue
             km = MiniBatchKMeans(
                 n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048
-            ).fit(Pk)
-            lab = km.labels_
-            used = [q for q in range(p) if np.any(lab == q)]
-            anchors.append(np.stack([Pk[lab == q].mean(axis=0) for q in used]))
-            sizes.append(np.array([np.sum(lab == q) for q in used], dtype=np.float64))
+            ).fit(Pk, sample_weight=None if self.sample_weight is None else wk)
+            onehot = km.labels_[:, None] == np.arange(p)[None, :]  # (n_k, p)
+            mass = wk @ onehot
+            used = mass > 0
+            anchors.append(((onehot[:, used] * wk[:, None]).T @ Pk) / mass[used][:, None])
+            sizes.append(mass[used])
         return anchors, sizes
 
     def _solve_anchors(
@@ -588,7 +569,7 @@ class HyperbolicMachine(Formulation):
         rng = np.random.default_rng(random_state)
         anchors, sizes = self._anchors(n_anchors, rng)
         runs = self._ccp_runs(anchors, self._initial_points(sizes, n_starts, rng), solver, max_iter, tol, options)
-        best = self._best_run(runs, "hyperbolic anchors CCP")
+        best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(
             "anchors",

@@ -135,7 +135,7 @@ def compare_backends(
     reports : list of BackendReport
         One per backend, in order.
     solutions : dict
-        Route name -> its :class:`~rsvm_conic.solvers.contract.Solution`, for the routes that succeeded.
+        Route name -> its :class:`~rsvm_conic.certify.contract.Solution`, for the routes that succeeded.
     """
     backends = tuple(backends or formulation.backends)
     backend_options = backend_options or {}

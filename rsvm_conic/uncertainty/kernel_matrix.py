@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._threads import blas_threads_for
 from .._validation import (
     check_finite_array,
     check_psd,
@@ -345,7 +346,8 @@ def rank_one_approx(beta, *, symmetric: bool = False):
             v, E = eigsh(op, k=1, which="LM", tol=1e-12, v0=np.ones(n))
         k = 0
     else:
-        v, E = np.linalg.eigh(beta)
+        with blas_threads_for(float(beta.shape[0]) ** 3):  # n <= 300: one BLAS thread
+            v, E = np.linalg.eigh(beta)
         k = int(np.argmax(np.abs(v)))
     e = E[:, k]
     if e.sum() < 0:
