@@ -8,6 +8,8 @@ per-sample one is passed with a leading axis of length 1 -- or fails with that a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
@@ -56,7 +58,9 @@ def test_groups_is_refused_naming_sigma_index():
     with pytest.raises(ValueError, match="takes no groups.*sigma_index"):
         RobustSVC().fit(X, y, Sigma=S, groups=g)
     # through GridSearchCV, groups= goes to the splitter: the estimator sees Sigma alone and says what is missing
-    with pytest.raises(ValueError, match="pass sigma_index=.*groups= goes to the splitter"):
+    with pytest.raises(ValueError, match="pass sigma_index=.*groups= goes to the splitter"), warnings.catch_warnings():
+        # scikit-learn's own note that StratifiedKFold ignores groups (its splitter, not ours)
+        warnings.filterwarnings("ignore", message="The groups parameter is ignored", category=UserWarning)
         GridSearchCV(RobustSVC(), {"C": [1.0]}, cv=2, error_score="raise").fit(X, y, Sigma=S, groups=g)
     with pytest.raises(TypeError, match="unexpected keyword"):
         RobustSVC().fit(X, y, sigma=S)
