@@ -1,56 +1,13 @@
 """Dual certificates for the robust hinge: a feasible dual point built from a primal iterate.
 
-Primal (the conic models' scale):
-
-    P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)^T w||_q}.
-
-Writing each hinge as ``max_{alpha_i in [0, C]} alpha_i (...)`` and each norm as
-``||A_g^T w||_q = max_{||u_g||_p <= 1} <A_g u_g, w>`` and minimising the Lagrangian over (w, b) gives,
-for every ``alpha in [0, C]^L`` with ``y'alpha = 0`` and every ``z_g`` with ``||z_g||_p <= s_g =
-sum_{i in g} alpha_i gamma_i`` (that is ``z_g = s_g u_g``),
-
-    D(alpha, z) = sum_i alpha_i - 1/2 || sum_i alpha_i y_i x_i - sum_g A_g z_g ||^2  <=  P*     (weak duality)
-
-(Lagrangian weak duality for the robust hinge, derived above).  D is jointly concave in (alpha, z) and the
-bound is exact at the saddle point: ``w* = sum alpha*_i y_i x_i - sum_g A_g z*_g``.
-
-Construction from an iterate (w, b) (:func:`dual_bound`), every step O(L n) (plus O(k n^2) for full
-factors), no L x L matrix and no Python loop over samples:
-
-1. Robust margins ``m_i = y_i(<w, x_i> + b) - gamma_i ||A_g^T w||_q``.  For a tolerance tau:
-   ``alpha_i = C`` where ``m_i < 1 - tau``, ``0`` where ``m_i > 1 + tau``, free on the margin set M.
-2. The direction of z_g is the maximiser of ``<u, A_g^T w>`` over the unit p-ball where that is unique,
-   with the non-unique part left free ("kinks": q = 1, the coordinates of ``A_g^T w`` within tau of 0;
-   q = inf, the coordinates within tau of the maximum, as a simplex; any q, a group with ``A_g^T w``
-   ~ 0).  At an optimum of a p = inf or p = 1 model these kinks are the rule, not the exception (the
-   1-norm makes ``A^T w*`` sparse), and the natural point alone gives a loose bound.
-3. The free alpha's and kink weights solve the (n+1)-row least-squares system
-   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, ``|M| + #kinks`` columns;
-   LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
-4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`~.projections.project_dual_set`),
-   then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
-   data of 1-3, so the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried,
-   plus the optional ``alpha_hint`` and ``warm`` points; the best is kept, and also scaled by the best
-   t in [0, 1] (the feasible set is a cone cut by the box).
-5. Refinement rounds from the best point: a projected-gradient step in z (alpha fixed; each z_g in its
-   ball) and one in alpha (u = z / s fixed: a linear-SVM dual on the features ``y_i x_i - gamma_i A_g
-   u_g``), each with exact line search on the concave quadratic, about two passes over the data a round.
-
-Validity does not depend on the iterate: the returned (alpha, Z) is checked-feasible by construction
-(up to rounding: ``|y'alpha|`` is at the 1e-16 C L level).  Tightness does: at the exact optimum of a
-problem with ``w* != 0`` steps 1-4 recover the optimal dual point (relative gaps 1e-10..1e-13 measured
-on grouped/per-sample/shared, p in {1, 2, inf}, diagonal/full, nominal; tests/test_certificates.py).
-Two limits.  (a) At ``w* = 0`` (e.g. p = inf with radius 1 on standardised data: the robust term swamps
-the data) every group is a kink and the least squares cannot see the ball constraints; the bound then
-comes from the refinement rounds, which need hundreds of rounds (a solver keeps its point warm across
-evaluations, so they accumulate).  (b) From a first-order iterate whose *objective* is within 1e-3 the
-*margins* can still be off by O(1) (the primal gap is quadratic in ``w - w*``, the margins linear), so
-the least-squares point is rough and, again, the warm refinement carries the bound (in the stochastic
-solvers, helped by ``alpha_hint``, the time-averaged activity of each sample).
-
-The robust term is seen through a small operator object (:class:`FactorOps`) so the same code serves
-:class:`~.datafits.RobustHinge` (factors of a :class:`~rsvm_conic.uncertainty.sets.ResolvedUncertainty`)
-and :class:`~.feature_datafits.RotatedRobustHinge` (per-sample rotations, ``A_i = R_i^T``).
+For ``P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)^T w||_q}`` every
+``alpha`` in ``{0 <= alpha <= C, y'alpha = 0}`` and ``z_g`` in the p-ball of radius ``sum_{i in g} alpha_i
+gamma_i`` give the lower bound ``D(alpha, z) = sum_i alpha_i - 1/2 ||sum_i alpha_i y_i x_i - sum_g A_g z_g||^2``
+(Lagrangian weak duality).  :func:`dual_bound` builds such a point from an iterate in O(L n) per step (margins,
+a least-squares fit on the margin set, the projection onto the dual set, refinement rounds), :func:`hinge_min`
+is the best bias for a fixed ``w``; the robust term is seen through :class:`FactorOps`.  The derivation, the
+construction step by step and its two limits are in the user guide (``docs/guide/robust.md``, "The dual
+certificate, from an iterate").
 """
 
 from __future__ import annotations

@@ -1,52 +1,13 @@
 """The safe SVM's bi-level methods [CJ20, eq. 7] ([CW16], [CW17]): hypergradient descent and the stochastic
 bi-level gradient method.
 
-:class:`SmoothedBilevel` holds the smoothed problem's data; :func:`solve_lower` (damped Newton on the lower
-level, a continuation in tau from a cold start), :func:`hypergradient` (implicit function theorem) and
-:func:`hypergradient_descent` (projected, Armijo backtracking on the box) are the ``"hypergradient"`` route of
-:class:`~rsvm_conic.formulations.safe.SafeSVM`; :func:`stochastic_bilevel` its ``"stochastic_bilevel"`` route.
-
-The bi-level problem (both levels smoothed as in :mod:`rsvm_conic.formulations.safe`: softplus
-``s_tau(z) = tau log(1 + exp(z / tau))`` for the hinge, ``r(w) = sqrt(||sigma * w||^2 + eps^2)`` for the
-ellipsoid's support function)::
-
-    min_{lo <= sigma <= hi}  F(sigma) = (1/N) sum_v s_tau(1 - y_v (<w*, x_v> + b*))
-    theta* = (w*, b*) = argmin g(theta; sigma) = 1/2 ||w||^2 + C sum_i s_tau(1 - y_i (<w, x_i> + b) + r(w)).
-
-[CJ20] solve eq. (7) "with a stochastic bi-level gradient algorithm" ([CW17], analysed in [CW16]:
-differentiable objectives, a convex lower level, finite sums on both levels, diminishing steps).  The
-method implemented here follows that description, two coupled stochastic-approximation loops:
-
-* **lower level** (fast time scale): ``inner_steps`` minibatch stochastic gradient steps on g at the
-  current sigma, warm-started from the previous outer iteration, in the averaged scale
-  ``g / (C L) = lam/2 ||w||^2 + mean_i s_tau(z_i)``, ``lam = 1/(C L)``, proximal on the regulariser
-  (``w <- (w - eta G) / (1 + eta lam)``, the split of [CJ20, eq. 5]) with steps
-  ``eta_t = eta0 / (1 + eta0 lam t)``, after ``warmup`` epochs at the starting sigma; the outer loop
-  uses the polynomial-decay average of the inner iterates ([SZ13], weight ``4 / (t + 3)``, as in
-  :mod:`.stochastic`), which weights the recent ones;
-* **upper level** (slow time scale): a stochastic hypergradient from one validation minibatch V and one
-  training minibatch B (unbiased estimates of grad_theta F, of the lower Hessian H and of the mixed
-  derivative J = d grad_theta g / d sigma; implicit function theorem)::
-
-      d_k = -J_B' (H_B + mu I)^{-1} grad_theta F_V,      sigma_{k+1} = clip(sigma_k - beta_k d_k, lo, hi),
-
-  ``beta_k = beta0 / (1 + k / 10)^0.75`` (diminishing, sum beta = inf, sum beta^2 < inf); ``mu = 1e-8``
-  keeps a minibatch Hessian without curvature in b invertible.  The returned sigma is the average of
-  the iterates of the second half of the run (Polyak-Ruppert; the box is convex, so it stays feasible).
-
-``eta0`` and ``beta0`` are set by rules, not tuned per data set: ``eta0`` in 10^-3..10^3, the one with the
-lowest smoothed lower objective after one epoch from the start (Bottou's heuristic, as
-:func:`.stochastic.calibrate_eta0`); ``beta0`` so that the first outer step moves sigma by a tenth of the
-box width (``BETA_FRACTION (hi - lo) / max|d_0|``).  Measured on the instance ``safe-svm-bilevel``
-(L = 100, n = 2): 300 outer iterations land within 0.4 % of the hypergradient route's upper objective.
-Every random draw comes from one ``numpy.random.Generator`` seeded by ``seed``: a run is reproducible
-bit for bit.
-The steps are vectorised over each minibatch (no Python loop over samples).
-
-What is certified: nothing at the upper level (eq. 7 is non-convex in sigma; a stochastic method gives
-no stationarity certificate either).  The formulation certifies the *lower level* at the returned sigma
-(exact robust hinge, non-smoothed, by the dual bound of :mod:`.certificates`); see
-:meth:`rsvm_conic.formulations.safe.SafeSVM.solve`.
+:class:`SmoothedBilevel` holds the smoothed problem's data (softplus hinge, smoothed support function);
+:func:`solve_lower` (damped Newton on the lower level), :func:`hypergradient` (implicit function theorem) and
+:func:`hypergradient_descent` (projected, Armijo backtracking on the box) are the ``"hypergradient"`` route,
+:func:`stochastic_bilevel` (two coupled stochastic-approximation loops, seeded) the ``"stochastic_bilevel"``
+route.  Nothing is certified at the upper level (eq. 7 is non-convex in sigma); the formulation certifies the
+lower level at the returned sigma.  The smoothed problem and the stochastic method's steps are written out in the
+user guide (``docs/guide/safe.md``, "The bi-level methods").
 """
 
 from __future__ import annotations

@@ -1,55 +1,14 @@
 """RSVM_SOCP [BBBB10, eq. 16]: its objective, the projected-Newton route and the cone IPM.
 
-Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating ``t, t'``,
-
-    (16')   minimise_{alpha, nu}  Phi(alpha, nu) = 1/2 alpha'Q alpha + kappa/2 ||B nu||_2 - e'alpha
-            subject to  0 <= alpha <= C,  y'alpha = 0,  alpha_i^2 <= nu_i.
-
-:class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` (value,
-gradient, Hessian, multipliers), used by every route below, by the certificates of
-:mod:`rsvm_conic.solvers.kernel_uncertainty` and by the penalty function of RSVM_QN
-(:mod:`rsvm_conic.solvers.quasi_newton`, which adds a penalty to the same ``F``).
-
-Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected Newton
-(active-set) method on ``F``, warm-started from the neighbouring grid point, and certified against
-(16') itself (:func:`solve_rsvm_socp`, :func:`rsvm_socp_grid`):
-
-* Certificate.  With ``nu = alpha**2``, ``u = beta_hat nu``, ``s = ||B nu||`` and
-  ``lambda = kappa/2 * u / s``: if ``lambda >= 0`` then for every feasible point
-  ``Phi >= 1/2 a'Qa + sum_i lambda_i a_i^2 - e'a`` (Lagrangian bound; the minimum over ``nu`` of
-  ``kappa/2 ||B nu|| - lambda'nu`` is 0 because ``lambda = kappa/2 B'(B nu / s)``), a convex QP whose
-  gradient at ``alpha`` equals ``grad F(alpha)`` and whose value there equals ``F(alpha)``.  Its
-  Frank-Wolfe linearisation over ``S = {0 <= a <= C, y'a = 0}`` gives the certified bound
-  ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``
-  (:func:`~rsvm_conic.certify.kernel.frank_wolfe_gap`).  So we stop when
-  ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.certify.contract`)
-  and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
-  dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat``
-  has negative entries, the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
-  right function and we fall back, see below.)
-* Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
-  with the Hessian of :class:`RobustKernelObjective`, then an Armijo search along the projection arc
-  ``P_S(alpha + t d)`` (exact projection onto S); if no Newton step decreases F a projected-gradient
-  step is taken.  Where ``H_FF`` is singular or nearly so (a rank-deficient kernel with ``kappa = 0``) the
-  Schur complement of ``y_F`` cancels catastrophically; the step is then taken on the face in an orthonormal
-  basis of ``{y_F'd = 0}`` (:func:`_face_direction`: minimum-norm Newton on the range of the reduced Hessian,
-  or a ray to the first bound where the model is linear along its null space).  Where the predicted decrease
-  is below the rounding of ``F`` itself (``1/2 alpha'Q alpha`` cancelling at large C), the full step is
-  accepted when ``F`` stays within its rounding and the Frank-Wolfe gap shrinks.
-* Warm starts.  Along a grid the previous point's alpha is the start; after a change of C (and
-  for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
-  previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
-  6 x 10 grid at n = 160, median 2 iterations per point, at most 7 (without it a C jump took 34).
-* Why this route (``problems/bench_robust_ipm.py``, Part 2, one run on 2 idle cores at n = 160): the CVXPY DPP
-  loop takes 5.7 ms per point, the exact cone IPM below 21 ms (dense (2n+1) KKT, ~23 iterations, no useful warm
-  start), the projected Newton route 0.5 ms per warm point (one Cholesky of the free block per iteration) and
-  1.5 ms cold.
-* Fallback, and the one interior-point method for RSVM_SOCP (:func:`rsvm_socp_ipm`).  If the
-  certificate is not reached in ``max_iter`` iterations (or lambda < 0), the exact conic form (16')
-  is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.ipm.engine` (a dense (2n+1)
-  KKT built from the cone structure: n three-dimensional rotated cones ``alpha_i^2 <= nu_i`` and one
-  ``(tau, B nu)`` cone).  That route is exact for any PSD ``beta_hat`` (also where the relaxation is
-  slack and no method on ``F`` applies) and is reported in ``info["route"]``.
+:class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` of eq. 16 after
+eliminating ``t, t'`` (value, gradient, Hessian, multipliers), shared by every route, by the certificates of
+:mod:`rsvm_conic.solvers.kernel_uncertainty` and by RSVM_QN (:mod:`rsvm_conic.solvers.quasi_newton`).
+:func:`solve_rsvm_socp` and :func:`rsvm_socp_grid` run a projected Newton (active-set) method on ``F``,
+warm-started along a grid, stopped by the Frank-Wolfe gap of a Lagrangian bound (:func:`ipm_certificate`,
+:func:`~rsvm_conic.certify.kernel.frank_wolfe_gap`); :func:`rsvm_socp_ipm` solves the exact conic form with the
+engine of :mod:`rsvm_conic.solvers.ipm.engine` and is the fallback.  The certificate, the Newton step, the warm
+starts and the fallback are derived in the user guide (``docs/guide/kernel_robust.md``, "The RSVM_SOCP solver");
+``rsvm-conic bench robust-ipm-grid`` measures the routes against each other.
 """
 
 from __future__ import annotations

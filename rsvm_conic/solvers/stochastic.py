@@ -1,62 +1,15 @@
-"""Stochastic solvers for the large-scale robust SVM [CJ20, eq. 5-6].
+"""Stochastic solvers for the large-scale robust SVM [CJ20, eq. 5-6], stopped by a certified gap.
 
-Both minimise the averaged objective
-
-    F(w, b) = lam/2 ||w||^2 + (1/L) sum_i l_i(w, b),      lam = 1 / (C L),
-
-which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l_i``.
-
-* :func:`stochastic_subgradient` -- minibatch stochastic subgradient on F
-  (Pegasos-style decreasing steps ``eta_t = eta_0 / (1 + eta_0 lam t)``,
-  polynomial-decay averaging of the iterates, which weights recent iterates
-  like a suffix average without restarts).
-* :func:`stochastic_proximal` -- the split of eq. (5): a stochastic forward step on
-  the robust hinge g, then the backward (proximal) step on h = lam/2 ||w||^2,
-  ``w <- (w - eta g_B) / (1 + eta lam)``; same steps and averaging.
-
-skglm's separation: both take the data ``(X, y)``, a data fit that holds only its parameters
-(:mod:`.datafits`, :mod:`.feature_datafits`) and the penalty ``h`` (:class:`~.penalties.L2Squared`; its
-``lam`` sets the step schedule and the scale ``C = 1 / (lam L)`` of the certificate, which is a bound for
-this penalty).  Each declares the methods it calls (:data:`DATAFIT_REQUIRED`, :data:`PENALTY_REQUIRED`) and
-checks them before it starts, with an error that names what is missing.
-
-Pure numpy, vectorised over the minibatch, seeded.  Data layout: the rows are shuffled into
-contiguous blocks of ``batch_size`` -- ``shuffle="once"`` copies X once in a random order and each epoch visits
-its blocks in a fresh random order (a step reads a view: no fancy-indexed copy of rows), ``"epoch"`` gathers a
-fresh permutation into the same buffer each epoch (one extra pass; ``"auto"`` picks it for small data, where a
-few fixed blocks slow convergence, and ``"once"`` above :data:`RESHUFFLE_MAX` entries).  ``batch_size="auto"``
-is 64, or ``ceil(L / MAX_STEPS)`` for large L, so the Python/numpy overhead of the steps stays below one pass
-over X: an epoch then costs about one ``X @ w`` plus one ``X.T @ v`` pass (``rsvm-conic bench stochastic``).
-The data fit's per-sample parameters are gathered into the copy's order with it (``datafit.blocks(perm)``,
-:class:`.datafits.HingeBlocks`: gamma_i and the group index, a factor per sample; per-sample diagonal factors as
-``a * a`` for p = 2, so that a step's robust term and its gradient are two ``(B, n) x (n,)`` products), and so is
-the dual estimate of the certificate (:class:`_Activity`): a step reads and writes slices only.  The robust term
-meets w once per distinct group of a batch, for the loss and its subgradient alike.  ``eta_0="auto"`` picks the
-initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
-``datafit.restrict(idx)`` and the subsample's rows, so any data fit calibrates on its own loss).
-
-Stopping rule: a certified gap.  Every ``eval_every`` epochs the averaged iterate (w, b) gets the
-primal ``P(w, b) = 1/2 ||w||^2 + C sum_i l_i`` (one pass); every ``certify_every`` evaluations (and at
-the last epoch) also a *feasible dual point* (``datafit.dual_bound``, :mod:`.certificates`) whose
-objective D is a lower bound on min P (for the nominal hinge with the band candidate of
-:func:`.certificates.dual_bound`: a first-order iterate's margins are rough, and the dual restricted to the
-samples near the margin certifies it at 1e-3 where the least-squares points stall near 1e-2).
-The solver keeps the best primal iterate and the best dual value
-seen (any feasible dual value is a valid lower bound; the dual point is kept warm and refined further
-at each certificate, about an epoch's cost of rounds per epoch since the last one, and the solver feeds the
-time-averaged activity ``C * [l_i > 0]`` of each sample as a hint) and stops as soon as
-``relative_gap(P_best, D_best) <= tol`` (:mod:`.contract`): status ``"optimal"`` then *means* the
-returned (w, b) is within ``tol`` (relative) of the optimum.  Otherwise the run ends at ``max_epochs``
-(or ``time_limit``) with status ``"max_iter"``, or -- when ``patience`` is set and the certified gap
-has not shrunk by 1 % over ``patience`` certificates -- early with status ``"uncertified"``.  A data
-fit without ``dual_bound`` gets no certificate (D = -inf, never "optimal").  The best evaluated
-iterate is returned.  ``certify_every="auto"`` certifies at most once per 64 minibatch steps, and not
-before the averaging starts (``average_from`` epochs; the last epoch excepted): a
-certificate costs a fixed ~0.2 ms of numpy calls per refinement round plus about two passes over the
-data per round (measured: about 0.3 epoch at L = 20000, n = 50, two full-factor groups; several epochs
-on 500-sample data, where an epoch is only ~9 minibatch steps; per-sample full factors cost O(L n^2) a
-round).  The certificate does not touch the random stream: runs stay seeded and reproducible, and the
-iterates are those of the uncertified solver bit for bit.
+Both minimise ``F(w, b) = lam/2 ||w||^2 + (1/L) sum_i l_i(w, b)``, ``lam = 1 / (C L)`` (``P / (C L)`` for the
+conic models' objective ``P``): :func:`stochastic_subgradient` (minibatch subgradient steps
+``eta_t = eta_0 / (1 + eta_0 lam t)``, polynomial-decay averaging) and :func:`stochastic_proximal` (the split of
+[CJ20, eq. 5]: a stochastic step on the robust hinge, then the proximal step on ``lam/2 ||w||^2``).  As in skglm,
+the data fit (:mod:`.datafits`, :mod:`.feature_datafits`) holds only its parameters and the penalty is
+:class:`~.penalties.L2Squared`; each declares the methods it calls (:data:`DATAFIT_REQUIRED`,
+:data:`PENALTY_REQUIRED`).  A run stops when the best primal value and the best feasible dual value
+(:func:`rsvm_conic.certify.hinge.dual_bound`) meet ``tol``: status ``"optimal"`` then means the returned
+``(w, b)`` is within ``tol`` of the optimum.  Data layout, step-size calibration and the certificate's schedule
+are described in the user guide (``docs/guide/robust.md``, "The stochastic routes").
 """
 
 from __future__ import annotations

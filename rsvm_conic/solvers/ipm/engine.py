@@ -1,42 +1,13 @@
 """A primal-dual interior-point engine for cone QPs with a pluggable KKT solve.
 
-Problem (the CVXOPT ``coneqp`` / Clarabel standard form)::
-
-    minimise    1/2 x'P x + q'x
-    subject to  G x + s = h,   A x = b,   s in K,
-
-with ``K`` a product of one nonnegative orthant and batches of second-order cones
-``{(u0, u1) : u0 >= ||u1||_2}`` (a batch is ``m`` cones of the same dimension ``d``,
-stored row-wise as an ``(m, d)`` array, so every cone operation is vectorised).  The
-dual is ``max -1/2 x'Px - h'z - b'y  s.t.  P x + q + G'z + A'y = 0, z in K``.
-
-Algorithm: Mehrotra predictor-corrector with Nesterov-Todd scaling (the algorithm of
-CVXOPT's ``coneqp``, [Van10, Sec. 7-9]), started from the least-squares point of the identity-scaled KKT
-system shifted into the cone.  The only problem-specific part is the linear solve
-
-    P dx + A'dy + G'dz = bx,    A dx = by,    G dx - W'W dz = bz
-
-with ``W`` the current NT scaling.  A problem object supplies the operators and a
-``kkt_factor(scaling)`` returning ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)``; that is where
-structure is exploited (see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  Once the gap is small, the
-corrector's solve is followed by iterative refinement against the unreduced operators
-(:class:`Refinement`), so a KKT solver that loses digits (Schur complements of ill-conditioned
-scalings) is corrected.
-
-Stopping criteria follow Clarabel's semantics (its defaults ``tol_gap_abs = tol_gap_rel =
-tol_feas = 1e-8``)::
-
-    pres = max(||Gx + s - h||_inf, ||Ax - b||_inf) / max(1, ||h||_inf + ||b||_inf + ||x||_inf + ||s||_inf)
-    dres = ||Px + q + G'z + A'y||_inf / max(1, ||q||_inf + ||x||_inf + ||z||_inf)
-    gap_abs = |pcost - dcost|,   gap_rel = gap_abs / max(1, min(|pcost|, |dcost|))
-    optimal  <=>  pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-
-(``dcost`` is the Lagrangian dual value at the current point; we also require the
-complementarity ``s'z`` to satisfy the same gap test).  Statuses: ``"optimal"``,
-``"max_iter"`` (iteration limit), ``"numerical_error"`` (NaN, a failed factorisation, or
-a step that collapsed).  Problem-level infeasibility certificates are not produced: the
-models this engine serves (robust SVMs, RSVM_SOCP) are always primal and dual feasible,
-so an iterate whose residuals stop decreasing is reported as ``"numerical_error"``.
+Problem: ``minimise 1/2 x'P x + q'x  s.t.  G x + s = h,  A x = b,  s in K`` (the CVXOPT ``coneqp`` / Clarabel
+standard form), ``K`` one nonnegative orthant and batches of second-order cones stored row-wise (every cone
+operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9]
+(:func:`cone_ipm`); the problem object supplies the operators and ``kkt_factor(scaling)``, where structure is
+exploited (:mod:`.robust_svm`), and :class:`Refinement` corrects a KKT solve that loses digits.  The stopping test
+(:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
+``"numerical_error"``.  The standard form, the stopping test's formulas and the statuses are written out in the
+user guide (``docs/guide/robust.md``, "The interior-point engine").
 """
 
 from __future__ import annotations

@@ -1,33 +1,14 @@
-"""Compiled one-pass kernels over rows (numba): the interior points' hot loops, and the row dot product that
-the Weston-Watkins epoch (:mod:`.multiclass.cd`) also uses.
+"""Compiled one-pass kernels over rows (numba): the interior points' hot loops, and the row dot product that the
+Weston-Watkins epoch (:mod:`.multiclass.cd`) also uses.
 
-Each kernel reads its operands once and fuses work that numpy would spread over several passes and
-temporaries.  Over the rows of a data matrix ``X`` (the robust SVM of :mod:`.robust_svm`):
-
-* :func:`fill_centred_rows` writes one row block of ``sqrt(rho_i) c_i``, ``c_i = y_i [x_i; 1] -
-  gamma_i m_{g(i)}``, ready for a BLAS rank-k update (the centred Gram matrix of
-  :func:`~rsvm_conic.solvers.ipm.robust_svm.centred_gram`);
-  :func:`fill_centred_rows_in` does the first half of a Newton solve (below) in the same pass;
-* :func:`group_row_sums` forms ``sum_{i in g} v_i x_i`` for every group ``g`` in one pass;
-* :func:`matvec_pair` forms ``X w`` and ``X' v`` together in one pass (a residual evaluation), and
-  :func:`matvec_pair_groups` the group sums of :func:`group_row_sums` in the same pass;
-* :func:`robust_solve_rows_in` and :func:`robust_solve_rows_out` are the per-sample halves of a Newton
-  solve, each one pass over ``X`` with the elementwise work around its product.
-
-Single-threaded and memory-bound, the products beat OpenBLAS's one-thread ``dgemv`` on tall ``X``
-(measured 1.2-2x at 2e4-2e5 rows, 50-200 columns).  Over the rows of a batch of second-order cones
-(an (m, d) array, one cone per row): the cone algebra of :mod:`.engine` (``soc_*``), the orthant's
-NT scaling, step length and step, the robust SVM's margin weights and margin rows of ``G x``, ``||v||_inf``,
-and the cones' parts of the robust SVM's Newton solve (:func:`cone_gram_rows`, :func:`cone_rhs_rows`,
-:func:`cone_back_rows`).  Only sums may be reordered
-(numba's ``fastmath={"reassoc"}``), so that the row dot products vectorise: :func:`row_dot`, the dot products of
-:func:`matvec_pair` and :func:`matvec_pair_groups` (their sums over rows stay in row order) and the cone rows'
-``u1'v1``, and the whole of the fused per-row kernels of the interior point's steps (:func:`soc_step`,
-:func:`soc_step_scaled`, :func:`soc_newton_rhs`, :func:`soc_scaled_dirs`, :func:`soc_nt_scaling_lam`,
-:func:`cone_back_rows`), which sum several products of a row in one loop (a row's separate reductions are each
-bound by the adder's latency).  No other flag is set, so NaN and inf propagate as in numpy.
-
-The kernels take trusted float64 arrays and intp group indices (validated by the caller).
+Each kernel reads its operands once and fuses work that numpy would spread over several passes and temporaries:
+over the rows of ``X`` (centred Gram rows, group sums, matrix-vector pairs, the per-sample halves of a Newton
+solve) and over the rows of a batch of second-order cones (the cone algebra of :mod:`.engine`, the orthant's NT
+scaling and steps, the robust SVM's cone parts of the Newton solve).  Only sums may be reordered (numba's
+``fastmath={"reassoc"}``) so that row dot products vectorise; NaN and inf propagate as in numpy.
+:mod:`.row_kernels_numpy` holds the numpy form of each kernel.  Which kernel fuses what, and why, is in
+``docs/performance.md`` ("The compiled row kernels").  The kernels take trusted float64 arrays and intp group
+indices (validated by the caller).
 """
 
 from __future__ import annotations
