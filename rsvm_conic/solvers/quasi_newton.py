@@ -17,7 +17,7 @@ restarted from several points; the best local minimum of ``L`` is kept.  The pap
 sequential penalty method, Luenberger & Ye ch. 13) so that the final iterate is feasible up to
 ``O(1/P)``.  The initial DFP matrix of each penalty level, and the matrix after any change of
 the set of violated bounds, is the inverse of the (PD-shifted) Hessian of ``L`` -- without
-these restarts plain DFP crawled for thousands of iterations on the Sec. 5.1 data (measured).  ``beta`` may be any
+these restarts plain DFP crawls for thousands of iterations on the Sec. 5.1 data.  ``beta`` may be any
 symmetric elementwise-nonnegative matrix (case 3: non-convex in general).
 """
 
@@ -187,7 +187,7 @@ def dfp_minimize(
                 H, own = H.copy(), True
             # H + s s'/sq - Hq Hq'/qHq, the same operations in the same order as the expression (bitwise its
             # value), in place through one buffer: the expression's four n x n temporaries per iteration
-            # cost more than the rest of the iteration at n = 160 (allocation, page faults; measured)
+            # (allocation, page faults) would cost more than the rest of the iteration at the paper's n = 160
             np.multiply.outer(s, s, out=buf)
             buf /= sq
             H += buf
@@ -212,8 +212,8 @@ def dfp_minimize(
 def _inverse_pd(H):
     """Inverse of ``H`` made positive definite by a diagonal shift if needed.
 
-    Uses numpy's Cholesky and triangular solves: scipy's ``cho_factor`` was measured at
-    0.5 s on some 160 x 160 penalty Hessians (numpy: 0.4 ms).
+    Uses numpy's Cholesky and LAPACK's triangular inverse: scipy's ``cho_factor`` can be far slower
+    on some 160 x 160 penalty Hessians.
     """
     from scipy.linalg.lapack import dtrtri
 
@@ -237,9 +237,8 @@ def _inverse_pd(H):
 def _penalty_change(prob, x, H, old, new):
     """Metric restart when the set of violated bounds changes: ``H = (Hessian of L at x)^{-1}``.
 
-    (A Sherman-Morrison update of the DFP metric by +-P e_i e_i' was tried and measured worse:
-    ~600 instead of ~15 iterations per solve on the Sec. 5.1 data, as the metric keeps stale
-    curvature.)"""
+    (A Sherman-Morrison update of the DFP metric by +-P e_i e_i' keeps stale curvature and needs
+    many times the iterations on the Sec. 5.1 data.)"""
     return _inverse_pd(prob.hessian(x))
 
 
@@ -271,7 +270,7 @@ def rsvm_qn(
     (shifted to be PD) Hessian of ``L`` at the level's starting point, a standard choice of
     ``H^0`` that removes the ill-conditioning a large ``P`` causes; the metric is restarted the
     same way whenever the set of violated bounds changes (plain DFP crawls for thousands of
-    iterations across these curvature jumps; measured on the Sec. 5.1 data).  Otherwise a
+    iterations across these curvature jumps on the Sec. 5.1 data).  Otherwise a
     scaled identity and pure DFP.
     The best start is the one with the lowest final ``L``.
     """

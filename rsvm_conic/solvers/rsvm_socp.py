@@ -192,22 +192,19 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     ``refine`` defaults to at most 3 steps of iterative refinement per corrector solve (the engine's default is
     :data:`~.ipm.engine.REFINE_STEPS`, with :class:`~.ipm.engine.Refinement`'s rule).  Near the optimum every rotated
     cone ``alpha_i^2 <= nu_i`` is active, the scalings' entries span many orders of magnitude,
-    and the normal equations' solve loses its digits: its KKT residual relative to the right-hand side was 0.67
-    (n = 160) and up to 4e5 (n = 80) in the last iterations, one correction did not repair it, and the iterates lost
-    primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and 320 with four data seeds (720
-    solves): 132 numerical errors with one step, 11 with two, 1 with three (as with five), at the same time per solve
-    (a step is a product with ``Q`` and two triangular solves, against a factorisation per iteration).  Those counts
-    are for a fixed number of steps per solve; with :class:`~.ipm.engine.Refinement`'s rule (at most three, fewer once
-    the residual is below 1e-6 of the right-hand side or stops falling) the n = 80 and 160 runs (480 solves,
-    ``boost = sqrt(C)``) were all optimal, as with three fixed steps.
+    and the normal equations' solve loses its digits (a KKT residual of order one or more relative to the
+    right-hand side in the last iterations): one correction does not repair it and the iterates lose primal
+    feasibility, while up to three, by :class:`~.ipm.engine.Refinement`'s rule (fewer once the residual is below 1e-6
+    of the right-hand side or stops falling), do.  A step costs a product with ``Q`` and two triangular solves,
+    little beside a factorisation per iteration.  ``rsvm-conic bench robust-ipm-grid`` prints how many points of the
+    paper's grid this route solves to ``optimal``.
 
     ``boost`` (default ``sqrt(C)``) writes each rotated cone as ``(c + nu / c, nu / c - c, 2 alpha)``: with c = 1
     the first two entries, ``1 + nu`` and ``nu - 1``, differ by 2 while ``nu`` reaches ``C^2``, and a cone's
-    distance to its boundary is a small difference of such entries. Measured on Sec. 5.1's data (n = 80 and 160 with
-    twelve seeds, n = 320 with four, C from 0.1 to 1000, ten epsilons: 2240 solves): 76 numerical errors with c = 1
-    (70 at C >= 300), 3 with c = sqrt(C) and fewer iterations (23.0 against 25.7 on average); c = C^0.25 3, C^0.75
-    6, C 205. A run that does not end optimal is run once more with c = 1 (the 3 were optimal there) unless the
-    caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
+    distance to its boundary is a small difference of such entries, so at large C the iterates lose that distance to
+    rounding.  ``c = sqrt(C)`` balances the two entries over the range of ``nu`` (smaller and larger powers of C
+    leave more runs short of ``optimal`` on Sec. 5.1's data).  A run that does not end optimal is run once more with
+    c = 1 unless the caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
     """
     opts.setdefault("refine", 3)
     n = Q.shape[0]
@@ -734,8 +731,7 @@ def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_it
 
     For ``n <= SMALL_N`` the BLAS thread pool is limited to one thread during the grid: at these
     sizes (n x n Cholesky factorisations of the free set, matrix-vector products) thread start-up
-    costs more than it saves (measured n = 160, 60 points on 2 cores: 138 ms with 2 threads, 72 ms
-    with 1).  The results agree with the unlimited path to round-off (tested)."""
+    costs more than it saves.  The results agree with the unlimited path to round-off (tested)."""
     n = np.asarray(y).shape[0]
     if n > SMALL_N:
         return _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback)
@@ -749,7 +745,7 @@ _CONTROLLER = []
 
 def _blas_controller():
     """One ``threadpoolctl.ThreadpoolController`` per process: building it scans the loaded libraries
-    (~4 ms, as much as a warm grid of 60 points at n = 160 takes to solve), so it is built once, on
+    (comparable to solving a warm grid at small n), so it is built once, on
     the first grid (numpy's and scipy's BLAS are loaded by then: this module imports both)."""
     if not _CONTROLLER:
         from threadpoolctl import ThreadpoolController

@@ -250,9 +250,9 @@ FINAL_REFINE = 10
 
 
 def _rounds_per_epoch(X, datafit, batch_size) -> float:
-    """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model measured on
-    the 2-core reference machine: a minibatch step ~50 us of Python/numpy overhead plus its flops, a
-    round ~150 us plus two passes over the data and four applications of the factors."""
+    """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model: a minibatch
+    step ~50 us of Python/numpy overhead plus its flops, a round ~150 us plus two passes over the data and four
+    applications of the factors."""
     L, n = X.shape
     ops = datafit.factor_ops() if hasattr(datafit, "factor_ops") else None
     fac = 0 if ops is None else ops.entries

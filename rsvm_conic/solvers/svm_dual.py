@@ -69,7 +69,8 @@ def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter, wei
     """libsvm's C-SVC through ``sklearn.svm._libsvm.fit`` with exactly what ``SVC.fit`` passes it (labels
     encoded 0/1 in sorted order, class weights one, no sample weights, seed 0 -- used only for probability
     estimates, which are off): the same alpha as ``SVC(kernel="precomputed")`` without the estimator's
-    parameter and input validation (~4 ms per call).  None if the interface does not answer as expected."""
+    parameter and input validation, which costs more than a small solve.  None if the interface does not answer
+    as expected."""
     y = np.asarray(y)
     pos = y == 1
     if np.all(pos | (y == -1)) and pos.any() and not pos.all():  # {-1, +1}: np.unique's codes without its sort
@@ -162,8 +163,8 @@ def libsvm_dual(
 
 def submatrix(A: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``A[np.ix_(rows, cols)]`` (a new array, the same values): rows first, then columns, by ``take`` when the
-    columns are at least a quarter of ``A``'s (then the row copy costs little; measured 4x faster than ``np.ix_``
-    at 144 of 160), else ``np.ix_`` (it reads only the block)."""
+    columns are at least a quarter of ``A``'s (then the row copy costs little and ``take`` avoids ``np.ix_``'s
+    fancy indexing of both axes), else ``np.ix_`` (it reads only the block)."""
     if 4 * np.size(cols) >= A.shape[1]:
         return A.take(rows, axis=0).take(cols, axis=1)
     return A[np.ix_(rows, cols)]

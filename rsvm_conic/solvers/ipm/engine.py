@@ -339,11 +339,9 @@ class Refinement:
 
     One correction usually takes the residual to the floor of its own evaluation, 1e-13 to 1e-6 of the right-hand
     side.  Where the reduced solve has lost most of its digits (robust SVMs whose cones near their boundary in the
-    last iterations), each correction gains a few: ``rsvm-conic bench robust-ipm-refine`` (two-group robust SVMs,
-    3000 and 10000 x 20, 20 seeds each) measured sequences such as 3.8e3 -> 1.2 -> 2.0e-4 -> 1.0e-5 and 9.8e2 ->
-    3.4e-2 -> 1.9e-5, and with one correction per solve one run of each size ended as a numerical error (the next
-    iterates' residuals above the tolerance, then diverging), none with this rule, in about the same time (median
-    ratios 1.02 and 0.94, a loaded machine).
+    last iterations), each correction gains a few digits, and a single correction per solve can leave the next
+    iterates' residuals above the tolerance until they diverge.  ``rsvm-conic bench robust-ipm-refine`` prints the
+    residual sequences and compares this rule with one correction per solve (two-group robust SVMs, 20 seeds).
     """
 
     FLOOR = 1e-12
@@ -520,7 +518,7 @@ def cone_ipm(
     q, h, b = prob.q, prob.h, prob.b
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
     # h' z over h's nonzero prefix: the cones' rows of h are often zero (the robust SVM's, which per sample hold
-    # most of z: a dot product over all of them took 2.3 ms per iteration at 2e5 x 50, measured)
+    # most of z, so a dot product over all of z would be a pass per iteration for nothing)
     hnz = np.flatnonzero(h)
     hn = int(hnz[-1]) + 1 if hnz.size else 0
     h_head = h[:hn]
@@ -651,8 +649,8 @@ def cone_ipm(
         dsa = dza = None
         sigma = 0.0
         # the corrector's refinement runs when the predictor's directions and G x are spent: its scratch arrays
-        # are theirs (a work array first touched late in a solve cost 180-200 ms at 2e5 x 50 per sample,
-        # measured, against 4-7 ms for a pass over a touched one: the kernel had to find its pages)
+        # are theirs (a work array first touched late in a solve costs the kernel page faults for every page,
+        # many times a pass over an array already touched)
         refine_bufs = {
             "dz": work("dz_corr"),
             "Gdx": work("Gx"),

@@ -49,9 +49,8 @@ def _gram_acc(d: int) -> np.ndarray:
 
 def _add_syrk(C: np.ndarray, Bt: np.ndarray) -> np.ndarray:
     """``C += Bt Bt'`` in the lower triangle of the accumulator ``C`` (BLAS ``dsyrk``; ``Bt`` Fortran-ordered, the
-    transpose of a C-ordered row block).  OpenBLAS's lower-triangle kernel is the faster one here: a 2e5 x 51 Gram
-    matrix in 8192-row blocks 21.5-21.9 ms (upper, each block's product added by numpy) -> 16.0-16.4 ms, 2e4 x 51
-    1.58 -> 1.27 ms, 2e4 x 201 11.7-12.1 -> 10.7-10.8 ms (measured, one thread)."""
+    transpose of a C-ordered row block).  The accumulator is updated in place by OpenBLAS's lower-triangle kernel,
+    the faster of its two, rather than adding each block's product with numpy."""
     return dsyrk(1.0, Bt, beta=1.0, c=C, trans=0, lower=1, overwrite_c=1)
 
 
@@ -108,9 +107,7 @@ def sum_apply_rows(factors, diagonal, V):
 
 def _row_chunk(n: int) -> int:
     """Rows per block of a rank-k update: about 4 MB of ``(rows, n + 1)`` block, written and then read by
-    BLAS while still in cache (measured, one thread, the centred Gram matrix at L = 2e5: at n = 50 15.5 ms with
-    8192-row blocks against 18.3 ms with 1024 and 15.2-15.3 ms with 12000-32768; at n = 200 108-110 ms from 2048
-    to 8192 rows, against 114 ms with 1024 and 182 ms with 16384)."""
+    BLAS while still in cache (smaller blocks pay BLAS's per-call overhead, larger ones leave the cache)."""
     return int(min(8192, max(256, 2**19 // (n + 1))))
 
 
@@ -140,9 +137,8 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
 class Workspace:
     """Named arrays reused from one interior-point iteration to the next: ``work(name, shape)`` returns the same
     array while the shape is unchanged.  Fresh arrays of per-sample cone size are zeroed by the kernel on every
-    use once they exceed the allocator's reuse threshold (glibc: 32 MiB).  Measured at 2e5 x 50 per sample: the
-    solve took 10.5 s instead of 15.5 s with glibc told to keep such arrays (``MALLOC_MMAP_THRESHOLD_`` and
-    ``MALLOC_TRIM_THRESHOLD_`` raised); reusing the interior point's largest arrays: median 17.3 s -> 15.2 s."""
+    use once they exceed the allocator's reuse threshold (glibc: 32 MiB), so the interior point reuses its largest
+    arrays rather than paying for fresh pages every iteration."""
 
     def __init__(self):
         self.arrays: dict = {}

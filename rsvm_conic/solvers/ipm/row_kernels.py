@@ -117,9 +117,10 @@ def group_row_sums(X, v, gidx, k):
 
 @jit(error_model="numpy", fastmath={"reassoc"})
 def row_dot(X, i, w):
-    """``x_i' w`` (row i of ``X``), summed in any order (so that it vectorises: 2x the speed of the sequential
-    sum; deterministic for a given build).  Also compiled into :func:`.multiclass.cd.ww_cd_epoch`; numba's on-disk
-    cache of that module does not notice an edit here (clear its ``__pycache__`` after changing this)."""
+    """``x_i' w`` (row i of ``X``), summed in any order (so that it vectorises, where a sequential sum is bound by
+    the adder's latency; deterministic for a given build).  Also compiled into :func:`.multiclass.cd.ww_cd_epoch`;
+    numba's on-disk cache of that module does not notice an edit here (clear its ``__pycache__`` after changing
+    this)."""
     s = 0.0
     for j in range(X.shape[1]):
         s += X[i, j] * w[j]
@@ -210,8 +211,8 @@ def margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx):
 @jit(error_model="numpy")
 def orthant_max_step(x, d):
     """Largest ``a`` with ``x + a d >= 0`` (``x > 0``; inf if ``d >= 0``), one pass without temporaries:
-    ``1 / max_i(-d_i / x_i)`` (a branch-free maximum: 4x faster than the minimum of ``-x_i / d_i`` over
-    ``d_i < 0``; the two agree to a unit in the last place)."""
+    ``1 / max_i(-d_i / x_i)`` (a branch-free maximum, which vectorises where the minimum of ``-x_i / d_i`` over
+    ``d_i < 0`` does not; the two agree to a unit in the last place)."""
     m = 0.0
     for i in range(x.shape[0]):
         r = -d[i] / x[i]
@@ -228,8 +229,7 @@ def orthant_max_step(x, d):
 @jit(error_model="numpy", fastmath={"reassoc"})
 def _tail_dot(A, i, B, k):
     """``sum_{j >= 1} A[i, j] B[k, j]`` (the ``u1'v1`` of two cone rows), summed in any order as
-    :func:`row_dot` is: a sequential sum is bound by the adder's latency (measured: a W application on
-    2e4 x 51 cones took 0.65 ms that way)."""
+    :func:`row_dot` is: a sequential sum is bound by the adder's latency."""
     s = 0.0
     for j in range(1, A.shape[1]):
         s += A[i, j] * B[k, j]
@@ -332,8 +332,8 @@ def soc_kkt_rz(wbar, beta, BZ, DZ, RZ):
         for j in range(d):
             RZ[i, j] = (BZ[i, j] - RZ[i, j]) + tmp[1, j]
         _apply_row(wbar, i, 1.0 / b, -1.0, RZ, i, tmp, 2)
-        # soc_inv_ninf's maximum, repeated: a shared inline helper returning (max, nan) measured slower (2e5 x 51:
-        # this kernel 19.7 -> 20.7 ms, soc_inv_ninf 8.1 -> 10.2 ms)
+        # soc_inv_ninf's maximum, repeated inline: a shared helper returning (max, nan) keeps numba from
+        # vectorising the loop
         for j in range(d):
             a = abs(tmp[2, j])
             if a > mx:
@@ -352,7 +352,7 @@ def ninf(v):
     """``max |v_i|`` (0 for an empty ``v``; NaN if any entry is NaN, as ``np.max(np.abs(v))``), one pass
     without the temporary of ``np.abs``.  The maximum is taken over the bit patterns with the sign bit cleared:
     for float64 these order as the absolute values do, inf included, and every NaN lies above inf; an integer
-    maximum vectorises (2.7x faster than the float comparison with its NaN test, measured on 1e7 entries)."""
+    maximum vectorises, where the float comparison with its NaN test does not."""
     b = np.ascontiguousarray(v).view(np.int64)
     m = 0
     for i in range(b.shape[0]):
