@@ -27,7 +27,23 @@ DEFAULT_TAUS = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
 class DualCertificate(NamedTuple):
-    """A feasible dual point and its objective (``primal`` is P(w, b) at the iterate it was built from)."""
+    """A feasible dual point and its objective (``primal`` is P(w, b) at the iterate it was built from).
+
+    Attributes
+    ----------
+    primal : float
+        P(w, b).
+    dual : float
+        D(alpha, Z), a lower bound on min P.
+    alpha : ndarray of shape (L,)
+        In [0, C] with ``y'alpha = 0``.
+    Z : ndarray of shape (k, n) or None
+        ``z_g = s_g u_g`` with ``||z_g||_p <= s_g`` (None without a robust term).
+    tau : float
+        The tolerance of the best least-squares point (NaN if none was built).
+    source : str
+        The point kept: ``"ls"`` (step 4), ``"hint"`` (``alpha_hint``), ``"warm"`` (the given point), ``"refined"``.
+    """
 
     primal: float  # P(w, b)
     dual: float  # D(alpha, Z) <= min P
@@ -51,6 +67,17 @@ class FactorOps:
     ``A_g z_g``) and ``columns(groups, j)`` (rows ``A_g e_j``); ``groups`` is an index array, or None for
     all groups in order (no gather of the factors: with per-sample (L, n, n) factors the gather is the
     cost).  :meth:`rows` and :meth:`apply_sum` pick the cheaper of the two.
+
+    Parameters
+    ----------
+    gamma : array_like of shape (L,)
+        The samples' radii.
+    group_index : array_like of shape (L,)
+        Each sample's group.
+    n_groups : int
+        The number of groups k.
+    p, q : float
+        The uncertainty ball's norm and its dual norm.
     """
 
     def __init__(self, gamma, group_index, n_groups: int, p: float, q: float):
@@ -207,6 +234,44 @@ def dual_bound(
 
     Cost: one pass for P(w, b), about two per tau, two per refinement round (plus O(k n^2) per pass for
     full factors); memory O(L + k n + n * columns).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    w : ndarray of shape (n,)
+        The iterate's weights.
+    b : float
+        The iterate's bias.
+    ops : FactorOps or None
+        The robust term (None: the nominal SVM).
+    taus : tuple of float
+        Margin/kink tolerances tried.
+    refine : int, default 5
+        Refinement rounds (step 5).
+    min_gain : float, default 0.0
+        A round gaining less than this fraction of the gap left ends the refinement.
+    max_columns : int or None
+        The largest least-squares system tried (default ``max(4 (n + 1), 2000)`` columns).
+    warm : tuple (alpha, Z), optional
+        A feasible dual point, one more candidate.
+    alpha_hint : ndarray of shape (L,), optional
+        An estimate of alpha, projected: one more candidate.
+    band : float, default 0.0
+        Margin band of the band candidate (nominal SVM only; 0: none).
+    band_iters : int, default 100
+        Accelerated projected-gradient steps of the band candidate.
+    max_band : int, default 50000
+        The most samples in the band.
+
+    Returns
+    -------
+    DualCertificate
+        The best feasible point found, with P(w, b) and its dual value.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -516,6 +581,22 @@ def hinge_min(r, y, weights=None):
 
     Breakpoints ``r_i`` (``y_i = +1``, slope ``-s_i`` left of it) and ``-r_i`` (``y_i = -1``, slope ``+s_i``
     right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
+
+    Parameters
+    ----------
+    r : ndarray of shape (L,)
+        The hinges' offsets.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    weights : ndarray of shape (L,), optional
+        Nonnegative weights ``s_i`` (None: all 1).
+
+    Returns
+    -------
+    value : float
+        The minimum.
+    b : float
+        A minimiser.
     """
     pos = y > 0
     if weights is None:

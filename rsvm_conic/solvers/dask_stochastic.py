@@ -184,7 +184,28 @@ def _rows_and_plan(X, y, unc):
 def ls_dual_points(X, y, unc, C, w, b) -> list:
     """The least-squares dual candidates at ``(w, b)`` for samples on Dask row blocks (one per tau of
     :data:`TAUS`; p = 2 or the nominal hinge): lazy vectors persisted in the workers, to be projected and
-    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`.certificates.dual_bound`, steps 1-4)."""
+    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`.certificates.dual_bound`, steps 1-4).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}, with X's row chunks.
+    unc : object or None
+        The resolved uncertainty on rows (:func:`.ipm.row_blocks.resolve_uncertainty`; None: nominal hinge).
+    C : float
+        The hinge's weight.
+    w : ndarray of shape (n,)
+        The iterate's weights.
+    b : float
+        The iterate's bias.
+
+    Returns
+    -------
+    list of dask.array.Array
+        One lazy ``alpha`` of shape (L,) per tolerance.
+    """
     rows, plan = _rows_and_plan(X, y, unc)
     return _ls_points(rows, w, b, C, unc, plan)
 
@@ -212,7 +233,46 @@ def stochastic_mixing(
     chunks: trusted.  The certificate is the in-memory routes' over the blocks: the primal objective
     (:func:`.ipm.row_blocks.hinge_sum`) and the dual value (:func:`.ipm.row_blocks.dual_value_rows`).  Returns
     ``((w, b), info, detail)`` with ``info`` a SolveInfo (route ``"prox"`` or
-    ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``)."""
+    ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    unc : object or None
+        The resolved uncertainty on rows (None: the nominal hinge).
+    C : float
+        The hinge's weight.
+    prox : bool, default True
+        The proximal route (``"prox"``); False: the subgradient route (``"sgd"``).
+    tol : float, default 1e-3
+        The relative gap that stops the run.
+    max_rounds : int, default 50
+        The most rounds.
+    epochs : int, default 1
+        Epochs per block and round.
+    certify_every : int, default 5
+        Rounds between certificates.
+    eta0 : float or "auto"
+        The initial step.
+    batch_size : int or "auto"
+        The minibatch size.
+    seed : int, default 0
+        Seeds every block's stream.
+    time_limit : float, optional
+        Seconds after which the run stops.
+
+    Returns
+    -------
+    (w, b) : tuple
+        The best primal iterate.
+    info : SolveInfo
+        Route, status and certified gap.
+    history : list
+        ``(round, primal, dual, gap, seconds)`` per certificate.
+    """
 
     t0 = time.perf_counter()
     L, n = X.shape

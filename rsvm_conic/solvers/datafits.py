@@ -23,7 +23,13 @@ from ..certify.hinge import DualCertificate, FactorOps, dual_bound
 
 
 class RobustHinge:
-    """Robust hinge of a resolved uncertainty set (None: the nominal hinge); labels in {-1, +1}."""
+    """Robust hinge of a resolved uncertainty set (None: the nominal hinge); labels in {-1, +1}.
+
+    Parameters
+    ----------
+    uncertainty : ResolvedUncertainty or None
+        The uncertainty set (None: the nominal hinge).
+    """
 
     def __init__(self, uncertainty: ResolvedUncertainty | None = None):
         self.unc = uncertainty
@@ -178,6 +184,13 @@ class HingeBlocks:
     are then one ``(B, n) x (n,)`` product each (:meth:`_power_step`).  Memory: O(L) numbers, plus one (L, n)
     copy of per-sample diagonal factors; per-sample full factors are not copied (no second (L, n, n) array: a
     step gathers its (B, n, n) factors, as :meth:`RobustHinge.subgradient` does).
+
+    Parameters
+    ----------
+    fit : RobustHinge
+        The loss.
+    perm : ndarray of shape (L,)
+        The samples' order.
     """
 
     def __init__(self, fit: RobustHinge, perm: np.ndarray):

@@ -41,7 +41,23 @@ class PenaltyProblem:
     """Data of (17): ``Q = Y K_bar Y``, ``beta``, ``y``, ``C``, ``kappa`` and the penalty ``P``.
 
     ``f`` is :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` with ``M = beta`` (value,
-    gradient, Hessian); this class adds the penalty."""
+    gradient, Hessian); this class adds the penalty.
+
+    Attributes
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    beta : ndarray of shape (n, n)
+        The second-moment matrix of the kernel's noise (symmetric, elementwise nonnegative).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    P : float, default 1e4
+        The penalty.
+    """
 
     Q: np.ndarray
     beta: np.ndarray
@@ -105,6 +121,24 @@ class PenaltyProblem:
 
 @dataclass
 class QNResult:
+    """What :func:`rsvm_qn` returns: the best start's local minimum.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n,)
+        The best local minimiser.
+    L : float
+        The penalty function's value there.
+    f : float
+        The objective (17) there, without the penalty.
+    iterations : int
+        The best start's DFP iterations over its penalty levels.
+    converged : bool
+        Whether every level of the best start converged.
+    starts : list of dict
+        Per start: ``L``, ``f``, ``iterations``, ``converged``, ``violation``.
+    """
+
     alpha: np.ndarray
     L: float
     f: float
@@ -152,6 +186,34 @@ def dfp_minimize(
     ``(x, f(x), iterations, converged)``; converged means ``||grad||_inf <= gtol * max(1, |f|)``, or the
     relative decrease of ``f`` fell below ``ftol`` on two consecutive steps, or no Armijo step exists
     along a descent direction.
+
+    Parameters
+    ----------
+    fun, grad : callable
+        The function and its gradient.
+    x0 : ndarray
+        The start.
+    H0 : ndarray, optional
+        Initial inverse-Hessian approximation.
+    gtol : float, default 1e-9
+        Gradient tolerance, relative to ``max(1, |f|)``.
+    ftol : float, default 1e-14
+        Relative decrease that counts as stalled.
+    max_iter : int, default 2000
+        Iteration limit.
+    reset, reset_key : callable, optional
+        The metric's restart and the key whose change triggers it.
+
+    Returns
+    -------
+    x : ndarray
+        The last iterate.
+    fx : float
+        ``fun(x)``.
+    iterations : int
+        Iterations taken.
+    converged : bool
+        Whether a convergence test was met.
     """
     x = np.array(x0, dtype=float)
     n = x.size
@@ -273,6 +335,42 @@ def rsvm_qn(
     iterations across these curvature jumps on the Sec. 5.1 data).  Otherwise a
     scaled identity and pure DFP.
     The best start is the one with the lowest final ``L``.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    beta : ndarray of shape (n, n)
+        The second-moment matrix of the kernel's noise.
+    C : float
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    starts : list of ndarray, optional
+        Initial ``alpha``.
+    n_random : int, default 1
+        Random starts added.
+    P0 : float, optional
+        The first penalty.
+    P_levels : int, default 2
+        Penalty levels.
+    P_factor : float, default 1e3
+        The penalty's factor between levels.
+    gtol, ftol : float
+        :func:`dfp_minimize`'s tolerances.
+    max_iter : int, default 1000
+        Iterations per level.
+    init_hessian : bool, default True
+        Start each level's metric at the inverse Hessian (else a scaled identity).
+    seed : int, default 0
+        Seeds the random starts.
+
+    Returns
+    -------
+    QNResult
+        The best start's result.
     """
     y = np.asarray(y, dtype=float)
     Q = (y[:, None] * np.asarray(K_bar, dtype=float)) * y[None, :]

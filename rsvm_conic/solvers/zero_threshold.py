@@ -26,7 +26,21 @@ MAX_UNITS = 64
 
 
 class ZeroThreshold(NamedTuple):
-    """Certified bounds on the multiplier ``t*`` of ``gamma`` at and above which ``w = 0`` is optimal."""
+    """Certified bounds on the multiplier ``t*`` of ``gamma`` at and above which ``w = 0`` is optimal.
+
+    Attributes
+    ----------
+    lower : float
+        ``w != 0`` for every multiplier ``t < lower`` (certified by ``direction``, exactly evaluated).
+    upper : float
+        ``w = 0`` for every ``t >= upper``, to the small programs' accuracy (inf: not bracketed).
+    direction : ndarray of shape (n,)
+        A direction ``d`` with ``rho(d) = lower``, ``||d||_inf = 1`` (zeros if ``lower = 0``).
+    programs : int
+        Small conic programs solved.
+    time : float
+        Wall-clock seconds.
+    """
 
     lower: float  # w != 0 for every multiplier t < lower (certified by ``direction``, exactly evaluated)
     upper: float  # w = 0 for every t >= upper, to the small programs' accuracy (inf: not bracketed)
