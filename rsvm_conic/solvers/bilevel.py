@@ -37,12 +37,34 @@ BETA_FRACTION = 0.1
 
 
 def softplus(z, tau):
-    """``tau log(1 + exp(z / tau))``: the smoothed hinge ``max{0, z}`` (within ``tau log 2``)."""
+    """``tau log(1 + exp(z / tau))``: the smoothed hinge ``max{0, z}`` (within ``tau log 2``).
+
+    Parameters
+    ----------
+    z : ndarray
+        The argument.
+    tau : float
+        The smoothing (> 0).
+
+    Returns
+    -------
+    ndarray
+    """
     return tau * np.logaddexp(0.0, z / tau)
 
 
 def sigmoid(z):
-    """``1 / (1 + exp(-z))`` without overflow."""
+    """``1 / (1 + exp(-z))`` without overflow.
+
+    Parameters
+    ----------
+    z : ndarray
+        The argument.
+
+    Returns
+    -------
+    ndarray
+    """
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -53,6 +75,33 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
     ``weight = L / |B|`` on a minibatch B makes every returned quantity an unbiased estimate of the
     full-data one; ``weight`` may also hold one weight per row (sample weights).  Returns
     ``(grad (n+1,), H (n+1, n+1), J (n+1, n) or None, z (m,))``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, n)
+        The rows.
+    y : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    theta : ndarray of shape (n + 1,)
+        ``(w, b)``.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    tau, eps : float
+        The smoothing of the hinge and of the support function.
+    weight : float or ndarray of shape (m,), default 1.0
+        The rows' weights.
+    mixed : bool, default False
+        Also return J.
+
+    Returns
+    -------
+    grad : ndarray of shape (n + 1,)
+    H : ndarray of shape (n + 1, n + 1)
+    J : ndarray of shape (n + 1, n) or None
+    z : ndarray of shape (m,)
+        The smoothed hinges' arguments.
     """
     w, b = theta[:-1], theta[-1]
     n = w.shape[0]
@@ -78,7 +127,26 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
 
 def upper_gradient(Xv, yv, theta, tau, weight=1.0):
     """``(F, grad_theta F)`` of ``F = weight sum_v s_tau(1 - y_v (<w, x_v> + b))`` on the rows given (``weight``: a
-    number or one weight per row)."""
+    number or one weight per row).
+
+    Parameters
+    ----------
+    Xv : ndarray of shape (m, n)
+        The validation rows.
+    yv : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    theta : ndarray of shape (n + 1,)
+        ``(w, b)``.
+    tau : float
+        The hinge's smoothing.
+    weight : float or ndarray of shape (m,), default 1.0
+        The rows' weights.
+
+    Returns
+    -------
+    F : float
+    grad : ndarray of shape (n + 1,)
+    """
     m = yv * (Xv @ theta[:-1] + theta[-1])
     av = weight * sigmoid((1.0 - m) / tau)
     g = -np.concatenate([(av * yv) @ Xv, [np.sum(av * yv)]])
@@ -240,7 +308,23 @@ def hypergradient(problem: SmoothedBilevel, sigma, theta):
 
 @dataclass
 class HypergradientResult:
-    """What :func:`hypergradient_descent` returns (no certificate: eq. 7 is non-convex in sigma)."""
+    """What :func:`hypergradient_descent` returns (no certificate: eq. 7 is non-convex in sigma).
+
+    Attributes
+    ----------
+    sigma : ndarray of shape (n,)
+        The last iterate.
+    theta : ndarray of shape (n + 1,)
+        The smoothed lower level's solution at ``sigma``.
+    F : float
+        The smoothed upper objective at ``(sigma, theta)``.
+    iterations : int
+        Outer iterations.
+    converged : bool
+        Whether the step or the change of ``F`` fell below ``tol``.
+    history : list
+        ``(k, F(sigma_k), sigma_k)`` per iteration.
+    """
 
     sigma: np.ndarray  # the last iterate
     theta: np.ndarray  # the smoothed lower level's solution at sigma
@@ -342,7 +426,27 @@ def _inner_steps(low, theta, theta_bar, sigma, eta0, t, steps, rng):
 
 @dataclass
 class BilevelResult:
-    """What :func:`stochastic_bilevel` returns (no certificate: see the module docstring)."""
+    """What :func:`stochastic_bilevel` returns (no certificate: see the module docstring).
+
+    Attributes
+    ----------
+    sigma : ndarray of shape (n,)
+        The averaged outer iterate (second half of the run).
+    w : ndarray of shape (n,)
+        The averaged inner iterate of the last outer iteration.
+    b : float
+        Its bias.
+    iterations : int
+        Outer iterations.
+    inner_steps : int
+        Lower-level steps in all.
+    eta0, beta0 : float
+        The inner and outer initial steps used.
+    time : float
+        Wall-clock seconds.
+    history : list
+        ``(k, F(sigma_k) on all validation rows, sigma_k)`` every ``eval_every`` iterations.
+    """
 
     sigma: np.ndarray  # the averaged outer iterate (second half of the run)
     w: np.ndarray  # the averaged inner iterate of the last outer iteration
@@ -385,6 +489,43 @@ def stochastic_bilevel(
     epoch of the training data (``ceil(L / batch_size)``); ``eta0`` / ``beta0`` default to the rules of
     the module docstring; ``history`` records the full smoothed upper objective every ``eval_every``
     outer iterations (one pass over the validation rows; it does not touch the random stream).
+
+    Parameters
+    ----------
+    X, y : ndarray of shape (L, n), (L,)
+        The training rows and labels.
+    Xv, yv : ndarray of shape (N, n), (N,)
+        The validation rows and labels.
+    C : float
+        The hinge's weight.
+    lo, hi : ndarray of shape (n,)
+        The box of sigma.
+    sigma0 : ndarray of shape (n,), optional
+        The start (default: the box's middle).
+    tau, eps : float
+        The smoothing of the hinge and of the support function.
+    n_outer : int, default 300
+        Outer iterations.
+    inner_steps : int, optional
+        Lower-level steps per outer iteration.
+    batch_size : int, default 32
+        The lower level's minibatch.
+    hyper_batch, val_batch : int
+        The training and validation minibatches of a hypergradient.
+    eta0, beta0 : float, optional
+        The inner and outer initial steps.
+    eval_every : int, default 10
+        Outer iterations between records of the upper objective.
+    warmup : int, default 20
+        Lower-level epochs at the starting sigma.
+    theta0 : ndarray of shape (n + 1,), optional
+        The lower level's start.
+    seed : int, default 0
+        Seeds every random draw.
+
+    Returns
+    -------
+    BilevelResult
     """
     t_start = time.perf_counter()
     X, y, Xv, yv = (np.asarray(a, dtype=float) for a in (X, y, Xv, yv))

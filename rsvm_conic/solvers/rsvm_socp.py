@@ -45,7 +45,30 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------ helpers
 def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
-    """``(beta_hat, B)`` from a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` (r x n)."""
+    """``(beta_hat, B)`` from a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` (r x n).
+
+    Parameters
+    ----------
+    beta : ndarray
+        ``beta_hat`` of shape (n, n), or with ``factor=True`` a factor ``B`` of shape (r, n).
+    n : int
+        The number of samples.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    psd_tol : float, default 1e-10
+        Negative eigenvalues down to ``-psd_tol max|lambda|`` count as 0.
+
+    Returns
+    -------
+    beta_hat : ndarray of shape (n, n)
+    B : ndarray of shape (r, n)
+        ``B'B = beta_hat``.
+
+    Raises
+    ------
+    ValueError
+        For NaN or inf, a wrong shape, or a ``beta_hat`` that is not PSD.
+    """
     beta = np.asarray(beta, dtype=float)
     if not np.all(np.isfinite(beta)):
         raise ValueError("beta contains NaN or inf.")
@@ -72,6 +95,28 @@ def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
 
 @dataclass
 class RSVMSOCPResult:
+    """One RSVM_SOCP solve.
+
+    Attributes
+    ----------
+    alpha, nu : ndarray of shape (n,)
+        The solution of (16').
+    objective : float
+        ``Phi(alpha, nu)``.
+    status : str
+        ``"optimal"`` when certified.
+    route : str
+        The route that ran.
+    iterations : int
+        Its iterations.
+    time : float
+        Wall-clock seconds.
+    info : dict
+        Route-specific extras.
+    solve_info : SolveInfo or None
+        The certificate: primal ``F``, a feasible dual value.
+    """
+
     alpha: np.ndarray
     nu: np.ndarray
     objective: float
@@ -205,6 +250,28 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     rounding.  ``c = sqrt(C)`` balances the two entries over the range of ``nu`` (smaller and larger powers of C
     leave more runs short of ``optimal`` on Sec. 5.1's data).  A run that does not end optimal is run once more with
     c = 1 unless the caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    B : ndarray of shape (r, n)
+        A factor of ``beta_hat``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    **opts
+        ``boost``, and options of :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+    nu : ndarray of shape (n,)
+    info : dict
+        ``status``, ``iterations``, ``gap_rel``, ``pres``, ``dres``, ``pcost``, ``dcost``, ``boost``, ``attempts``.
     """
     opts.setdefault("refine", 3)
     n = Q.shape[0]
@@ -257,6 +324,17 @@ class RobustKernelObjective:
     * multipliers of ``alpha_i^2 <= nu_i`` in (16') at any ``nu``: ``lam = kappa/2 M nu / sqrt(nu'M nu)``.
 
     ``kappa`` is fixed per object; :meth:`at_kappa` gives the same data with another ``kappa``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    M : ndarray of shape (n, n)
+        ``beta_hat`` or ``beta``.
+    kappa : float
+        The robust term's weight.
+    B : ndarray of shape (r, n), optional
+        A factor with ``B'B = M``.
     """
 
     def __init__(self, Q, M, kappa, B=None):
@@ -519,6 +597,44 @@ def solve_rsvm_socp(
     ``objective``: a :class:`RobustKernelObjective` of this problem already built (any ``kappa``; it must
     carry the factor ``B``) for the validated labels ``y``; ``K_bar``, ``beta``, ``factor`` are then unused.
     Raises :class:`SolverError` if neither route certifies optimality.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    beta : ndarray
+        ``beta_hat`` (n, n) or, with ``factor=True``, ``B`` (r, n).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    warm_start : ndarray of shape (n,), optional
+        A start.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    tol : float, default 1e-9
+        The certified relative accuracy.
+    max_iter : int, default 60
+        Newton iterations before the fallback.
+    fallback : bool, default True
+        Fall back to the cone IPM.
+    svm_start : bool, default False
+        Use only the warm start's multipliers.
+    check_input : bool, default True
+        Check the arrays (False: trusted).
+    objective : RobustKernelObjective, optional
+        This problem's objective, already built.
+
+    Returns
+    -------
+    RSVMSOCPResult
+
+    Raises
+    ------
+    SolverError
+        If neither route certifies optimality.
     """
     t0 = time.perf_counter()
     if objective is None:
@@ -693,7 +809,23 @@ def solve_rsvm_socp(
 def ipm_certificate(route, ipm_info, tol, **kwargs) -> SolveInfo:
     """The cone IPM's own certificate: its primal value ``Phi(alpha, nu)`` and the Lagrangian dual value at
     its dual point (feasible to ``tol_feas = 1e-8``); its status "optimal" means ``gap_rel <= 1e-8``
-    (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``."""
+    (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``.
+
+    Parameters
+    ----------
+    route : str
+        The route named in the certificate.
+    ipm_info : dict
+        :func:`rsvm_socp_ipm`'s ``info`` (``pcost``, ``dcost``, ``gap_rel``, ``pres``, ``dres``).
+    tol : float
+        The requested relative gap.
+    **kwargs
+        Further :class:`SolveInfo` fields.
+
+    Returns
+    -------
+    SolveInfo
+    """
     return certify(
         route,
         float(ipm_info["pcost"]),
@@ -731,7 +863,32 @@ def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_it
 
     For ``n <= SMALL_N`` the BLAS thread pool is limited to one thread during the grid: at these
     sizes (n x n Cholesky factorisations of the free set, matrix-vector products) thread start-up
-    costs more than it saves.  The results agree with the unlimited path to round-off (tested)."""
+    costs more than it saves.  The results agree with the unlimited path to round-off (tested).
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    beta : ndarray
+        ``beta_hat`` (n, n) or, with ``factor=True``, ``B`` (r, n).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    Cs, kappas : sequence of float
+        The grid.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    tol : float, default 1e-9
+        The certified relative accuracy.
+    max_iter : int, default 60
+        Newton iterations per point before the fallback.
+    fallback : bool, default True
+        Fall back to the cone IPM.
+
+    Returns
+    -------
+    dict
+        ``{(C, kappa): RSVMSOCPResult}``.
+    """
     n = np.asarray(y).shape[0]
     if n > SMALL_N:
         return _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback)

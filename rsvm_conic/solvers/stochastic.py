@@ -34,6 +34,30 @@ PENALTY_REQUIRED = {"sgd": ("value", "gradient"), "prox": ("value", "prox")}
 
 @dataclass
 class StochasticResult:
+    """What the stochastic solvers return.
+
+    Attributes
+    ----------
+    w : ndarray of shape (n,)
+        The best evaluated iterate's weights.
+    b : float
+        Its bias.
+    objective : float
+        ``F(w, b) = P(w, b) / (C L)``, the averaged objective.
+    epochs : int
+        Epochs run.
+    eta0 : float
+        The initial step used.
+    time : float
+        Wall-clock seconds.
+    info : SolveInfo
+        Route ``"sgd"`` / ``"prox"``, status, primal ``P``, dual ``D`` (P's scale), ``iterations`` = epochs.
+    history : list
+        ``(epoch, F, seconds since start)`` per evaluation.
+    gap_history : list
+        ``(epoch, P_best, D_best, relative gap, seconds)`` per certificate.
+    """
+
     w: np.ndarray
     b: float
     objective: float  # F(w, b) = P(w, b) / (C L), the averaged objective
@@ -199,7 +223,29 @@ def _pass(Xp, yp, steps, penalty, prox, w, b, eta0, t, order, batch_size, avg=No
 
 def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) -> float:
     """Pick eta_0 in 10^-3..10^3 by one pass on a subsample -- its rows of (X, y) and ``datafit.restrict(sub)``,
-    the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass."""
+    the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        The data.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    prox : bool
+        The proximal step (else subgradient).
+    batch_size : int
+        The minibatch size.
+    rng : numpy.random.Generator
+        Draws the subsample.
+    n_sub : int, default 2000
+        The subsample's size (at least 16 minibatches).
+
+    Returns
+    -------
+    float
+    """
     L, n = X.shape
     sub = rng.choice(L, size=min(max(n_sub, 16 * batch_size), L), replace=False)
     Xs, ys = X[sub], y[sub]
@@ -273,7 +319,17 @@ def _next_taus(tau):
 
 
 def auto_batch_size(L: int) -> int:
-    """``batch_size="auto"``: 64, or more where an epoch would take more than :data:`MAX_STEPS` steps."""
+    """``batch_size="auto"``: 64, or more where an epoch would take more than :data:`MAX_STEPS` steps.
+
+    Parameters
+    ----------
+    L : int
+        The number of samples.
+
+    Returns
+    -------
+    int
+    """
     return max(64, -(-L // MAX_STEPS))
 
 
@@ -457,10 +513,60 @@ def _solve(
 
 def stochastic_subgradient(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
     """Minibatch stochastic subgradient method with iterate averaging on ``penalty(w) + mean datafit loss``
-    over ``(X, y)`` (labels in {-1, +1}, trusted arrays); see module docstring."""
+    over ``(X, y)`` (labels in {-1, +1}, trusted arrays); see module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    **kwargs
+        ``batch_size``, ``max_epochs``, ``tol``, ``eval_every``, ``certify_every``, ``patience``, ``eta0``,
+        ``average_from``, ``seed``, ``w0``, ``b0``, ``progress``, ``time_limit``, ``certificate_options``,
+        ``shuffle``.
+
+    Returns
+    -------
+    StochasticResult
+
+    Raises
+    ------
+    ValueError
+        For an option out of range or a data fit or penalty without a method the solver calls.
+    """
     return _solve(X, y, datafit, penalty, prox=False, **kwargs)
 
 
 def stochastic_proximal(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
-    """Stochastic proximal gradient (forward on the data fit, prox on the L2 penalty); see module docstring."""
+    """Stochastic proximal gradient (forward on the data fit, prox on the L2 penalty); see module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    **kwargs
+        ``batch_size``, ``max_epochs``, ``tol``, ``eval_every``, ``certify_every``, ``patience``, ``eta0``,
+        ``average_from``, ``seed``, ``w0``, ``b0``, ``progress``, ``time_limit``, ``certificate_options``,
+        ``shuffle``.
+
+    Returns
+    -------
+    StochasticResult
+
+    Raises
+    ------
+    ValueError
+        For an option out of range or a data fit or penalty without a method the solver calls.
+    """
     return _solve(X, y, datafit, penalty, prox=True, **kwargs)
