@@ -59,7 +59,15 @@ __all__ = [
 
 @dataclass
 class ConeSpec:
-    """``n_l`` nonnegative coordinates followed by SOC batches ``[(m, d), ...]``."""
+    """``n_l`` nonnegative coordinates followed by SOC batches ``[(m, d), ...]``.
+
+    Attributes
+    ----------
+    n_l : int
+        Nonnegative coordinates.
+    soc : list of (int, int)
+        Batches of ``m`` second-order cones of dimension ``d``.
+    """
 
     n_l: int
     soc: list = field(default_factory=list)
@@ -99,6 +107,13 @@ class Scaling:
     Nonnegative part: ``W = diag(w)``, ``w = sqrt(s / z)``.  Each SOC: ``W = beta (2 v v' - J)``
     with ``wbar`` the NT point (``wbar' J wbar = 1``), i.e. ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``,
     ``W^2 = beta^2 (2 wbar wbar' - J)`` and ``W^{-2} = beta^{-2} (2 J wbar wbar' J - J)``.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    s, z : ndarray, optional
+        Interior points of the cone (None: the identity scaling).
     """
 
     def __init__(self, cones: ConeSpec, s: np.ndarray | None = None, z: np.ndarray | None = None):
@@ -213,7 +228,21 @@ class Scaling:
 
 
 def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Jordan product ``u o v`` (into ``out`` if given)."""
+    """Jordan product ``u o v`` (into ``out`` if given).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    u, v : ndarray of shape (cones.size,)
+        The factors.
+    out : ndarray, optional
+        Receives the product.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     out = np.empty_like(u) if out is None else out
     ul, uq = cones.split(u)
     vl, vq = cones.split(v)
@@ -225,7 +254,23 @@ def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray, out: np.ndarray | None 
 
 
 def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Solve ``lam o u = r`` for ``u`` (lam interior; into ``out`` if given)."""
+    """Solve ``lam o u = r`` for ``u`` (lam interior; into ``out`` if given).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    lam : ndarray of shape (cones.size,)
+        An interior point.
+    r : ndarray of shape (cones.size,)
+        The right-hand side.
+    out : ndarray, optional
+        Receives ``u``.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     out = np.empty_like(r) if out is None else out
     ll, lq = cones.split(lam)
     rl, rq = cones.split(r)
@@ -242,7 +287,30 @@ def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, s
     o dza + shift e`` (the corrector), and the cone rows of the right-hand side ``bz = -rz - W u`` (``rz``: the primal
     residual ``G x + s - h``), into ``u_out`` and ``bz_out``: one pass over the cone rows where :func:`jprod`, the
     sums, :func:`jdiv`, the negation of ``rz``, :meth:`Scaling.apply` and the subtraction take seven (the same values
-    to rounding: the kernels sum each row's products in any order)."""
+    to rounding: the kernels sum each row's products in any order).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    scaling : Scaling
+        The NT scaling ``W``.
+    lam : ndarray of shape (cones.size,)
+        The scaled point ``lambda``.
+    dsa, dza : ndarray or None
+        The predictor's scaled directions (None: the predictor itself).
+    shift : float
+        ``sigma mu`` of the corrector.
+    rz : ndarray of shape (cones.size,)
+        The primal residual's cone rows.
+    u_out, bz_out : ndarray of shape (cones.size,)
+        Receive ``u`` and ``bz``.
+
+    Returns
+    -------
+    u : ndarray
+    bz : ndarray
+    """
     corrector = dsa is not None
     ll, lq = cones.split(lam)
     sl, sq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
@@ -260,6 +328,26 @@ def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: n
     """The scaled directions ``dzt = W dz`` (written) and ``dst = u - dzt`` (over ``u``), and the largest step
     from ``lam`` along both (:func:`max_step` of each, the smaller): one pass over the cone rows where
     :meth:`Scaling.apply`, the subtraction and two :func:`max_step` calls take four (the same values to rounding).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    scaling : Scaling
+        The NT scaling ``W``.
+    lam : ndarray of shape (cones.size,)
+        The scaled point ``lambda``.
+    u : ndarray of shape (cones.size,)
+        The Newton step's ``u``, overwritten with ``dst``.
+    dz : ndarray of shape (cones.size,)
+        The direction of ``z``.
+    dzt : ndarray of shape (cones.size,)
+        Receives ``W dz``.
+
+    Returns
+    -------
+    float
+        The largest step.
     """
     ll, lq = cones.split(lam)
     ul, uq = cones.split(u)
@@ -272,7 +360,19 @@ def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: n
 
 
 def interior(cones: ConeSpec, x: np.ndarray) -> bool:
-    """Whether ``x`` is strictly inside K as computed in floating point (the NT scaling needs it)."""
+    """Whether ``x`` is strictly inside K as computed in floating point (the NT scaling needs it).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x : ndarray of shape (cones.size,)
+        The point.
+
+    Returns
+    -------
+    bool
+    """
     xl, xq = cones.split(x)
     if np.any(xl <= 0.0):
         return False
@@ -282,7 +382,26 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
 def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.ndarray | None = None, scaling=None):
     """``(x + a d, inside)``: the step (into ``out`` if given) and whether it is strictly inside K
     (:func:`interior`), in one pass.  With a :class:`Scaling`, the step is along ``W d`` (:meth:`Scaling.apply`'s
-    values, formed row by row and never stored)."""
+    values, formed row by row and never stored).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x, d : ndarray of shape (cones.size,)
+        The point and the direction.
+    a : float
+        The step.
+    out : ndarray, optional
+        Receives the step.
+    scaling : Scaling, optional
+        Step along ``W d``.
+
+    Returns
+    -------
+    x_new : ndarray
+    inside : bool
+    """
     out = np.empty_like(x) if out is None else out
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
@@ -299,7 +418,21 @@ def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.n
 
 
 def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
-    """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded."""
+    """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x : ndarray of shape (cones.size,)
+        An interior point.
+    d : ndarray of shape (cones.size,)
+        The direction.
+
+    Returns
+    -------
+    float
+    """
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
     a = float(orthant_max_step(xl, dl))
@@ -310,7 +443,19 @@ def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
 
 
 def shift_into_cone(cones: ConeSpec, v: np.ndarray) -> np.ndarray:
-    """CVXOPT's initial shift: ``v + (1 + t) e`` if ``t = max violation >= -1e-8 max(||v||, 1)``."""
+    """CVXOPT's initial shift: ``v + (1 + t) e`` if ``t = max violation >= -1e-8 max(||v||, 1)``.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    v : ndarray of shape (cones.size,)
+        The point.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     vl, vq = cones.split(v)
     viol = [-np.min(vl)] if vl.size else []
     for V in vq:
@@ -342,6 +487,15 @@ class Refinement:
     last iterations), each correction gains a few digits, and a single correction per solve can leave the next
     iterates' residuals above the tolerance until they diverge.  ``rsvm-conic bench robust-ipm-refine`` prints the
     residual sequences and compares this rule with one correction per solve (two-group robust SVMs, 20 seeds).
+
+    Parameters
+    ----------
+    steps : int
+        The most corrections.
+    scale : float
+        The right-hand side's norm.
+    err : float
+        The first solve's KKT residual.
     """
 
     FLOOR = 1e-12
@@ -373,6 +527,28 @@ class Refinement:
 # ---------------------------------------------------------------------------------- driver
 @dataclass
 class IPMResult:
+    """What :func:`cone_ipm` returns.
+
+    Attributes
+    ----------
+    x, y, z, s : ndarray
+        The last iterate.
+    status : str
+        ``"optimal"``, ``"max_iter"`` or ``"numerical_error"``.
+    iterations : int
+        Iterations run.
+    pcost, dcost : float
+        The primal objective and the Lagrangian dual value.
+    gap_abs, gap_rel : float
+        The absolute and relative gap.
+    pres, dres : float
+        The primal and dual residuals (the stopping test's measures).
+    time : float
+        Wall-clock seconds.
+    log : list
+        One record per iteration.
+    """
+
     x: np.ndarray
     y: np.ndarray
     z: np.ndarray
@@ -399,13 +575,35 @@ MIN_STEP = 1e-10
 
 
 def centring(a_aff: float) -> float:
-    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step."""
+    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step.
+
+    Parameters
+    ----------
+    a_aff : float
+        The predictor's largest step.
+
+    Returns
+    -------
+    float
+    """
     return (1.0 - min(1.0, a_aff)) ** 3
 
 
 def damped_step(amax: float, step_fraction: float):
     """The step taken along the corrector: ``min(1, step_fraction amax)``, or None when it collapsed (not finite,
-    or below :data:`MIN_STEP`: the run ends as a numerical error)."""
+    or below :data:`MIN_STEP`: the run ends as a numerical error).
+
+    Parameters
+    ----------
+    amax : float
+        The largest step into the cone.
+    step_fraction : float
+        The fraction of it taken.
+
+    Returns
+    -------
+    float or None
+    """
     step = min(1.0, step_fraction * amax)
     return step if np.isfinite(step) and step >= MIN_STEP else None
 
@@ -425,6 +623,8 @@ class StoppingTest:
         The iteration limit.
     verbose : bool
         Print the header now and one line per iteration with ``print_fn``.
+    print_fn : callable, default print
+        Receives the log's lines.
     """
 
     HEADER = f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}"
@@ -512,6 +712,31 @@ def cone_ipm(
     faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each corrector solve once the relative gap is below
     ``refine_below`` (earlier iterates do not need the digits); :class:`Refinement` says when to stop.
+
+    Parameters
+    ----------
+    prob : object
+        The cone QP, with the members above.
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances (:class:`StoppingTest`).
+    step_fraction : float, default 0.99
+        The fraction of the largest step taken.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+    refine_below : float, default 1e-4
+        The relative gap below which the corrector is refined.
+    verbose : bool, default False
+        Log every iteration.
+    sigma_rule : {"cvxopt", "mehrotra"}
+        The centring rule: :func:`centring` from the predictor's step, or Mehrotra's from its gap.
+    print_fn : callable, default print
+        Receives the log's lines.
+
+    Returns
+    -------
+    IPMResult
     """
     t_start = time.perf_counter()
     cones = prob.cones
@@ -716,7 +941,25 @@ def cone_ipm(
 
 
 class DenseConeQP:
-    """A cone QP with dense matrices and a dense KKT solve (reference / small problems)."""
+    """A cone QP with dense matrices and a dense KKT solve (reference / small problems).
+
+    Parameters
+    ----------
+    P : ndarray of shape (N, N)
+        The quadratic term.
+    q : ndarray of shape (N,)
+        The linear term.
+    G : ndarray of shape (cones.size, N)
+        The cone constraints' matrix.
+    h : ndarray of shape (cones.size,)
+        Their right-hand side.
+    cones : ConeSpec
+        The cone.
+    A : ndarray of shape (p, N), optional
+        The equality constraints' matrix.
+    b : ndarray of shape (p,), optional
+        Their right-hand side.
+    """
 
     def __init__(self, P, q, G, h, cones: ConeSpec, A=None, b=None):
         self.P, self.q, self.G, self.h, self.cones = P, q, G, h, cones

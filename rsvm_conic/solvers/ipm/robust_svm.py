@@ -38,7 +38,25 @@ __all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm"]
 
 
 class RobustSVMCone:
-    """The robust SVM SOCP as a cone QP with the structured KKT solve (module docstring)."""
+    """The robust SVM SOCP as a cone QP with the structured KKT solve (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The hinge's weight (shared or per sample).
+    gamma : ndarray of shape (L,)
+        The radii ``gamma_i`` (>= 0).
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,)
+        Each sample's group.
+    """
 
     def __init__(self, X, y, C, gamma, factors, diagonal, group_index):  # noqa: C901
         X = np.ascontiguousarray(X, dtype=float)
@@ -320,6 +338,49 @@ def robust_svm_ipm(
     (:class:`~.engine.Refinement`).  A Dask array ``X`` (with ``y``, ``gamma``, ``group_index`` -- and
     per-sample factors -- chunked along its rows) is solved on its row blocks by
     :func:`~.row_block_ipm.robust_svm_ipm_dask`, nothing gathered.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The hinge's weight (shared or per sample).
+    gamma : ndarray of shape (L,)
+        The radii ``gamma_i`` (>= 0).
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,)
+        Each sample's group.
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances.
+    verbose : bool, default False
+        Log every iteration.
+    accept_inaccurate : bool, default False
+        Warn rather than raise when the run does not certify.
+    print_fn : callable, default print
+        Receives the log's lines.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t``.
+    info : dict
+        Status, iterations, ``pcost``, ``dcost``, gaps, residuals, ``alpha`` and ``cone_multipliers``.
+
+    Raises
+    ------
+    ValueError
+        For labels outside {-1, +1}, non-finite data, negative radii or a non-positive C.
+    SolverError
+        When the run does not end optimal (unless ``accept_inaccurate``).
     """
     if is_dask_array(X):
         from .row_block_ipm import robust_svm_ipm_dask

@@ -446,6 +446,55 @@ def robust_svm_ipm_dask(
     ``info`` also has ``passes`` (reads of X) and ``max_fetched_bytes`` (the largest result of a pass
     that reached the client).  ``check_input=False`` skips the validation pass (trusted arrays, e.g. from
     a formulation that validated them).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    gamma : dask.array.Array of shape (L,)
+        The radii.
+    factors : ndarray or dask.array.Array
+        Grouped factors (numpy) or per-sample factors (Dask, with X's row chunks).
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : dask.array.Array of shape (L,)
+        Each sample's group (unused with per-sample factors).
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances.
+    verbose : bool, default False
+        Log every iteration.
+    accept_inaccurate : bool, default False
+        Warn rather than raise when the run does not certify.
+    print_fn : callable, default print
+        Receives the log's lines.
+    step_fraction : float, default 0.99
+        The fraction of the largest step taken.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+    refine_below : float, default 1e-4
+        The relative gap below which the corrector is refined.
+    check_input : bool, default True
+        Run the validation pass (False: trusted arrays).
+
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t`` (per-sample values as persisted Dask arrays).
+    info : dict
+        As :func:`~.robust_svm.robust_svm_ipm`'s, plus ``passes`` and ``max_fetched_bytes``.
+
+    Raises
+    ------
+    ValueError
+        For invalid data (checked in one pass unless ``check_input=False``).
+    SolverError
+        When the run does not end optimal (unless ``accept_inaccurate``).
     """
     t0 = time.perf_counter()
     C = check_positive(C, "C")
