@@ -216,7 +216,10 @@ def dual_bound(
     band_iters: int = 100,
     max_band: int = 50_000,
 ) -> DualCertificate:
-    """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D; see module.
+    """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D.
+
+    The construction is described step by step in ``docs/guide/robust.md`` ("The dual certificate, from an
+    iterate").
 
     ``ops`` describes the robust term (None: the nominal SVM, whose dual this then is).  ``taus`` are the
     margin/kink tolerances tried (the best point is kept); ``refine`` the rounds of step 5, about two
@@ -406,7 +409,7 @@ def _scaled_value(X, y, alpha, Z, ops):
 
 
 def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
-    """Steps 1-4 of the module docstring at tolerance tau: (alpha, Z) or None if the system is too big."""
+    """Steps 1-4 of :func:`dual_bound`'s construction at tolerance tau: (alpha, Z) or None if the system is too big."""
     L, n = X.shape
     at_c = margin < 1.0 - tau
     on_m = np.abs(margin - 1.0) <= tau

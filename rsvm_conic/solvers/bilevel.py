@@ -155,7 +155,7 @@ def upper_gradient(Xv, yv, theta, tau, weight=1.0):
 
 @dataclass(frozen=True, eq=False)
 class SmoothedBilevel:
-    """The data of the smoothed bi-level problem (both levels as in the module docstring).
+    """The data of the smoothed bi-level problem (both levels as in ``docs/guide/safe.md``, "The bi-level methods").
 
     Parameters
     ----------
@@ -483,11 +483,11 @@ def stochastic_bilevel(
     theta0=None,
     seed=0,
 ) -> BilevelResult:
-    """Stochastic bi-level gradient method on the smoothed safe SVM; see the module docstring.
+    """Stochastic bi-level gradient method on the smoothed safe SVM(``docs/guide/safe.md``, "The bi-level methods").
 
     Trusted arrays: labels in {-1, +1}, ``lo <= hi`` of shape (n,).  ``inner_steps`` defaults to one
     epoch of the training data (``ceil(L / batch_size)``); ``eta0`` / ``beta0`` default to the rules of
-    the module docstring; ``history`` records the full smoothed upper objective every ``eval_every``
+    ``docs/guide/safe.md``; ``history`` records the full smoothed upper objective every ``eval_every``
     outer iterations (one pass over the validation rows; it does not touch the random stream).
 
     Parameters

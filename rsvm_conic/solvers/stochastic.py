@@ -372,7 +372,8 @@ def _solve(
     L, n = X.shape
     C = 1.0 / (lam * L)
     auto_certify = certify_every == "auto"
-    if auto_certify:  # at most one certificate per 64 minibatch steps (see the module docstring)
+    # "auto": at most one certificate per 64 minibatch steps (docs/guide/robust.md, "The stochastic routes")
+    if auto_certify:
         certify_every = max(1, math.ceil(64 / (math.ceil(L / batch_size) * eval_every)))
     elif int(certify_every) < 1:
         raise ValueError("certify_every must be a positive integer or 'auto'.")

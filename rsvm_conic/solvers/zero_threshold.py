@@ -195,7 +195,8 @@ def _units(data, S, fixed1, n, ratio, max_entries, d_lin):
 
 
 def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
-    """The small conic program of the module docstring, Clarabel's form ``min c'x, A x + s = b, s in cones``.
+    """The small conic program of the threshold (``docs/guide/robust.md``, "The threshold radius, derived"), in
+    Clarabel's form ``min c'x, A x + s = b, s in cones``.
 
     ``ratio``: ``max N^S(d)`` subject to ``sum_u beta_u tau_u <= 1`` (the constant-sigma case; the working set's
     rows carry no norm); otherwise ``max G^S_t(d)`` over ``||d||_inf <= 1``.  Variables ``x = [d (n), lam, mu (|S|),
@@ -327,7 +328,7 @@ def zero_threshold(
     max_working : int, default=2000
         Most samples in the working set.
     max_cone_entries : int, default=200000
-        Most factor entries given their own norm cones (past it: the averaged factor, see the module docstring).
+        Most factor entries given their own norm cones (past it: the averaged factor, see ``docs/guide/robust.md``).
     time_limit : float, default=inf
         Seconds after which the iteration stops with the bounds it has.
 
@@ -340,7 +341,7 @@ def zero_threshold(
     Notes
     -----
     The threshold of the radius parameter is ``t*`` times its current value (the ``gamma_i`` are linear in it).
-    See the module docstring for the mathematics and the algorithm.
+    See ``docs/guide/robust.md``, "The threshold radius, derived", for the mathematics and the algorithm.
     """
     t0 = time.perf_counter()
     X = np.asarray(X, dtype=float)

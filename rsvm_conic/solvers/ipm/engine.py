@@ -609,16 +609,17 @@ def damped_step(amax: float, step_fraction: float):
 
 
 class StoppingTest:
-    """The stopping test and iteration log of the Nesterov-Todd iteration (module docstring: Clarabel's
-    measures), the one home of both for :func:`cone_ipm` and the row-block interior point
-    (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each on its own layout.
+    """The stopping test and iteration log of the Nesterov-Todd iteration (Clarabel's measures,
+    ``docs/guide/robust.md``, "The interior-point engine"), the one home of both for :func:`cone_ipm` and the
+    row-block interior point (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each
+    on its own layout.
 
     Parameters
     ----------
     norms : tuple of float
         ``(||q||_inf, ||h||_inf, ||b||_inf)`` of the cone QP.
     tols : tuple of float
-        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, the tolerances of the module docstring.
+        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, Clarabel's tolerances.
     max_iter : int
         The iteration limit.
     verbose : bool

@@ -1,7 +1,7 @@
 """The reduced KKT algebra of the robust SVM's interior point, shared by its in-memory operator
 (:class:`~.robust_svm.RobustSVMCone`) and its row-block operator (:mod:`.row_block_ipm`): weighted and centred Gram
 matrices by BLAS ``syrk`` on row blocks, the factors' row products, and the cones' terms with ``t_g`` eliminated
-(:class:`ConeTerms`; the derivation is in :mod:`.robust_svm`'s module docstring)."""
+(:class:`ConeTerms`; the derivation is in the user guide, ``docs/guide/robust.md``, "The structured interior point")."""
 
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ class Workspace:
 
 
 class GroupMeans(NamedTuple):
-    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (module docstring), kept
+    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (``docs/guide/robust.md``), kept
     factored so that per-sample cones need no X-sized array: there ``M = X`` and ``scale = last = c_i / a_i``
     (``c_i = rho_i gamma_i y_i``, ``a_i = rho_i gamma_i^2``); grouped cones pass their (k, n + 1) means
     (:meth:`of`)."""
@@ -174,7 +174,7 @@ class GroupMeans(NamedTuple):
 
 
 class ConeTerms:
-    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (module docstring): the
+    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (``docs/guide/robust.md``): the
     cones' part of the Schur complement and of its right-hand side.  The one home of this algebra:
     :class:`RobustSVMCone` uses it for its k cones, the row-block interior point (:mod:`.row_block_ipm`)
     for grouped cones on the client and for the per-sample cones of each row block.

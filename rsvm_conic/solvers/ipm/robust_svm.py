@@ -38,7 +38,9 @@ __all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm"]
 
 
 class RobustSVMCone:
-    """The robust SVM SOCP as a cone QP with the structured KKT solve (module docstring).
+    """The robust SVM SOCP as a cone QP with the structured KKT solve.
+
+    The reduction is derived in ``docs/guide/robust.md`` ("The structured interior point").
 
     Parameters
     ----------

@@ -624,7 +624,7 @@ def _iterate(
     refine,
     refine_below,
 ):
-    """cone_ipm's loop over row blocks (module docstring); the client's part of every step."""
+    """cone_ipm's loop over row blocks (``docs/dask.md``); the client's part of every step."""
     k, mode = cfg["k"], cfg["mode"]
     grouped = mode == "grouped"
     deg = 2 * L + k
