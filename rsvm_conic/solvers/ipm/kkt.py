@@ -62,7 +62,21 @@ def _symmetrise_lower(A: np.ndarray) -> np.ndarray:
 
 
 def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
-    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result)."""
+    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The rows.
+    wts : ndarray of shape (L,)
+        Nonnegative weights.
+    chunk : int, default 8192
+        Rows per block.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+    """
     m, n = X.shape
     out = _gram_acc(n)
     if m == 0 or n == 0:
@@ -75,7 +89,21 @@ def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.nda
 
 
 def transpose_apply(factors, diagonal, w):
-    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``."""
+    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    w : ndarray of shape (n,)
+        The vector.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     if diagonal:
         return factors * w
     return np.einsum("kij,i->kj", factors, w)
@@ -83,7 +111,21 @@ def transpose_apply(factors, diagonal, w):
 
 def cone_rows_gx(factors, diagonal, w, t, Z):
     """The cone rows of ``G x``, ``Z[g] = (-t_g, -A_g'w)`` (written); diagonal factors: one compiled pass without
-    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`)."""
+    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`).
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    w : ndarray of shape (n,)
+        The weights.
+    t : ndarray of shape (k,)
+        The cones' first entries.
+    Z : ndarray of shape (k, n + 1)
+        Receives the rows.
+    """
     if diagonal:
         cone_gx_rows(factors, w, t, Z)
     else:
@@ -92,14 +134,42 @@ def cone_rows_gx(factors, diagonal, w, t, Z):
 
 
 def apply_rows(factors, diagonal, V):
-    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
+    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    V : ndarray of shape (k, n)
+        One row ``v_g`` per group.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     if diagonal:
         return factors * V
     return np.einsum("kij,kj->ki", factors, V)
 
 
 def sum_apply_rows(factors, diagonal, V):
-    """``sum_g A_g v_g`` (n,) without the (k, n) temporary of :func:`apply_rows`."""
+    """``sum_g A_g v_g`` (n,) without the (k, n) temporary of :func:`apply_rows`.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    V : ndarray of shape (k, n)
+        One row ``v_g`` per group.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     if diagonal:
         return np.einsum("kj,kj->j", factors, V)
     return np.einsum("kij,kj->i", factors, V)
@@ -118,7 +188,31 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
 
     ``rows_in``: the arguments ``(dm, dx, bzm, bxi, bzx, c, gsum, acc)`` of the first half of a Newton solve
     (:func:`~.row_kernels.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
-    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``)."""
+    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    rho : ndarray of shape (L,)
+        The weights ``rho_i``.
+    gamma : ndarray of shape (L,)
+        The radii.
+    gidx : ndarray of shape (L,)
+        Each sample's group.
+    mg : GroupMeans
+        The group means ``m_g``.
+    chunk : int, optional
+        Rows per block (default: about 4 MB of block).
+    rows_in : tuple, optional
+        The arguments of the Newton solve's first half, done in the same pass.
+
+    Returns
+    -------
+    ndarray of shape (n + 1, n + 1)
+    """
     L, n = X.shape
     out = _gram_acc(n + 1)
     chunk = _row_chunk(n) if chunk is None else chunk
@@ -154,7 +248,17 @@ class GroupMeans(NamedTuple):
     """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (``docs/guide/robust.md``), kept
     factored so that per-sample cones need no X-sized array: there ``M = X`` and ``scale = last = c_i / a_i``
     (``c_i = rho_i gamma_i y_i``, ``a_i = rho_i gamma_i^2``); grouped cones pass their (k, n + 1) means
-    (:meth:`of`)."""
+    (:meth:`of`).
+
+    Attributes
+    ----------
+    M : ndarray
+        ``X`` (per-sample cones) or the means' first n entries (grouped cones).
+    scale : ndarray
+        Per row of ``M``, its factor.
+    last : ndarray
+        Per group, the mean's last entry.
+    """
 
     M: np.ndarray
     scale: np.ndarray
@@ -182,6 +286,19 @@ class ConeTerms:
     With diagonal factors ``F`` nothing of the cones' size is formed besides the row blocks of the Schur terms:
     the compiled passes (:func:`~.row_kernels.cone_gram_rows`, :func:`~.row_kernels.cone_rhs_rows`,
     :func:`~.row_kernels.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    beta : ndarray of shape (k,)
+        The NT scalings' factors ``beta_g``.
+    wbar : ndarray of shape (k, n + 1)
+        The NT points ``wbar_g``.
+    work : Workspace, optional
+        Arrays this object's row blocks may overwrite.
     """
 
     def __init__(self, factors, diagonal, beta, wbar, work=None):
