@@ -289,7 +289,27 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
 def check_codes(codes, n: int, n_classes=None):
     """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
 
-    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
+    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0).
+
+    Parameters
+    ----------
+    codes : array_like of shape (n,)
+        The class codes.
+    n : int
+        The number of samples.
+    n_classes : int, optional
+        The number of classes (default: the largest code plus one).
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n,)
+    n_classes : int
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape, non-integer or out-of-range codes, or fewer than two classes.
+    """
     raw = np.asarray(codes)
     if raw.shape != (n,):
         raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
@@ -307,7 +327,26 @@ def check_codes(codes, n: int, n_classes=None):
 
 
 def encode_labels(y, n: int | None = None):
-    """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
+    """Return ``(codes in 0..C-1, classes)``; at least two classes required.
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        The labels.
+    n : int, optional
+        The number of rows of X, which ``y`` must match.
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n,)
+    classes : ndarray
+        The sorted distinct labels.
+
+    Raises
+    ------
+    ValueError
+        For labels that are not 1-D, do not match ``n`` or hold fewer than two classes.
+    """
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels; got shape {y.shape}.")
