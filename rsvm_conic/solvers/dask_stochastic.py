@@ -79,7 +79,7 @@ def _activity_entry(state):
 
 
 # ------------------------------------------------------------------ least-squares dual points over the blocks
-#: margin tolerances of the least-squares dual points (as in memory: :func:`.certificates.dual_bound`)
+#: margin tolerances of the least-squares dual points (as in memory: :func:`rsvm_conic.certify.hinge.dual_bound`)
 TAUS = (1e-1, 1e-2, 1e-3)
 
 
@@ -130,7 +130,7 @@ def _ls_alpha_block(*blocks, names, plan):
 
 
 def _ls_points(rows, w, b, C, unc, plan):
-    """The least-squares dual candidates of :func:`.certificates.dual_bound` (steps 1-4, p = 2 or the nominal
+    """The least-squares dual candidates of :func:`rsvm_conic.certify.hinge.dual_bound` (steps 1-4, p = 2 or the nominal
     hinge) at ``(w, b)``, over the blocks: one pass for the tau's small systems, each candidate a lazy Dask
     vector (persisted in the workers) to project and evaluate."""
     import dask.array as da
@@ -184,7 +184,8 @@ def _rows_and_plan(X, y, unc):
 def ls_dual_points(X, y, unc, C, w, b) -> list:
     """The least-squares dual candidates at ``(w, b)`` for samples on Dask row blocks (one per tau of
     :data:`TAUS`; p = 2 or the nominal hinge): lazy vectors persisted in the workers, to be projected and
-    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`.certificates.dual_bound`, steps 1-4).
+    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`rsvm_conic.certify.hinge.dual_bound`,
+    steps 1-4).
 
     Parameters
     ----------

@@ -59,12 +59,12 @@ class RobustHinge:
         return RobustHinge(_restrict(self.unc, idx))
 
     def factor_ops(self) -> FactorOps | None:
-        """The robust term as a :class:`~.certificates.FactorOps` (None: nominal hinge)."""
+        """The robust term as a :class:`~rsvm_conic.certify.hinge.FactorOps` (None: nominal hinge)."""
         return FactorOps.from_uncertainty(self.unc)
 
     def dual_bound(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, C: float, **options) -> DualCertificate:
         """P(w, b) = 1/2 ||w||^2 + C * value on (X, y) and a feasible dual point of the robust SVM built from
-        (w, b), whose objective D <= min P (see :func:`~.certificates.dual_bound` for ``options``)."""
+        (w, b), whose objective D <= min P (see :func:`~rsvm_conic.certify.hinge.dual_bound` for ``options``)."""
         return dual_bound(X, y, C, w, b, self.factor_ops(), **options)
 
     def _robust_term(self, w, idx=None):

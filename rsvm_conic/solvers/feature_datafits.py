@@ -9,7 +9,7 @@ rotations (Prop. 4.1).  Its worst case is (dphi = R_i' v, R_i orthogonal)
 so the robust loss is ``max{0, 1 - y_i(<zeta, phi_i> + b) + Gamma_i ||R_i zeta||_qbar}``.
 
 This is the per-sample robust hinge of :class:`~.datafits.RobustHinge` with the factor ``A_i = R_i^T``
-(``||A_i^T zeta||_q = ||R_i zeta||_q``), so the dual certificate of :mod:`.certificates` applies as
+(``||A_i^T zeta||_q = ||R_i zeta||_q``), so the dual certificate of :mod:`rsvm_conic.certify.hinge` applies as
 it stands: for ``alpha in [0, C]^L``, ``y'alpha = 0`` and ``||u_i||_pbar <= 1``,
 ``D = sum alpha_i - 1/2 ||sum_i alpha_i (y_i phi_i - Gamma_i R_i^T u_i)||^2 <= P*``
 (:class:`RotationOps` applies ``R_i`` and ``R_i^T`` in O(D) per sample).  (Eq. (10)
@@ -151,7 +151,7 @@ class RotatedRobustHinge(RobustHinge):
 
 
 class RotationOps(FactorOps):
-    """Per-sample factors ``A_i = R_i^T`` for :mod:`.certificates` (one group per sample).
+    """Per-sample factors ``A_i = R_i^T`` for :mod:`rsvm_conic.certify.hinge` (one group per sample).
 
     Parameters
     ----------

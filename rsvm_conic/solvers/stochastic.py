@@ -280,14 +280,14 @@ MAX_STEPS = 1024
 #: cheap against the per-step overhead there), above it one shuffle, the blocks visited in a fresh order
 RESHUFFLE_MAX = 2**22
 
-#: margin band of the certificate's band candidate (:func:`.certificates.dual_bound`'s ``band``)
+#: margin band of the certificate's band candidate (:func:`rsvm_conic.certify.hinge.dual_bound`'s ``band``)
 BAND = 0.1
 
 #: nominal hinge: a refinement round that gains less than this fraction of the gap left ends the refinement
 #: (the band candidate is already near the restricted optimum; the rounds cost two passes each)
 MIN_GAIN_NOMINAL = 0.05
 
-#: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
+#: refinement rounds of the dual point (:func:`rsvm_conic.certify.hinge.dual_bound`, step 5) per epoch since the last
 #: certificate: as many as cost about one epoch by :func:`_rounds_per_epoch`, at least ``MIN_REFINE`` and at
 #: most ``MAX_REFINE`` per certificate; the last certificate of a run gets ``FINAL_REFINE`` times as many
 MIN_REFINE = 5
@@ -382,7 +382,7 @@ def _solve(
     options = dict(certificate_options or {})
     adaptive_taus = "taus" not in options
     fixed_refine = options.pop("refine", None)
-    if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see certificates)
+    if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see dual_bound)
         options.setdefault("band", BAND)
         if datafit.factor_ops() is None:  # nominal: the band point is near the best; stop refining when it stalls
             options.setdefault("min_gain", MIN_GAIN_NOMINAL)

@@ -317,8 +317,8 @@ def zero_threshold(
     y : ndarray of shape (L,)
         Labels in {-1, +1}, both present.
     ops : FactorOps
-        The robust term at the current radius (:class:`~.certificates.FactorOps`: factors, groups, ``gamma_i``,
-        ``q``).
+        The robust term at the current radius (:class:`~rsvm_conic.certify.hinge.FactorOps`: factors, groups,
+        ``gamma_i``, ``q``).
     rtol : float, default=1e-5
         Relative width of the bracket at which the iteration stops.
     max_programs : int, default=30
