@@ -121,8 +121,10 @@ def test_one_version_string():
 
 # Every public function and class of these rooms has numpydoc sections: ``Parameters`` naming each of its
 # parameters (when it takes any) and ``Returns`` (``Yields`` for a generator) when it returns a value.  A room is
-# a package (its modules, private ones included, are walked) or a module.  The rooms ``solvers``,
-# ``formulations`` and ``certify`` join this list once their code has settled in its new layout.
+# a package (its modules, private ones included, are walked) or a module.  A compiled (numba) function documents
+# its Python function; its numpy twin is documented there too (one home), and has the same signature
+# (``test_numpy_twins_share_their_compiled_signature``).  The room ``formulations`` joins this list once its code
+# has settled in its new layout.
 NUMPYDOC_ROOMS = {
     "uncertainty": "rsvm_conic.uncertainty",
     "kernels": "rsvm_conic.kernels",
@@ -138,6 +140,8 @@ NUMPYDOC_ROOMS = {
     "_jit": "rsvm_conic._jit",
     "package": "rsvm_conic",
     "problems": ("rsvm_conic.problems", "rsvm_conic.problems._reproduction", "rsvm_conic.problems._bench"),
+    "solvers": "rsvm_conic.solvers",
+    "certify": "rsvm_conic.certify",
 }
 
 
@@ -154,11 +158,28 @@ def _room_modules(spec):
                 yield importlib.import_module(info.name)
 
 
+def _compiled_twins(spec):
+    """``{id(numpy twin): compiled function}`` of the room's compiled functions that have a numpy twin."""
+    from rsvm_conic._jit import Compiled
+
+    return {
+        id(obj.numpy): obj
+        for mod in _room_modules(spec)
+        for obj in vars(mod).values()
+        if isinstance(obj, Compiled) and obj.numpy is not None
+    }
+
+
 def public_objects(spec):
-    """(qualified name, object) of every public function and class defined in the room's modules."""
+    """(qualified name, object) of every public function and class defined in the room's modules: a compiled
+    function as its Python function; a numpy twin not (its compiled function documents both)."""
+    from rsvm_conic._jit import Compiled
+
+    twins = _compiled_twins(spec)
     for mod in _room_modules(spec):
         for name, obj in vars(mod).items():
-            if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            obj = obj.py_func if isinstance(obj, Compiled) else obj
+            if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)) or id(obj) in twins:
                 continue
             if getattr(obj, "__module__", None) == mod.__name__:
                 yield f"{mod.__name__}.{name}", obj
@@ -255,3 +276,15 @@ def test_numpydoc_check_catches_a_bare_docstring():
 def test_public_api_has_numpydoc_sections(room):
     problems = [msg for q, obj in public_objects(NUMPYDOC_ROOMS[room]) for msg in numpydoc_problems(q, obj)]
     assert not problems, f"{len(problems)} numpydoc gaps in room {room}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("room", sorted(NUMPYDOC_ROOMS))
+def test_numpy_twins_share_their_compiled_signature(room):
+    """A numpy twin is documented by its compiled function: the same parameters, and a docstring naming it."""
+    twins = _compiled_twins(NUMPYDOC_ROOMS[room])
+    for compiled in twins.values():
+        twin, name = compiled.numpy, compiled.py_func.__name__
+        assert inspect.signature(twin) == inspect.signature(compiled.py_func), f"{name}: the twins' signatures differ"
+        assert f":func:`.{compiled.py_func.__module__.rsplit('.', 1)[1]}.{name}`" in (inspect.getdoc(twin) or ""), (
+            f"{twin.__module__}.{name}'s docstring must point to its compiled twin"
+        )

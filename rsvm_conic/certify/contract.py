@@ -35,6 +35,20 @@ def relative_gap(primal: float, dual: float, floor: float = 0.0) -> float:
 
     ``floor`` keeps the ratio meaningful when the optimum itself is ~0 (e.g. a single class, where
     P* = 0): formulations pass a fraction of a trivial objective value, e.g. 1e-9 C L for the SVMs.
+
+    Parameters
+    ----------
+    primal : float
+        Objective of a primal point.
+    dual : float
+        Objective of a feasible dual point (``-inf`` when there is none).
+    floor : float, default 0.0
+        Lower limit of the denominator.
+
+    Returns
+    -------
+    float
+        The relative gap, ``inf`` without a dual bound.
     """
     if not math.isfinite(dual):
         return math.inf
@@ -44,7 +58,29 @@ def relative_gap(primal: float, dual: float, floor: float = 0.0) -> float:
 
 @dataclass
 class SolveInfo:
-    """Route, status and certificate of one solve (see the module docstring)."""
+    """Route, status and certificate of one solve (see the module docstring).
+
+    Attributes
+    ----------
+    route : str
+        The route that ran.
+    status : str
+        ``"optimal"`` exactly when ``gap_rel <= tol``, else why not (``"uncertified"``, ``"max_iter"``, ...).
+    primal : float
+        The primal objective of the returned point.
+    dual : float, default -inf
+        The objective of a feasible dual point: a lower bound on the optimum.
+    tol : float, default 1e-6
+        The relative gap that counts as optimal.
+    iterations : int or None
+        Iterations the route took, if it counts them.
+    time : float
+        Wall-clock seconds of the solve (NaN when not timed).
+    detail : dict
+        Solver-specific extras (raw status, fallbacks), merged into :meth:`as_dict`.
+    floor : float, default 0.0
+        Lower limit of the gap's denominator (see :func:`relative_gap`).
+    """
 
     route: str
     status: str
@@ -90,7 +126,25 @@ class SolveInfo:
 def certify(
     route: str, primal: float, dual: float, tol: float, *, failed_status: str = "uncertified", **kwargs
 ) -> SolveInfo:
-    """A SolveInfo whose status is ``"optimal"`` iff the relative gap meets ``tol``, else ``failed_status``."""
+    """A SolveInfo whose status is ``"optimal"`` iff the relative gap meets ``tol``, else ``failed_status``.
+
+    Parameters
+    ----------
+    route : str
+        The route that produced ``primal`` and ``dual``.
+    primal, dual : float
+        Primal objective and a feasible dual value.
+    tol : float
+        The relative gap that counts as optimal.
+    failed_status : str, default "uncertified"
+        The status when the gap misses ``tol``.
+    **kwargs
+        Further :class:`SolveInfo` fields (``iterations``, ``time``, ``detail``, ``floor``).
+
+    Returns
+    -------
+    SolveInfo
+    """
     info = SolveInfo(route=route, status="optimal", primal=float(primal), dual=float(dual), tol=float(tol), **kwargs)
     if not info.certified:
         info.status = failed_status
@@ -109,6 +163,29 @@ def first_certified(
     route; ``failures`` lists ``(route, why)`` for the routes tried before the returned one (callers
     record them).  When no route certifies, :class:`SolverError` names every route tried and why,
     followed by ``hint``.  ``what`` (a formulation or estimator name) prefixes every message.
+
+    Parameters
+    ----------
+    routes : iterable of str
+        Route names, in the order to try them.
+    attempt : callable
+        ``attempt(route) -> (result, certificate)``.
+    what : str
+        The caller's name, prefixed to every message.
+    hint : str, default ""
+        Advice appended to the error when no route certifies.
+
+    Returns
+    -------
+    result : object
+        The first certified route's result.
+    failures : list of (str, str)
+        ``(route, why)`` for each route tried before it.
+
+    Raises
+    ------
+    SolverError
+        When no route certifies.
     """
     routes = list(routes)
     failures: list[tuple[str, str]] = []
@@ -136,7 +213,22 @@ def require_finite(what: str, route: str, values: Mapping) -> None:
     """Raise :class:`~rsvm_conic.exceptions.SolverError` naming ``route`` when a numeric entry of a solve's
     ``values`` (its coefficients, bias, multipliers) holds NaN or inf: such a solve failed, whatever its
     certificate says, and is never returned as a model (in a fallback chain the next route runs).
-    Non-numeric entries are not checked."""
+    Non-numeric entries are not checked.
+
+    Parameters
+    ----------
+    what : str
+        The caller's name, prefixed to the message.
+    route : str
+        The route that produced ``values``.
+    values : mapping
+        The solve's values by name.
+
+    Raises
+    ------
+    SolverError
+        When a numeric value holds NaN or inf.
+    """
     bad = []
     for key, value in values.items():
         if isinstance(value, (numbers.Real, np.ndarray)) and not isinstance(value, bool):
@@ -162,7 +254,25 @@ def _uncertified(cert) -> str | None:
 
 @dataclass
 class Solution:
-    """What a backend returns: the model's variables plus how it got them."""
+    """What a backend returns: the model's variables plus how it got them.
+
+    Attributes
+    ----------
+    backend : str
+        The route that produced the values.
+    status : str
+        The route's status (``"optimal"`` for a certified solve).
+    objective : float
+        The primal objective at the values.
+    time : float
+        Wall-clock seconds of the solve.
+    values : dict
+        The model's variables by name (``sol["w"]`` reads one).
+    info : dict
+        Route-specific extras (multipliers, iteration logs, ``fallback_from``).
+    certificate : SolveInfo or None
+        Route, status and certified gap (None: the route gives no bound).
+    """
 
     backend: str
     status: str

@@ -17,7 +17,19 @@ __all__ = ["apply_factors", "best_u", "best_u_fista", "best_u_trust_region", "tr
 
 
 def apply_factors(unc: ResolvedUncertainty, U: np.ndarray) -> np.ndarray:
-    """Rows ``A_g u_g`` (k, n)."""
+    """Rows ``A_g u_g`` (k, n).
+
+    Parameters
+    ----------
+    unc : ResolvedUncertainty
+        The factors ``A_g`` (diagonal or full).
+    U : ndarray of shape (k, n)
+        One row ``u_g`` per group.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     return unc.factors * U if unc.diagonal else np.einsum("kij,kj->ki", unc.factors, U)
 
 
@@ -26,6 +38,22 @@ def best_u(v0, s, unc: ResolvedUncertainty, U0) -> np.ndarray:
 
     p = 2 with few groups: exact trust-region blocks; otherwise accelerated projected gradient
     (:func:`best_u_fista`), O(k n^2) per iteration, independent of the number of samples.
+
+    Parameters
+    ----------
+    v0 : ndarray of shape (n,)
+        ``sum_i alpha_i y_i x_i``.
+    s : ndarray of shape (k,)
+        The groups' radii ``s_g = sum_{i in g} alpha_i gamma_i``.
+    unc : ResolvedUncertainty
+        The factors ``A_g`` and the norm ``p``.
+    U0 : ndarray of shape (k, n)
+        The starting rows.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+        The rows ``u_g``.
     """
     if unc.p == 2.0 and unc.n_groups <= 64:
         return best_u_trust_region(v0, s, unc, U0)
@@ -47,6 +75,29 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
 
     ``apply_rows(U)`` returns the rows ``A_g u_g``, ``adjoint(r)`` the rows ``A_g' r``; ``norms``
     bound ``||A_g||_2``, so ``1 / sum_g (s_g norms_g)^2`` is a safe step.
+
+    Parameters
+    ----------
+    v0 : ndarray of shape (n,)
+        The target vector.
+    s : ndarray of shape (k,)
+        The groups' radii.
+    apply_rows, adjoint : callable
+        The products with the factors and their transposes.
+    norms : ndarray of shape (k,)
+        Upper bounds on ``||A_g||_2``.
+    p : float
+        The ball's norm (1, 2 or inf).
+    U0 : ndarray of shape (k, n)
+        The starting rows.
+    max_iter : int, default 5000
+        Iteration limit.
+    rtol : float, default 1e-14
+        Stop when 100 iterations lower the objective by less than this fraction.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
     """
     lip = float(np.sum((s * norms) ** 2))
     if lip == 0.0:
@@ -78,7 +129,23 @@ def best_u_fista(v0, s, apply_rows, adjoint, norms, p, U0, max_iter: int = 5000,
 
 def trust_region(M, r, u0=None, eig=None):
     """``argmin ||r - M u||`` over ``||u||_2 <= 1`` exactly (eigen-decomposition + secular equation; ``eig``:
-    ``eigh(M' M)`` if known)."""
+    ``eigh(M' M)`` if known).
+
+    Parameters
+    ----------
+    M : ndarray of shape (m, d)
+        The matrix.
+    r : ndarray of shape (m,)
+        The target.
+    u0 : ndarray, optional
+        Unused: the solve is exact and needs no start.
+    eig : tuple, optional
+        ``(eigenvalues, eigenvectors)`` of ``M' M``.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
     lam, V = np.linalg.eigh(M.T @ M) if eig is None else eig
     lam = np.maximum(lam, 0.0)
     g = V.T @ (M.T @ r)
@@ -103,7 +170,25 @@ def trust_region(M, r, u0=None, eig=None):
 
 
 def best_u_trust_region(v0, s, unc: ResolvedUncertainty, U0, sweeps: int = 100) -> np.ndarray:
-    """p = 2: block coordinate descent over groups, each block an exact trust-region solve."""
+    """p = 2: block coordinate descent over groups, each block an exact trust-region solve.
+
+    Parameters
+    ----------
+    v0 : ndarray of shape (n,)
+        ``sum_i alpha_i y_i x_i``.
+    s : ndarray of shape (k,)
+        The groups' radii.
+    unc : ResolvedUncertainty
+        The factors ``A_g`` (p = 2).
+    U0 : ndarray of shape (k, n)
+        The starting rows.
+    sweeps : int, default 100
+        The most passes over the groups.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     k, n = U0.shape
     F = unc.factors
     mats = [np.diag(F[g]) if unc.diagonal else F[g] for g in range(k)]

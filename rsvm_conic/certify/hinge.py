@@ -1,56 +1,13 @@
 """Dual certificates for the robust hinge: a feasible dual point built from a primal iterate.
 
-Primal (the conic models' scale):
-
-    P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)^T w||_q}.
-
-Writing each hinge as ``max_{alpha_i in [0, C]} alpha_i (...)`` and each norm as
-``||A_g^T w||_q = max_{||u_g||_p <= 1} <A_g u_g, w>`` and minimising the Lagrangian over (w, b) gives,
-for every ``alpha in [0, C]^L`` with ``y'alpha = 0`` and every ``z_g`` with ``||z_g||_p <= s_g =
-sum_{i in g} alpha_i gamma_i`` (that is ``z_g = s_g u_g``),
-
-    D(alpha, z) = sum_i alpha_i - 1/2 || sum_i alpha_i y_i x_i - sum_g A_g z_g ||^2  <=  P*     (weak duality)
-
-(Lagrangian weak duality for the robust hinge, derived above).  D is jointly concave in (alpha, z) and the
-bound is exact at the saddle point: ``w* = sum alpha*_i y_i x_i - sum_g A_g z*_g``.
-
-Construction from an iterate (w, b) (:func:`dual_bound`), every step O(L n) (plus O(k n^2) for full
-factors), no L x L matrix and no Python loop over samples:
-
-1. Robust margins ``m_i = y_i(<w, x_i> + b) - gamma_i ||A_g^T w||_q``.  For a tolerance tau:
-   ``alpha_i = C`` where ``m_i < 1 - tau``, ``0`` where ``m_i > 1 + tau``, free on the margin set M.
-2. The direction of z_g is the maximiser of ``<u, A_g^T w>`` over the unit p-ball where that is unique,
-   with the non-unique part left free ("kinks": q = 1, the coordinates of ``A_g^T w`` within tau of 0;
-   q = inf, the coordinates within tau of the maximum, as a simplex; any q, a group with ``A_g^T w``
-   ~ 0).  At an optimum of a p = inf or p = 1 model these kinks are the rule, not the exception (the
-   1-norm makes ``A^T w*`` sparse), and the natural point alone gives a loose bound.
-3. The free alpha's and kink weights solve the (n+1)-row least-squares system
-   ``sum_i alpha_i y_i x_i - sum_g A_g z_g = w``, ``y'alpha = 0`` (minimum norm, ``|M| + #kinks`` columns;
-   LAPACK least squares for few columns, the (n+1) x (n+1) normal equations for many).
-4. alpha is projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (:func:`~.projections.project_dual_set`),
-   then each z_g onto the p-ball of radius s_g: the point is feasible whatever the
-   data of 1-3, so the bound is valid at *any* (w, b); 1-3 only make it tight.  Several tau are tried,
-   plus the optional ``alpha_hint`` and ``warm`` points; the best is kept, and also scaled by the best
-   t in [0, 1] (the feasible set is a cone cut by the box).
-5. Refinement rounds from the best point: a projected-gradient step in z (alpha fixed; each z_g in its
-   ball) and one in alpha (u = z / s fixed: a linear-SVM dual on the features ``y_i x_i - gamma_i A_g
-   u_g``), each with exact line search on the concave quadratic, about two passes over the data a round.
-
-Validity does not depend on the iterate: the returned (alpha, Z) is checked-feasible by construction
-(up to rounding: ``|y'alpha|`` is at the 1e-16 C L level).  Tightness does: at the exact optimum of a
-problem with ``w* != 0`` steps 1-4 recover the optimal dual point (relative gaps 1e-10..1e-13 measured
-on grouped/per-sample/shared, p in {1, 2, inf}, diagonal/full, nominal; tests/test_certificates.py).
-Two limits.  (a) At ``w* = 0`` (e.g. p = inf with radius 1 on standardised data: the robust term swamps
-the data) every group is a kink and the least squares cannot see the ball constraints; the bound then
-comes from the refinement rounds, which need hundreds of rounds (a solver keeps its point warm across
-evaluations, so they accumulate).  (b) From a first-order iterate whose *objective* is within 1e-3 the
-*margins* can still be off by O(1) (the primal gap is quadratic in ``w - w*``, the margins linear), so
-the least-squares point is rough and, again, the warm refinement carries the bound (in the stochastic
-solvers, helped by ``alpha_hint``, the time-averaged activity of each sample).
-
-The robust term is seen through a small operator object (:class:`FactorOps`) so the same code serves
-:class:`~.datafits.RobustHinge` (factors of a :class:`~rsvm_conic.uncertainty.sets.ResolvedUncertainty`)
-and :class:`~.feature_datafits.RotatedRobustHinge` (per-sample rotations, ``A_i = R_i^T``).
+For ``P(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)^T w||_q}`` every
+``alpha`` in ``{0 <= alpha <= C, y'alpha = 0}`` and ``z_g`` in the p-ball of radius ``sum_{i in g} alpha_i
+gamma_i`` give the lower bound ``D(alpha, z) = sum_i alpha_i - 1/2 ||sum_i alpha_i y_i x_i - sum_g A_g z_g||^2``
+(Lagrangian weak duality).  :func:`dual_bound` builds such a point from an iterate in O(L n) per step (margins,
+a least-squares fit on the margin set, the projection onto the dual set, refinement rounds), :func:`hinge_min`
+is the best bias for a fixed ``w``; the robust term is seen through :class:`FactorOps`.  The derivation, the
+construction step by step and its two limits are in the user guide (``docs/guide/robust.md``, "The dual
+certificate, from an iterate").
 """
 
 from __future__ import annotations
@@ -70,7 +27,23 @@ DEFAULT_TAUS = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
 class DualCertificate(NamedTuple):
-    """A feasible dual point and its objective (``primal`` is P(w, b) at the iterate it was built from)."""
+    """A feasible dual point and its objective (``primal`` is P(w, b) at the iterate it was built from).
+
+    Attributes
+    ----------
+    primal : float
+        P(w, b).
+    dual : float
+        D(alpha, Z), a lower bound on min P.
+    alpha : ndarray of shape (L,)
+        In [0, C] with ``y'alpha = 0``.
+    Z : ndarray of shape (k, n) or None
+        ``z_g = s_g u_g`` with ``||z_g||_p <= s_g`` (None without a robust term).
+    tau : float
+        The tolerance of the best least-squares point (NaN if none was built).
+    source : str
+        The point kept: ``"ls"`` (step 4), ``"hint"`` (``alpha_hint``), ``"warm"`` (the given point), ``"refined"``.
+    """
 
     primal: float  # P(w, b)
     dual: float  # D(alpha, Z) <= min P
@@ -94,6 +67,17 @@ class FactorOps:
     ``A_g z_g``) and ``columns(groups, j)`` (rows ``A_g e_j``); ``groups`` is an index array, or None for
     all groups in order (no gather of the factors: with per-sample (L, n, n) factors the gather is the
     cost).  :meth:`rows` and :meth:`apply_sum` pick the cheaper of the two.
+
+    Parameters
+    ----------
+    gamma : array_like of shape (L,)
+        The samples' radii.
+    group_index : array_like of shape (L,)
+        Each sample's group.
+    n_groups : int
+        The number of groups k.
+    p, q : float
+        The uncertainty ball's norm and its dual norm.
     """
 
     def __init__(self, gamma, group_index, n_groups: int, p: float, q: float):
@@ -232,7 +216,10 @@ def dual_bound(
     band_iters: int = 100,
     max_band: int = 50_000,
 ) -> DualCertificate:
-    """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D; see module.
+    """A feasible dual point for the robust hinge SVM built from (w, b), with P(w, b) and D.
+
+    The construction is described step by step in ``docs/guide/robust.md`` ("The dual certificate, from an
+    iterate").
 
     ``ops`` describes the robust term (None: the nominal SVM, whose dual this then is).  ``taus`` are the
     margin/kink tolerances tried (the best point is kept); ``refine`` the rounds of step 5, about two
@@ -250,6 +237,44 @@ def dual_bound(
 
     Cost: one pass for P(w, b), about two per tau, two per refinement round (plus O(k n^2) per pass for
     full factors); memory O(L + k n + n * columns).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    w : ndarray of shape (n,)
+        The iterate's weights.
+    b : float
+        The iterate's bias.
+    ops : FactorOps or None
+        The robust term (None: the nominal SVM).
+    taus : tuple of float
+        Margin/kink tolerances tried.
+    refine : int, default 5
+        Refinement rounds (step 5).
+    min_gain : float, default 0.0
+        A round gaining less than this fraction of the gap left ends the refinement.
+    max_columns : int or None
+        The largest least-squares system tried (default ``max(4 (n + 1), 2000)`` columns).
+    warm : tuple (alpha, Z), optional
+        A feasible dual point, one more candidate.
+    alpha_hint : ndarray of shape (L,), optional
+        An estimate of alpha, projected: one more candidate.
+    band : float, default 0.0
+        Margin band of the band candidate (nominal SVM only; 0: none).
+    band_iters : int, default 100
+        Accelerated projected-gradient steps of the band candidate.
+    max_band : int, default 50000
+        The most samples in the band.
+
+    Returns
+    -------
+    DualCertificate
+        The best feasible point found, with P(w, b) and its dual value.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -384,7 +409,7 @@ def _scaled_value(X, y, alpha, Z, ops):
 
 
 def _ls_point(X, y, C, w, margin, ops, V, sup, gmax, tau, max_columns):
-    """Steps 1-4 of the module docstring at tolerance tau: (alpha, Z) or None if the system is too big."""
+    """Steps 1-4 of :func:`dual_bound`'s construction at tolerance tau: (alpha, Z) or None if the system is too big."""
     L, n = X.shape
     at_c = margin < 1.0 - tau
     on_m = np.abs(margin - 1.0) <= tau
@@ -559,6 +584,22 @@ def hinge_min(r, y, weights=None):
 
     Breakpoints ``r_i`` (``y_i = +1``, slope ``-s_i`` left of it) and ``-r_i`` (``y_i = -1``, slope ``+s_i``
     right of it); the minimum is at the first breakpoint where the right derivative is >= 0.
+
+    Parameters
+    ----------
+    r : ndarray of shape (L,)
+        The hinges' offsets.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    weights : ndarray of shape (L,), optional
+        Nonnegative weights ``s_i`` (None: all 1).
+
+    Returns
+    -------
+    value : float
+        The minimum.
+    b : float
+        A minimiser.
     """
     pos = y > 0
     if weights is None:

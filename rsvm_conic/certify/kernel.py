@@ -31,7 +31,21 @@ def min_linear_box_hyperplane(g: np.ndarray, y: np.ndarray, C: float) -> float:
     """``min_{s in S} g's`` over ``S = {0 <= s <= C, y's = 0}``: pair the smallest ``g`` of each class
     greedily (a pair ``s_i = s_j = C``, ``y_i = -y_j``, pays ``C (g_i + g_j)``; only negative sums help).
     ``C`` may hold one bound per coordinate (the weighted box): then mass is paired in the same order, the cost
-    being ``min(0, g_i + g_j)`` per unit of mass moved (``O(n log n)``)."""
+    being ``min(0, g_i + g_j)`` per unit of mass moved (``O(n log n)``).
+
+    Parameters
+    ----------
+    g : ndarray of shape (n,)
+        The linear objective.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's upper bound (shared or per coordinate).
+
+    Returns
+    -------
+    float
+    """
     if np.ndim(C):
         return _min_linear_weighted_box(np.asarray(g, dtype=float), y, np.asarray(C, dtype=float))
     gp = np.sort(g[y > 0])
@@ -61,7 +75,23 @@ def _min_linear_weighted_box(g, y, C) -> float:
 
 def frank_wolfe_gap(g: np.ndarray, alpha: np.ndarray, y: np.ndarray, C: float) -> float:
     """``g'alpha - min_{s in S} g's`` (:func:`min_linear_box_hyperplane`): for a convex ``F`` with
-    gradient ``g`` at the feasible ``alpha``, ``F(alpha) - min_S F <= frank_wolfe_gap``."""
+    gradient ``g`` at the feasible ``alpha``, ``F(alpha) - min_S F <= frank_wolfe_gap``.
+
+    Parameters
+    ----------
+    g : ndarray of shape (n,)
+        The gradient at ``alpha``.
+    alpha : ndarray of shape (n,)
+        A feasible point of ``S``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's upper bound.
+
+    Returns
+    -------
+    float
+    """
     return float(g @ alpha) - min_linear_box_hyperplane(g, y, C)
 
 
@@ -78,6 +108,28 @@ def scaled_svm_primal(m, y, C: float, quad: float, margin_err: float = 0.0):
     ~1e-15): at C = 1e10 a relative 1e-5 of the objective, above a 1e-6 certificate.  When the optimum separates
     the data (multipliers below C) the scaled model has no hinge loss at all and costs ``t^2 - 1 ~ 1e-12``
     relative.
+
+    Parameters
+    ----------
+    m : ndarray of shape (L,)
+        Margins without bias ``y_i <w, phi_i>``.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    quad : float
+        ``||w||^2``.
+    margin_err : float, default 0.0
+        A bound on the rounding of each margin.
+
+    Returns
+    -------
+    P : float
+        The primal objective of the better model.
+    t : float
+        Its scale (1 for the best-bias model).
+    b : float
+        Its bias.
     """
     if np.ndim(C):  # one weight C_i per sample: sum_i C_i max(0, 1 - y_i f(x_i))
         hinge, b = hinge_min(1.0 - m, y, C)
@@ -101,7 +153,19 @@ def scaled_svm_primal(m, y, C: float, quad: float, margin_err: float = 0.0):
 
 def margin_rounding(abs_products: np.ndarray, n_terms: int) -> float:
     """A bound on the rounding of margins computed as sums of ``n_terms`` products whose absolute values sum to
-    ``abs_products`` (per sample): ``n_terms * eps * max(abs_products)`` (the classical worst-case bound)."""
+    ``abs_products`` (per sample): ``n_terms * eps * max(abs_products)`` (the classical worst-case bound).
+
+    Parameters
+    ----------
+    abs_products : ndarray of shape (L,)
+        Per sample, the sum of the products' absolute values.
+    n_terms : int
+        Products per margin.
+
+    Returns
+    -------
+    float
+    """
     if abs_products.size == 0:
         return 0.0
     return float(max(n_terms, 1) * np.finfo(float).eps * np.max(abs_products))
@@ -118,6 +182,25 @@ def lagrangian_lower_bound(F, g, alpha, y, C, margin_err: float = 0.0):
       here the better of ``w = sum_i alpha_i y_i phi_i`` with the best bias and its hard-margin rescaling
       (:func:`scaled_svm_primal`; margins ``y_i f_i = g_i + 1``, off by at most ``margin_err``), is ``P`` and
       ``min q >= -P``.  The rescaling keeps the bound tight at large C where the optimum separates the data.
+
+    Parameters
+    ----------
+    F : float
+        ``q(alpha)``.
+    g : ndarray of shape (L,)
+        ``grad q(alpha)``.
+    alpha : ndarray of shape (L,)
+        A feasible point of ``S = {0 <= a <= C, y'a = 0}``.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The box's upper bound.
+    margin_err : float, default 0.0
+        A bound on the rounding of the margins ``g_i + 1``.
+
+    Returns
+    -------
+    float
     """
     a = alpha
     fw = F - frank_wolfe_gap(g, a, y, C)

@@ -25,7 +25,19 @@ __all__ = ["dual_set_multiplier", "project_dual_set", "project_pball", "project_
 def project_simplex(V: np.ndarray, radius=1.0) -> np.ndarray:
     """Projection of ``v`` (or of each row of V) onto ``{x >= 0, sum x = radius}`` (radius per row or shared).
 
-    At ``radius = 0`` the result is 0 (``rho`` is floored at 1, so ``theta = max v``)."""
+    At ``radius = 0`` the result is 0 (``rho`` is floored at 1, so ``theta = max v``).
+
+    Parameters
+    ----------
+    V : ndarray of shape (d,) or (m, d)
+        The vector or rows to project.
+    radius : float or ndarray of shape (m,), default 1.0
+        The simplex's sum.
+
+    Returns
+    -------
+    ndarray of the shape of ``V``
+    """
     V = np.asarray(V, dtype=float)
     W = np.atleast_2d(V)
     r = np.broadcast_to(np.asarray(radius, dtype=float), W.shape[:1])
@@ -38,7 +50,21 @@ def project_simplex(V: np.ndarray, radius=1.0) -> np.ndarray:
 
 
 def project_pball(Z: np.ndarray, radius, p: float) -> np.ndarray:
-    """Projection of each row of Z onto ``{z : ||z||_p <= radius}`` (radius per row or shared, p in {1, 2, inf})."""
+    """Projection of each row of Z onto ``{z : ||z||_p <= radius}`` (radius per row or shared, p in {1, 2, inf}).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (m, d)
+        The rows to project.
+    radius : float or ndarray of shape (m,)
+        The balls' radii (negative radii count as 0).
+    p : float
+        The norm: 1, 2 or inf.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+    """
     radius = np.broadcast_to(np.maximum(np.asarray(radius, dtype=float), 0.0), Z.shape[:1])
     if p == np.inf:
         return np.clip(Z, -radius[:, None], radius[:, None])

@@ -1,52 +1,13 @@
 """The safe SVM's bi-level methods [CJ20, eq. 7] ([CW16], [CW17]): hypergradient descent and the stochastic
 bi-level gradient method.
 
-:class:`SmoothedBilevel` holds the smoothed problem's data; :func:`solve_lower` (damped Newton on the lower
-level, a continuation in tau from a cold start), :func:`hypergradient` (implicit function theorem) and
-:func:`hypergradient_descent` (projected, Armijo backtracking on the box) are the ``"hypergradient"`` route of
-:class:`~rsvm_conic.formulations.safe.SafeSVM`; :func:`stochastic_bilevel` its ``"stochastic_bilevel"`` route.
-
-The bi-level problem (both levels smoothed as in :mod:`rsvm_conic.formulations.safe`: softplus
-``s_tau(z) = tau log(1 + exp(z / tau))`` for the hinge, ``r(w) = sqrt(||sigma * w||^2 + eps^2)`` for the
-ellipsoid's support function)::
-
-    min_{lo <= sigma <= hi}  F(sigma) = (1/N) sum_v s_tau(1 - y_v (<w*, x_v> + b*))
-    theta* = (w*, b*) = argmin g(theta; sigma) = 1/2 ||w||^2 + C sum_i s_tau(1 - y_i (<w, x_i> + b) + r(w)).
-
-[CJ20] solve eq. (7) "with a stochastic bi-level gradient algorithm" ([CW17], analysed in [CW16]:
-differentiable objectives, a convex lower level, finite sums on both levels, diminishing steps).  The
-method implemented here follows that description, two coupled stochastic-approximation loops:
-
-* **lower level** (fast time scale): ``inner_steps`` minibatch stochastic gradient steps on g at the
-  current sigma, warm-started from the previous outer iteration, in the averaged scale
-  ``g / (C L) = lam/2 ||w||^2 + mean_i s_tau(z_i)``, ``lam = 1/(C L)``, proximal on the regulariser
-  (``w <- (w - eta G) / (1 + eta lam)``, the split of [CJ20, eq. 5]) with steps
-  ``eta_t = eta0 / (1 + eta0 lam t)``, after ``warmup`` epochs at the starting sigma; the outer loop
-  uses the polynomial-decay average of the inner iterates ([SZ13], weight ``4 / (t + 3)``, as in
-  :mod:`.stochastic`), which weights the recent ones;
-* **upper level** (slow time scale): a stochastic hypergradient from one validation minibatch V and one
-  training minibatch B (unbiased estimates of grad_theta F, of the lower Hessian H and of the mixed
-  derivative J = d grad_theta g / d sigma; implicit function theorem)::
-
-      d_k = -J_B' (H_B + mu I)^{-1} grad_theta F_V,      sigma_{k+1} = clip(sigma_k - beta_k d_k, lo, hi),
-
-  ``beta_k = beta0 / (1 + k / 10)^0.75`` (diminishing, sum beta = inf, sum beta^2 < inf); ``mu = 1e-8``
-  keeps a minibatch Hessian without curvature in b invertible.  The returned sigma is the average of
-  the iterates of the second half of the run (Polyak-Ruppert; the box is convex, so it stays feasible).
-
-``eta0`` and ``beta0`` are set by rules, not tuned per data set: ``eta0`` in 10^-3..10^3, the one with the
-lowest smoothed lower objective after one epoch from the start (Bottou's heuristic, as
-:func:`.stochastic.calibrate_eta0`); ``beta0`` so that the first outer step moves sigma by a tenth of the
-box width (``BETA_FRACTION (hi - lo) / max|d_0|``).  Measured on the instance ``safe-svm-bilevel``
-(L = 100, n = 2): 300 outer iterations land within 0.4 % of the hypergradient route's upper objective.
-Every random draw comes from one ``numpy.random.Generator`` seeded by ``seed``: a run is reproducible
-bit for bit.
-The steps are vectorised over each minibatch (no Python loop over samples).
-
-What is certified: nothing at the upper level (eq. 7 is non-convex in sigma; a stochastic method gives
-no stationarity certificate either).  The formulation certifies the *lower level* at the returned sigma
-(exact robust hinge, non-smoothed, by the dual bound of :mod:`.certificates`); see
-:meth:`rsvm_conic.formulations.safe.SafeSVM.solve`.
+:class:`SmoothedBilevel` holds the smoothed problem's data (softplus hinge, smoothed support function);
+:func:`solve_lower` (damped Newton on the lower level), :func:`hypergradient` (implicit function theorem) and
+:func:`hypergradient_descent` (projected, Armijo backtracking on the box) are the ``"hypergradient"`` route,
+:func:`stochastic_bilevel` (two coupled stochastic-approximation loops, seeded) the ``"stochastic_bilevel"``
+route.  Nothing is certified at the upper level (eq. 7 is non-convex in sigma); the formulation certifies the
+lower level at the returned sigma.  The smoothed problem and the stochastic method's steps are written out in the
+user guide (``docs/guide/safe.md``, "The bi-level methods").
 """
 
 from __future__ import annotations
@@ -76,12 +37,34 @@ BETA_FRACTION = 0.1
 
 
 def softplus(z, tau):
-    """``tau log(1 + exp(z / tau))``: the smoothed hinge ``max{0, z}`` (within ``tau log 2``)."""
+    """``tau log(1 + exp(z / tau))``: the smoothed hinge ``max{0, z}`` (within ``tau log 2``).
+
+    Parameters
+    ----------
+    z : ndarray
+        The argument.
+    tau : float
+        The smoothing (> 0).
+
+    Returns
+    -------
+    ndarray
+    """
     return tau * np.logaddexp(0.0, z / tau)
 
 
 def sigmoid(z):
-    """``1 / (1 + exp(-z))`` without overflow."""
+    """``1 / (1 + exp(-z))`` without overflow.
+
+    Parameters
+    ----------
+    z : ndarray
+        The argument.
+
+    Returns
+    -------
+    ndarray
+    """
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -92,6 +75,33 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
     ``weight = L / |B|`` on a minibatch B makes every returned quantity an unbiased estimate of the
     full-data one; ``weight`` may also hold one weight per row (sample weights).  Returns
     ``(grad (n+1,), H (n+1, n+1), J (n+1, n) or None, z (m,))``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, n)
+        The rows.
+    y : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    theta : ndarray of shape (n + 1,)
+        ``(w, b)``.
+    sigma : ndarray of shape (n,)
+        The ellipsoid's semi-axes.
+    tau, eps : float
+        The smoothing of the hinge and of the support function.
+    weight : float or ndarray of shape (m,), default 1.0
+        The rows' weights.
+    mixed : bool, default False
+        Also return J.
+
+    Returns
+    -------
+    grad : ndarray of shape (n + 1,)
+    H : ndarray of shape (n + 1, n + 1)
+    J : ndarray of shape (n + 1, n) or None
+    z : ndarray of shape (m,)
+        The smoothed hinges' arguments.
     """
     w, b = theta[:-1], theta[-1]
     n = w.shape[0]
@@ -117,7 +127,26 @@ def lower_derivatives(X, y, C, theta, sigma, tau, eps, weight=1.0, mixed=False):
 
 def upper_gradient(Xv, yv, theta, tau, weight=1.0):
     """``(F, grad_theta F)`` of ``F = weight sum_v s_tau(1 - y_v (<w, x_v> + b))`` on the rows given (``weight``: a
-    number or one weight per row)."""
+    number or one weight per row).
+
+    Parameters
+    ----------
+    Xv : ndarray of shape (m, n)
+        The validation rows.
+    yv : ndarray of shape (m,)
+        Labels in {-1, +1}.
+    theta : ndarray of shape (n + 1,)
+        ``(w, b)``.
+    tau : float
+        The hinge's smoothing.
+    weight : float or ndarray of shape (m,), default 1.0
+        The rows' weights.
+
+    Returns
+    -------
+    F : float
+    grad : ndarray of shape (n + 1,)
+    """
     m = yv * (Xv @ theta[:-1] + theta[-1])
     av = weight * sigmoid((1.0 - m) / tau)
     g = -np.concatenate([(av * yv) @ Xv, [np.sum(av * yv)]])
@@ -126,7 +155,7 @@ def upper_gradient(Xv, yv, theta, tau, weight=1.0):
 
 @dataclass(frozen=True, eq=False)
 class SmoothedBilevel:
-    """The data of the smoothed bi-level problem (both levels as in the module docstring).
+    """The data of the smoothed bi-level problem (both levels as in ``docs/guide/safe.md``, "The bi-level methods").
 
     Parameters
     ----------
@@ -279,7 +308,23 @@ def hypergradient(problem: SmoothedBilevel, sigma, theta):
 
 @dataclass
 class HypergradientResult:
-    """What :func:`hypergradient_descent` returns (no certificate: eq. 7 is non-convex in sigma)."""
+    """What :func:`hypergradient_descent` returns (no certificate: eq. 7 is non-convex in sigma).
+
+    Attributes
+    ----------
+    sigma : ndarray of shape (n,)
+        The last iterate.
+    theta : ndarray of shape (n + 1,)
+        The smoothed lower level's solution at ``sigma``.
+    F : float
+        The smoothed upper objective at ``(sigma, theta)``.
+    iterations : int
+        Outer iterations.
+    converged : bool
+        Whether the step or the change of ``F`` fell below ``tol``.
+    history : list
+        ``(k, F(sigma_k), sigma_k)`` per iteration.
+    """
 
     sigma: np.ndarray  # the last iterate
     theta: np.ndarray  # the smoothed lower level's solution at sigma
@@ -381,7 +426,27 @@ def _inner_steps(low, theta, theta_bar, sigma, eta0, t, steps, rng):
 
 @dataclass
 class BilevelResult:
-    """What :func:`stochastic_bilevel` returns (no certificate: see the module docstring)."""
+    """What :func:`stochastic_bilevel` returns (no certificate: see the module docstring).
+
+    Attributes
+    ----------
+    sigma : ndarray of shape (n,)
+        The averaged outer iterate (second half of the run).
+    w : ndarray of shape (n,)
+        The averaged inner iterate of the last outer iteration.
+    b : float
+        Its bias.
+    iterations : int
+        Outer iterations.
+    inner_steps : int
+        Lower-level steps in all.
+    eta0, beta0 : float
+        The inner and outer initial steps used.
+    time : float
+        Wall-clock seconds.
+    history : list
+        ``(k, F(sigma_k) on all validation rows, sigma_k)`` every ``eval_every`` iterations.
+    """
 
     sigma: np.ndarray  # the averaged outer iterate (second half of the run)
     w: np.ndarray  # the averaged inner iterate of the last outer iteration
@@ -418,12 +483,49 @@ def stochastic_bilevel(
     theta0=None,
     seed=0,
 ) -> BilevelResult:
-    """Stochastic bi-level gradient method on the smoothed safe SVM; see the module docstring.
+    """Stochastic bi-level gradient method on the smoothed safe SVM(``docs/guide/safe.md``, "The bi-level methods").
 
     Trusted arrays: labels in {-1, +1}, ``lo <= hi`` of shape (n,).  ``inner_steps`` defaults to one
     epoch of the training data (``ceil(L / batch_size)``); ``eta0`` / ``beta0`` default to the rules of
-    the module docstring; ``history`` records the full smoothed upper objective every ``eval_every``
+    ``docs/guide/safe.md``; ``history`` records the full smoothed upper objective every ``eval_every``
     outer iterations (one pass over the validation rows; it does not touch the random stream).
+
+    Parameters
+    ----------
+    X, y : ndarray of shape (L, n), (L,)
+        The training rows and labels.
+    Xv, yv : ndarray of shape (N, n), (N,)
+        The validation rows and labels.
+    C : float
+        The hinge's weight.
+    lo, hi : ndarray of shape (n,)
+        The box of sigma.
+    sigma0 : ndarray of shape (n,), optional
+        The start (default: the box's middle).
+    tau, eps : float
+        The smoothing of the hinge and of the support function.
+    n_outer : int, default 300
+        Outer iterations.
+    inner_steps : int, optional
+        Lower-level steps per outer iteration.
+    batch_size : int, default 32
+        The lower level's minibatch.
+    hyper_batch, val_batch : int
+        The training and validation minibatches of a hypergradient.
+    eta0, beta0 : float, optional
+        The inner and outer initial steps.
+    eval_every : int, default 10
+        Outer iterations between records of the upper objective.
+    warmup : int, default 20
+        Lower-level epochs at the starting sigma.
+    theta0 : ndarray of shape (n + 1,), optional
+        The lower level's start.
+    seed : int, default 0
+        Seeds every random draw.
+
+    Returns
+    -------
+    BilevelResult
     """
     t_start = time.perf_counter()
     X, y, Xv, yv = (np.asarray(a, dtype=float) for a in (X, y, Xv, yv))

@@ -36,6 +36,22 @@ _NAMES = {"clarabel": "CLARABEL", "scs": "SCS"}
 
 
 def conic_solver_name(name: str) -> str:
+    """CVXPY's name of a conic solver.
+
+    Parameters
+    ----------
+    name : str
+        ``"clarabel"`` or ``"scs"``, in any case.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        For any other name.
+    """
     try:
         return _NAMES[name.lower()]
     except KeyError:
@@ -56,6 +72,32 @@ def solve_cvxpy(
     ``solver`` is ``"clarabel"`` or ``"scs"``.
     ``quiet_inaccurate`` (with ``accept_inaccurate``): return an ``optimal_inaccurate`` result
     without a warning -- for callers that certify the point themselves by a duality gap.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The model to solve.
+    solver : {"clarabel", "scs"}
+        The conic solver.
+    accept_inaccurate : bool, default False
+        Return an ``optimal_inaccurate`` result (with a :class:`~rsvm_conic.exceptions.SolverWarning`) rather
+        than raise.
+    quiet_inaccurate : bool, default False
+        With ``accept_inaccurate``, no warning.
+    verbose : bool, default False
+        Print the solver's log.
+    **options
+        Passed to the solver.
+
+    Returns
+    -------
+    dict
+        ``{"status", "time", "solver", "iterations"}``.
+
+    Raises
+    ------
+    SolverError
+        When the solver fails or, without ``accept_inaccurate``, ends inaccurate.
     """
     import cvxpy as cp
 
@@ -121,6 +163,15 @@ def captured_stdout(printed: list):
     Threads share one redirection (the first to enter sets it up, the last to leave restores both), so a
     block also collects what other threads print meanwhile.  Where fd 1 cannot be duplicated (no standard
     output), only ``sys.stdout`` is captured.
+
+    Parameters
+    ----------
+    printed : list
+        Receives the captured text at the end of the block.
+
+    Yields
+    ------
+    None
     """
     sys.stdout.flush()
     with _STDOUT_LOCK:

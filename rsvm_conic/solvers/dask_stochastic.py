@@ -1,35 +1,13 @@
-"""The stochastic routes on Dask row blocks: iterative parameter mixing, certified over the blocks.
+"""The stochastic routes on Dask row blocks: iterative parameter mixing [MHM10], certified over the blocks.
 
-Samples in a Dask array chunked along rows (:mod:`.row_blocks`).  A *round* is one pass over the data:
-
-1. every row block runs ``epochs`` epochs of the in-memory minibatch method (:mod:`.stochastic`: the same
-   minibatch step, the same decreasing step ``eta_t = eta_0 / (1 + eta_0 lam t)`` with the step counter ``t``
-   carried over from round to round, the same polynomial-decay averaging) on its own rows, starting from the
-   current mixed iterate, with the same ``lam = 1 / (C L)`` of the global problem;
-2. the client averages the blocks' averaged iterates, weighted by their numbers of rows (iterative parameter
-   mixing [MHM10]: the global objective is that weighted average of the blocks' objectives), and the next
-   round starts from the mixture.
-
-Each block keeps, in the worker, its shuffling stream and the running fraction of visits in which each of
-its samples had a positive loss (the ergodic multipliers of the subgradient method, as in memory).  Every
-``certify_every`` rounds the mixed iterate gets the certificate of the in-memory routes, over the blocks:
-its primal objective (one pass) and the dual value ``D(alpha, u)`` of the feasible point
-``alpha = C x fraction`` projected onto ``{0 <= alpha <= C, y'alpha = 0}`` (a few passes over ``(alpha, y)``
-and one over ``X``; see :func:`.ipm.row_blocks.dual_value_rows`).  The
-best primal iterate and the best dual value are kept; the run stops when their relative gap meets ``tol``
-(status ``"optimal"``), else after ``max_rounds`` with status ``"max_iter"``.
-
-The dual candidates are those of the in-memory :func:`.certificates.dual_bound` that need no refinement: the
-activity, and (p = 2 or the nominal hinge) the least-squares points of steps 1-4 for each margin tolerance
-of :data:`TAUS` -- alpha at C where the robust margin is below ``1 - tau``, 0 above ``1 + tau``, and on the
-margin the min-norm coefficients that reproduce ``[w; 0]``, found from the (n+1) x (n+1) Gram matrix of the
-margin columns (one pass for all taus; each candidate is a lazy vector persisted in the workers).  The
-in-memory routes refine their best point further (a band candidate, least-squares rounds on the margin
-set); over the blocks the point is used as it is, so the certified gap is looser at equal effort.
-
-The client receives O(n) numbers per block and round (each block's averaged ``w``, ``b``); nothing of size
-L is gathered.  Seeded: block ``j``'s stream is seeded from ``(seed, first row of the block)``, so a run is
-reproducible for a given chunking.
+A round is one pass over the data: every row block runs ``epochs`` epochs of the in-memory minibatch method
+(:mod:`.stochastic`) on its own rows from the mixed iterate, and the client averages the blocks' averaged
+iterates, weighted by their numbers of rows (:func:`dask_stochastic`).  Every ``certify_every`` rounds the mixed
+iterate gets the in-memory routes' certificate over the blocks (its primal value and the dual value of the
+projected activity or least-squares points, :func:`ls_dual_points`, :func:`.ipm.row_blocks.dual_value_rows`); the
+run stops when the relative gap meets ``tol``.  The client receives O(n) numbers per block and round; a run is
+seeded per block.  The method is described step by step in ``docs/dask.md`` ("The stochastic routes on row
+blocks").
 
 [MHM10] R. McDonald, K. Hall, G. Mann, "Distributed training strategies for the structured perceptron",
 NAACL 2010 (iterative parameter mixing).
@@ -101,7 +79,7 @@ def _activity_entry(state):
 
 
 # ------------------------------------------------------------------ least-squares dual points over the blocks
-#: margin tolerances of the least-squares dual points (as in memory: :func:`.certificates.dual_bound`)
+#: margin tolerances of the least-squares dual points (as in memory: :func:`rsvm_conic.certify.hinge.dual_bound`)
 TAUS = (1e-1, 1e-2, 1e-3)
 
 
@@ -152,7 +130,7 @@ def _ls_alpha_block(*blocks, names, plan):
 
 
 def _ls_points(rows, w, b, C, unc, plan):
-    """The least-squares dual candidates of :func:`.certificates.dual_bound` (steps 1-4, p = 2 or the nominal
+    """The least-squares dual candidates of :func:`rsvm_conic.certify.hinge.dual_bound` (steps 1-4, p = 2 or the nominal
     hinge) at ``(w, b)``, over the blocks: one pass for the tau's small systems, each candidate a lazy Dask
     vector (persisted in the workers) to project and evaluate."""
     import dask.array as da
@@ -206,7 +184,29 @@ def _rows_and_plan(X, y, unc):
 def ls_dual_points(X, y, unc, C, w, b) -> list:
     """The least-squares dual candidates at ``(w, b)`` for samples on Dask row blocks (one per tau of
     :data:`TAUS`; p = 2 or the nominal hinge): lazy vectors persisted in the workers, to be projected and
-    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`.certificates.dual_bound`, steps 1-4)."""
+    evaluated by :func:`.ipm.row_blocks.dual_value_rows` (the in-memory :func:`rsvm_conic.certify.hinge.dual_bound`,
+    steps 1-4).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}, with X's row chunks.
+    unc : object or None
+        The resolved uncertainty on rows (:func:`.ipm.row_blocks.resolve_uncertainty`; None: nominal hinge).
+    C : float
+        The hinge's weight.
+    w : ndarray of shape (n,)
+        The iterate's weights.
+    b : float
+        The iterate's bias.
+
+    Returns
+    -------
+    list of dask.array.Array
+        One lazy ``alpha`` of shape (L,) per tolerance.
+    """
     rows, plan = _rows_and_plan(X, y, unc)
     return _ls_points(rows, w, b, C, unc, plan)
 
@@ -234,7 +234,46 @@ def stochastic_mixing(
     chunks: trusted.  The certificate is the in-memory routes' over the blocks: the primal objective
     (:func:`.ipm.row_blocks.hinge_sum`) and the dual value (:func:`.ipm.row_blocks.dual_value_rows`).  Returns
     ``((w, b), info, detail)`` with ``info`` a SolveInfo (route ``"prox"`` or
-    ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``)."""
+    ``"sgd"``, status ``"optimal"`` iff the certified relative gap meets ``tol``).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    unc : object or None
+        The resolved uncertainty on rows (None: the nominal hinge).
+    C : float
+        The hinge's weight.
+    prox : bool, default True
+        The proximal route (``"prox"``); False: the subgradient route (``"sgd"``).
+    tol : float, default 1e-3
+        The relative gap that stops the run.
+    max_rounds : int, default 50
+        The most rounds.
+    epochs : int, default 1
+        Epochs per block and round.
+    certify_every : int, default 5
+        Rounds between certificates.
+    eta0 : float or "auto"
+        The initial step.
+    batch_size : int or "auto"
+        The minibatch size.
+    seed : int, default 0
+        Seeds every block's stream.
+    time_limit : float, optional
+        Seconds after which the run stops.
+
+    Returns
+    -------
+    (w, b) : tuple
+        The best primal iterate.
+    info : SolveInfo
+        Route, status and certified gap.
+    history : list
+        ``(round, primal, dual, gap, seconds)`` per certificate.
+    """
 
     t0 = time.perf_counter()
     L, n = X.shape

@@ -23,7 +23,13 @@ from ..certify.hinge import DualCertificate, FactorOps, dual_bound
 
 
 class RobustHinge:
-    """Robust hinge of a resolved uncertainty set (None: the nominal hinge); labels in {-1, +1}."""
+    """Robust hinge of a resolved uncertainty set (None: the nominal hinge); labels in {-1, +1}.
+
+    Parameters
+    ----------
+    uncertainty : ResolvedUncertainty or None
+        The uncertainty set (None: the nominal hinge).
+    """
 
     def __init__(self, uncertainty: ResolvedUncertainty | None = None):
         self.unc = uncertainty
@@ -53,12 +59,12 @@ class RobustHinge:
         return RobustHinge(_restrict(self.unc, idx))
 
     def factor_ops(self) -> FactorOps | None:
-        """The robust term as a :class:`~.certificates.FactorOps` (None: nominal hinge)."""
+        """The robust term as a :class:`~rsvm_conic.certify.hinge.FactorOps` (None: nominal hinge)."""
         return FactorOps.from_uncertainty(self.unc)
 
     def dual_bound(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, C: float, **options) -> DualCertificate:
         """P(w, b) = 1/2 ||w||^2 + C * value on (X, y) and a feasible dual point of the robust SVM built from
-        (w, b), whose objective D <= min P (see :func:`~.certificates.dual_bound` for ``options``)."""
+        (w, b), whose objective D <= min P (see :func:`~rsvm_conic.certify.hinge.dual_bound` for ``options``)."""
         return dual_bound(X, y, C, w, b, self.factor_ops(), **options)
 
     def _robust_term(self, w, idx=None):
@@ -178,6 +184,13 @@ class HingeBlocks:
     are then one ``(B, n) x (n,)`` product each (:meth:`_power_step`).  Memory: O(L) numbers, plus one (L, n)
     copy of per-sample diagonal factors; per-sample full factors are not copied (no second (L, n, n) array: a
     step gathers its (B, n, n) factors, as :meth:`RobustHinge.subgradient` does).
+
+    Parameters
+    ----------
+    fit : RobustHinge
+        The loss.
+    perm : ndarray of shape (L,)
+        The samples' order.
     """
 
     def __init__(self, fit: RobustHinge, perm: np.ndarray):

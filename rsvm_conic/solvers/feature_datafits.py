@@ -9,7 +9,7 @@ rotations (Prop. 4.1).  Its worst case is (dphi = R_i' v, R_i orthogonal)
 so the robust loss is ``max{0, 1 - y_i(<zeta, phi_i> + b) + Gamma_i ||R_i zeta||_qbar}``.
 
 This is the per-sample robust hinge of :class:`~.datafits.RobustHinge` with the factor ``A_i = R_i^T``
-(``||A_i^T zeta||_q = ||R_i zeta||_q``), so the dual certificate of :mod:`.certificates` applies as
+(``||A_i^T zeta||_q = ||R_i zeta||_q``), so the dual certificate of :mod:`rsvm_conic.certify.hinge` applies as
 it stands: for ``alpha in [0, C]^L``, ``y'alpha = 0`` and ``||u_i||_pbar <= 1``,
 ``D = sum alpha_i - 1/2 ||sum_i alpha_i (y_i phi_i - Gamma_i R_i^T u_i)||^2 <= P*``
 (:class:`RotationOps` applies ``R_i`` and ``R_i^T`` in O(D) per sample).  (Eq. (10)
@@ -35,7 +35,19 @@ from .datafits import RobustHinge
 
 
 def rotate(C, S, zeta):
-    """``R_i zeta`` for every row (C, S of shape (m, D/2)): shape (m, D)."""
+    """``R_i zeta`` for every row (C, S of shape (m, D/2)): shape (m, D).
+
+    Parameters
+    ----------
+    C, S : ndarray of shape (m, D/2)
+        The rotations' cosines and sines.
+    zeta : ndarray of shape (D,)
+        The vector to rotate.
+
+    Returns
+    -------
+    ndarray of shape (m, D)
+    """
     zc, zs = zeta[0::2], zeta[1::2]
     out = np.empty((C.shape[0], 2 * C.shape[1]))
     out[:, 0::2] = C * zc + S * zs
@@ -44,7 +56,19 @@ def rotate(C, S, zeta):
 
 
 def rotate_transpose(C, S, G):
-    """``R_i' g_i`` for every row of G (m, D): shape (m, D)."""
+    """``R_i' g_i`` for every row of G (m, D): shape (m, D).
+
+    Parameters
+    ----------
+    C, S : ndarray of shape (m, D/2)
+        The rotations' cosines and sines.
+    G : ndarray of shape (m, D)
+        One vector per row.
+
+    Returns
+    -------
+    ndarray of shape (m, D)
+    """
     gc, gs = G[:, 0::2], G[:, 1::2]
     out = np.empty_like(G)
     out[:, 0::2] = C * gc - S * gs
@@ -57,6 +81,15 @@ class RotatedRobustHinge(RobustHinge):
 
     Only the robust term differs from :class:`~rsvm_conic.solvers.datafits.RobustHinge` (``unc`` is
     None; the robust term is in ``cos``, ``sin``, ``gamma``, ``q``).
+
+    Parameters
+    ----------
+    cos, sin : ndarray of shape (L, D/2)
+        Cosines and sines of each sample's rotation angles.
+    gamma : array_like of shape (L,)
+        The samples' radii.
+    q : float
+        The norm of the robust term.
     """
 
     def __init__(self, cos, sin, gamma, q):
@@ -118,7 +151,17 @@ class RotatedRobustHinge(RobustHinge):
 
 
 class RotationOps(FactorOps):
-    """Per-sample factors ``A_i = R_i^T`` for :mod:`.certificates` (one group per sample)."""
+    """Per-sample factors ``A_i = R_i^T`` for :mod:`rsvm_conic.certify.hinge` (one group per sample).
+
+    Parameters
+    ----------
+    cos, sin : ndarray of shape (L, D/2)
+        Cosines and sines of each sample's rotation angles.
+    gamma : array_like of shape (L,)
+        The samples' radii.
+    q : float
+        The norm of the robust term.
+    """
 
     def __init__(self, cos, sin, gamma, q):
         q = float(q)

@@ -6,7 +6,13 @@ import numpy as np
 
 
 class L2Squared:
-    """h(w) = lam / 2 ||w||^2."""
+    """h(w) = lam / 2 ||w||^2.
+
+    Parameters
+    ----------
+    lam : float
+        The penalty's weight.
+    """
 
     def __init__(self, lam: float):
         self.lam = float(lam)

@@ -17,7 +17,7 @@ restarted from several points; the best local minimum of ``L`` is kept.  The pap
 sequential penalty method, Luenberger & Ye ch. 13) so that the final iterate is feasible up to
 ``O(1/P)``.  The initial DFP matrix of each penalty level, and the matrix after any change of
 the set of violated bounds, is the inverse of the (PD-shifted) Hessian of ``L`` -- without
-these restarts plain DFP crawled for thousands of iterations on the Sec. 5.1 data (measured).  ``beta`` may be any
+these restarts plain DFP crawls for thousands of iterations on the Sec. 5.1 data.  ``beta`` may be any
 symmetric elementwise-nonnegative matrix (case 3: non-convex in general).
 """
 
@@ -41,7 +41,23 @@ class PenaltyProblem:
     """Data of (17): ``Q = Y K_bar Y``, ``beta``, ``y``, ``C``, ``kappa`` and the penalty ``P``.
 
     ``f`` is :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` with ``M = beta`` (value,
-    gradient, Hessian); this class adds the penalty."""
+    gradient, Hessian); this class adds the penalty.
+
+    Attributes
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    beta : ndarray of shape (n, n)
+        The second-moment matrix of the kernel's noise (symmetric, elementwise nonnegative).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    P : float, default 1e4
+        The penalty.
+    """
 
     Q: np.ndarray
     beta: np.ndarray
@@ -105,6 +121,24 @@ class PenaltyProblem:
 
 @dataclass
 class QNResult:
+    """What :func:`rsvm_qn` returns: the best start's local minimum.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n,)
+        The best local minimiser.
+    L : float
+        The penalty function's value there.
+    f : float
+        The objective (17) there, without the penalty.
+    iterations : int
+        The best start's DFP iterations over its penalty levels.
+    converged : bool
+        Whether every level of the best start converged.
+    starts : list of dict
+        Per start: ``L``, ``f``, ``iterations``, ``converged``, ``violation``.
+    """
+
     alpha: np.ndarray
     L: float
     f: float
@@ -152,6 +186,34 @@ def dfp_minimize(
     ``(x, f(x), iterations, converged)``; converged means ``||grad||_inf <= gtol * max(1, |f|)``, or the
     relative decrease of ``f`` fell below ``ftol`` on two consecutive steps, or no Armijo step exists
     along a descent direction.
+
+    Parameters
+    ----------
+    fun, grad : callable
+        The function and its gradient.
+    x0 : ndarray
+        The start.
+    H0 : ndarray, optional
+        Initial inverse-Hessian approximation.
+    gtol : float, default 1e-9
+        Gradient tolerance, relative to ``max(1, |f|)``.
+    ftol : float, default 1e-14
+        Relative decrease that counts as stalled.
+    max_iter : int, default 2000
+        Iteration limit.
+    reset, reset_key : callable, optional
+        The metric's restart and the key whose change triggers it.
+
+    Returns
+    -------
+    x : ndarray
+        The last iterate.
+    fx : float
+        ``fun(x)``.
+    iterations : int
+        Iterations taken.
+    converged : bool
+        Whether a convergence test was met.
     """
     x = np.array(x0, dtype=float)
     n = x.size
@@ -187,7 +249,7 @@ def dfp_minimize(
                 H, own = H.copy(), True
             # H + s s'/sq - Hq Hq'/qHq, the same operations in the same order as the expression (bitwise its
             # value), in place through one buffer: the expression's four n x n temporaries per iteration
-            # cost more than the rest of the iteration at n = 160 (allocation, page faults; measured)
+            # (allocation, page faults) would cost more than the rest of the iteration at the paper's n = 160
             np.multiply.outer(s, s, out=buf)
             buf /= sq
             H += buf
@@ -212,8 +274,8 @@ def dfp_minimize(
 def _inverse_pd(H):
     """Inverse of ``H`` made positive definite by a diagonal shift if needed.
 
-    Uses numpy's Cholesky and triangular solves: scipy's ``cho_factor`` was measured at
-    0.5 s on some 160 x 160 penalty Hessians (numpy: 0.4 ms).
+    Uses numpy's Cholesky and LAPACK's triangular inverse: scipy's ``cho_factor`` can be far slower
+    on some 160 x 160 penalty Hessians.
     """
     from scipy.linalg.lapack import dtrtri
 
@@ -237,9 +299,8 @@ def _inverse_pd(H):
 def _penalty_change(prob, x, H, old, new):
     """Metric restart when the set of violated bounds changes: ``H = (Hessian of L at x)^{-1}``.
 
-    (A Sherman-Morrison update of the DFP metric by +-P e_i e_i' was tried and measured worse:
-    ~600 instead of ~15 iterations per solve on the Sec. 5.1 data, as the metric keeps stale
-    curvature.)"""
+    (A Sherman-Morrison update of the DFP metric by +-P e_i e_i' keeps stale curvature and needs
+    many times the iterations on the Sec. 5.1 data.)"""
     return _inverse_pd(prob.hessian(x))
 
 
@@ -271,9 +332,45 @@ def rsvm_qn(
     (shifted to be PD) Hessian of ``L`` at the level's starting point, a standard choice of
     ``H^0`` that removes the ill-conditioning a large ``P`` causes; the metric is restarted the
     same way whenever the set of violated bounds changes (plain DFP crawls for thousands of
-    iterations across these curvature jumps; measured on the Sec. 5.1 data).  Otherwise a
+    iterations across these curvature jumps on the Sec. 5.1 data).  Otherwise a
     scaled identity and pure DFP.
     The best start is the one with the lowest final ``L``.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    beta : ndarray of shape (n, n)
+        The second-moment matrix of the kernel's noise.
+    C : float
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    starts : list of ndarray, optional
+        Initial ``alpha``.
+    n_random : int, default 1
+        Random starts added.
+    P0 : float, optional
+        The first penalty.
+    P_levels : int, default 2
+        Penalty levels.
+    P_factor : float, default 1e3
+        The penalty's factor between levels.
+    gtol, ftol : float
+        :func:`dfp_minimize`'s tolerances.
+    max_iter : int, default 1000
+        Iterations per level.
+    init_hessian : bool, default True
+        Start each level's metric at the inverse Hessian (else a scaled identity).
+    seed : int, default 0
+        Seeds the random starts.
+
+    Returns
+    -------
+    QNResult
+        The best start's result.
     """
     y = np.asarray(y, dtype=float)
     Q = (y[:, None] * np.asarray(K_bar, dtype=float)) * y[None, :]

@@ -1,55 +1,14 @@
 """RSVM_SOCP [BBBB10, eq. 16]: its objective, the projected-Newton route and the cone IPM.
 
-Eq. 16 with ``Q = Y K_bar Y`` and ``B'B = beta_hat`` (PSD) is, after eliminating ``t, t'``,
-
-    (16')   minimise_{alpha, nu}  Phi(alpha, nu) = 1/2 alpha'Q alpha + kappa/2 ||B nu||_2 - e'alpha
-            subject to  0 <= alpha <= C,  y'alpha = 0,  alpha_i^2 <= nu_i.
-
-:class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` (value,
-gradient, Hessian, multipliers), used by every route below, by the certificates of
-:mod:`rsvm_conic.solvers.kernel_uncertainty` and by the penalty function of RSVM_QN
-(:mod:`rsvm_conic.solvers.quasi_newton`, which adds a penalty to the same ``F``).
-
-Route (chosen by measurement, see ``problems/bench_robust_ipm.py``): a projected Newton
-(active-set) method on ``F``, warm-started from the neighbouring grid point, and certified against
-(16') itself (:func:`solve_rsvm_socp`, :func:`rsvm_socp_grid`):
-
-* Certificate.  With ``nu = alpha**2``, ``u = beta_hat nu``, ``s = ||B nu||`` and
-  ``lambda = kappa/2 * u / s``: if ``lambda >= 0`` then for every feasible point
-  ``Phi >= 1/2 a'Qa + sum_i lambda_i a_i^2 - e'a`` (Lagrangian bound; the minimum over ``nu`` of
-  ``kappa/2 ||B nu|| - lambda'nu`` is 0 because ``lambda = kappa/2 B'(B nu / s)``), a convex QP whose
-  gradient at ``alpha`` equals ``grad F(alpha)`` and whose value there equals ``F(alpha)``.  Its
-  Frank-Wolfe linearisation over ``S = {0 <= a <= C, y'a = 0}`` gives the certified bound
-  ``F(alpha) - OPT(16') <= fw_gap(alpha) = grad F'alpha - min_{s in S} grad F's``
-  (:func:`~rsvm_conic.certify.kernel.frank_wolfe_gap`).  So we stop when
-  ``fw_gap <= tol * max(|F|, |F - fw_gap|)`` (the relative gap of :mod:`rsvm_conic.certify.contract`)
-  and ``min lambda >= 0``; the result carries it as ``solve_info`` (a :class:`SolveInfo`: primal ``F``,
-  dual ``F - fw_gap``; for the cone-IPM fallback the IPM's primal and dual values).  (When ``beta_hat``
-  has negative entries, the relaxation ``alpha_i^2 <= nu_i`` can be slack and ``lambda`` negative: then ``F`` is not the
-  right function and we fall back, see below.)
-* Newton step.  On the free set (multiplier estimate of ``y'alpha = 0`` from the free variables),
-  with the Hessian of :class:`RobustKernelObjective`, then an Armijo search along the projection arc
-  ``P_S(alpha + t d)`` (exact projection onto S); if no Newton step decreases F a projected-gradient
-  step is taken.  Where ``H_FF`` is singular or nearly so (a rank-deficient kernel with ``kappa = 0``) the
-  Schur complement of ``y_F`` cancels catastrophically; the step is then taken on the face in an orthonormal
-  basis of ``{y_F'd = 0}`` (:func:`_face_direction`: minimum-norm Newton on the range of the reduced Hessian,
-  or a ray to the first bound where the model is linear along its null space).  Where the predicted decrease
-  is below the rounding of ``F`` itself (``1/2 alpha'Q alpha`` cancelling at large C), the full step is
-  accepted when ``F`` stays within its rounding and the Frank-Wolfe gap shrinks.
-* Warm starts.  Along a grid the previous point's alpha is the start; after a change of C (and
-  for a cold start) one libsvm solve with the kernel ``K_bar + 2 diag(lambda)`` (lambda from the
-  previous point, or from alpha = 1) gives the start (:func:`_svm_start`): measured on the paper's
-  6 x 10 grid at n = 160, median 2 iterations per point, at most 7 (without it a C jump took 34).
-* Why this route (``problems/bench_robust_ipm.py``, Part 2, one run on 2 idle cores at n = 160): the CVXPY DPP
-  loop takes 5.7 ms per point, the exact cone IPM below 21 ms (dense (2n+1) KKT, ~23 iterations, no useful warm
-  start), the projected Newton route 0.5 ms per warm point (one Cholesky of the free block per iteration) and
-  1.5 ms cold.
-* Fallback, and the one interior-point method for RSVM_SOCP (:func:`rsvm_socp_ipm`).  If the
-  certificate is not reached in ``max_iter`` iterations (or lambda < 0), the exact conic form (16')
-  is solved with the NT interior-point engine of :mod:`rsvm_conic.solvers.ipm.engine` (a dense (2n+1)
-  KKT built from the cone structure: n three-dimensional rotated cones ``alpha_i^2 <= nu_i`` and one
-  ``(tau, B nu)`` cone).  That route is exact for any PSD ``beta_hat`` (also where the relaxation is
-  slack and no method on ``F`` applies) and is reported in ``info["route"]``.
+:class:`RobustKernelObjective` is the reduced function ``F(alpha) = Phi(alpha, alpha**2)`` of eq. 16 after
+eliminating ``t, t'`` (value, gradient, Hessian, multipliers), shared by every route, by the certificates of
+:mod:`rsvm_conic.solvers.kernel_uncertainty` and by RSVM_QN (:mod:`rsvm_conic.solvers.quasi_newton`).
+:func:`solve_rsvm_socp` and :func:`rsvm_socp_grid` run a projected Newton (active-set) method on ``F``,
+warm-started along a grid, stopped by the Frank-Wolfe gap of a Lagrangian bound (:func:`ipm_certificate`,
+:func:`~rsvm_conic.certify.kernel.frank_wolfe_gap`); :func:`rsvm_socp_ipm` solves the exact conic form with the
+engine of :mod:`rsvm_conic.solvers.ipm.engine` and is the fallback.  The certificate, the Newton step, the warm
+starts and the fallback are derived in the user guide (``docs/guide/kernel_robust.md``, "The RSVM_SOCP solver");
+``rsvm-conic bench robust-ipm-grid`` measures the routes against each other.
 """
 
 from __future__ import annotations
@@ -86,7 +45,30 @@ __all__ = [
 
 # ------------------------------------------------------------------------------------ helpers
 def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
-    """``(beta_hat, B)`` from a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` (r x n)."""
+    """``(beta_hat, B)`` from a PSD ``beta_hat`` (n x n) or, with ``factor=True``, a factor ``B`` (r x n).
+
+    Parameters
+    ----------
+    beta : ndarray
+        ``beta_hat`` of shape (n, n), or with ``factor=True`` a factor ``B`` of shape (r, n).
+    n : int
+        The number of samples.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    psd_tol : float, default 1e-10
+        Negative eigenvalues down to ``-psd_tol max|lambda|`` count as 0.
+
+    Returns
+    -------
+    beta_hat : ndarray of shape (n, n)
+    B : ndarray of shape (r, n)
+        ``B'B = beta_hat``.
+
+    Raises
+    ------
+    ValueError
+        For NaN or inf, a wrong shape, or a ``beta_hat`` that is not PSD.
+    """
     beta = np.asarray(beta, dtype=float)
     if not np.all(np.isfinite(beta)):
         raise ValueError("beta contains NaN or inf.")
@@ -113,6 +95,28 @@ def prepare_beta(beta, n: int, factor: bool = False, psd_tol: float = 1e-10):
 
 @dataclass
 class RSVMSOCPResult:
+    """One RSVM_SOCP solve.
+
+    Attributes
+    ----------
+    alpha, nu : ndarray of shape (n,)
+        The solution of (16').
+    objective : float
+        ``Phi(alpha, nu)``.
+    status : str
+        ``"optimal"`` when certified.
+    route : str
+        The route that ran.
+    iterations : int
+        Its iterations.
+    time : float
+        Wall-clock seconds.
+    info : dict
+        Route-specific extras.
+    solve_info : SolveInfo or None
+        The certificate: primal ``F``, a feasible dual value.
+    """
+
     alpha: np.ndarray
     nu: np.ndarray
     objective: float
@@ -233,22 +237,41 @@ def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     ``refine`` defaults to at most 3 steps of iterative refinement per corrector solve (the engine's default is
     :data:`~.ipm.engine.REFINE_STEPS`, with :class:`~.ipm.engine.Refinement`'s rule).  Near the optimum every rotated
     cone ``alpha_i^2 <= nu_i`` is active, the scalings' entries span many orders of magnitude,
-    and the normal equations' solve loses its digits: its KKT residual relative to the right-hand side was 0.67
-    (n = 160) and up to 4e5 (n = 80) in the last iterations, one correction did not repair it, and the iterates lost
-    primal feasibility.  Measured on Sec. 5.1's 6 x 10 grid at n = 80, 160 and 320 with four data seeds (720
-    solves): 132 numerical errors with one step, 11 with two, 1 with three (as with five), at the same time per solve
-    (a step is a product with ``Q`` and two triangular solves, against a factorisation per iteration).  Those counts
-    are for a fixed number of steps per solve; with :class:`~.ipm.engine.Refinement`'s rule (at most three, fewer once
-    the residual is below 1e-6 of the right-hand side or stops falling) the n = 80 and 160 runs (480 solves,
-    ``boost = sqrt(C)``) were all optimal, as with three fixed steps.
+    and the normal equations' solve loses its digits (a KKT residual of order one or more relative to the
+    right-hand side in the last iterations): one correction does not repair it and the iterates lose primal
+    feasibility, while up to three, by :class:`~.ipm.engine.Refinement`'s rule (fewer once the residual is below 1e-6
+    of the right-hand side or stops falling), do.  A step costs a product with ``Q`` and two triangular solves,
+    little beside a factorisation per iteration.  ``rsvm-conic bench robust-ipm-grid`` prints how many points of the
+    paper's grid this route solves to ``optimal``.
 
     ``boost`` (default ``sqrt(C)``) writes each rotated cone as ``(c + nu / c, nu / c - c, 2 alpha)``: with c = 1
     the first two entries, ``1 + nu`` and ``nu - 1``, differ by 2 while ``nu`` reaches ``C^2``, and a cone's
-    distance to its boundary is a small difference of such entries. Measured on Sec. 5.1's data (n = 80 and 160 with
-    twelve seeds, n = 320 with four, C from 0.1 to 1000, ten epsilons: 2240 solves): 76 numerical errors with c = 1
-    (70 at C >= 300), 3 with c = sqrt(C) and fewer iterations (23.0 against 25.7 on average); c = C^0.25 3, C^0.75
-    6, C 205. A run that does not end optimal is run once more with c = 1 (the 3 were optimal there) unless the
-    caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
+    distance to its boundary is a small difference of such entries, so at large C the iterates lose that distance to
+    rounding.  ``c = sqrt(C)`` balances the two entries over the range of ``nu`` (smaller and larger powers of C
+    leave more runs short of ``optimal`` on Sec. 5.1's data).  A run that does not end optimal is run once more with
+    c = 1 unless the caller gave ``boost``; ``info["attempts"]`` lists ``(boost, status, iterations)`` of each run.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    B : ndarray of shape (r, n)
+        A factor of ``beta_hat``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    **opts
+        ``boost``, and options of :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+    nu : ndarray of shape (n,)
+    info : dict
+        ``status``, ``iterations``, ``gap_rel``, ``pres``, ``dres``, ``pcost``, ``dcost``, ``boost``, ``attempts``.
     """
     opts.setdefault("refine", 3)
     n = Q.shape[0]
@@ -301,6 +324,17 @@ class RobustKernelObjective:
     * multipliers of ``alpha_i^2 <= nu_i`` in (16') at any ``nu``: ``lam = kappa/2 M nu / sqrt(nu'M nu)``.
 
     ``kappa`` is fixed per object; :meth:`at_kappa` gives the same data with another ``kappa``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    M : ndarray of shape (n, n)
+        ``beta_hat`` or ``beta``.
+    kappa : float
+        The robust term's weight.
+    B : ndarray of shape (r, n), optional
+        A factor with ``B'B = M``.
     """
 
     def __init__(self, Q, M, kappa, B=None):
@@ -563,6 +597,44 @@ def solve_rsvm_socp(
     ``objective``: a :class:`RobustKernelObjective` of this problem already built (any ``kappa``; it must
     carry the factor ``B``) for the validated labels ``y``; ``K_bar``, ``beta``, ``factor`` are then unused.
     Raises :class:`SolverError` if neither route certifies optimality.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    beta : ndarray
+        ``beta_hat`` (n, n) or, with ``factor=True``, ``B`` (r, n).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    kappa : float
+        The robust term's weight.
+    warm_start : ndarray of shape (n,), optional
+        A start.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    tol : float, default 1e-9
+        The certified relative accuracy.
+    max_iter : int, default 60
+        Newton iterations before the fallback.
+    fallback : bool, default True
+        Fall back to the cone IPM.
+    svm_start : bool, default False
+        Use only the warm start's multipliers.
+    check_input : bool, default True
+        Check the arrays (False: trusted).
+    objective : RobustKernelObjective, optional
+        This problem's objective, already built.
+
+    Returns
+    -------
+    RSVMSOCPResult
+
+    Raises
+    ------
+    SolverError
+        If neither route certifies optimality.
     """
     t0 = time.perf_counter()
     if objective is None:
@@ -737,7 +809,23 @@ def solve_rsvm_socp(
 def ipm_certificate(route, ipm_info, tol, **kwargs) -> SolveInfo:
     """The cone IPM's own certificate: its primal value ``Phi(alpha, nu)`` and the Lagrangian dual value at
     its dual point (feasible to ``tol_feas = 1e-8``); its status "optimal" means ``gap_rel <= 1e-8``
-    (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``."""
+    (Clarabel's semantics), so the tolerance is ``max(tol, 1e-8)``.
+
+    Parameters
+    ----------
+    route : str
+        The route named in the certificate.
+    ipm_info : dict
+        :func:`rsvm_socp_ipm`'s ``info`` (``pcost``, ``dcost``, ``gap_rel``, ``pres``, ``dres``).
+    tol : float
+        The requested relative gap.
+    **kwargs
+        Further :class:`SolveInfo` fields.
+
+    Returns
+    -------
+    SolveInfo
+    """
     return certify(
         route,
         float(ipm_info["pcost"]),
@@ -775,8 +863,32 @@ def rsvm_socp_grid(K_bar, beta, y, Cs, kappas, *, factor=False, tol=1e-9, max_it
 
     For ``n <= SMALL_N`` the BLAS thread pool is limited to one thread during the grid: at these
     sizes (n x n Cholesky factorisations of the free set, matrix-vector products) thread start-up
-    costs more than it saves (measured n = 160, 60 points on 2 cores: 138 ms with 2 threads, 72 ms
-    with 1).  The results agree with the unlimited path to round-off (tested)."""
+    costs more than it saves.  The results agree with the unlimited path to round-off (tested).
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        The expected kernel matrix.
+    beta : ndarray
+        ``beta_hat`` (n, n) or, with ``factor=True``, ``B`` (r, n).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    Cs, kappas : sequence of float
+        The grid.
+    factor : bool, default False
+        Whether ``beta`` is a factor.
+    tol : float, default 1e-9
+        The certified relative accuracy.
+    max_iter : int, default 60
+        Newton iterations per point before the fallback.
+    fallback : bool, default True
+        Fall back to the cone IPM.
+
+    Returns
+    -------
+    dict
+        ``{(C, kappa): RSVMSOCPResult}``.
+    """
     n = np.asarray(y).shape[0]
     if n > SMALL_N:
         return _grid(K_bar, beta, y, Cs, kappas, factor, tol, max_iter, fallback)
@@ -790,7 +902,7 @@ _CONTROLLER = []
 
 def _blas_controller():
     """One ``threadpoolctl.ThreadpoolController`` per process: building it scans the loaded libraries
-    (~4 ms, as much as a warm grid of 60 points at n = 160 takes to solve), so it is built once, on
+    (comparable to solving a warm grid at small n), so it is built once, on
     the first grid (numpy's and scipy's BLAS are loaded by then: this module imports both)."""
     if not _CONTROLLER:
         from threadpoolctl import ThreadpoolController

@@ -20,7 +20,15 @@ __all__ = ["InMemory", "RowBlocks", "samples_of"]
 
 
 class InMemory:
-    """Samples in numpy arrays: every route runs on them; the formulation computes its sums itself."""
+    """Samples in numpy arrays: every route runs on them; the formulation computes its sums itself.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        The labels.
+    """
 
     in_memory = True
     #: the routes that run on these samples (None: every route of the formulation)
@@ -48,7 +56,15 @@ class InMemory:
 
 class RowBlocks:
     """Samples in Dask arrays chunked along the rows: the interior point and the stochastic routes run on the row
-    blocks, and every sum over samples is one pass (or a few) over them."""
+    blocks, and every sum over samples is one pass (or a few) over them.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        The labels, with X's row chunks.
+    """
 
     in_memory = False
     routes = ("ipm", "sgd", "prox")

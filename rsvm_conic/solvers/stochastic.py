@@ -1,62 +1,15 @@
-"""Stochastic solvers for the large-scale robust SVM [CJ20, eq. 5-6].
+"""Stochastic solvers for the large-scale robust SVM [CJ20, eq. 5-6], stopped by a certified gap.
 
-Both minimise the averaged objective
-
-    F(w, b) = lam/2 ||w||^2 + (1/L) sum_i l_i(w, b),      lam = 1 / (C L),
-
-which is ``P(w, b) / (C L)`` for the conic models' ``P = 1/2 ||w||^2 + C sum_i l_i``.
-
-* :func:`stochastic_subgradient` -- minibatch stochastic subgradient on F
-  (Pegasos-style decreasing steps ``eta_t = eta_0 / (1 + eta_0 lam t)``,
-  polynomial-decay averaging of the iterates, which weights recent iterates
-  like a suffix average without restarts).
-* :func:`stochastic_proximal` -- the split of eq. (5): a stochastic forward step on
-  the robust hinge g, then the backward (proximal) step on h = lam/2 ||w||^2,
-  ``w <- (w - eta g_B) / (1 + eta lam)``; same steps and averaging.
-
-skglm's separation: both take the data ``(X, y)``, a data fit that holds only its parameters
-(:mod:`.datafits`, :mod:`.feature_datafits`) and the penalty ``h`` (:class:`~.penalties.L2Squared`; its
-``lam`` sets the step schedule and the scale ``C = 1 / (lam L)`` of the certificate, which is a bound for
-this penalty).  Each declares the methods it calls (:data:`DATAFIT_REQUIRED`, :data:`PENALTY_REQUIRED`) and
-checks them before it starts, with an error that names what is missing.
-
-Pure numpy, vectorised over the minibatch, seeded.  Data layout: the rows are shuffled into
-contiguous blocks of ``batch_size`` -- ``shuffle="once"`` copies X once in a random order and each epoch visits
-its blocks in a fresh random order (a step reads a view: no fancy-indexed copy of rows), ``"epoch"`` gathers a
-fresh permutation into the same buffer each epoch (one extra pass; ``"auto"`` picks it for small data, where a
-few fixed blocks slow convergence, and ``"once"`` above :data:`RESHUFFLE_MAX` entries).  ``batch_size="auto"``
-is 64, or ``ceil(L / MAX_STEPS)`` for large L, so the Python/numpy overhead of the steps stays below one pass
-over X: an epoch then costs about one ``X @ w`` plus one ``X.T @ v`` pass (``rsvm-conic bench stochastic``).
-The data fit's per-sample parameters are gathered into the copy's order with it (``datafit.blocks(perm)``,
-:class:`.datafits.HingeBlocks`: gamma_i and the group index, a factor per sample; per-sample diagonal factors as
-``a * a`` for p = 2, so that a step's robust term and its gradient are two ``(B, n) x (n,)`` products), and so is
-the dual estimate of the certificate (:class:`_Activity`): a step reads and writes slices only.  The robust term
-meets w once per distinct group of a batch, for the loss and its subgradient alike.  ``eta_0="auto"`` picks the
-initial step by a short trial on a subsample (as Bottou's SGD does; :func:`calibrate_eta0`, on
-``datafit.restrict(idx)`` and the subsample's rows, so any data fit calibrates on its own loss).
-
-Stopping rule: a certified gap.  Every ``eval_every`` epochs the averaged iterate (w, b) gets the
-primal ``P(w, b) = 1/2 ||w||^2 + C sum_i l_i`` (one pass); every ``certify_every`` evaluations (and at
-the last epoch) also a *feasible dual point* (``datafit.dual_bound``, :mod:`.certificates`) whose
-objective D is a lower bound on min P (for the nominal hinge with the band candidate of
-:func:`.certificates.dual_bound`: a first-order iterate's margins are rough, and the dual restricted to the
-samples near the margin certifies it at 1e-3 where the least-squares points stall near 1e-2).
-The solver keeps the best primal iterate and the best dual value
-seen (any feasible dual value is a valid lower bound; the dual point is kept warm and refined further
-at each certificate, about an epoch's cost of rounds per epoch since the last one, and the solver feeds the
-time-averaged activity ``C * [l_i > 0]`` of each sample as a hint) and stops as soon as
-``relative_gap(P_best, D_best) <= tol`` (:mod:`.contract`): status ``"optimal"`` then *means* the
-returned (w, b) is within ``tol`` (relative) of the optimum.  Otherwise the run ends at ``max_epochs``
-(or ``time_limit``) with status ``"max_iter"``, or -- when ``patience`` is set and the certified gap
-has not shrunk by 1 % over ``patience`` certificates -- early with status ``"uncertified"``.  A data
-fit without ``dual_bound`` gets no certificate (D = -inf, never "optimal").  The best evaluated
-iterate is returned.  ``certify_every="auto"`` certifies at most once per 64 minibatch steps, and not
-before the averaging starts (``average_from`` epochs; the last epoch excepted): a
-certificate costs a fixed ~0.2 ms of numpy calls per refinement round plus about two passes over the
-data per round (measured: about 0.3 epoch at L = 20000, n = 50, two full-factor groups; several epochs
-on 500-sample data, where an epoch is only ~9 minibatch steps; per-sample full factors cost O(L n^2) a
-round).  The certificate does not touch the random stream: runs stay seeded and reproducible, and the
-iterates are those of the uncertified solver bit for bit.
+Both minimise ``F(w, b) = lam/2 ||w||^2 + (1/L) sum_i l_i(w, b)``, ``lam = 1 / (C L)`` (``P / (C L)`` for the
+conic models' objective ``P``): :func:`stochastic_subgradient` (minibatch subgradient steps
+``eta_t = eta_0 / (1 + eta_0 lam t)``, polynomial-decay averaging) and :func:`stochastic_proximal` (the split of
+[CJ20, eq. 5]: a stochastic step on the robust hinge, then the proximal step on ``lam/2 ||w||^2``).  As in skglm,
+the data fit (:mod:`.datafits`, :mod:`.feature_datafits`) holds only its parameters and the penalty is
+:class:`~.penalties.L2Squared`; each declares the methods it calls (:data:`DATAFIT_REQUIRED`,
+:data:`PENALTY_REQUIRED`).  A run stops when the best primal value and the best feasible dual value
+(:func:`rsvm_conic.certify.hinge.dual_bound`) meet ``tol``: status ``"optimal"`` then means the returned
+``(w, b)`` is within ``tol`` of the optimum.  Data layout, step-size calibration and the certificate's schedule
+are described in the user guide (``docs/guide/robust.md``, "The stochastic routes").
 """
 
 from __future__ import annotations
@@ -81,6 +34,30 @@ PENALTY_REQUIRED = {"sgd": ("value", "gradient"), "prox": ("value", "prox")}
 
 @dataclass
 class StochasticResult:
+    """What the stochastic solvers return.
+
+    Attributes
+    ----------
+    w : ndarray of shape (n,)
+        The best evaluated iterate's weights.
+    b : float
+        Its bias.
+    objective : float
+        ``F(w, b) = P(w, b) / (C L)``, the averaged objective.
+    epochs : int
+        Epochs run.
+    eta0 : float
+        The initial step used.
+    time : float
+        Wall-clock seconds.
+    info : SolveInfo
+        Route ``"sgd"`` / ``"prox"``, status, primal ``P``, dual ``D`` (P's scale), ``iterations`` = epochs.
+    history : list
+        ``(epoch, F, seconds since start)`` per evaluation.
+    gap_history : list
+        ``(epoch, P_best, D_best, relative gap, seconds)`` per certificate.
+    """
+
     w: np.ndarray
     b: float
     objective: float  # F(w, b) = P(w, b) / (C L), the averaged objective
@@ -246,7 +223,29 @@ def _pass(Xp, yp, steps, penalty, prox, w, b, eta0, t, order, batch_size, avg=No
 
 def calibrate_eta0(X, y, datafit, penalty, prox, batch_size, rng, n_sub=2000) -> float:
     """Pick eta_0 in 10^-3..10^3 by one pass on a subsample -- its rows of (X, y) and ``datafit.restrict(sub)``,
-    the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass."""
+    the given data fit's own loss (Bottou's heuristic): the step with the lowest objective after the pass.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        The data.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    prox : bool
+        The proximal step (else subgradient).
+    batch_size : int
+        The minibatch size.
+    rng : numpy.random.Generator
+        Draws the subsample.
+    n_sub : int, default 2000
+        The subsample's size (at least 16 minibatches).
+
+    Returns
+    -------
+    float
+    """
     L, n = X.shape
     sub = rng.choice(L, size=min(max(n_sub, 16 * batch_size), L), replace=False)
     Xs, ys = X[sub], y[sub]
@@ -281,14 +280,14 @@ MAX_STEPS = 1024
 #: cheap against the per-step overhead there), above it one shuffle, the blocks visited in a fresh order
 RESHUFFLE_MAX = 2**22
 
-#: margin band of the certificate's band candidate (:func:`.certificates.dual_bound`'s ``band``)
+#: margin band of the certificate's band candidate (:func:`rsvm_conic.certify.hinge.dual_bound`'s ``band``)
 BAND = 0.1
 
 #: nominal hinge: a refinement round that gains less than this fraction of the gap left ends the refinement
 #: (the band candidate is already near the restricted optimum; the rounds cost two passes each)
 MIN_GAIN_NOMINAL = 0.05
 
-#: refinement rounds of the dual point (:func:`.certificates.dual_bound`, step 5) per epoch since the last
+#: refinement rounds of the dual point (:func:`rsvm_conic.certify.hinge.dual_bound`, step 5) per epoch since the last
 #: certificate: as many as cost about one epoch by :func:`_rounds_per_epoch`, at least ``MIN_REFINE`` and at
 #: most ``MAX_REFINE`` per certificate; the last certificate of a run gets ``FINAL_REFINE`` times as many
 MIN_REFINE = 5
@@ -297,9 +296,9 @@ FINAL_REFINE = 10
 
 
 def _rounds_per_epoch(X, datafit, batch_size) -> float:
-    """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model measured on
-    the 2-core reference machine: a minibatch step ~50 us of Python/numpy overhead plus its flops, a
-    round ~150 us plus two passes over the data and four applications of the factors."""
+    """Refinement rounds that cost about one epoch, by a fixed (so: deterministic) cost model: a minibatch
+    step ~50 us of Python/numpy overhead plus its flops, a round ~150 us plus two passes over the data and four
+    applications of the factors."""
     L, n = X.shape
     ops = datafit.factor_ops() if hasattr(datafit, "factor_ops") else None
     fac = 0 if ops is None else ops.entries
@@ -320,7 +319,17 @@ def _next_taus(tau):
 
 
 def auto_batch_size(L: int) -> int:
-    """``batch_size="auto"``: 64, or more where an epoch would take more than :data:`MAX_STEPS` steps."""
+    """``batch_size="auto"``: 64, or more where an epoch would take more than :data:`MAX_STEPS` steps.
+
+    Parameters
+    ----------
+    L : int
+        The number of samples.
+
+    Returns
+    -------
+    int
+    """
     return max(64, -(-L // MAX_STEPS))
 
 
@@ -363,7 +372,8 @@ def _solve(
     L, n = X.shape
     C = 1.0 / (lam * L)
     auto_certify = certify_every == "auto"
-    if auto_certify:  # at most one certificate per 64 minibatch steps (see the module docstring)
+    # "auto": at most one certificate per 64 minibatch steps (docs/guide/robust.md, "The stochastic routes")
+    if auto_certify:
         certify_every = max(1, math.ceil(64 / (math.ceil(L / batch_size) * eval_every)))
     elif int(certify_every) < 1:
         raise ValueError("certify_every must be a positive integer or 'auto'.")
@@ -372,7 +382,7 @@ def _solve(
     options = dict(certificate_options or {})
     adaptive_taus = "taus" not in options
     fixed_refine = options.pop("refine", None)
-    if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see certificates)
+    if bound is not None and isinstance(datafit, RobustHinge):  # the band candidate (nominal hinge; see dual_bound)
         options.setdefault("band", BAND)
         if datafit.factor_ops() is None:  # nominal: the band point is near the best; stop refining when it stalls
             options.setdefault("min_gain", MIN_GAIN_NOMINAL)
@@ -504,10 +514,60 @@ def _solve(
 
 def stochastic_subgradient(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
     """Minibatch stochastic subgradient method with iterate averaging on ``penalty(w) + mean datafit loss``
-    over ``(X, y)`` (labels in {-1, +1}, trusted arrays); see module docstring."""
+    over ``(X, y)`` (labels in {-1, +1}, trusted arrays); see module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    **kwargs
+        ``batch_size``, ``max_epochs``, ``tol``, ``eval_every``, ``certify_every``, ``patience``, ``eta0``,
+        ``average_from``, ``seed``, ``w0``, ``b0``, ``progress``, ``time_limit``, ``certificate_options``,
+        ``shuffle``.
+
+    Returns
+    -------
+    StochasticResult
+
+    Raises
+    ------
+    ValueError
+        For an option out of range or a data fit or penalty without a method the solver calls.
+    """
     return _solve(X, y, datafit, penalty, prox=False, **kwargs)
 
 
 def stochastic_proximal(X, y, datafit: RobustHinge, penalty: L2Squared, **kwargs) -> StochasticResult:
-    """Stochastic proximal gradient (forward on the data fit, prox on the L2 penalty); see module docstring."""
+    """Stochastic proximal gradient (forward on the data fit, prox on the L2 penalty); see module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    datafit : RobustHinge
+        The data fit.
+    penalty : L2Squared
+        The penalty.
+    **kwargs
+        ``batch_size``, ``max_epochs``, ``tol``, ``eval_every``, ``certify_every``, ``patience``, ``eta0``,
+        ``average_from``, ``seed``, ``w0``, ``b0``, ``progress``, ``time_limit``, ``certificate_options``,
+        ``shuffle``.
+
+    Returns
+    -------
+    StochasticResult
+
+    Raises
+    ------
+    ValueError
+        For an option out of range or a data fit or penalty without a method the solver calls.
+    """
     return _solve(X, y, datafit, penalty, prox=True, **kwargs)

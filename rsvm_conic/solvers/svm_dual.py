@@ -28,7 +28,19 @@ __all__ = ["LibsvmFit", "libsvm_alpha", "libsvm_dual", "submatrix"]
 
 def libsvm_alpha(svc, n: int) -> np.ndarray:
     """The dense dual ``alpha`` (``n`` entries in ``[0, C]``) of a fitted binary ``sklearn.svm.SVC`` (or of the
-    :class:`LibsvmFit` of :func:`libsvm_dual`)."""
+    :class:`LibsvmFit` of :func:`libsvm_dual`).
+
+    Parameters
+    ----------
+    svc : sklearn.svm.SVC or LibsvmFit
+        A fitted binary model.
+    n : int
+        The number of training samples.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     alpha = np.zeros(n)
     alpha[svc.support_] = np.abs(svc.dual_coef_[0])
     return alpha
@@ -40,7 +52,23 @@ class LibsvmFit:
     ``support_``, ``dual_coef_`` (``y_i alpha_i``, shape ``(1, m)``), ``intercept_`` (shape ``(1,)``),
     ``n_iter_`` (shape ``(1,)``), ``fit_status_``; ``route`` says which interface ran (``"libsvm"``: the
     low-level ``sklearn.svm._libsvm.fit``; ``"SVC"``: the estimator, used when the low-level interface
-    is missing or its signature or return value is not the one checked here)."""
+    is missing or its signature or return value is not the one checked here).
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (m,)
+        Indices of the support vectors.
+    dual_coef_ : ndarray of shape (1, m)
+        ``y_i alpha_i`` of the support vectors.
+    intercept_ : ndarray of shape (1,)
+        The bias.
+    n_iter_ : ndarray of shape (1,)
+        libsvm's iterations.
+    fit_status_ : int
+        libsvm's status (0: converged).
+    route : str
+        The interface that ran: ``"libsvm"`` or ``"SVC"``.
+    """
 
     support_: np.ndarray
     dual_coef_: np.ndarray
@@ -69,7 +97,8 @@ def _libsvm_fit_lowlevel(lib, K, y, C, tol, cache_size, shrinking, max_iter, wei
     """libsvm's C-SVC through ``sklearn.svm._libsvm.fit`` with exactly what ``SVC.fit`` passes it (labels
     encoded 0/1 in sorted order, class weights one, no sample weights, seed 0 -- used only for probability
     estimates, which are off): the same alpha as ``SVC(kernel="precomputed")`` without the estimator's
-    parameter and input validation (~4 ms per call).  None if the interface does not answer as expected."""
+    parameter and input validation, which costs more than a small solve.  None if the interface does not answer
+    as expected."""
     y = np.asarray(y)
     pos = y == 1
     if np.all(pos | (y == -1)) and pos.any() and not pos.all():  # {-1, +1}: np.unique's codes without its sort
@@ -132,6 +161,32 @@ def libsvm_dual(
     uses ``SVC`` itself.  ``alpha`` meets libsvm's KKT tolerance only; :func:`polish_svm_dual` /
     :func:`certified_svm_dual` polish and certify it.  ``C`` may hold one positive bound per sample (the weighted
     box ``0 <= alpha_i <= C_i``): libsvm's sample weights ``C_i / max C`` with ``C = max C``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix (trusted).
+    y : ndarray of shape (n,)
+        Labels, two classes.
+    C : float or ndarray of shape (n,)
+        The box's bound (shared or per sample).
+    tol : float, default 1e-7
+        libsvm's KKT tolerance.
+    cache_size : float, default 200
+        libsvm's kernel cache in MB.
+    shrinking : bool, default True
+        libsvm's shrinking heuristic.
+    max_iter : int, default -1
+        libsvm's iteration limit (-1: none).
+    lowlevel : bool, default True
+        Call the low-level interface when it answers as expected.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The dual.
+    fit : LibsvmFit
+        What libsvm returned.
     """
     weights = None
     if np.ndim(C):
@@ -162,8 +217,20 @@ def libsvm_dual(
 
 def submatrix(A: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``A[np.ix_(rows, cols)]`` (a new array, the same values): rows first, then columns, by ``take`` when the
-    columns are at least a quarter of ``A``'s (then the row copy costs little; measured 4x faster than ``np.ix_``
-    at 144 of 160), else ``np.ix_`` (it reads only the block)."""
+    columns are at least a quarter of ``A``'s (then the row copy costs little and ``take`` avoids ``np.ix_``'s
+    fancy indexing of both axes), else ``np.ix_`` (it reads only the block).
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, n)
+        The matrix.
+    rows, cols : ndarray of int
+        The indices.
+
+    Returns
+    -------
+    ndarray of shape (len(rows), len(cols))
+    """
     if 4 * np.size(cols) >= A.shape[1]:
         return A.take(rows, axis=0).take(cols, axis=1)
     return A[np.ix_(rows, cols)]

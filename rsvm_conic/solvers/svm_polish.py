@@ -86,6 +86,26 @@ def polish_svm_dual(K, y, C, alpha, tol, check_input=True):
     projected Newton (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp` with ``kappa = 0``)
     warm-started from ``alpha``.  ``check_input=False``: ``K`` (symmetric) and ``y`` come validated.  ``C`` may
     hold one bound per sample (the weighted box): :func:`_polish_weighted`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    alpha : ndarray of shape (n,)
+        The solution to polish.
+    tol : float
+        The relative gap to reach.
+    check_input : bool, default True
+        Check ``K`` and ``y`` (False: trusted).
+
+    Returns
+    -------
+    tuple (alpha, steps) or None
+        The polished dual and the Newton steps taken; None when no polish certified.
     """
     if np.ndim(C):
         return _polish_weighted(K, y, np.asarray(C, dtype=float), alpha, tol, check_input)
@@ -156,6 +176,34 @@ def certified_svm_dual(columns, y, C, alpha, tol, *, route="libsvm", full_kernel
     ``full_kernel()`` (the whole Gram matrix), on all of it; the best certificate is returned (``status`` says
     whether it met ``tol``).  ``C`` may hold one bound ``C_i = C s_i`` per sample (sample weights ``s_i``: the
     hinge terms weighted, the dual box ``0 <= alpha_i <= C_i``).
+
+    Parameters
+    ----------
+    columns : callable
+        ``columns(idx)`` returns ``K[:, idx]``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        The box's bound.
+    alpha : ndarray of shape (n,)
+        A solver's dual.
+    tol : float
+        The relative gap that counts as optimal.
+    route : str, default "libsvm"
+        The route named in the certificate.
+    full_kernel : callable, optional
+        Returns the whole Gram matrix, for a polish on all samples.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The dual.
+    scale : float
+        The model's scale.
+    b : float
+        The model's bias.
+    info : SolveInfo
+        The certificate of the returned model.
     """
 
     y = np.asarray(y, dtype=float)

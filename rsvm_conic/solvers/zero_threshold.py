@@ -1,58 +1,12 @@
 """The robust SVM's threshold radius for a constant classifier (``w = 0``), from the data, without solving the SVM.
 
-Primal (the conic models' scale; :mod:`.certificates`), with a multiplier ``t`` of every radius ``gamma_i``:
-
-    P_t(w, b) = 1/2 ||w||^2 + C sum_i max{0, 1 - y_i(<w, x_i> + b) + t gamma_i ||A_g(i)^T w||_q}.
-
-**When w = 0 is optimal.**  ``P_t(0, b) = C sum_i max(0, 1 - y_i b)`` is least at ``b* = sign(L_+ - L_-)`` (any
-``b`` in [-1, 1] for balanced classes), where the minority's hinges are active and the majority's sit at their
-kink.  ``(0, b*)`` is optimal iff 0 is in the subdifferential of ``P_t`` there:
-
-    sum_i alpha_i y_i x_i = sum_g A_g z_g,   ||z_g||_p <= t sigma_g,   sigma_g = sum_{i in g} alpha_i gamma_i,
-
-for some ``alpha`` in ``cA = {alpha_i = 1 on the minority; alpha_i in [0, 1] on the majority, summing to K}``
-(``K`` the minority's size; balanced classes: ``cA = {1}``).  At ``w = 0`` the norm terms of a group's samples
-contribute ``sigma_g A_g`` times the unit p-ball together (one shared ball per group).  The condition does not
-involve C, and the multipliers where it holds are ``[t*, inf)``.  By the minimax theorem
-
-    t* = max_d rho(d),   rho(d) = the root in t of  G_t(d) = min_{alpha in cA} sum_i alpha_i c_i(d, t),
-                                                    c_i(d, t) = y_i <x_i, d> - t gamma_i ||A_g(i)^T d||_q,
-
-a maximisation over directions ``d`` in R^n.  ``G_t(d) > 0`` says that moving from ``(0, b*)`` along ``d`` (with
-the best step in ``b``) lowers ``P_t``, so every ``rho(d)`` is a **certified lower bound** (w != 0 for every
-``t < rho(d)``), evaluated exactly in one pass over the data: ``G_t`` is concave, decreasing and piecewise linear
-in ``t`` (the K smallest majority terms at alpha = 1), and Newton steps from the right end find its root.
-
-**Algorithm.**  When ``sigma`` is the same for every ``alpha`` in ``cA`` (balanced classes, or a majority class
-in one group with one radius: shared uncertainty, one covariance per class), ``G_t(d) = N(d) - t D(d)`` and
-
-    t* = max { N(d) : D(d) <= 1 },     N(d) = min_{alpha in cA} sum_i alpha_i y_i <x_i, d>,
-                                       D(d) = sum_g sigma_g ||A_g^T d||_q,
-
-one small conic program (an LP for p in {1, inf}, an SOCP for p = 2; Clarabel called directly, no CVXPY model)
-of ``n + 1 + |S|`` variables and one norm cone per group.  Otherwise the generalised Dinkelbach iteration:
-``t_{k+1} = rho(d_k)``, ``d_k`` maximising ``G_{t_k}`` over the box ``||d||_inf <= 1`` (the same kind of program);
-its optimal value ``F >= 0`` vanishes exactly at ``t*`` and falls at the rate ``B`` (the fall of ``G`` with ``t``
-along the optimal direction), so ``upper = t_k + F / B`` with ``B`` taken at the best direction found; the loop
-stops when that is within ``rtol`` of ``t_k`` (the iteration converges superlinearly; ``lower`` stays exact).
-
-Two relaxations keep the programs small; each can only raise the program's value (so a small value still
-certifies):
-
-* a working set ``S`` of majority samples within ``band`` ranks of the smallest-K boundary (at the current
-  direction) keeps its ``alpha`` free; the others are fixed at 1 (ranked below) or 0 (above).  It is refreshed
-  from each new direction until the exact ``rho`` of the program's direction meets the program's value;
-* past :data:`MAX_UNITS` groups or ``max_cone_entries`` factor entries (e.g. one ellipsoid per sample) the
-  fixed samples' norm terms outside the budget are bounded by the triangle inequality,
-  ``sum_g w_g ||A_g^T d|| >= ||(sum_g w_g A_g)^T d||`` (one averaged factor, exact for diagonal factors and
-  q = 1), and working-set samples past the budget by the linearisation ``||A^T d|| >= <u, A^T d>`` at the
-  current direction.
-
-With few groups the programs are exact at the optimum and the threshold is bracketed to ``rtol``; with many,
-``upper`` may stay unknown (inf) while ``lower`` remains certified (measured, one diagonal ellipsoid per sample,
-L = 20000, n = 50: lower 2.933 in 3 programs, the threshold in (2.933, 2.95) by interior-point solves).
-``rsvm-conic bench constant-threshold`` (:mod:`rsvm_conic.problems.bench_constant`) measures the cost against
-the solve.
+:class:`ZeroThreshold` brackets the multiplier ``t*`` of the radii from which ``(0, b*)`` is optimal: every
+direction ``d`` gives a certified lower bound ``rho(d)`` (the root of a concave piecewise-linear function, one
+pass over the data), maximised by one small conic program (Clarabel, no CVXPY model) when every admissible dual
+point gives the same group weights, by a generalised Dinkelbach iteration otherwise, with a working set and
+triangle-inequality relaxations that keep the programs small.  The optimality condition, the minimax argument
+and both algorithms are in the user guide (``docs/guide/robust.md``, "Constant classifiers");
+``rsvm-conic bench constant-threshold`` measures the cost against the solve.
 """
 
 from __future__ import annotations
@@ -72,7 +26,21 @@ MAX_UNITS = 64
 
 
 class ZeroThreshold(NamedTuple):
-    """Certified bounds on the multiplier ``t*`` of ``gamma`` at and above which ``w = 0`` is optimal."""
+    """Certified bounds on the multiplier ``t*`` of ``gamma`` at and above which ``w = 0`` is optimal.
+
+    Attributes
+    ----------
+    lower : float
+        ``w != 0`` for every multiplier ``t < lower`` (certified by ``direction``, exactly evaluated).
+    upper : float
+        ``w = 0`` for every ``t >= upper``, to the small programs' accuracy (inf: not bracketed).
+    direction : ndarray of shape (n,)
+        A direction ``d`` with ``rho(d) = lower``, ``||d||_inf = 1`` (zeros if ``lower = 0``).
+    programs : int
+        Small conic programs solved.
+    time : float
+        Wall-clock seconds.
+    """
 
     lower: float  # w != 0 for every multiplier t < lower (certified by ``direction``, exactly evaluated)
     upper: float  # w = 0 for every t >= upper, to the small programs' accuracy (inf: not bracketed)
@@ -227,7 +195,8 @@ def _units(data, S, fixed1, n, ratio, max_entries, d_lin):
 
 
 def _program(data, t, S, fixed1, units, unit_of_S, lin_S, ratio):
-    """The small conic program of the module docstring, Clarabel's form ``min c'x, A x + s = b, s in cones``.
+    """The small conic program of the threshold (``docs/guide/robust.md``, "The threshold radius, derived"), in
+    Clarabel's form ``min c'x, A x + s = b, s in cones``.
 
     ``ratio``: ``max N^S(d)`` subject to ``sum_u beta_u tau_u <= 1`` (the constant-sigma case; the working set's
     rows carry no norm); otherwise ``max G^S_t(d)`` over ``||d||_inf <= 1``.  Variables ``x = [d (n), lam, mu (|S|),
@@ -348,8 +317,8 @@ def zero_threshold(
     y : ndarray of shape (L,)
         Labels in {-1, +1}, both present.
     ops : FactorOps
-        The robust term at the current radius (:class:`~.certificates.FactorOps`: factors, groups, ``gamma_i``,
-        ``q``).
+        The robust term at the current radius (:class:`~rsvm_conic.certify.hinge.FactorOps`: factors, groups,
+        ``gamma_i``, ``q``).
     rtol : float, default=1e-5
         Relative width of the bracket at which the iteration stops.
     max_programs : int, default=30
@@ -359,7 +328,7 @@ def zero_threshold(
     max_working : int, default=2000
         Most samples in the working set.
     max_cone_entries : int, default=200000
-        Most factor entries given their own norm cones (past it: the averaged factor, see the module docstring).
+        Most factor entries given their own norm cones (past it: the averaged factor, see ``docs/guide/robust.md``).
     time_limit : float, default=inf
         Seconds after which the iteration stops with the bounds it has.
 
@@ -372,7 +341,7 @@ def zero_threshold(
     Notes
     -----
     The threshold of the radius parameter is ``t*`` times its current value (the ``gamma_i`` are linear in it).
-    See the module docstring for the mathematics and the algorithm.
+    See ``docs/guide/robust.md``, "The threshold radius, derived", for the mathematics and the algorithm.
     """
     t0 = time.perf_counter()
     X = np.asarray(X, dtype=float)

@@ -1,42 +1,13 @@
 """A primal-dual interior-point engine for cone QPs with a pluggable KKT solve.
 
-Problem (the CVXOPT ``coneqp`` / Clarabel standard form)::
-
-    minimise    1/2 x'P x + q'x
-    subject to  G x + s = h,   A x = b,   s in K,
-
-with ``K`` a product of one nonnegative orthant and batches of second-order cones
-``{(u0, u1) : u0 >= ||u1||_2}`` (a batch is ``m`` cones of the same dimension ``d``,
-stored row-wise as an ``(m, d)`` array, so every cone operation is vectorised).  The
-dual is ``max -1/2 x'Px - h'z - b'y  s.t.  P x + q + G'z + A'y = 0, z in K``.
-
-Algorithm: Mehrotra predictor-corrector with Nesterov-Todd scaling (the algorithm of
-CVXOPT's ``coneqp``, [Van10, Sec. 7-9]), started from the least-squares point of the identity-scaled KKT
-system shifted into the cone.  The only problem-specific part is the linear solve
-
-    P dx + A'dy + G'dz = bx,    A dx = by,    G dx - W'W dz = bz
-
-with ``W`` the current NT scaling.  A problem object supplies the operators and a
-``kkt_factor(scaling)`` returning ``solve(bx, by, bz, dz_out) -> (dx, dy, dz)``; that is where
-structure is exploited (see :mod:`rsvm_conic.solvers.ipm.robust_svm`).  Once the gap is small, the
-corrector's solve is followed by iterative refinement against the unreduced operators
-(:class:`Refinement`), so a KKT solver that loses digits (Schur complements of ill-conditioned
-scalings) is corrected.
-
-Stopping criteria follow Clarabel's semantics (its defaults ``tol_gap_abs = tol_gap_rel =
-tol_feas = 1e-8``)::
-
-    pres = max(||Gx + s - h||_inf, ||Ax - b||_inf) / max(1, ||h||_inf + ||b||_inf + ||x||_inf + ||s||_inf)
-    dres = ||Px + q + G'z + A'y||_inf / max(1, ||q||_inf + ||x||_inf + ||z||_inf)
-    gap_abs = |pcost - dcost|,   gap_rel = gap_abs / max(1, min(|pcost|, |dcost|))
-    optimal  <=>  pres <= tol_feas and dres <= tol_feas and (gap_abs <= tol_gap_abs or gap_rel <= tol_gap_rel)
-
-(``dcost`` is the Lagrangian dual value at the current point; we also require the
-complementarity ``s'z`` to satisfy the same gap test).  Statuses: ``"optimal"``,
-``"max_iter"`` (iteration limit), ``"numerical_error"`` (NaN, a failed factorisation, or
-a step that collapsed).  Problem-level infeasibility certificates are not produced: the
-models this engine serves (robust SVMs, RSVM_SOCP) are always primal and dual feasible,
-so an iterate whose residuals stop decreasing is reported as ``"numerical_error"``.
+Problem: ``minimise 1/2 x'P x + q'x  s.t.  G x + s = h,  A x = b,  s in K`` (the CVXOPT ``coneqp`` / Clarabel
+standard form), ``K`` one nonnegative orthant and batches of second-order cones stored row-wise (every cone
+operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9]
+(:func:`cone_ipm`); the problem object supplies the operators and ``kkt_factor(scaling)``, where structure is
+exploited (:mod:`.robust_svm`), and :class:`Refinement` corrects a KKT solve that loses digits.  The stopping test
+(:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
+``"numerical_error"``.  The standard form, the stopping test's formulas and the statuses are written out in the
+user guide (``docs/guide/robust.md``, "The interior-point engine").
 """
 
 from __future__ import annotations
@@ -88,7 +59,15 @@ __all__ = [
 
 @dataclass
 class ConeSpec:
-    """``n_l`` nonnegative coordinates followed by SOC batches ``[(m, d), ...]``."""
+    """``n_l`` nonnegative coordinates followed by SOC batches ``[(m, d), ...]``.
+
+    Attributes
+    ----------
+    n_l : int
+        Nonnegative coordinates.
+    soc : list of (int, int)
+        Batches of ``m`` second-order cones of dimension ``d``.
+    """
 
     n_l: int
     soc: list = field(default_factory=list)
@@ -128,6 +107,13 @@ class Scaling:
     Nonnegative part: ``W = diag(w)``, ``w = sqrt(s / z)``.  Each SOC: ``W = beta (2 v v' - J)``
     with ``wbar`` the NT point (``wbar' J wbar = 1``), i.e. ``W = beta [[w0, w1'], [w1, I + w1 w1' / (1 + w0)]]``,
     ``W^2 = beta^2 (2 wbar wbar' - J)`` and ``W^{-2} = beta^{-2} (2 J wbar wbar' J - J)``.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    s, z : ndarray, optional
+        Interior points of the cone (None: the identity scaling).
     """
 
     def __init__(self, cones: ConeSpec, s: np.ndarray | None = None, z: np.ndarray | None = None):
@@ -242,7 +228,21 @@ class Scaling:
 
 
 def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Jordan product ``u o v`` (into ``out`` if given)."""
+    """Jordan product ``u o v`` (into ``out`` if given).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    u, v : ndarray of shape (cones.size,)
+        The factors.
+    out : ndarray, optional
+        Receives the product.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     out = np.empty_like(u) if out is None else out
     ul, uq = cones.split(u)
     vl, vq = cones.split(v)
@@ -254,7 +254,23 @@ def jprod(cones: ConeSpec, u: np.ndarray, v: np.ndarray, out: np.ndarray | None 
 
 
 def jdiv(cones: ConeSpec, lam: np.ndarray, r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Solve ``lam o u = r`` for ``u`` (lam interior; into ``out`` if given)."""
+    """Solve ``lam o u = r`` for ``u`` (lam interior; into ``out`` if given).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    lam : ndarray of shape (cones.size,)
+        An interior point.
+    r : ndarray of shape (cones.size,)
+        The right-hand side.
+    out : ndarray, optional
+        Receives ``u``.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     out = np.empty_like(r) if out is None else out
     ll, lq = cones.split(lam)
     rl, rq = cones.split(r)
@@ -271,7 +287,30 @@ def newton_rhs(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, dsa, dza, s
     o dza + shift e`` (the corrector), and the cone rows of the right-hand side ``bz = -rz - W u`` (``rz``: the primal
     residual ``G x + s - h``), into ``u_out`` and ``bz_out``: one pass over the cone rows where :func:`jprod`, the
     sums, :func:`jdiv`, the negation of ``rz``, :meth:`Scaling.apply` and the subtraction take seven (the same values
-    to rounding: the kernels sum each row's products in any order)."""
+    to rounding: the kernels sum each row's products in any order).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    scaling : Scaling
+        The NT scaling ``W``.
+    lam : ndarray of shape (cones.size,)
+        The scaled point ``lambda``.
+    dsa, dza : ndarray or None
+        The predictor's scaled directions (None: the predictor itself).
+    shift : float
+        ``sigma mu`` of the corrector.
+    rz : ndarray of shape (cones.size,)
+        The primal residual's cone rows.
+    u_out, bz_out : ndarray of shape (cones.size,)
+        Receive ``u`` and ``bz``.
+
+    Returns
+    -------
+    u : ndarray
+    bz : ndarray
+    """
     corrector = dsa is not None
     ll, lq = cones.split(lam)
     sl, sq = cones.split(dsa) if corrector else (ll, lq)  # not read by the predictor
@@ -289,6 +328,26 @@ def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: n
     """The scaled directions ``dzt = W dz`` (written) and ``dst = u - dzt`` (over ``u``), and the largest step
     from ``lam`` along both (:func:`max_step` of each, the smaller): one pass over the cone rows where
     :meth:`Scaling.apply`, the subtraction and two :func:`max_step` calls take four (the same values to rounding).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    scaling : Scaling
+        The NT scaling ``W``.
+    lam : ndarray of shape (cones.size,)
+        The scaled point ``lambda``.
+    u : ndarray of shape (cones.size,)
+        The Newton step's ``u``, overwritten with ``dst``.
+    dz : ndarray of shape (cones.size,)
+        The direction of ``z``.
+    dzt : ndarray of shape (cones.size,)
+        Receives ``W dz``.
+
+    Returns
+    -------
+    float
+        The largest step.
     """
     ll, lq = cones.split(lam)
     ul, uq = cones.split(u)
@@ -301,7 +360,19 @@ def scaled_directions(cones: ConeSpec, scaling: "Scaling", lam: np.ndarray, u: n
 
 
 def interior(cones: ConeSpec, x: np.ndarray) -> bool:
-    """Whether ``x`` is strictly inside K as computed in floating point (the NT scaling needs it)."""
+    """Whether ``x`` is strictly inside K as computed in floating point (the NT scaling needs it).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x : ndarray of shape (cones.size,)
+        The point.
+
+    Returns
+    -------
+    bool
+    """
     xl, xq = cones.split(x)
     if np.any(xl <= 0.0):
         return False
@@ -311,7 +382,26 @@ def interior(cones: ConeSpec, x: np.ndarray) -> bool:
 def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.ndarray | None = None, scaling=None):
     """``(x + a d, inside)``: the step (into ``out`` if given) and whether it is strictly inside K
     (:func:`interior`), in one pass.  With a :class:`Scaling`, the step is along ``W d`` (:meth:`Scaling.apply`'s
-    values, formed row by row and never stored)."""
+    values, formed row by row and never stored).
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x, d : ndarray of shape (cones.size,)
+        The point and the direction.
+    a : float
+        The step.
+    out : ndarray, optional
+        Receives the step.
+    scaling : Scaling, optional
+        Step along ``W d``.
+
+    Returns
+    -------
+    x_new : ndarray
+    inside : bool
+    """
     out = np.empty_like(x) if out is None else out
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
@@ -328,7 +418,21 @@ def step_into(cones: ConeSpec, x: np.ndarray, d: np.ndarray, a: float, out: np.n
 
 
 def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
-    """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded."""
+    """Largest step ``a`` with ``x + a d`` in K (x interior); inf if unbounded.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    x : ndarray of shape (cones.size,)
+        An interior point.
+    d : ndarray of shape (cones.size,)
+        The direction.
+
+    Returns
+    -------
+    float
+    """
     xl, xq = cones.split(x)
     dl, dq = cones.split(d)
     a = float(orthant_max_step(xl, dl))
@@ -339,7 +443,19 @@ def max_step(cones: ConeSpec, x: np.ndarray, d: np.ndarray) -> float:
 
 
 def shift_into_cone(cones: ConeSpec, v: np.ndarray) -> np.ndarray:
-    """CVXOPT's initial shift: ``v + (1 + t) e`` if ``t = max violation >= -1e-8 max(||v||, 1)``."""
+    """CVXOPT's initial shift: ``v + (1 + t) e`` if ``t = max violation >= -1e-8 max(||v||, 1)``.
+
+    Parameters
+    ----------
+    cones : ConeSpec
+        The cone.
+    v : ndarray of shape (cones.size,)
+        The point.
+
+    Returns
+    -------
+    ndarray of shape (cones.size,)
+    """
     vl, vq = cones.split(v)
     viol = [-np.min(vl)] if vl.size else []
     for V in vq:
@@ -368,11 +484,18 @@ class Refinement:
 
     One correction usually takes the residual to the floor of its own evaluation, 1e-13 to 1e-6 of the right-hand
     side.  Where the reduced solve has lost most of its digits (robust SVMs whose cones near their boundary in the
-    last iterations), each correction gains a few: ``rsvm-conic bench robust-ipm-refine`` (two-group robust SVMs,
-    3000 and 10000 x 20, 20 seeds each) measured sequences such as 3.8e3 -> 1.2 -> 2.0e-4 -> 1.0e-5 and 9.8e2 ->
-    3.4e-2 -> 1.9e-5, and with one correction per solve one run of each size ended as a numerical error (the next
-    iterates' residuals above the tolerance, then diverging), none with this rule, in about the same time (median
-    ratios 1.02 and 0.94, a loaded machine).
+    last iterations), each correction gains a few digits, and a single correction per solve can leave the next
+    iterates' residuals above the tolerance until they diverge.  ``rsvm-conic bench robust-ipm-refine`` prints the
+    residual sequences and compares this rule with one correction per solve (two-group robust SVMs, 20 seeds).
+
+    Parameters
+    ----------
+    steps : int
+        The most corrections.
+    scale : float
+        The right-hand side's norm.
+    err : float
+        The first solve's KKT residual.
     """
 
     FLOOR = 1e-12
@@ -404,6 +527,28 @@ class Refinement:
 # ---------------------------------------------------------------------------------- driver
 @dataclass
 class IPMResult:
+    """What :func:`cone_ipm` returns.
+
+    Attributes
+    ----------
+    x, y, z, s : ndarray
+        The last iterate.
+    status : str
+        ``"optimal"``, ``"max_iter"`` or ``"numerical_error"``.
+    iterations : int
+        Iterations run.
+    pcost, dcost : float
+        The primal objective and the Lagrangian dual value.
+    gap_abs, gap_rel : float
+        The absolute and relative gap.
+    pres, dres : float
+        The primal and dual residuals (the stopping test's measures).
+    time : float
+        Wall-clock seconds.
+    log : list
+        One record per iteration.
+    """
+
     x: np.ndarray
     y: np.ndarray
     z: np.ndarray
@@ -430,32 +575,57 @@ MIN_STEP = 1e-10
 
 
 def centring(a_aff: float) -> float:
-    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step."""
+    """CVXOPT's centring parameter ``sigma = (1 - min(1, a_aff))^3`` from the predictor's largest step.
+
+    Parameters
+    ----------
+    a_aff : float
+        The predictor's largest step.
+
+    Returns
+    -------
+    float
+    """
     return (1.0 - min(1.0, a_aff)) ** 3
 
 
 def damped_step(amax: float, step_fraction: float):
     """The step taken along the corrector: ``min(1, step_fraction amax)``, or None when it collapsed (not finite,
-    or below :data:`MIN_STEP`: the run ends as a numerical error)."""
+    or below :data:`MIN_STEP`: the run ends as a numerical error).
+
+    Parameters
+    ----------
+    amax : float
+        The largest step into the cone.
+    step_fraction : float
+        The fraction of it taken.
+
+    Returns
+    -------
+    float or None
+    """
     step = min(1.0, step_fraction * amax)
     return step if np.isfinite(step) and step >= MIN_STEP else None
 
 
 class StoppingTest:
-    """The stopping test and iteration log of the Nesterov-Todd iteration (module docstring: Clarabel's
-    measures), the one home of both for :func:`cone_ipm` and the row-block interior point
-    (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each on its own layout.
+    """The stopping test and iteration log of the Nesterov-Todd iteration (Clarabel's measures,
+    ``docs/guide/robust.md``, "The interior-point engine"), the one home of both for :func:`cone_ipm` and the
+    row-block interior point (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each
+    on its own layout.
 
     Parameters
     ----------
     norms : tuple of float
         ``(||q||_inf, ||h||_inf, ||b||_inf)`` of the cone QP.
     tols : tuple of float
-        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, the tolerances of the module docstring.
+        ``(tol_gap_abs, tol_gap_rel, tol_feas)``, Clarabel's tolerances.
     max_iter : int
         The iteration limit.
     verbose : bool
         Print the header now and one line per iteration with ``print_fn``.
+    print_fn : callable, default print
+        Receives the log's lines.
     """
 
     HEADER = f"{'it':>3} {'pcost':>14} {'dcost':>14} {'gap':>9} {'relgap':>9} {'pres':>9} {'dres':>9} {'step':>7}"
@@ -543,13 +713,38 @@ def cone_ipm(
     faults of fresh cone-size arrays (see the driver's ``work``).
     Up to ``refine`` steps of iterative refinement follow each corrector solve once the relative gap is below
     ``refine_below`` (earlier iterates do not need the digits); :class:`Refinement` says when to stop.
+
+    Parameters
+    ----------
+    prob : object
+        The cone QP, with the members above.
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances (:class:`StoppingTest`).
+    step_fraction : float, default 0.99
+        The fraction of the largest step taken.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+    refine_below : float, default 1e-4
+        The relative gap below which the corrector is refined.
+    verbose : bool, default False
+        Log every iteration.
+    sigma_rule : {"cvxopt", "mehrotra"}
+        The centring rule: :func:`centring` from the predictor's step, or Mehrotra's from its gap.
+    print_fn : callable, default print
+        Receives the log's lines.
+
+    Returns
+    -------
+    IPMResult
     """
     t_start = time.perf_counter()
     cones = prob.cones
     q, h, b = prob.q, prob.h, prob.b
     nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
     # h' z over h's nonzero prefix: the cones' rows of h are often zero (the robust SVM's, which per sample hold
-    # most of z: a dot product over all of them took 2.3 ms per iteration at 2e5 x 50, measured)
+    # most of z, so a dot product over all of z would be a pass per iteration for nothing)
     hnz = np.flatnonzero(h)
     hn = int(hnz[-1]) + 1 if hnz.size else 0
     h_head = h[:hn]
@@ -680,8 +875,8 @@ def cone_ipm(
         dsa = dza = None
         sigma = 0.0
         # the corrector's refinement runs when the predictor's directions and G x are spent: its scratch arrays
-        # are theirs (a work array first touched late in a solve cost 180-200 ms at 2e5 x 50 per sample,
-        # measured, against 4-7 ms for a pass over a touched one: the kernel had to find its pages)
+        # are theirs (a work array first touched late in a solve costs the kernel page faults for every page,
+        # many times a pass over an array already touched)
         refine_bufs = {
             "dz": work("dz_corr"),
             "Gdx": work("Gx"),
@@ -747,7 +942,25 @@ def cone_ipm(
 
 
 class DenseConeQP:
-    """A cone QP with dense matrices and a dense KKT solve (reference / small problems)."""
+    """A cone QP with dense matrices and a dense KKT solve (reference / small problems).
+
+    Parameters
+    ----------
+    P : ndarray of shape (N, N)
+        The quadratic term.
+    q : ndarray of shape (N,)
+        The linear term.
+    G : ndarray of shape (cones.size, N)
+        The cone constraints' matrix.
+    h : ndarray of shape (cones.size,)
+        Their right-hand side.
+    cones : ConeSpec
+        The cone.
+    A : ndarray of shape (p, N), optional
+        The equality constraints' matrix.
+    b : ndarray of shape (p,), optional
+        Their right-hand side.
+    """
 
     def __init__(self, P, q, G, h, cones: ConeSpec, A=None, b=None):
         self.P, self.q, self.G, self.h, self.cones = P, q, G, h, cones

@@ -1,7 +1,7 @@
 """The reduced KKT algebra of the robust SVM's interior point, shared by its in-memory operator
 (:class:`~.robust_svm.RobustSVMCone`) and its row-block operator (:mod:`.row_block_ipm`): weighted and centred Gram
 matrices by BLAS ``syrk`` on row blocks, the factors' row products, and the cones' terms with ``t_g`` eliminated
-(:class:`ConeTerms`; the derivation is in :mod:`.robust_svm`'s module docstring)."""
+(:class:`ConeTerms`; the derivation is in the user guide, ``docs/guide/robust.md``, "The structured interior point")."""
 
 from __future__ import annotations
 
@@ -49,9 +49,8 @@ def _gram_acc(d: int) -> np.ndarray:
 
 def _add_syrk(C: np.ndarray, Bt: np.ndarray) -> np.ndarray:
     """``C += Bt Bt'`` in the lower triangle of the accumulator ``C`` (BLAS ``dsyrk``; ``Bt`` Fortran-ordered, the
-    transpose of a C-ordered row block).  OpenBLAS's lower-triangle kernel is the faster one here: a 2e5 x 51 Gram
-    matrix in 8192-row blocks 21.5-21.9 ms (upper, each block's product added by numpy) -> 16.0-16.4 ms, 2e4 x 51
-    1.58 -> 1.27 ms, 2e4 x 201 11.7-12.1 -> 10.7-10.8 ms (measured, one thread)."""
+    transpose of a C-ordered row block).  The accumulator is updated in place by OpenBLAS's lower-triangle kernel,
+    the faster of its two, rather than adding each block's product with numpy."""
     return dsyrk(1.0, Bt, beta=1.0, c=C, trans=0, lower=1, overwrite_c=1)
 
 
@@ -63,7 +62,21 @@ def _symmetrise_lower(A: np.ndarray) -> np.ndarray:
 
 
 def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
-    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result)."""
+    """``X' diag(wts) X`` for ``wts >= 0`` with BLAS syrk on row blocks (symmetric result).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The rows.
+    wts : ndarray of shape (L,)
+        Nonnegative weights.
+    chunk : int, default 8192
+        Rows per block.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+    """
     m, n = X.shape
     out = _gram_acc(n)
     if m == 0 or n == 0:
@@ -76,7 +89,21 @@ def weighted_gram(X: np.ndarray, wts: np.ndarray, chunk: int = _CHUNK) -> np.nda
 
 
 def transpose_apply(factors, diagonal, w):
-    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``."""
+    """Rows ``A_g' w`` (k, n) of factors ``(k, n)`` (diagonal) or ``(k, n, n)``.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    w : ndarray of shape (n,)
+        The vector.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     if diagonal:
         return factors * w
     return np.einsum("kij,i->kj", factors, w)
@@ -84,7 +111,21 @@ def transpose_apply(factors, diagonal, w):
 
 def cone_rows_gx(factors, diagonal, w, t, Z):
     """The cone rows of ``G x``, ``Z[g] = (-t_g, -A_g'w)`` (written); diagonal factors: one compiled pass without
-    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`)."""
+    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`).
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    w : ndarray of shape (n,)
+        The weights.
+    t : ndarray of shape (k,)
+        The cones' first entries.
+    Z : ndarray of shape (k, n + 1)
+        Receives the rows.
+    """
     if diagonal:
         cone_gx_rows(factors, w, t, Z)
     else:
@@ -93,14 +134,42 @@ def cone_rows_gx(factors, diagonal, w, t, Z):
 
 
 def apply_rows(factors, diagonal, V):
-    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V."""
+    """Rows ``A_g v_g`` (k, n) for rows ``v_g`` of V.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    V : ndarray of shape (k, n)
+        One row ``v_g`` per group.
+
+    Returns
+    -------
+    ndarray of shape (k, n)
+    """
     if diagonal:
         return factors * V
     return np.einsum("kij,kj->ki", factors, V)
 
 
 def sum_apply_rows(factors, diagonal, V):
-    """``sum_g A_g v_g`` (n,) without the (k, n) temporary of :func:`apply_rows`."""
+    """``sum_g A_g v_g`` (n,) without the (k, n) temporary of :func:`apply_rows`.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    V : ndarray of shape (k, n)
+        One row ``v_g`` per group.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     if diagonal:
         return np.einsum("kj,kj->j", factors, V)
     return np.einsum("kij,kj->i", factors, V)
@@ -108,9 +177,7 @@ def sum_apply_rows(factors, diagonal, V):
 
 def _row_chunk(n: int) -> int:
     """Rows per block of a rank-k update: about 4 MB of ``(rows, n + 1)`` block, written and then read by
-    BLAS while still in cache (measured, one thread, the centred Gram matrix at L = 2e5: at n = 50 15.5 ms with
-    8192-row blocks against 18.3 ms with 1024 and 15.2-15.3 ms with 12000-32768; at n = 200 108-110 ms from 2048
-    to 8192 rows, against 114 ms with 1024 and 182 ms with 16384)."""
+    BLAS while still in cache (smaller blocks pay BLAS's per-call overhead, larger ones leave the cache)."""
     return int(min(8192, max(256, 2**19 // (n + 1))))
 
 
@@ -121,7 +188,31 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
 
     ``rows_in``: the arguments ``(dm, dx, bzm, bxi, bzx, c, gsum, acc)`` of the first half of a Newton solve
     (:func:`~.row_kernels.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
-    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``)."""
+    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    rho : ndarray of shape (L,)
+        The weights ``rho_i``.
+    gamma : ndarray of shape (L,)
+        The radii.
+    gidx : ndarray of shape (L,)
+        Each sample's group.
+    mg : GroupMeans
+        The group means ``m_g``.
+    chunk : int, optional
+        Rows per block (default: about 4 MB of block).
+    rows_in : tuple, optional
+        The arguments of the Newton solve's first half, done in the same pass.
+
+    Returns
+    -------
+    ndarray of shape (n + 1, n + 1)
+    """
     L, n = X.shape
     out = _gram_acc(n + 1)
     chunk = _row_chunk(n) if chunk is None else chunk
@@ -140,9 +231,8 @@ def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
 class Workspace:
     """Named arrays reused from one interior-point iteration to the next: ``work(name, shape)`` returns the same
     array while the shape is unchanged.  Fresh arrays of per-sample cone size are zeroed by the kernel on every
-    use once they exceed the allocator's reuse threshold (glibc: 32 MiB).  Measured at 2e5 x 50 per sample: the
-    solve took 10.5 s instead of 15.5 s with glibc told to keep such arrays (``MALLOC_MMAP_THRESHOLD_`` and
-    ``MALLOC_TRIM_THRESHOLD_`` raised); reusing the interior point's largest arrays: median 17.3 s -> 15.2 s."""
+    use once they exceed the allocator's reuse threshold (glibc: 32 MiB), so the interior point reuses its largest
+    arrays rather than paying for fresh pages every iteration."""
 
     def __init__(self):
         self.arrays: dict = {}
@@ -155,10 +245,20 @@ class Workspace:
 
 
 class GroupMeans(NamedTuple):
-    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (module docstring), kept
+    """The group means ``m_g = (scale_g M_g[:n], last_g)`` of the t-elimination (``docs/guide/robust.md``), kept
     factored so that per-sample cones need no X-sized array: there ``M = X`` and ``scale = last = c_i / a_i``
     (``c_i = rho_i gamma_i y_i``, ``a_i = rho_i gamma_i^2``); grouped cones pass their (k, n + 1) means
-    (:meth:`of`)."""
+    (:meth:`of`).
+
+    Attributes
+    ----------
+    M : ndarray
+        ``X`` (per-sample cones) or the means' first n entries (grouped cones).
+    scale : ndarray
+        Per row of ``M``, its factor.
+    last : ndarray
+        Per group, the mean's last entry.
+    """
 
     M: np.ndarray
     scale: np.ndarray
@@ -178,7 +278,7 @@ class GroupMeans(NamedTuple):
 
 
 class ConeTerms:
-    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (module docstring): the
+    """The cones ``(t_g, A_g' w)`` at an NT scaling with ``t_g`` eliminated (``docs/guide/robust.md``): the
     cones' part of the Schur complement and of its right-hand side.  The one home of this algebra:
     :class:`RobustSVMCone` uses it for its k cones, the row-block interior point (:mod:`.row_block_ipm`)
     for grouped cones on the client and for the per-sample cones of each row block.
@@ -186,6 +286,19 @@ class ConeTerms:
     With diagonal factors ``F`` nothing of the cones' size is formed besides the row blocks of the Schur terms:
     the compiled passes (:func:`~.row_kernels.cone_gram_rows`, :func:`~.row_kernels.cone_rhs_rows`,
     :func:`~.row_kernels.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
+
+    Parameters
+    ----------
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    beta : ndarray of shape (k,)
+        The NT scalings' factors ``beta_g``.
+    wbar : ndarray of shape (k, n + 1)
+        The NT points ``wbar_g``.
+    work : Workspace, optional
+        Arrays this object's row blocks may overwrite.
     """
 
     def __init__(self, factors, diagonal, beta, wbar, work=None):

@@ -1,54 +1,15 @@
-"""Structure-exploiting interior-point backend for the robust linear SVM SOCP [CJ20, eq. 4].
+"""Structure-exploiting interior point for the robust linear SVM SOCP [CJ20, eq. 4].
 
-The model (p = 2, the worst-case robust SVM and the chance-constrained SVM)::
+:class:`RobustSVMCone` is the model in the cone form of :mod:`.engine` (``x = (w, b, xi, t)``, an orthant of
+margin and ``xi >= 0`` slacks, one second-order cone per group), whose Newton system is reduced in closed form to
+one (n + 1) x (n + 1) Schur complement assembled without cancellation (:mod:`.kkt`); :func:`robust_svm_ipm` and
+:func:`solve_robust_ipm` are the array entries.  The derivation of the reduced system is in the user guide
+(``docs/guide/robust.md``, "The structured interior point").
 
-    minimise    1/2 ||w||^2 + sum_i C_i xi_i       (C_i = C, or C s_i with per-sample weights s_i)
-    subject to  y_i (<w, x_i> + b) + xi_i - gamma_i t_{g(i)} >= 1,   xi >= 0,
-                t_g >= ||A_g' w||_2                                  g = 1..k
-
-in the cone form of :mod:`rsvm_conic.solvers.ipm.engine` with ``x = (w, b, xi, t)``, the
-orthant holding the L margin slacks and the L slacks of ``xi >= 0``, and one SOC
-``(t_g, A_g' w)`` of dimension n + 1 per group (k = 1 or 2 for shared ellipsoids,
-k = L for per-sample ellipsoids; a group whose samples all have gamma_i = 0 gets no cone).
-
-Newton system.  With NT scaling ``D = (W'W)^{-1}`` (diagonal ``d_m, d_x`` on the two
-orthant blocks, ``D_g = beta_g^{-2} (2 J wbar_g wbar_g' J - J)`` on the cones), the reduced
-matrix ``P + G'DG`` has the arrow structure
-
-* ``xi_i`` couples only with ``u = (w, b)`` and ``t_{g(i)}`` through margin row i: eliminated
-  in closed form (``rho_i = d_m d_x / (d_m + d_x)``, the series combination);
-* ``t_g`` couples only with ``u`` (``h_g = sum_{i in g} rho_i gamma_i^2 + (D_g)_00``): also
-  eliminated in closed form, for grouped (k small) and per-sample (k = L) cones alike;
-
-leaving one (n + 1) x (n + 1) Schur complement.  Written naively,
-
-    S = [I 0; 0 0] + [X 1]' diag(rho) [X 1] + sum_g [A_g (D_g)_11 A_g'  0; 0 0] - V' diag(1/h) V,
-    V_g = -sum_{i in g} rho_i gamma_i y_i [x_i; 1] + [A_g (D_g)_10; 0],
-
-it cancels catastrophically near the optimum ((D_g)_00 ~ wbar_0^2 grows like 1/mu; measured:
-KKT residuals of 1e-2 at gap 1e-8).  We assemble the algebraically equal, cancellation-free form
-
-    S = [I 0; 0 0] + sum_i rho_i c_i c_i'                      c_i = y_i [x_i; 1] - gamma_i m_g(i)
-        + sum_g beta_g^-2 [A_g (I - 2 w1 w1' / (2 w0^2 - 1)) A_g'  0; 0 0]
-        + sum_g (a_g d_g / (a_g + d_g)) (m_g + qhat_g)(m_g + qhat_g)'
-
-with ``a_g = sum_{i in g} rho_i gamma_i^2``, ``m_g = sum_{i in g} rho_i gamma_i y_i [x_i; 1] / a_g``,
-``d_g = (D_g)_00 = (2 w0^2 - 1) / beta_g^2`` and ``qhat_g = [A_g (D_g)_10 / d_g; 0] = [-2 w0 A_g w1 /
-(2 w0^2 - 1); 0]`` (``w0, w1`` the parts of ``wbar_g``): a centred Gram matrix, the t-eliminated cone
-block and a series combination -- every term PSD.  (For per-sample cones ``c_i = 0``: the margin row
-and the cone of a sample combine into the last term.)  The right-hand side is combined the same way.
-All O(L n^2) work is weighted Gram products done with BLAS ``syrk`` on row blocks (one for grouped
-cones; for per-sample cones the two L x (n + 1) products of the last two terms); nothing loops over
-samples in Python.  A Cholesky factorisation of S then gives each Newton solve in O(L n), and the
-engine refines the corrector step against the unreduced operators once the gap is small.
-
-Statuses.  The model is always feasible (``w = 0``, ``xi = 1 + gamma t``, ``t`` large) and
-bounded below, and its dual (``alpha = 0``) too, so "infeasible" cannot occur for valid data.
-Degenerate inputs are rejected up front with a ValueError that says what to fix (NaN/inf
-data, a single class, p != 2); a run that does not certify optimality raises
-:class:`~rsvm_conic.exceptions.SolverError` (``"max_iter"``, ``"numerical_error"``) unless
-``accept_inaccurate=True`` (then a :class:`SolverWarning` names the status).  Zero-variance
-data (all rows equal) is a valid problem whose optimum has ``w = 0``; it is solved normally.
+The model is always primal and dual feasible, so a run ends ``optimal``, ``max_iter`` or ``numerical_error``;
+degenerate inputs (NaN/inf data, a single class, p != 2) are rejected with a ValueError that says what to fix, and
+a run that does not certify raises :class:`~rsvm_conic.exceptions.SolverError` unless ``accept_inaccurate=True``
+(then a :class:`~rsvm_conic.exceptions.SolverWarning` names the status).
 """
 
 from __future__ import annotations
@@ -77,7 +38,27 @@ __all__ = ["RobustSVMCone", "robust_svm_ipm", "solve_robust_ipm"]
 
 
 class RobustSVMCone:
-    """The robust SVM SOCP as a cone QP with the structured KKT solve (module docstring)."""
+    """The robust SVM SOCP as a cone QP with the structured KKT solve.
+
+    The reduction is derived in ``docs/guide/robust.md`` ("The structured interior point").
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The hinge's weight (shared or per sample).
+    gamma : ndarray of shape (L,)
+        The radii ``gamma_i`` (>= 0).
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,)
+        Each sample's group.
+    """
 
     def __init__(self, X, y, C, gamma, factors, diagonal, group_index):  # noqa: C901
         X = np.ascontiguousarray(X, dtype=float)
@@ -117,7 +98,8 @@ class RobustSVMCone:
     def initial_point(self):
         """w = 0, b = 0, margin slacks 1, alpha = C/2 (so the xi rows of the dual residual vanish),
         cone pairs (t_g, 0) = (1, 0) and (z0_g, 0) with z0_g = sum_{i in g} gamma_i alpha_i (so the t rows
-        vanish too).  Measured: 13-16 iterations where CVXOPT's shifted least-squares start took 16-21."""
+        vanish too): a start centred for this model, which needs fewer iterations than CVXOPT's shifted
+        least-squares start."""
         k, C = self.k, self.C
         x = np.zeros(self.nx)
         z = np.empty(self.cones.size)
@@ -358,6 +340,49 @@ def robust_svm_ipm(
     (:class:`~.engine.Refinement`).  A Dask array ``X`` (with ``y``, ``gamma``, ``group_index`` -- and
     per-sample factors -- chunked along its rows) is solved on its row blocks by
     :func:`~.row_block_ipm.robust_svm_ipm_dask`, nothing gathered.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        The samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The hinge's weight (shared or per sample).
+    gamma : ndarray of shape (L,)
+        The radii ``gamma_i`` (>= 0).
+    factors : ndarray of shape (k, n) or (k, n, n)
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,)
+        Each sample's group.
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances.
+    verbose : bool, default False
+        Log every iteration.
+    accept_inaccurate : bool, default False
+        Warn rather than raise when the run does not certify.
+    print_fn : callable, default print
+        Receives the log's lines.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t``.
+    info : dict
+        Status, iterations, ``pcost``, ``dcost``, gaps, residuals, ``alpha`` and ``cone_multipliers``.
+
+    Raises
+    ------
+    ValueError
+        For labels outside {-1, +1}, non-finite data, negative radii or a non-positive C.
+    SolverError
+        When the run does not end optimal (unless ``accept_inaccurate``).
     """
     if is_dask_array(X):
         from .row_block_ipm import robust_svm_ipm_dask

@@ -1,53 +1,14 @@
-"""The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that
-do not fit one machine's memory.
+"""The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that do not
+fit one machine's memory.
 
-Same model, same algorithm, same certificate.  The cone QP is :class:`~.robust_svm.RobustSVMCone`'s; the
-iteration is :func:`~.engine.cone_ipm`'s (Mehrotra predictor-corrector with Nesterov-Todd scaling,
-the same starting point, step rule, stopping test and iterative refinement of the corrector once the gap
-is below ``refine_below``); the Newton system is reduced to the same (n + 1) x (n + 1) Schur complement
-(robust_svm's module docstring, whose cone algebra :class:`~.kkt.ConeTerms` both use).  What
-changes is where the per-sample arrays live: every per-sample quantity -- the rows of X, y, gamma,
-group index, per-sample factors, and the per-sample part of the iterate (``xi``, the 2 L orthant
-slacks and multipliers, and for per-sample ellipsoids the L cones) -- stays in the workers' chunks
-(:class:`~.row_blocks.RowBlocks`), aligned with X's row chunks.  The client holds what is O(n + k n):
-``w``, ``b``, grouped cones ``(t_g, A_g'w)`` and their multipliers, and solves the small system.
-
-**Passes.**  One iteration is three passes over the row blocks, each one Dask graph of a task per block
-and a tree of combine tasks, returning O(n^2) numbers:
-
-1. *start*: each block applies the previous step to its rows of the iterate, then returns the sums the
-   client needs at the new iterate: residual rows of ``w, b, t_g`` (``X'(y z)``, ...), the objective and
-   gap terms, infinity norms, its part of the Schur complement (a weighted Gram matrix; for grouped cones
-   the Gram matrix of its rows centred by their block's group means, combined exactly between blocks),
-   and its part of the predictor's reduced right-hand side.  The client tests convergence, factors the
-   Schur complement (Cholesky) and solves for the predictor's ``(dw, db)``.
-2. *predictor*: each block forms its rows of the predictor direction, returns their largest step and its
-   part of the corrector's right-hand side (affine in ``sigma mu``: two parts, so that the corrector needs
-   no extra pass); the client sets ``sigma = (1 - alpha_aff)^3`` and solves for the corrector.
-3. *corrector*: each block forms its rows of the corrector direction and returns their largest step.  Once
-   the gap is small, the corrector is refined as in memory, by the same rule
-   (:class:`~.engine.Refinement`): the pass also returns the direction's KKT residual (its global sums
-   and norms) and the residual's reduced right-hand side; the client decides, solves for the correction,
-   and one more pass follows per correction (at most ``refine``, in the last few iterations), which returns
-   the corrected direction's step and residual.  A correction that does not reduce the residual is dropped
-   and the step of the pass before it is used.
-
-No per-sample direction is stored: a block recomputes its rows of a direction from the small global
-solutions (``(dw, db)`` of the predictor and of each corrector solve, ``sigma``) and its own rows, the
-same way each time (deterministic).  The iterate is persisted in the workers once per iteration.
-
-**What goes over the network.**  Per pass and block: X's chunk is read where it lives (a Zarr store,
-or the workers' memory after ``X.persist()``); the plan (``w``, ``b``, and the step's global solutions:
-O(n + k n) numbers) goes to the block's worker and a partial result of ``(n + 1)^2 + O(k n)`` numbers
-comes back (combined in a tree of ``log_8`` depth), so the client receives O(n^2) numbers per pass,
-whatever L.  Per-sample state in the workers: 6 numbers per sample (``xi``, two orthant pairs, ``x_i'w``)
-plus ``2 n + 3`` for per-sample ellipsoids; during a pass a block holds about 30 arrays of its rows.
-
-**Cost.**  A pass is one read of X plus O(L n^2 / workers) flops (one Gram matrix in the start pass,
-matrix-vector products otherwise): about 14-20 iterations of 3 passes, plus one per correction in the
-last iterations, so 45-75 reads of X.  The same iterates as :func:`~.robust_svm.robust_svm_ipm` up to
-summation order: the same iterations, and solutions equal to rounding amplified by the last iterations'
-conditioning (tested with one chunk, even and uneven chunks: ``tests/test_dask_ipm.py``).
+Same model, iteration, stopping test, refinement and certificate as :func:`~.robust_svm.robust_svm_ipm`
+(:class:`~.robust_svm.RobustSVMCone`, :func:`~.engine.cone_ipm`'s rules, the Schur complement of :mod:`.kkt`);
+every per-sample quantity stays in the workers' chunks (:class:`~.row_blocks.RowBlocks`) and the client holds
+what is O(n + k n) and solves the small system.  An iteration is three passes over the row blocks (start,
+predictor, corrector, plus one per refinement), each returning O(n^2) numbers whatever L
+(:func:`robust_svm_ipm_dask`).  The passes, what goes over the network and the cost are described in
+``docs/dask.md`` ("The exact interior point on row blocks"); ``tests/test_dask_ipm.py`` checks the iterates
+against the in-memory route.
 """
 
 from __future__ import annotations
@@ -485,6 +446,55 @@ def robust_svm_ipm_dask(
     ``info`` also has ``passes`` (reads of X) and ``max_fetched_bytes`` (the largest result of a pass
     that reached the client).  ``check_input=False`` skips the validation pass (trusted arrays, e.g. from
     a formulation that validated them).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge's weight.
+    gamma : dask.array.Array of shape (L,)
+        The radii.
+    factors : ndarray or dask.array.Array
+        Grouped factors (numpy) or per-sample factors (Dask, with X's row chunks).
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : dask.array.Array of shape (L,)
+        Each sample's group (unused with per-sample factors).
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances.
+    verbose : bool, default False
+        Log every iteration.
+    accept_inaccurate : bool, default False
+        Warn rather than raise when the run does not certify.
+    print_fn : callable, default print
+        Receives the log's lines.
+    step_fraction : float, default 0.99
+        The fraction of the largest step taken.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+    refine_below : float, default 1e-4
+        The relative gap below which the corrector is refined.
+    check_input : bool, default True
+        Run the validation pass (False: trusted arrays).
+
+    Returns
+    -------
+    values : dict
+        ``w``, ``b``, ``xi``, ``t`` (per-sample values as persisted Dask arrays).
+    info : dict
+        As :func:`~.robust_svm.robust_svm_ipm`'s, plus ``passes`` and ``max_fetched_bytes``.
+
+    Raises
+    ------
+    ValueError
+        For invalid data (checked in one pass unless ``check_input=False``).
+    SolverError
+        When the run does not end optimal (unless ``accept_inaccurate``).
     """
     t0 = time.perf_counter()
     C = check_positive(C, "C")
@@ -614,7 +624,7 @@ def _iterate(
     refine,
     refine_below,
 ):
-    """cone_ipm's loop over row blocks (module docstring); the client's part of every step."""
+    """cone_ipm's loop over row blocks (``docs/dask.md``); the client's part of every step."""
     k, mode = cfg["k"], cfg["mode"]
     grouped = mode == "grouped"
     deg = 2 * L + k

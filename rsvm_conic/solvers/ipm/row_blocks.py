@@ -56,6 +56,15 @@ def combine(*parts: dict) -> dict:
     centred by their own group means ``s_g / a_g`` -- combined exactly by the parallel (Chan et al.)
     update ``F = F1 + F2 + sum_g a1 a2 / (a1 + a2) (m1 - m2)(m1 - m2)'`` (every term PSD: no
     cancellation); everything else is summed.
+
+    Parameters
+    ----------
+    *parts : dict
+        Partial results of one pass.
+
+    Returns
+    -------
+    dict
     """
     out = dict(parts[0])
     for part in parts[1:]:
@@ -121,6 +130,13 @@ class RowBlocks:
     persisted object array with one element per block.  ``passes`` counts the passes that read ``X``;
     ``fetched`` is the largest combined result a pass brought to the client (bytes).
     ``RowBlocks.data_passes`` counts the passes that read an X in this process (for benchmarks).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples, chunked along rows.
+    **arrays : dask.array.Array
+        Named per-sample arrays with ``L`` rows.
     """
 
     data_passes = 0
@@ -242,7 +258,26 @@ def _is_dask(A) -> bool:
 
 
 def hinge_sum(X, y, w, b, unc) -> tuple[float, float]:
-    """``(sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)' w||_q}, max_i |<w, x_i>|)``, one pass."""
+    """``(sum_i max{0, 1 - y_i(<w, x_i> + b) + gamma_i ||A_g(i)' w||_q}, max_i |<w, x_i>|)``, one pass.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    w : ndarray of shape (n,)
+        The weights.
+    b : float
+        The bias.
+    unc : object or None
+        The resolved uncertainty on rows (:func:`resolve_uncertainty`; None: the nominal hinge).
+
+    Returns
+    -------
+    hinge : float
+    max_score : float
+    """
     rows = _rows_for(X, y, unc)
     support = None
     if unc is not None and unc.radius != 0 and not _is_dask(unc.factors):
@@ -276,7 +311,28 @@ def _phi_block(blk, plan):
 def project_dual_set_rows(X, v, y, C, max_iter: int = 60):
     """The Euclidean projection of the Dask vector ``v`` onto ``{0 <= a <= C, y'a = 0}``, lazily:
     ``clip(v - lam y, 0, C)`` with ``lam`` found by :func:`~rsvm_conic.certify.projections.dual_set_multiplier`
-    (one pass over (v, y) per step; a few steps).  Returns ``(a, passes)``."""
+    (one pass over (v, y) per step; a few steps).  Returns ``(a, passes)``.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples (their row chunks align the vectors).
+    v : dask.array.Array of shape (L,)
+        The vector to project.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The box's bound.
+    max_iter : int, default 60
+        The most steps of the multiplier's search.
+
+    Returns
+    -------
+    a : dask.array.Array of shape (L,)
+        The projection (lazy).
+    passes : int
+        Passes over ``(v, y)`` taken.
+    """
     _, da = _dask()
     rows = RowBlocks(X, v=v, y=y)
     C = float(C)
@@ -307,7 +363,26 @@ def _dual_block(blk, plan):
 def dual_terms(X, y, a, w, unc) -> dict:
     """One pass for the dual value at a feasible ``a`` (Dask): ``sum_a``, ``v = sum_i a_i y_i x_i`` and
     the robust term's data -- ``s_g = sum_{i in g} a_i gamma_i`` per group, or for per-sample factors
-    ``robust = sum_i a_i gamma_i A_i u_i`` with ``u_i`` the maximiser at ``w``."""
+    ``robust = sum_i a_i gamma_i A_i u_i`` with ``u_i`` the maximiser at ``w``.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    a : dask.array.Array of shape (L,)
+        A feasible dual point.
+    w : ndarray of shape (n,)
+        The weights at which ``u`` maximises.
+    unc : object or None
+        The resolved uncertainty on rows (None: the nominal hinge).
+
+    Returns
+    -------
+    dict
+        ``sum_a``, ``v`` and the robust term's data.
+    """
     rows = _rows_for(X, y, unc, a=a)
     plan = {
         "w": np.asarray(w, dtype=float),
@@ -326,7 +401,29 @@ def dual_value_rows(X, y, alpha, w, C: float, unc, improve_u=None) -> float:
 
     ``u_g`` is the maximiser of ``u'A_g'w`` over the unit p-ball; for grouped factors (on the client)
     ``improve_u(v, s, unc, U)`` may return a better one (``v = sum_i a_i y_i x_i``, ``s_g = sum_{i in g} a_i
-    gamma_i``); per-sample factors keep the maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``)."""
+    gamma_i``); per-sample factors keep the maximiser at ``w`` (optimal at the optimum for p = 2, ``w != 0``).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (L, n)
+        The samples.
+    y : dask.array.Array of shape (L,)
+        Labels in {-1, +1}.
+    alpha : dask.array.Array of shape (L,)
+        The dual estimate, projected here.
+    w : ndarray of shape (n,)
+        The weights at which ``u`` maximises.
+    C : float
+        The box's bound.
+    unc : object or None
+        The resolved uncertainty on rows (None: the nominal hinge).
+    improve_u : callable, optional
+        Returns better rows ``u_g`` for grouped factors.
+
+    Returns
+    -------
+    float
+    """
     w = np.asarray(w, dtype=float)
     a, _ = project_dual_set_rows(X, alpha, y, C)
     robust = unc is not None and unc.radius != 0
@@ -373,6 +470,18 @@ def resolve_uncertainty(unc_set, X):
     so the checks and messages are the in-memory ones.  Value checks of Dask inputs (sample scales >= 0,
     the distinct group labels) take one pass over those arrays; a Dask Sigma is factored block by block
     when a pass reads it (its checks raise then).
+
+    Parameters
+    ----------
+    unc_set : UncertaintySet
+        The uncertainty set.
+    X : dask.array.Array of shape (L, n)
+        The samples.
+
+    Returns
+    -------
+    ResolvedUncertainty
+        With per-sample arrays as Dask arrays on X's row chunks.
     """
     from ..._validation import check_groups_have_sigma, check_sample_scale, dask_rows, is_dask_array
     from ...uncertainty.sets import ResolvedUncertainty, UncertaintySet

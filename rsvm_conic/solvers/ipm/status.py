@@ -20,7 +20,17 @@ WELL_SCALED = (1e-3, 1e3)
 
 
 def column_rms(X) -> np.ndarray:
-    """The root mean square of each column of ``X`` (numpy, or Dask: one pass)."""
+    """The root mean square of each column of ``X`` (numpy, or Dask: one pass).
+
+    Parameters
+    ----------
+    X : ndarray or dask.array.Array of shape (L, n)
+        The samples.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     if is_dask_array(X):
         (ms,) = dask_compute((X * X).mean(axis=0))
         return np.sqrt(np.asarray(ms, dtype=float))
@@ -29,7 +39,19 @@ def column_rms(X) -> np.ndarray:
 
 def scale_advice(rms, alternative: str) -> str:
     """What to do after a numerical error, from the root mean squares ``rms`` of X's columns: standardise X only
-    when a nonzero column lies outside :data:`WELL_SCALED`; else ``alternative`` (another route)."""
+    when a nonzero column lies outside :data:`WELL_SCALED`; else ``alternative`` (another route).
+
+    Parameters
+    ----------
+    rms : ndarray of shape (n,)
+        The root mean squares of X's columns.
+    alternative : str
+        The advice naming another route.
+
+    Returns
+    -------
+    str
+    """
     rms = np.asarray(rms, dtype=float)
     live = rms[rms > 0]
     if not live.size:
@@ -45,7 +67,24 @@ def finish_status(info, accept_inaccurate, rms=None, alternative="use solver='cl
     """A run that did not reach "optimal": SolverError saying what to do, or with ``accept_inaccurate`` a
     SolverWarning naming the status (in memory and on Dask row blocks alike).  ``rms``: a callable returning the
     root mean squares of X's columns, called for a numerical error only (:func:`scale_advice`); ``alternative``:
-    the advice naming another route."""
+    the advice naming another route.
+
+    Parameters
+    ----------
+    info : dict
+        The run's ``status``, ``iterations`` and measures.
+    accept_inaccurate : bool
+        Warn rather than raise.
+    rms : callable, optional
+        Returns the root mean squares of X's columns.
+    alternative : str
+        The advice naming another route.
+
+    Raises
+    ------
+    SolverError
+        When the status is not ``"optimal"`` and ``accept_inaccurate`` is False.
+    """
     if info["status"] == "optimal":
         return
     msg = (

@@ -304,7 +304,26 @@ def partition_solve(Phi, codes, Y, free, upper, zeta):
     ``Q = (Phi Phi')_ij c_(ik),(jl)``, ``c = (e_k - e_yi).(e_l - e_yj)``, and the bias constraints read
     ``E_F alpha_F = -(column sums of beta_U)`` (``E[k, (jl)] = [k = y_j] - [k = l]``).  One dense
     ``(m + C - 1)`` system (``b_0 = 0``).  Returns ``(W, b, alpha)`` (``alpha`` not clipped) or None
-    (a singular system)."""
+    (a singular system).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows.
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    Y : ndarray of shape (n, n_classes)
+        The codes one-hot.
+    free, upper : ndarray of bool, shape (n, n_classes)
+        The free multipliers and those at their bound.
+    zeta : float
+        Eq. 1.9's penalty, the multipliers' bound.
+
+    Returns
+    -------
+    tuple (W, b, alpha) or None
+        The partition's weights, biases and multipliers (not clipped); None for a singular system.
+    """
     n, C = Y.shape
     ai, ak = np.nonzero(free)
     m = ai.size

@@ -199,7 +199,18 @@ def ww_scaled_model(scores, sq_norm, codes, zeta, margin_err=0.0):
 
 
 def feature_gram(Phi):
-    """``B -> sum_k beta_k' Phi Phi' beta_k`` (the quadratic term of :func:`ww_dual_bound`) on features."""
+    """``B -> sum_k beta_k' Phi Phi' beta_k`` (the quadratic term of :func:`ww_dual_bound`) on features.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature rows.
+
+    Returns
+    -------
+    callable
+        ``gram(B)`` for multipliers ``B`` of shape (n, n_classes).
+    """
 
     def gram(B):
         V = Phi.T @ B
@@ -210,7 +221,36 @@ def feature_gram(Phi):
 
 def certified_result(route, best, tol, floor, t_start, iterations, detail, multipliers):
     """The exact feature solvers' return value from their best iterate ``best`` (keys ``f``, ``d``, ``W``,
-    ``b``): ``(W, b - mean(b), info)`` with the certificate of ``f`` against ``d``."""
+    ``b``): ``(W, b - mean(b), info)`` with the certificate of ``f`` against ``d``.
+
+    Parameters
+    ----------
+    route : str
+        The route's name.
+    best : dict
+        The best iterate: primal ``f``, dual bound ``d``, ``W``, ``b``.
+    tol : float
+        The relative gap that counts as optimal.
+    floor : float
+        Lower limit of the gap's denominator.
+    t_start : float
+        ``time.perf_counter()`` at the start of the solve.
+    iterations : int
+        Iterations taken.
+    detail : dict
+        Route-specific extras for the certificate.
+    multipliers : ndarray
+        The multipliers of the dual bound.
+
+    Returns
+    -------
+    W : ndarray of shape (D, n_classes)
+        The weights.
+    b : ndarray of shape (n_classes,)
+        The biases, centred.
+    info : dict
+        ``status``, ``iterations``, ``objective``, ``certificate`` (a SolveInfo), ``multipliers``.
+    """
     cert = certify(
         route,
         best["f"],
