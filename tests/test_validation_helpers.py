@@ -206,7 +206,8 @@ def test_psd_eigh_and_factor():
 
 
 def test_ww_kernel_dual_trusted_inputs_and_shared_factor():
-    from rsvm_conic.formulations.multiclass_ww import WWKernelDual, gram_factor as ww_factor
+    from rsvm_conic.formulations.multiclass_ww import WWKernelDual
+    from rsvm_conic.solvers.multiclass.certificate import gram_factor as ww_factor
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(24, 3))

@@ -45,15 +45,16 @@ import numpy as np
 
 from .._validation import check_binary_labels, check_positive, check_X
 from ..certify.contract import SolveInfo, certify
-from ..certify.dual_u import apply_factors, best_u
-from ..certify.projections import project_dual_set, project_pball
+from ..certify.dual_u import best_u
+from ..certify.linear import hard_margin_scale, robust_dual_term, rounding_floor, tightened
+from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
 from ..solvers.datafits import RobustHinge
 from ..solvers.penalties import L2Squared
 from ..solvers.samples import samples_of
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
-from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
+from ..uncertainty.sets import ResolvedUncertainty
 from .base import Formulation, Solution
 
 #: certified relative gap that the exact routes (libsvm, interior point, Clarabel, SCS) must meet
@@ -267,24 +268,8 @@ class LinearSVMFormulation(Formulation):
         return float(a.sum() - 0.5 * v @ v)
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
-        """``sum_g s_g A_g u_g`` (None without a robust term); see :meth:`dual_value`."""
-        unc = self.current_uncertainty()
-        if unc is None or unc.radius == 0:
-            return None
-        U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)  # maximisers u_g (k, n)
-        s = np.bincount(unc.group_index, weights=a * unc.gamma, minlength=unc.n_groups)
-        term = s @ apply_factors(unc, U)
-        if multipliers is not None and multipliers.shape == U.shape and np.all(np.isfinite(multipliers)):
-            # the solver's z_g / s_g, projected: a point of the unit p-ball whatever the solver's accuracy
-            Z = np.divide(multipliers, s[:, None], out=np.zeros_like(U), where=s[:, None] > 0)
-            Z = project_pball(Z, 1.0, unc.p)
-            alt = s @ apply_factors(unc, Z)
-            if np.sum((v0 - alt) ** 2) < np.sum((v0 - term) ** 2):
-                U, term = Z, alt
-        if optimise_u and unc.factors.size <= 2e7:  # O(k n^2) per iteration (k n for diagonal factors)
-            U = best_u(v0, s, unc, U)
-            term = s @ apply_factors(unc, U)
-        return term
+        """``sum_g s_g A_g u_g`` (None without a robust term; :func:`~rsvm_conic.certify.linear.robust_dual_term`)."""
+        return robust_dual_term(a, w, self.current_uncertainty(), optimise_u, v0, multipliers)
 
     def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs) -> SolveInfo:
         """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified) and, if the
@@ -310,18 +295,8 @@ class LinearSVMFormulation(Formulation):
         w = np.asarray(w, dtype=float)
         if not self.samples.in_memory or not np.any(w):
             return w, b, 1.0
-        Xw = self.X @ w
-        m = self.y * (Xw + b)
-        unc = self.current_uncertainty()
-        if unc is not None and unc.radius != 0:
-            norms = dual_norm_values(unc.transpose_apply(w), unc.q)
-            m = m - unc.gamma * norms[unc.group_index]
-        err = self.X.shape[1] * np.finfo(float).eps * float(np.max(np.abs(self.X) @ np.abs(w)) + abs(b))
-        rho = float(np.min(m)) - 2.0 * err
-        if not rho > 0.0:
-            return w, b, 1.0
-        t = (1.0 + 1e-12) / rho
-        if self.objective_wb(t * w, t * b) < self.objective_wb(w, b):
+        t = hard_margin_scale(self.X, self.y, w, b, self.current_uncertainty())
+        if t != 1.0 and self.objective_wb(t * w, t * b) < self.objective_wb(w, b):
             return t * w, t * b, t
         return w, b, 1.0
 
@@ -369,10 +344,9 @@ class LinearSVMFormulation(Formulation):
         """Size of the round-off in the certified gap at ``(w, b)`` and ``alpha``: in the dual value ``sum(a) -
         1/2 ||v||^2`` (``v = X'(a y)``, off by at most eps ``|X|'a`` entrywise), and in the primal's hinge terms (each
         margin off by eps ``(|x_i|'|w| + |b|)``, weighted by C)."""
-        s, v, av, m = self.samples.rounding_sums(alpha, np.abs(np.asarray(w, dtype=float)))
-        eps = np.finfo(float).eps
+        sums = self.samples.rounding_sums(alpha, np.abs(np.asarray(w, dtype=float)))
         C = self.C if self.sample_weight is None else self.C * float(self.sample_weight.max())
-        return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + C * (m + self.X.shape[0] * abs(b))))
+        return rounding_floor(sums, C, self.X.shape[0], b)
 
     # ------------------------------------------------------------------ constant classifier
     def zero_threshold(self, **options):
@@ -452,29 +426,16 @@ class LinearSVMFormulation(Formulation):
             + ". Lower C (scaling X by s is scaling C by s^2), or choose solver='scs' explicitly."
         )
 
-    #: tighter solver tolerances for one retry when a route's result misses the certificate's
-    #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
-    TIGHT = {
-        "clarabel": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-12, tol_feas=1e-12),
-        "scs": dict(eps_abs=1e-11, eps_rel=1e-11),
-        "ipm": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-11),
-    }
-
     def _retrying(self, solve, backend, tol, options):
-        """``solve(**options)``; if uncertified and the caller set no tolerances, once more at TIGHT."""
+        """``solve(**options)``; if uncertified and the caller set no tolerances, once more at
+        :data:`~rsvm_conic.certify.linear.TIGHT` (:func:`~rsvm_conic.certify.linear.tightened`)."""
         try:
             return solve(tol=tol, **options)
         except SolverError as exc:
-            tight = dict(self.TIGHT[backend])
-            if any(k in options for k in tight):
+            retry = tightened(backend, tol, options, getattr(exc, "certificate", None))
+            if retry is None:
                 raise
-            info = getattr(exc, "certificate", None)
-            if backend != "scs" and info is not None and np.isfinite(info.primal):
-                # the solvers' gap tests are relative to max(1, |objective|): below 1 they are absolute
-                scale = max(abs(info.primal), info.floor)
-                for key in ("tol_gap_abs", "tol_gap_rel"):
-                    tight[key] = min(tight[key], 1e-2 * tol * scale)
-            return solve(tol=tol, **{**options, **tight})
+            return solve(tol=tol, **retry)
 
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
         """Clarabel / SCS through CVXPY.  An ``optimal_inaccurate`` status is accepted when the
