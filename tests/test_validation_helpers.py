@@ -38,7 +38,7 @@ def test_check_two_classes():
         lambda y: check_binary_labels(y, y.size),
         lambda y: encode_labels(y),
         lambda y: check_codes(np.zeros(y.size, int), y.size),
-        lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
+        lambda y: __import__("rsvm_conic.uncertainty.kernel_matrix", fromlist=["x"]).validate_kernel_problem(
             np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0
         ),
         lambda y: __import__("rsvm_conic.solvers.rsvm_socp", fromlist=["x"]).solve_rsvm_socp(

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .dual_u import apply_factors, best_u
+from .hinge import hinge_min
 from .projections import project_pball
 
 #: tighter solver tolerances for one retry when a route's result misses the certificate's relative tolerance (the
@@ -153,3 +154,34 @@ def tightened(backend: str, tol: float, options: dict, certificate):
         for key in ("tol_gap_abs", "tol_gap_rel"):
             tight[key] = min(tight[key], 1e-2 * tol * scale)
     return {**options, **tight}
+
+
+def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0, weights=None) -> float:
+    """``argmin_b sum_i s_i max(0, 1 - y_i (scores_i + b))``, exactly.
+
+    A convex piecewise-linear function of ``b``: the minimum is attained at a breakpoint ``b = y_i - scores_i``
+    where the slope ``-sum_{active} y_i`` changes sign (:func:`~rsvm_conic.certify.hinge.hinge_min`); ``b0`` is
+    kept when it is already optimal.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (L,)
+        ``<w, x_i>``.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    b0 : float, default=0.0
+        The solver's intercept.
+    weights : ndarray of shape (L,) or None, default=None
+        The weights ``s_i`` (None: all 1).
+
+    Returns
+    -------
+    float
+    """
+    b_star = hinge_min(1.0 - y * scores, y, weights)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
+    s = np.ones_like(y) if weights is None else weights
+
+    def f(b):
+        return float(s @ np.maximum(0.0, 1.0 - y * (scores + b)))
+
+    return b0 if f(b0) <= f(b_star) else b_star

@@ -140,8 +140,8 @@ class LinearSVMFormulation(Formulation):
             )
         if self._problem is None:
             self._problem, self._cp_params, self._variables, self._margin = self._build_model()
-            for key, value in self._values.items():
-                self._cp_params[key].value = value
+            self._stale = True
+        self._synced(self._cp_params)
         return self._problem
 
     @property
@@ -170,22 +170,6 @@ class LinearSVMFormulation(Formulation):
     @variables.setter
     def variables(self, value):
         self._variables = value
-
-    def set_params(self, **values) -> "LinearSVMFormulation":
-        for key, value in values.items():
-            if key not in self._values:
-                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self._values)}.")
-            self._set_param(key, value)
-        return self
-
-    def _set_param(self, key, value):
-        value = check_positive(value, key, strict=(key == "C"))
-        self._values[key] = value
-        if self._cp_params is not None:
-            self._cp_params[key].value = value
-
-    def param_value(self, key):
-        return self._values[key]
 
     # ------------------------------------------------------------------ evaluation
     @property

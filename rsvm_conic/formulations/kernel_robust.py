@@ -53,51 +53,19 @@ import warnings
 
 import numpy as np
 
-from .._validation import (
-    check_choice,
-    check_finite_array,
-    check_positive,
-    check_sample_weight,
-    check_two_classes,
-    psd_factor,
-    symmetric_part,
-)
+from .._validation import check_choice, check_positive, check_sample_weight, psd_factor
 from ..certify.contract import SolveInfo
 from ..exceptions import SolverError, SolverWarning
 from ..solvers import kernel_uncertainty as ku
 from ..solvers.rsvm_socp import RobustKernelObjective
 from ..certify.kernel import frank_wolfe_gap
-from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
+from ..uncertainty.kernel_matrix import psd_part, rank_one_approx, validate_kernel_problem
 from .base import Formulation, Solution
 
-__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "validate_kernel_problem", "CERT_TOL"]
+__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "CERT_TOL"]
 
 #: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
 CERT_TOL = 1e-6
-
-
-# ----------------------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------------------
-def validate_kernel_problem(K_bar, y, beta, C, kappa):
-    """Checks shared by the three routes; returns ``(K_bar, y, beta, C, kappa)`` cleaned."""
-    K_bar = check_mean_kernel(K_bar)
-    n = K_bar.shape[0]
-    y = check_finite_array(y, "y", ndim=1)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must hold labels in {-1, +1}.")
-    check_two_classes(y, "y", reason="y'alpha = 0 with alpha >= 0 needs both labels -1 and +1")
-    beta = check_finite_array(beta, "beta", ndim=2)
-    if beta.shape != (n, n):
-        raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
-    if float(beta.min()) < 0:  # (finite: checked above)
-        raise ValueError("beta must be elementwise >= 0 (variances or l^2 gamma^2).")
-    beta = symmetric_part(beta)
-    C = check_positive(C, "C")
-    kappa = check_positive(kappa, "kappa", strict=False)
-    return K_bar, y, beta, C, kappa
 
 
 # ----------------------------------------------------------------------------------------
@@ -140,8 +108,7 @@ class _KernelRobust(Formulation):
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self._values = {"C": C, "kappa": kappa}  # what the routes read; the CVXPY parameters follow on access
-        self._cvx_parameters = None  # built by the first conic route (~0.4 ms each: the libsvm route never needs them)
-        self._synced = False
+        self._cvx_parameters = None  # built by the first conic route: the other routes never need them
         self._problem = None
         self.variables = {}
         #: the route ``solve("auto")`` starts from (None: the first of ``BACKENDS``)
@@ -206,9 +173,8 @@ class _KernelRobust(Formulation):
 
     @property
     def parameters(self) -> dict:
-        """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with
-        :meth:`set_params` when read: setting a ``cp.Parameter`` validates its value (~0.1 ms, as much as a warm
-        projected Newton iteration at n = 160), which the non-conic routes along a grid do not need."""
+        """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with :meth:`set_params`
+        when read (:meth:`~rsvm_conic.formulations.base.Formulation._synced`)."""
         return self._sync_parameters()
 
     def _sync_parameters(self) -> dict:
@@ -216,28 +182,7 @@ class _KernelRobust(Formulation):
 
         if self._cvx_parameters is None:
             self._cvx_parameters = {key: cp.Parameter(nonneg=True, name=key) for key in ("C", "kappa")}
-        if not self._synced:
-            for key, value in self._values.items():
-                self._cvx_parameters[key].value = value
-            self._synced = True
-        return self._cvx_parameters
-
-    def set_params(self, **values) -> "_KernelRobust":
-        """Set ``C`` and/or ``kappa`` for the next solve (validated here; the CVXPY parameters follow when a
-        conic route reads them)."""
-        for key, value in values.items():
-            if key not in self._values:
-                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self._values)}.")
-            self._set_param(key, value)
-        return self
-
-    def _set_param(self, key, value):
-        if key == "C":
-            value = check_positive(value, "C")
-        else:
-            value = check_positive(value, "kappa", strict=False)
-        self._values[key] = value
-        self._synced = False
+        return self._synced(self._cvx_parameters)
 
     @property
     def problem(self):

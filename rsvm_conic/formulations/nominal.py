@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from ..certify.hinge import hinge_min
+from ..certify.linear import optimal_intercept
 from ..solvers.svm_dual import libsvm_alpha
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution
@@ -105,22 +105,6 @@ class NominalSVM(LinearSVMFormulation):
             info={"n_support": int(svc.n_support_.sum()), "iterations": int(np.sum(svc.n_iter_))},
         )
         return self._certified(sol, alpha, gap_tol)
-
-
-def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0, weights=None) -> float:
-    """argmin_b sum_i s_i max(0, 1 - y_i (scores_i + b)), exactly (a convex piecewise-linear function of b;
-    ``weights`` s_i, None: all 1).
-
-    The minimum is attained at a breakpoint ``b = y_i - scores_i`` where the slope
-    ``-sum_{active} y_i`` changes sign; ``b0`` is kept when it is already optimal.
-    """
-    b_star = hinge_min(1.0 - y * scores, y, weights)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
-    s = np.ones_like(y) if weights is None else weights
-
-    def f(b):
-        return float(s @ np.maximum(0.0, 1.0 - y * (scores + b)))
-
-    return b0 if f(b0) <= f(b_star) else b_star
 
 
 def nominal_svm(X, y, C=1.0) -> NominalSVM:
