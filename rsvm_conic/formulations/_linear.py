@@ -64,21 +64,50 @@ EXACT_TOL = 1e-6
 IPM_WORK_LIMIT = 5e11
 
 #: the automatic chain tries SCS only while C max_i ||x_i||^2 is at most this: beyond it the problem is close to a
-#: linear programme that the first-order SCS does not certify in minutes (nominal SVM on segment, class 1 against
-#: the rest, standardised, 2310 rows, max ||x_i||^2 = 940: C = 1e8 (9.4e10) certified in 3.7 s; C = 1e10 (9.4e12):
-#: 218 s on a loaded machine and a relative gap of 1.0, then its retry at tighter tolerances as long again)
+#: linear programme that the first-order SCS does not certify in minutes
 SCS_AUTO_MAX = 1e12
 
 
 def validate_xy(X, y):
-    """Return X (float), y in {-1, +1} and the original classes."""
+    """Check a linear SVM's data once, at the public boundary.
+
+    Parameters
+    ----------
+    X : array-like of shape (L, n)
+        Samples (finite).
+    y : array-like of shape (L,)
+        Labels, any two values.
+
+    Returns
+    -------
+    X : ndarray of shape (L, n)
+        ``X`` as floats.
+    y : ndarray of shape (L,)
+        Labels mapped to {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original classes (``classes[1]`` maps to +1).
+    """
     X = check_X(X)
     y_pm, classes = check_binary_labels(y, X.shape[0])
     return X, y_pm, classes
 
 
 class LinearSVMFormulation(Formulation):
-    """Base for linear SVM formulations whose loss is the robust hinge."""
+    """Base for linear SVM formulations whose loss is the robust hinge (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (in memory, or on row blocks: :mod:`~rsvm_conic.solvers.samples`).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        Weight of the hinge terms, > 0.
+    check_input : bool, default=True
+        Check ``X`` and ``y`` (False: trusted arrays, validated by the caller).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (trusted); None: all 1.
+    """
 
     #: the name of the parameter that scales gamma_i (``radius`` or ``kappa``); None: nominal
     gamma_param: str | None = None

@@ -46,7 +46,18 @@ from .robust import robust_cone_constraints
 
 
 def rotation_operator(cos, sin) -> sp.csr_matrix:
-    """Sparse (L*D, D) matrix whose rows i*D..(i+1)*D-1 are ``R_i`` (block j: [[c, s], [-s, c]])."""
+    """The per-sample rotations of Prop. 4.1 stacked as one sparse operator for the CVXPY model.
+
+    Parameters
+    ----------
+    cos, sin : ndarray of shape (L, D/2)
+        The rotations' cosines and sines.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (L*D, D)
+        Rows ``i*D..(i+1)*D-1`` are ``R_i`` (block ``j``: ``[[c, s], [-s, c]]``).
+    """
     L, F = cos.shape
     D = 2 * F
     i = np.repeat(np.arange(L), F)
@@ -219,5 +230,15 @@ class FeatureRobustSVM(LinearSVMFormulation):
 
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
-    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`."""
+    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`.
+
+    Parameters
+    ----------
+    Phi, y, Gamma, pbar, C, radius, rotations, R
+        See :class:`FeatureRobustSVM`.
+
+    Returns
+    -------
+    FeatureRobustSVM
+    """
     return FeatureRobustSVM(Phi, y, Gamma, pbar, C, radius, rotations, R)

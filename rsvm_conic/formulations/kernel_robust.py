@@ -27,10 +27,9 @@ their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Thr
   ``beta_hat`` is elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and
   (16) has ``nu = alpha^2`` at the optimum.  If ``beta_hat`` has negative entries (the PSD part of a
   nonnegative matrix can), Thm 6's relaxation ``alpha_i^2 <= nu_i`` may be slack;
-  ``info["beta_hat_min"]`` reports it (on the Sec. 5.1 data the routes still agree to ~1e-8 relative,
-  measured) and the cone IPM, exact for (16) in any case, certifies it.  An uncertified ``"newton"`` or
-  ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns and re-solves with
-  Clarabel, recording ``info["fallback"]``).
+  ``info["beta_hat_min"]`` reports it and the cone IPM, exact for (16) in any case, certifies it.  An
+  uncertified ``"newton"`` or ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns
+  and re-solves with Clarabel, recording ``info["fallback"]``).
 * :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
   When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
@@ -514,8 +513,8 @@ class RSVMSOCP(_KernelRobust):
     def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
         """Projected Newton on ``F`` from a libsvm start (or from ``warm_start``, e.g. the previous grid point's
         ``alpha``; ``svm_start=True`` uses only its multipliers, better after a change of C), with the exact cone
-        IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`).  Measured
-        10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed solve raises
+        IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`, which
+        factorises a dense (2n+1) KKT system per iteration).  A failed solve raises
         :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified solve warns and
         re-solves with that route."""
         t0 = time.perf_counter()

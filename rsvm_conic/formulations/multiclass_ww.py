@@ -56,26 +56,86 @@ from .base import Formulation, Solution
 
 
 def check_features_and_codes(Phi, codes, n_classes=None):
-    """Validate a feature matrix and class codes in 0..n_classes-1; return ``(Phi, codes, n_classes)``."""
+    """Check a feature matrix and its class codes once, at the public boundary.
+
+    Parameters
+    ----------
+    Phi : array-like of shape (n, D)
+        Features (finite).
+    codes : array-like of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+
+    Returns
+    -------
+    tuple
+        ``(Phi, codes, n_classes)`` checked.
+    """
     Phi = check_X(Phi, "Phi")
     codes, n_classes = check_codes(codes, Phi.shape[0], n_classes)
     return Phi, codes, n_classes
 
 
 def msvmpack_zeta(C: float) -> float:
-    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1): ``zeta = 2 C``."""
+    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1).
+
+    Parameters
+    ----------
+    C : float
+        MSVMpack's penalty.
+
+    Returns
+    -------
+    float
+        ``zeta = 2 C``.
+    """
     return 2.0 * float(C)
 
 
 def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C: float) -> float:
-    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``
-    (= eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4)."""
+    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``.
+
+    Parameters
+    ----------
+    sq_norm : float
+        ``||W||^2``.
+    scores : ndarray of shape (n, C)
+        The scores ``f_k(x_i)``.
+    codes : ndarray of shape (n,)
+        Class codes.
+    C : float
+        MSVMpack's penalty.
+
+    Returns
+    -------
+    float
+        Eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4.
+    """
     return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
 # ----------------------------------------------------------------------------- kernel dual
 class WWKernelDual(Formulation):
-    """The WW kernel dual as a vectorised CVXPY QP (small problems; ``n C`` up to a few 1000)."""
+    """The WW kernel dual as a vectorised CVXPY QP (small problems; ``n C`` up to a few 1000).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix (symmetric PSD).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+    zeta : float, default=1.0
+        Eq. 1.9's penalty (a CVXPY parameter).
+    check_input : bool, default=True
+        Check ``K``, ``codes`` and ``n_classes`` (False: trusted, from an estimator).
+    factor : ndarray of shape (n, r) or None, default=None
+        ``L`` with ``L L' = K`` when the caller has it (:func:`~rsvm_conic.solvers.multiclass.certificate.gram_factor`).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted.
+    """
 
     name = "ww-kernel-dual"
 
@@ -90,10 +150,6 @@ class WWKernelDual(Formulation):
         factor=None,
         sample_weight=None,
     ):
-        """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
-        from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
-        when the caller already has it (:func:`gram_factor`), saving the eigendecomposition; ``sample_weight``:
-        positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted."""
         import cvxpy as cp
 
         if check_input:
@@ -158,7 +214,21 @@ class WWKernelDual(Formulation):
 
 # ----------------------------------------------------------------------------- explicit features
 class WWFeatures(Formulation):
-    """WW on explicit features ``Phi`` (n, D): primal QP, kernel dual, or the numpy L-BFGS solver."""
+    """WW on explicit features ``Phi`` (n, D): primal QP, kernel dual, or the numpy L-BFGS solver.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Features.
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+    zeta : float, default=1.0
+        Eq. 1.9's penalty.
+    build_conic : bool, default=True
+        Build the primal QP's CVXPY model (False: the ``dual`` and ``lbfgs`` routes only).
+    """
 
     name = "ww-features"
 
@@ -246,6 +316,25 @@ class WWMachine(Formulation):
     Solutions hold ``coef`` (``beta`` (n, C) against the training points for ``K``, ``W`` (D, C) for
     ``Phi``) and ``b`` (C,); ``certificate`` is the route's
     :class:`~rsvm_conic.certify.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int
+        Number of classes.
+    zeta : float
+        Eq. 1.9's penalty.
+    K : ndarray of shape (n, n) or None, default=None
+        The exact Gram matrix (give exactly one of ``K`` and ``Phi``).
+    Phi : ndarray of shape (n, D) or None, default=None
+        Explicit features.
+    primal_options : dict or None, default=None
+        Options of the ``primal`` route (:func:`~rsvm_conic.solvers.multiclass.ww_primal_lbfgs`).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Positive weights ``s_i`` (penalty ``zeta s_i``); only the routes of :attr:`WEIGHTED` take them.
+    solver : str, default="auto"
+        The route :meth:`auto_routes` starts from (``"auto"``: its own choice).
     """
 
     name = "ww-msvm"

@@ -64,10 +64,9 @@ class NominalSVM(LinearSVMFormulation):
 
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm when the data have more features than samples (its cost grows with L, the interior point's
-        with n^3), else the interior point.  Measured by ``rsvm-conic bench auto-routes`` on 178-5000 standardised
-        rows at C = 0.1-10: libsvm took 0.38-118x the interior point's time (median 1.95x), won only on a few
-        small sets at C <= 1, by at most 19 ms, and missed the 1e-6 certificate in 7 of 30 fits (then ``auto``
-        warned and fell back).  Each route falls back to the next exact one."""
+        with n^3), else the interior point, which is faster on most data sets with more samples than features and
+        certifies more often (``rsvm-conic bench auto-routes``; figures in docs/performance.md).  Each route falls
+        back to the next exact one."""
         L, n = self.X.shape
         if self.samples.in_memory and n > L:
             return ("libsvm", "ipm", "clarabel")
@@ -108,5 +107,15 @@ class NominalSVM(LinearSVMFormulation):
 
 
 def nominal_svm(X, y, C=1.0) -> NominalSVM:
-    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`."""
+    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`.
+
+    Parameters
+    ----------
+    X, y, C
+        See :class:`NominalSVM`.
+
+    Returns
+    -------
+    NominalSVM
+    """
     return NominalSVM(X, y, C)

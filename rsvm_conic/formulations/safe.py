@@ -66,7 +66,27 @@ from .base import Formulation
 class SafeResult(Solution):
     """A :class:`~rsvm_conic.certify.contract.Solution` (``backend``, ``status``, ``objective`` = exact validation
     hinge at the certified lower-level solution, ``values = {sigma, w, b}``, ``certificate`` = the lower level's)
-    plus the upper-level search."""
+    plus the upper-level search.
+
+    Attributes
+    ----------
+    backend, status, objective, time, values, info, certificate
+        Those of :class:`~rsvm_conic.certify.contract.Solution`.
+    sigma : ndarray of shape (n,)
+        The learned semi-axes.
+    w, b
+        The certified lower-level solution at ``sigma``.
+    smoothed_objective : float
+        The smoothed validation loss at ``sigma``, at the method's own lower-level iterate.
+    val_hinge : float
+        The exact validation hinge at the certified lower-level solution (= ``objective``).
+    iterations : int
+        Upper-level iterations.
+    converged : bool
+        Whether the upper-level search met its stopping test.
+    history : list
+        The upper-level objective per iteration.
+    """
 
     sigma: np.ndarray | None = None
     w: np.ndarray | None = None
@@ -275,5 +295,17 @@ class SafeSVM(Formulation):
 
 
 def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeSVM:
-    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`."""
+    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`.
+
+    Parameters
+    ----------
+    X, y, X_val, y_val, C, sigma_min, sigma_max
+        See :class:`SafeSVM`.
+    **kwargs
+        ``tau``, ``eps``, ``sample_weight``, ``sample_weight_val`` of :class:`SafeSVM`.
+
+    Returns
+    -------
+    SafeSVM
+    """
     return SafeSVM(X, y, X_val, y_val, C, sigma_min, sigma_max, **kwargs)
