@@ -29,13 +29,11 @@ Backends: ``ipm`` (the structured interior point of :mod:`rsvm_conic.solvers.ipm
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_finite_array, check_norm, dual_norm
-from ..exceptions import SolverError, SolverWarning
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
@@ -43,6 +41,15 @@ from ._linear import LinearSVMFormulation
 from ..certify.dual_u import best_u_fista
 from .base import Solution
 from .robust import robust_cone_constraints
+
+
+#: ``solve("auto")``'s attempts: label -> (route, solver options)
+_AUTO_CHAIN = {
+    "ipm": ("ipm", {}),
+    "clarabel": ("clarabel", {}),
+    "clarabel at 1e-7": ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
+    "scs at 1e-6": ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
+}
 
 
 def rotation_operator(cos, sin) -> sp.csr_matrix:
@@ -179,7 +186,11 @@ class FeatureRobustSVM(LinearSVMFormulation):
         return super()._available(backend)
 
     def auto_routes(self) -> tuple[str, ...]:
-        return ("ipm", "clarabel", "scs") if self._available("ipm") else ("clarabel", "scs")
+        """The structured interior point where it applies (:meth:`_available`), then the labels of
+        :data:`_AUTO_CHAIN`: Clarabel at the package tolerances (1e-9), Clarabel at 1e-7 and SCS at 1e-6 (RFF
+        features of size sqrt(2/D) and a large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of
+        reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
+        return (("ipm",) if self._available("ipm") else ()) + tuple(_AUTO_CHAIN)[1:]
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
@@ -200,27 +211,9 @@ class FeatureRobustSVM(LinearSVMFormulation):
             )
         return (a * gamma) @ rotate_transpose(cos, sin, U)
 
-    def _solve_auto(self, **options) -> Solution:
-        """The structured interior point where it applies (:meth:`_available`), then Clarabel at the package
-        tolerances (1e-9), Clarabel at 1e-7 and SCS at 1e-6 -- each fallback announced by a SolverWarning naming
-        the failure (RFF features of size sqrt(2/D) and large C make ||zeta|| large, and the 1e-9 gap is then
-        sometimes out of reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
-        attempts = [("ipm", {})] if self._available("ipm") else []
-        attempts += [
-            ("clarabel", {}),
-            ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
-            ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
-        ]
-        errors = []
-        for backend, opts in attempts:
-            try:
-                sol = self.solve(backend, **{**opts, **options})
-                sol.info["attempts"] = errors
-                return sol
-            except SolverError as exc:
-                errors.append(f"{backend} {opts or 'default tolerances'}: {exc}")
-                warnings.warn(f"{self.name}: {errors[-1]}; trying the next fallback.", SolverWarning, stacklevel=3)
-        raise SolverError("all routes failed: " + " | ".join(errors))
+    def _attempt(self, label: str, options: dict) -> Solution:
+        backend, opts = _AUTO_CHAIN[label]
+        return self.solve(backend, **{**opts, **options})
 
     def datafit(self):
         r = float(self._values["radius"])
