@@ -515,43 +515,21 @@ class LinearSVMFormulation(Formulation):
 
     # ------------------------------------------------------------------ stochastic backends
     def _stochastic(self, method, name, **options) -> Solution:
-        if not self.samples.in_memory:
-            return self._stochastic_rows(name, **options)
-        L = self.X.shape[0]
-        lam = 1.0 / (self.C * L)
+        """``method`` on in-memory samples (:mod:`rsvm_conic.solvers.stochastic`) or, on row blocks, iterative
+        parameter mixing certified by the dual bound over the blocks
+        (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`): SolverError unless the certified gap meets
+        ``tol`` (a failed solve is never returned as a model)."""
         t0 = time.perf_counter()
-        res = method(self.X, self.y, self.datafit(), L2Squared(lam), **options)
-        res.info.floor = 1e-9 * self.C * L  # the same relative-gap convention as the exact routes
-        sol = Solution(
-            backend=name,
-            status=res.info.status,
-            objective=res.primal,
-            time=time.perf_counter() - t0,
-            values={"w": res.w, "b": res.b},
-            info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history},
-            certificate=res.info,
-        )
-        return sol
-
-    def _stochastic_rows(self, name, **options) -> Solution:
-        """The stochastic route on row blocks: iterative parameter mixing, certified by the dual bound over the
-        blocks (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`); SolverError unless the certified gap meets
-        ``tol`` (as for the exact routes: a failed solve is never returned as a model)."""
-        t0 = time.perf_counter()
-        (w, b), info, history = self.samples.stochastic(
-            self.current_uncertainty(), self.C, prox=name == "prox", **options
-        )
-        info.floor = 1e-9 * self.C * self.X.shape[0]
-        sol = Solution(
-            backend=name,
-            status=info.status,
-            objective=info.primal,
-            time=time.perf_counter() - t0,
-            values={"w": w, "b": b},
-            info={"rounds": info.detail["rounds"], "eta0": info.detail["eta0"], "gap_history": history},
-            certificate=info,
-        )
-        return sol
+        if self.samples.in_memory:
+            res = method(self.X, self.y, self.datafit(), L2Squared(1.0 / (self.C * self.X.shape[0])), **options)
+            w, b, cert = res.w, res.b, res.info
+            info = {"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history}
+        else:
+            unc = self.current_uncertainty()
+            (w, b), cert, history = self.samples.stochastic(unc, self.C, prox=name == "prox", **options)
+            info = {"rounds": cert.detail["rounds"], "eta0": cert.detail["eta0"], "gap_history": history}
+        cert.floor = 1e-9 * self.C * self.X.shape[0]  # the same relative-gap convention as the exact routes
+        return Solution(name, cert.status, cert.primal, time.perf_counter() - t0, {"w": w, "b": b}, info, cert)
 
     def _solve_sgd(self, **options) -> Solution:
         """Minibatch stochastic subgradient (see :mod:`rsvm_conic.solvers.stochastic`)."""

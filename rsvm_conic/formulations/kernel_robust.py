@@ -222,6 +222,12 @@ class _KernelRobust(Formulation):
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _solved(self, route: str, values: dict, cert: SolveInfo, info: dict, t0: float) -> Solution:
+        """The Solution of ``route`` (``values`` from :meth:`_finish`) with its objective and certificate ``cert``."""
+        sol = Solution(route, cert.status, float("nan"), time.perf_counter() - t0, values, info)
+        sol.objective = self.objective(sol)
+        return self._attach(sol, cert)
+
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
         """Record the certificate (``sol.certificate``) and its status."""
         cert.time = sol.time
@@ -432,10 +438,7 @@ class RSVMQP(_KernelRobust):
         opts = {"tol": options.get("tol", self.libsvm_tol)}
         opts.update({k: options[k] for k in ("cache_size", "shrinking") if k in options})
         a, cert, info = ku.libsvm_route(self._dual(), f"{self.name}/libsvm", **opts)
-        sol = Solution("libsvm", cert.status, float("nan"), 0.0, self._finish(a), info)
-        sol.time = time.perf_counter() - t0
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("libsvm", self._finish(a), cert, info, t0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -528,10 +531,7 @@ class RSVMSOCP(_KernelRobust):
         if cert.status != "optimal" and fallback:
             why = f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
             return self._uncertified("newton", why, fallback)
-        values = self._finish(a, None if nu is None else {"nu": nu})
-        sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("newton", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
     def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
         """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.kernel_uncertainty.ipm_route`; ``ipm_options`` go
@@ -550,10 +550,7 @@ class RSVMSOCP(_KernelRobust):
             why = f"status {info['status']!r} after {info['iterations']} iterations"
             msg = f"RSVM_SOCP interior point: {why}, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
             return self._uncertified("ipm", msg, fallback)
-        values = self._finish(a, None if nu is None else {"nu": nu})
-        sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("ipm", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -772,7 +769,5 @@ class RSVMQN(_KernelRobust):
         reduced_to = "nominal SVM (kappa * beta = 0), solved by libsvm"
         info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True}
         values = self._finish(a, {"alpha_raw": a})
-        sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info | {"reduced_to": reduced_to})
-        sol.time = time.perf_counter() - t0
-        sol.objective = self.objective(sol)
-        return self._attach(sol, self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to))
+        cert = self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to)
+        return self._solved("dfp", values, cert, info | {"reduced_to": reduced_to}, t0)
