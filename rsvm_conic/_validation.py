@@ -287,9 +287,24 @@ def check_binary_labels(y, n_samples: int, name: str = "y"):
 
 
 def check_codes(codes, n: int, n_classes=None):
-    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``); returns ``(codes, n_classes)``.
+    """Class codes: ``n`` integers in ``0..n_classes-1`` (``n_classes >= 2``).
 
-    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0)."""
+    Non-integer values raise (``np.asarray(..., dtype=int64)`` would silently truncate 0.5 to 0).
+
+    Parameters
+    ----------
+    codes : array-like of shape (n,)
+        The codes.
+    n : int
+        Number of samples.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+
+    Returns
+    -------
+    codes : ndarray of shape (n,), int64
+    n_classes : int
+    """
     raw = np.asarray(codes)
     if raw.shape != (n,):
         raise ValueError(f"codes must have shape ({n},); got {raw.shape}.")
@@ -307,7 +322,21 @@ def check_codes(codes, n: int, n_classes=None):
 
 
 def encode_labels(y, n: int | None = None):
-    """Return ``(codes in 0..C-1, classes)``; at least two classes required."""
+    """Labels as codes in ``0..C-1``; at least two classes required.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels.
+    n : int or None, default=None
+        Number of rows of ``X`` the labels must match (None: not checked).
+
+    Returns
+    -------
+    codes : ndarray of shape (n,), int64
+    classes : ndarray of shape (C,)
+        The sorted classes (``classes[codes] == y``).
+    """
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels; got shape {y.shape}.")
@@ -316,6 +345,124 @@ def encode_labels(y, n: int | None = None):
     classes, codes = np.unique(y, return_inverse=True)
     check_two_classes(y, "y", classes=classes)
     return codes.astype(np.int64), classes
+
+
+def check_labels_of(y, classes, n: int, name: str = "y_val", rows: str = "X_val") -> np.ndarray:
+    """Labels from two known classes, one per row, mapped to {-1, +1} (``classes[1]`` to +1).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The labels.
+    classes : ndarray of shape (2,)
+        The classes of the training labels.
+    n : int
+        Number of rows.
+    name, rows : str
+        The labels' and the rows' names, for the message.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n or not np.all(np.isin(y, classes)):
+        raise ValueError(f"{name} must hold one label per row of {rows}, from the two classes of y.")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def check_bounds(lower, upper, n: int, names=("sigma_min", "sigma_max")):
+    """Bounds ``0 <= lower <= upper`` (finite), as scalars or one value per feature.
+
+    Parameters
+    ----------
+    lower, upper : float or array-like of shape (n,)
+        The bounds.
+    n : int
+        Number of features.
+    names : tuple of two str, default=("sigma_min", "sigma_max")
+        Their names, for the message.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n,)
+    """
+    lo = np.broadcast_to(np.asarray(lower, dtype=float), (n,)).copy()
+    hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo < 0) or np.any(hi < lo):
+        raise ValueError(f"need 0 <= {names[0]} <= {names[1]} (finite), as scalars or one value per feature.")
+    return lo, hi
+
+
+def check_per_sample(value, n: int, name: str) -> np.ndarray:
+    """A nonnegative number per sample, or one for all.
+
+    Parameters
+    ----------
+    value : float or array-like of shape (n,)
+        The numbers.
+    n : int
+        Number of samples.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    G = check_finite_array(value, name, ndim=(0, 1))
+    G = np.full(n, float(G)) if G.ndim == 0 else G
+    if G.shape != (n,) or np.any(G < 0):
+        raise ValueError(f"{name} must hold {n} nonnegative numbers (one per sample); got shape {G.shape}.")
+    return G
+
+
+def check_rotations(rotations, n: int, D: int):
+    """The ``(cos, sin)`` of per-sample block rotations: two finite (n, D/2) arrays, D even.
+
+    Parameters
+    ----------
+    rotations : tuple of two array-like
+        ``(cos, sin)``.
+    n : int
+        Number of samples.
+    D : int
+        Number of features.
+
+    Returns
+    -------
+    tuple of two ndarray of shape (n, D/2)
+    """
+    c = check_finite_array(rotations[0], "cos", ndim=2)
+    s = check_finite_array(rotations[1], "sin", ndim=2)
+    if c.shape != (n, D // 2) or s.shape != c.shape or D % 2:
+        raise ValueError(
+            f"rotations must be two (L, D/2) = ({n}, {D // 2}) arrays for an even D; "
+            f"got {c.shape} and {s.shape} with D = {D}."
+        )
+    return c, s
+
+
+def check_feature_metric(R, D: int) -> np.ndarray:
+    """An invertible matrix ``R`` of a feature space: ``(D,)`` (a positive diagonal) or ``(D, D)``.
+
+    Parameters
+    ----------
+    R : array-like of shape (D,) or (D, D)
+        The matrix (finite).
+    D : int
+        Number of features.
+
+    Returns
+    -------
+    ndarray of shape (D,) or (D, D)
+    """
+    Rm = check_finite_array(R, "R", ndim=(1, 2))
+    if Rm.shape[0] != D or (Rm.ndim == 2 and Rm.shape != (D, D)):
+        raise ValueError(f"R must be (D,) or (D, D) with D = {D}; got {Rm.shape}.")
+    if Rm.ndim == 1 and np.any(Rm <= 0):
+        raise ValueError("a diagonal R must be positive (it must be invertible).")
+    return Rm
 
 
 def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = False) -> float:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_finite_array, check_norm, dual_norm
+from .._validation import check_feature_metric, check_norm, check_per_sample, check_rotations, dual_norm
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
@@ -111,11 +111,7 @@ class FeatureRobustSVM(LinearSVMFormulation):
         L, D = self.X.shape
         self.pbar = check_norm(pbar)
         self.qbar = dual_norm(self.pbar)
-        G = check_finite_array(Gamma, "Gamma", ndim=(0, 1))
-        G = np.full(L, float(G)) if G.ndim == 0 else G
-        if G.shape != (L,) or np.any(G < 0):
-            raise ValueError(f"Gamma must hold {L} nonnegative numbers (one per sample); got shape {G.shape}.")
-        self.Gamma = G
+        self.Gamma = G = check_per_sample(Gamma, L, "Gamma")
         if rotations is not None and R is not None:
             raise ValueError("give either rotations (RFF) or R (a shared matrix), not both.")
         self.rotations = None
@@ -124,24 +120,13 @@ class FeatureRobustSVM(LinearSVMFormulation):
             if R is None:
                 R = np.ones(D)
         if rotations is not None:
-            c = check_finite_array(rotations[0], "cos", ndim=2)
-            s = check_finite_array(rotations[1], "sin", ndim=2)
-            if c.shape != (L, D // 2) or s.shape != c.shape or D % 2:
-                raise ValueError(
-                    f"rotations must be two (L, D/2) = ({L}, {D // 2}) arrays for an even D; "
-                    f"got {c.shape} and {s.shape} with D = {D}."
-                )
-            self.rotations = (c, s)
+            self.rotations = check_rotations(rotations, L, D)
             factors, diagonal = None, False
         elif R is None:
             factors, diagonal = np.ones((1, D)), True
         else:
-            Rm = check_finite_array(R, "R", ndim=(1, 2))
-            if Rm.shape[0] != D or (Rm.ndim == 2 and Rm.shape != (D, D)):
-                raise ValueError(f"R must be (D,) or (D, D) with D = {D}; got {Rm.shape}.")
+            Rm = check_feature_metric(R, D)
             if Rm.ndim == 1:
-                if np.any(Rm <= 0):
-                    raise ValueError("a diagonal R must be positive (it must be invertible).")
                 factors, diagonal = (1.0 / Rm)[None], True  # A = R^{-1}: A' zeta = R^{-T} zeta
             else:
                 factors, diagonal = np.linalg.inv(Rm)[None], False
