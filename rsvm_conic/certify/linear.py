@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import SolverError
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .dual_u import apply_factors, best_u
 from .hinge import hinge_min
@@ -124,6 +125,45 @@ def rounding_floor(sums, C_max: float, L: int, b: float) -> float:
     s, v, av, m = sums
     eps = np.finfo(float).eps
     return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + C_max * (m + L * abs(b))))
+
+
+def uncertified_error(info, tol: float, floor: float | None, C: float, X) -> SolverError:
+    """The SolverError of a point whose certified gap misses ``tol`` (carrying the certificate as ``.certificate``).
+
+    Where the gap is within 100 times the rounding ``floor`` (:func:`rounding_floor`), the message says so and how
+    to get a certifiable problem.
+
+    Parameters
+    ----------
+    info : SolveInfo
+        The certificate (its ``detail["solver_status"]`` is quoted).
+    tol : float
+        The relative tolerance it missed.
+    floor : float or None
+        The rounding floor of the gap (None: no dual point).
+    C : float
+        The hinge weight.
+    X : array of shape (L, n)
+        The samples (their largest entry is quoted).
+
+    Returns
+    -------
+    SolverError
+    """
+    msg = (
+        f"{info.route} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
+        f"(solver status {info.detail['solver_status']!r})"
+    )
+    if floor is not None and info.gap_abs <= 100.0 * floor:
+        msg += (
+            f"; that gap is at the rounding level of double precision for C = {C:g} with features "
+            f"up to {float(np.max(np.abs(X))):.3g} in magnitude (the dual value cancels multipliers "
+            "of size C, and C multiplies the margins' rounding): lower C (scaling X by s is scaling C by "
+            "s^2; the hard-margin limit is usually reached at a far smaller C)"
+        )
+    err = SolverError(msg)
+    err.certificate = info
+    return err
 
 
 def tightened(backend: str, tol: float, options: dict, certificate):

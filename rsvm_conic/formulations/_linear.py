@@ -46,7 +46,7 @@ import numpy as np
 from .._validation import check_binary_labels, check_positive, check_X
 from ..certify.contract import SolveInfo, certify
 from ..certify.dual_u import best_u
-from ..certify.linear import hard_margin_scale, robust_dual_term, rounding_floor, tightened
+from ..certify.linear import hard_margin_scale, robust_dual_term, rounding_floor, tightened, uncertified_error
 from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
@@ -337,20 +337,8 @@ class LinearSVMFormulation(Formulation):
         sol.objective = info.primal
         sol.status = info.status
         if info.status != "optimal":
-            msg = (
-                f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
-                f"(solver status {info.detail['solver_status']!r})"
-            )
-            if alpha is not None and info.gap_abs <= 100.0 * self._rounding_floor(alpha, sol["w"], sol["b"]):
-                msg += (
-                    f"; that gap is at the rounding level of double precision for C = {self.C:g} with features "
-                    f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels multipliers "
-                    "of size C, and C multiplies the margins' rounding): lower C (scaling X by s is scaling C by "
-                    "s^2; the hard-margin limit is usually reached at a far smaller C)"
-                )
-            err = SolverError(msg)
-            err.certificate = info
-            raise err
+            floor = None if alpha is None else self._rounding_floor(alpha, sol["w"], sol["b"])
+            raise uncertified_error(info, tol, floor, self.C, self.X)
         return sol
 
     def _rounding_floor(self, alpha, w, b) -> float:
