@@ -737,29 +737,24 @@ class RSVMQN(_KernelRobust):
         a, info = ku.dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
                             self.nominal_start, **qn)  # fmt: skip
         self._warm = a
-        values = self._finish(a, {"alpha_raw": a})
-        sol = Solution("dfp", "local_optimum" if info["converged"] else "max_iter", float("nan"), 0.0, values, info)
-        sol.objective = self.objective(sol)
-        extra = {}
+        values, extra = self._finish(a, {"alpha_raw": a}), {}
+        F = 0.5 * values["t"] - float(values["alpha"].sum())  # objective(): F of (15) at the solution
         _, _, a_relax = self.relaxation_bound()
         if a_relax is not None:
             # the relaxation's optimum is feasible for (15) too; with a PSD beta it is the exact optimum,
             # which the penalty method only approximates (O(1/P)): keep the better of the two points
             v_relax = self._finish(a_relax, {"alpha_raw": a})
-            F_relax = 0.5 * v_relax["t"] - float(v_relax["alpha"].sum())
-            if F_relax < sol.objective:
-                extra = {"primal_from": "relaxation", "qn_objective": sol.objective}
-                sol.values, sol.objective = v_relax, F_relax
+            if 0.5 * v_relax["t"] - float(v_relax["alpha"].sum()) < F:
+                extra = {"primal_from": "relaxation", "qn_objective": F}
+                values = v_relax
                 self._warm = v_relax["alpha"]
         detail = {
             "iterations": info["iterations"],
             "converged": info["converged"],
             "penalty_violation": info["violation"],
         }
-        sol = self._attach(sol, self.certificate(sol.values["alpha"], f"{self.name}/dfp", **detail, **extra))
-        sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
-        sol.certificate.time = sol.time
-        return sol
+        cert = self.certificate(values["alpha"], f"{self.name}/dfp", **detail, **extra)
+        return self._solved("dfp", values, cert, info, t0)  # the time includes the certificate's relaxation solve
 
     def _solve_nominal(self, t0) -> Solution:
         """``kappa * beta = 0``: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm gives (the
