@@ -361,6 +361,124 @@ def encode_labels(y, n: int | None = None):
     return codes.astype(np.int64), classes
 
 
+def check_labels_of(y, classes, n: int, name: str = "y_val", rows: str = "X_val") -> np.ndarray:
+    """Labels from two known classes, one per row, mapped to {-1, +1} (``classes[1]`` to +1).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The labels.
+    classes : ndarray of shape (2,)
+        The classes of the training labels.
+    n : int
+        Number of rows.
+    name, rows : str
+        The labels' and the rows' names, for the message.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n or not np.all(np.isin(y, classes)):
+        raise ValueError(f"{name} must hold one label per row of {rows}, from the two classes of y.")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def check_bounds(lower, upper, n: int, names=("sigma_min", "sigma_max")):
+    """Bounds ``0 <= lower <= upper`` (finite), as scalars or one value per feature.
+
+    Parameters
+    ----------
+    lower, upper : float or array-like of shape (n,)
+        The bounds.
+    n : int
+        Number of features.
+    names : tuple of two str, default=("sigma_min", "sigma_max")
+        Their names, for the message.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n,)
+    """
+    lo = np.broadcast_to(np.asarray(lower, dtype=float), (n,)).copy()
+    hi = np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy()
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo < 0) or np.any(hi < lo):
+        raise ValueError(f"need 0 <= {names[0]} <= {names[1]} (finite), as scalars or one value per feature.")
+    return lo, hi
+
+
+def check_per_sample(value, n: int, name: str) -> np.ndarray:
+    """A nonnegative number per sample, or one for all.
+
+    Parameters
+    ----------
+    value : float or array-like of shape (n,)
+        The numbers.
+    n : int
+        Number of samples.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    G = check_finite_array(value, name, ndim=(0, 1))
+    G = np.full(n, float(G)) if G.ndim == 0 else G
+    if G.shape != (n,) or np.any(G < 0):
+        raise ValueError(f"{name} must hold {n} nonnegative numbers (one per sample); got shape {G.shape}.")
+    return G
+
+
+def check_rotations(rotations, n: int, D: int):
+    """The ``(cos, sin)`` of per-sample block rotations: two finite (n, D/2) arrays, D even.
+
+    Parameters
+    ----------
+    rotations : tuple of two array-like
+        ``(cos, sin)``.
+    n : int
+        Number of samples.
+    D : int
+        Number of features.
+
+    Returns
+    -------
+    tuple of two ndarray of shape (n, D/2)
+    """
+    c = check_finite_array(rotations[0], "cos", ndim=2)
+    s = check_finite_array(rotations[1], "sin", ndim=2)
+    if c.shape != (n, D // 2) or s.shape != c.shape or D % 2:
+        raise ValueError(
+            f"rotations must be two (L, D/2) = ({n}, {D // 2}) arrays for an even D; "
+            f"got {c.shape} and {s.shape} with D = {D}."
+        )
+    return c, s
+
+
+def check_feature_metric(R, D: int) -> np.ndarray:
+    """An invertible matrix ``R`` of a feature space: ``(D,)`` (a positive diagonal) or ``(D, D)``.
+
+    Parameters
+    ----------
+    R : array-like of shape (D,) or (D, D)
+        The matrix (finite).
+    D : int
+        Number of features.
+
+    Returns
+    -------
+    ndarray of shape (D,) or (D, D)
+    """
+    Rm = check_finite_array(R, "R", ndim=(1, 2))
+    if Rm.shape[0] != D or (Rm.ndim == 2 and Rm.shape != (D, D)):
+        raise ValueError(f"R must be (D,) or (D, D) with D = {D}; got {Rm.shape}.")
+    if Rm.ndim == 1 and np.any(Rm <= 0):
+        raise ValueError("a diagonal R must be positive (it must be invertible).")
+    return Rm
+
+
 def check_positive(value, name: str, *, strict: bool = True, allow_inf: bool = False) -> float:
     """A real number ``> 0`` (``>= 0`` unless ``strict``), returned as float.
 

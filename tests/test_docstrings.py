@@ -123,8 +123,8 @@ def test_one_version_string():
 # parameters (when it takes any) and ``Returns`` (``Yields`` for a generator) when it returns a value.  A room is
 # a package (its modules, private ones included, are walked) or a module.  A compiled (numba) function documents
 # its Python function; its numpy twin is documented there too (one home), and has the same signature
-# (``test_numpy_twins_share_their_compiled_signature``).  The room ``formulations`` joins this list once its code
-# has settled in its new layout.
+# (``test_numpy_twins_share_their_compiled_signature``).  ``formulations`` leaves out hyperbolic.py,
+# whose numpydoc sections are still to be written.
 NUMPYDOC_ROOMS = {
     "uncertainty": "rsvm_conic.uncertainty",
     "kernels": "rsvm_conic.kernels",
@@ -142,6 +142,13 @@ NUMPYDOC_ROOMS = {
     "problems": ("rsvm_conic.problems", "rsvm_conic.problems._reproduction", "rsvm_conic.problems._bench"),
     "solvers": "rsvm_conic.solvers",
     "certify": "rsvm_conic.certify",
+    # every module of formulations/ but hyperbolic.py, whose numpydoc sections are still to be written
+    "formulations": tuple(
+        f"rsvm_conic.formulations.{name}"
+        for name in ("base", "_linear", "chance", "feature_robust", "kernel_robust", "multiclass_ww", "nominal")
+        + ("robust", "safe")
+    )
+    + ("rsvm_conic.formulations",),
 }
 
 

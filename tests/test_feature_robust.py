@@ -275,3 +275,24 @@ def test_explicit_prox_never_reports_optimal_above_its_tolerance():
         est = RobustFeatureSVC(solver="prox", solver_options={"max_epochs": 2, "tol": 1e-9}, random_state=0).fit(X, y)
     st = est.solver_stats_
     assert st["status"] == "max_iter" and st["gap_rel"] > st["tol"] == 1e-9
+
+
+def test_auto_falls_back_through_the_one_chain(monkeypatch):
+    """``solve("auto")`` runs the package's one fallback chain: a failed interior point is announced by a
+    SolverWarning naming it and the next attempt, and recorded in ``info["fallback_from"]``."""
+    from rsvm_conic.exceptions import SolverError, SolverWarning
+
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(40, 6))
+    y = np.where(Phi[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    f = FeatureRobustSVM(Phi, y, rng.uniform(0.05, 0.2, size=40), pbar=2, R=rng.uniform(0.5, 2.0, size=6))
+    assert f.auto_routes() == ("ipm", "clarabel", "clarabel at 1e-7", "scs at 1e-6")
+
+    def broken(**options):
+        raise SolverError("interior point broke")
+
+    monkeypatch.setattr(f, "_solve_ipm", broken)
+    with pytest.warns(SolverWarning, match="route 'ipm' failed .*interior point broke.*falling back to 'clarabel'"):
+        sol = f.solve("auto")
+    assert sol.backend == "clarabel" and sol.certificate.status == "optimal"
+    assert sol.info["fallback_from"] == ["ipm: interior point broke"]

@@ -177,7 +177,7 @@ def test_dual_bound_is_a_lower_bound_from_any_multipliers():
 
 
 def test_dual_bound_is_tight_at_the_optimum_and_certifies_every_route():
-    from rsvm_conic.formulations.multiclass_ww import ww_certificate
+    from rsvm_conic.solvers.multiclass.certificate import ww_certificate
 
     K, y, zeta, exact = _ww_instance()
     cert = ww_certificate("dual", exact["beta"], exact["b"], y, zeta, lambda B: K @ B)
@@ -192,7 +192,7 @@ def test_primal_lbfgs_stops_on_a_certified_gap():
     """status 'optimal' means the true gap (against the exact dual QP) is within tol; too few iterations
     end in 'max_iter', never a false 'optimal'."""
     K, y, zeta, exact = _ww_instance(n=60, seed=6)
-    _, U, lam = __import__("rsvm_conic.formulations.multiclass_ww", fromlist=["gram_factor"]).gram_factor(K)
+    _, U, lam = __import__("rsvm_conic.solvers.multiclass.certificate", fromlist=["gram_factor"]).gram_factor(K)
     Phi = U * np.sqrt(lam)
     P_star = exact.objective
     for tol in (1e-2, 1e-3, 1e-5):

@@ -38,7 +38,7 @@ def test_check_two_classes():
         lambda y: check_binary_labels(y, y.size),
         lambda y: encode_labels(y),
         lambda y: check_codes(np.zeros(y.size, int), y.size),
-        lambda y: __import__("rsvm_conic.formulations.kernel_robust", fromlist=["x"]).validate_kernel_problem(
+        lambda y: __import__("rsvm_conic.uncertainty.kernel_matrix", fromlist=["x"]).validate_kernel_problem(
             np.eye(y.size), y, np.zeros((y.size, y.size)), 1.0, 1.0
         ),
         lambda y: __import__("rsvm_conic.solvers.rsvm_socp", fromlist=["x"]).solve_rsvm_socp(
@@ -206,7 +206,8 @@ def test_psd_eigh_and_factor():
 
 
 def test_ww_kernel_dual_trusted_inputs_and_shared_factor():
-    from rsvm_conic.formulations.multiclass_ww import WWKernelDual, gram_factor as ww_factor
+    from rsvm_conic.formulations.multiclass_ww import WWKernelDual
+    from rsvm_conic.solvers.multiclass.certificate import gram_factor as ww_factor
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(24, 3))
@@ -217,3 +218,37 @@ def test_ww_kernel_dual_trusted_inputs_and_shared_factor():
     np.testing.assert_array_equal(a["beta"], b["beta"])
     with pytest.raises(ValueError, match="single class"):
         WWKernelDual(K, np.zeros(24, int), None, 1.0)
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda X, y, Xv, yv: _feature(X, y, Gamma=-1.0), r"Gamma must hold 30 nonnegative numbers"),
+        (lambda X, y, Xv, yv: _feature(X, y, rotations=(np.ones((30, 3)), np.ones((30, 2)))), "rotations must be"),
+        (lambda X, y, Xv, yv: _feature(X, y, R=np.array([1.0, -1, 1, 1, 1, 1])), "diagonal R must be positive"),
+        (lambda X, y, Xv, yv: _feature(X, y, R=np.ones((5, 5))), r"R must be \(D,\) or \(D, D\)"),
+        (lambda X, y, Xv, yv: _safe(X, y, Xv, yv + 5.0), "y_val must hold one label per row of X_val"),
+        (lambda X, y, Xv, yv: _safe(X, y, Xv, yv, sigma_min=2.0, sigma_max=1.0), "need 0 <= sigma_min <= sigma_max"),
+        (lambda X, y, Xv, yv: _safe(X, y, Xv, yv, sigma_max=np.inf), "need 0 <= sigma_min <= sigma_max"),
+    ],
+)
+def test_formulation_inputs_are_checked_once_with_a_message(build, message):
+    """The feature-space and bi-level formulations check their own inputs with the shared helpers of
+    ``_validation`` (one per check): each bad input gets a ValueError saying what to fix."""
+    rng = np.random.default_rng(0)
+    X, Xv = rng.normal(size=(30, 6)), rng.normal(size=(10, 6))
+    y, yv = np.where(X[:, 0] > 0, 1.0, -1.0), np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    with pytest.raises(ValueError, match=message):
+        build(X, y, Xv, yv)
+
+
+def _feature(X, y, Gamma=0.1, **kw):
+    from rsvm_conic.formulations import FeatureRobustSVM
+
+    return FeatureRobustSVM(X, y, Gamma, pbar=1 if "rotations" in kw else 2, **kw)
+
+
+def _safe(X, y, Xv, yv, **kw):
+    from rsvm_conic.formulations import SafeSVM
+
+    return SafeSVM(X, y, Xv, yv, **kw)

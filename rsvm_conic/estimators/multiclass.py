@@ -40,7 +40,8 @@ from .._validation import (
 from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
 from .._validation import encode_labels
 from ..certify.contract import solver_stats
-from ..formulations.multiclass_ww import WWMachine, gram_factor, msvmpack_zeta
+from ..formulations.multiclass_ww import WWMachine, msvmpack_zeta
+from ..solvers.multiclass.certificate import gram_factor
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
 

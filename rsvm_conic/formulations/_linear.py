@@ -45,15 +45,16 @@ import numpy as np
 
 from .._validation import check_binary_labels, check_positive, check_X
 from ..certify.contract import SolveInfo, certify
-from ..certify.dual_u import apply_factors, best_u
-from ..certify.projections import project_dual_set, project_pball
+from ..certify.dual_u import best_u
+from ..certify.linear import hard_margin_scale, robust_dual_term, rounding_floor, tightened, uncertified_error
+from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
 from ..solvers.datafits import RobustHinge
 from ..solvers.penalties import L2Squared
 from ..solvers.samples import samples_of
 from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
-from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
+from ..uncertainty.sets import ResolvedUncertainty
 from .base import Formulation, Solution
 
 #: certified relative gap that the exact routes (libsvm, interior point, Clarabel, SCS) must meet
@@ -63,21 +64,50 @@ EXACT_TOL = 1e-6
 IPM_WORK_LIMIT = 5e11
 
 #: the automatic chain tries SCS only while C max_i ||x_i||^2 is at most this: beyond it the problem is close to a
-#: linear programme that the first-order SCS does not certify in minutes (nominal SVM on segment, class 1 against
-#: the rest, standardised, 2310 rows, max ||x_i||^2 = 940: C = 1e8 (9.4e10) certified in 3.7 s; C = 1e10 (9.4e12):
-#: 218 s on a loaded machine and a relative gap of 1.0, then its retry at tighter tolerances as long again)
+#: linear programme that the first-order SCS does not certify in minutes
 SCS_AUTO_MAX = 1e12
 
 
 def validate_xy(X, y):
-    """Return X (float), y in {-1, +1} and the original classes."""
+    """Check a linear SVM's data once, at the public boundary.
+
+    Parameters
+    ----------
+    X : array-like of shape (L, n)
+        Samples (finite).
+    y : array-like of shape (L,)
+        Labels, any two values.
+
+    Returns
+    -------
+    X : ndarray of shape (L, n)
+        ``X`` as floats.
+    y : ndarray of shape (L,)
+        Labels mapped to {-1, +1}.
+    classes : ndarray of shape (2,)
+        The original classes (``classes[1]`` maps to +1).
+    """
     X = check_X(X)
     y_pm, classes = check_binary_labels(y, X.shape[0])
     return X, y_pm, classes
 
 
 class LinearSVMFormulation(Formulation):
-    """Base for linear SVM formulations whose loss is the robust hinge."""
+    """Base for linear SVM formulations whose loss is the robust hinge (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (in memory, or on row blocks: :mod:`~rsvm_conic.solvers.samples`).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        Weight of the hinge terms, > 0.
+    check_input : bool, default=True
+        Check ``X`` and ``y`` (False: trusted arrays, validated by the caller).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` of the hinge terms (trusted); None: all 1.
+    """
 
     #: the name of the parameter that scales gamma_i (``radius`` or ``kappa``); None: nominal
     gamma_param: str | None = None
@@ -139,8 +169,8 @@ class LinearSVMFormulation(Formulation):
             )
         if self._problem is None:
             self._problem, self._cp_params, self._variables, self._margin = self._build_model()
-            for key, value in self._values.items():
-                self._cp_params[key].value = value
+            self._stale = True
+        self._synced(self._cp_params)
         return self._problem
 
     @property
@@ -169,22 +199,6 @@ class LinearSVMFormulation(Formulation):
     @variables.setter
     def variables(self, value):
         self._variables = value
-
-    def set_params(self, **values) -> "LinearSVMFormulation":
-        for key, value in values.items():
-            if key not in self._values:
-                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self._values)}.")
-            self._set_param(key, value)
-        return self
-
-    def _set_param(self, key, value):
-        value = check_positive(value, key, strict=(key == "C"))
-        self._values[key] = value
-        if self._cp_params is not None:
-            self._cp_params[key].value = value
-
-    def param_value(self, key):
-        return self._values[key]
 
     # ------------------------------------------------------------------ evaluation
     @property
@@ -267,24 +281,8 @@ class LinearSVMFormulation(Formulation):
         return float(a.sum() - 0.5 * v @ v)
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
-        """``sum_g s_g A_g u_g`` (None without a robust term); see :meth:`dual_value`."""
-        unc = self.current_uncertainty()
-        if unc is None or unc.radius == 0:
-            return None
-        U = dual_norm_subgradient(unc.transpose_apply(w), unc.q)  # maximisers u_g (k, n)
-        s = np.bincount(unc.group_index, weights=a * unc.gamma, minlength=unc.n_groups)
-        term = s @ apply_factors(unc, U)
-        if multipliers is not None and multipliers.shape == U.shape and np.all(np.isfinite(multipliers)):
-            # the solver's z_g / s_g, projected: a point of the unit p-ball whatever the solver's accuracy
-            Z = np.divide(multipliers, s[:, None], out=np.zeros_like(U), where=s[:, None] > 0)
-            Z = project_pball(Z, 1.0, unc.p)
-            alt = s @ apply_factors(unc, Z)
-            if np.sum((v0 - alt) ** 2) < np.sum((v0 - term) ** 2):
-                U, term = Z, alt
-        if optimise_u and unc.factors.size <= 2e7:  # O(k n^2) per iteration (k n for diagonal factors)
-            U = best_u(v0, s, unc, U)
-            term = s @ apply_factors(unc, U)
-        return term
+        """``sum_g s_g A_g u_g`` (None without a robust term; :func:`~rsvm_conic.certify.linear.robust_dual_term`)."""
+        return robust_dual_term(a, w, self.current_uncertainty(), optimise_u, v0, multipliers)
 
     def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs) -> SolveInfo:
         """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified) and, if the
@@ -310,18 +308,8 @@ class LinearSVMFormulation(Formulation):
         w = np.asarray(w, dtype=float)
         if not self.samples.in_memory or not np.any(w):
             return w, b, 1.0
-        Xw = self.X @ w
-        m = self.y * (Xw + b)
-        unc = self.current_uncertainty()
-        if unc is not None and unc.radius != 0:
-            norms = dual_norm_values(unc.transpose_apply(w), unc.q)
-            m = m - unc.gamma * norms[unc.group_index]
-        err = self.X.shape[1] * np.finfo(float).eps * float(np.max(np.abs(self.X) @ np.abs(w)) + abs(b))
-        rho = float(np.min(m)) - 2.0 * err
-        if not rho > 0.0:
-            return w, b, 1.0
-        t = (1.0 + 1e-12) / rho
-        if self.objective_wb(t * w, t * b) < self.objective_wb(w, b):
+        t = hard_margin_scale(self.X, self.y, w, b, self.current_uncertainty())
+        if t != 1.0 and self.objective_wb(t * w, t * b) < self.objective_wb(w, b):
             return t * w, t * b, t
         return w, b, 1.0
 
@@ -349,30 +337,17 @@ class LinearSVMFormulation(Formulation):
         sol.objective = info.primal
         sol.status = info.status
         if info.status != "optimal":
-            msg = (
-                f"{sol.backend} returned a point with certified relative gap {info.gap_rel:.2e} > {tol:g} "
-                f"(solver status {info.detail['solver_status']!r})"
-            )
-            if alpha is not None and info.gap_abs <= 100.0 * self._rounding_floor(alpha, sol["w"], sol["b"]):
-                msg += (
-                    f"; that gap is at the rounding level of double precision for C = {self.C:g} with features "
-                    f"up to {float(np.max(np.abs(self.X))):.3g} in magnitude (the dual value cancels multipliers "
-                    "of size C, and C multiplies the margins' rounding): lower C (scaling X by s is scaling C by "
-                    "s^2; the hard-margin limit is usually reached at a far smaller C)"
-                )
-            err = SolverError(msg)
-            err.certificate = info
-            raise err
+            floor = None if alpha is None else self._rounding_floor(alpha, sol["w"], sol["b"])
+            raise uncertified_error(info, tol, floor, self.C, self.X)
         return sol
 
     def _rounding_floor(self, alpha, w, b) -> float:
         """Size of the round-off in the certified gap at ``(w, b)`` and ``alpha``: in the dual value ``sum(a) -
         1/2 ||v||^2`` (``v = X'(a y)``, off by at most eps ``|X|'a`` entrywise), and in the primal's hinge terms (each
         margin off by eps ``(|x_i|'|w| + |b|)``, weighted by C)."""
-        s, v, av, m = self.samples.rounding_sums(alpha, np.abs(np.asarray(w, dtype=float)))
-        eps = np.finfo(float).eps
+        sums = self.samples.rounding_sums(alpha, np.abs(np.asarray(w, dtype=float)))
         C = self.C if self.sample_weight is None else self.C * float(self.sample_weight.max())
-        return float(eps * (s + 2.0 * np.linalg.norm(v) * np.linalg.norm(av) + C * (m + self.X.shape[0] * abs(b))))
+        return rounding_floor(sums, C, self.X.shape[0], b)
 
     # ------------------------------------------------------------------ constant classifier
     def zero_threshold(self, **options):
@@ -452,29 +427,16 @@ class LinearSVMFormulation(Formulation):
             + ". Lower C (scaling X by s is scaling C by s^2), or choose solver='scs' explicitly."
         )
 
-    #: tighter solver tolerances for one retry when a route's result misses the certificate's
-    #: relative tolerance (the solvers' absolute gap tolerance 1e-8..1e-9 is loose for tiny objectives)
-    TIGHT = {
-        "clarabel": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-12, tol_feas=1e-12),
-        "scs": dict(eps_abs=1e-11, eps_rel=1e-11),
-        "ipm": dict(tol_gap_abs=1e-13, tol_gap_rel=1e-11),
-    }
-
     def _retrying(self, solve, backend, tol, options):
-        """``solve(**options)``; if uncertified and the caller set no tolerances, once more at TIGHT."""
+        """``solve(**options)``; if uncertified and the caller set no tolerances, once more at
+        :data:`~rsvm_conic.certify.linear.TIGHT` (:func:`~rsvm_conic.certify.linear.tightened`)."""
         try:
             return solve(tol=tol, **options)
         except SolverError as exc:
-            tight = dict(self.TIGHT[backend])
-            if any(k in options for k in tight):
+            retry = tightened(backend, tol, options, getattr(exc, "certificate", None))
+            if retry is None:
                 raise
-            info = getattr(exc, "certificate", None)
-            if backend != "scs" and info is not None and np.isfinite(info.primal):
-                # the solvers' gap tests are relative to max(1, |objective|): below 1 they are absolute
-                scale = max(abs(info.primal), info.floor)
-                for key in ("tol_gap_abs", "tol_gap_rel"):
-                    tight[key] = min(tight[key], 1e-2 * tol * scale)
-            return solve(tol=tol, **{**options, **tight})
+            return solve(tol=tol, **retry)
 
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
         """Clarabel / SCS through CVXPY.  An ``optimal_inaccurate`` status is accepted when the
@@ -541,43 +503,21 @@ class LinearSVMFormulation(Formulation):
 
     # ------------------------------------------------------------------ stochastic backends
     def _stochastic(self, method, name, **options) -> Solution:
-        if not self.samples.in_memory:
-            return self._stochastic_rows(name, **options)
-        L = self.X.shape[0]
-        lam = 1.0 / (self.C * L)
+        """``method`` on in-memory samples (:mod:`rsvm_conic.solvers.stochastic`) or, on row blocks, iterative
+        parameter mixing certified by the dual bound over the blocks
+        (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`): SolverError unless the certified gap meets
+        ``tol`` (a failed solve is never returned as a model)."""
         t0 = time.perf_counter()
-        res = method(self.X, self.y, self.datafit(), L2Squared(lam), **options)
-        res.info.floor = 1e-9 * self.C * L  # the same relative-gap convention as the exact routes
-        sol = Solution(
-            backend=name,
-            status=res.info.status,
-            objective=res.primal,
-            time=time.perf_counter() - t0,
-            values={"w": res.w, "b": res.b},
-            info={"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history},
-            certificate=res.info,
-        )
-        return sol
-
-    def _stochastic_rows(self, name, **options) -> Solution:
-        """The stochastic route on row blocks: iterative parameter mixing, certified by the dual bound over the
-        blocks (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`); SolverError unless the certified gap meets
-        ``tol`` (as for the exact routes: a failed solve is never returned as a model)."""
-        t0 = time.perf_counter()
-        (w, b), info, history = self.samples.stochastic(
-            self.current_uncertainty(), self.C, prox=name == "prox", **options
-        )
-        info.floor = 1e-9 * self.C * self.X.shape[0]
-        sol = Solution(
-            backend=name,
-            status=info.status,
-            objective=info.primal,
-            time=time.perf_counter() - t0,
-            values={"w": w, "b": b},
-            info={"rounds": info.detail["rounds"], "eta0": info.detail["eta0"], "gap_history": history},
-            certificate=info,
-        )
-        return sol
+        if self.samples.in_memory:
+            res = method(self.X, self.y, self.datafit(), L2Squared(1.0 / (self.C * self.X.shape[0])), **options)
+            w, b, cert = res.w, res.b, res.info
+            info = {"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history}
+        else:
+            unc = self.current_uncertainty()
+            (w, b), cert, history = self.samples.stochastic(unc, self.C, prox=name == "prox", **options)
+            info = {"rounds": cert.detail["rounds"], "eta0": cert.detail["eta0"], "gap_history": history}
+        cert.floor = 1e-9 * self.C * self.X.shape[0]  # the same relative-gap convention as the exact routes
+        return Solution(name, cert.status, cert.primal, time.perf_counter() - t0, {"w": w, "b": b}, info, cert)
 
     def _solve_sgd(self, **options) -> Solution:
         """Minibatch stochastic subgradient (see :mod:`rsvm_conic.solvers.stochastic`)."""

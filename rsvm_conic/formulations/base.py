@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from .._validation import check_positive
 from ..solvers.conic import solve_cvxpy
 from ..certify.contract import Solution, first_certified, require_finite
 
@@ -48,19 +49,38 @@ class Formulation:
     variables: dict
 
     # -- parameters -----------------------------------------------------------------
+    #: the parameter values the routes read, where the formulation keeps them apart from its CVXPY parameters
+    #: (``C`` > 0 and a radius or kappa >= 0; the CVXPY parameters follow when a conic route reads them:
+    #: :meth:`_synced`); None: the CVXPY ``parameters`` hold the values
+    _values: dict | None = None
+
     def set_params(self, **values) -> "Formulation":
         """Set named parameters (e.g. ``C=10, radius=0.5``) for the next solve."""
+        names = self.parameters if self._values is None else self._values
         for key, value in values.items():
-            if key not in self.parameters:
-                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self.parameters)}.")
+            if key not in names:
+                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(names)}.")
             self._set_param(key, value)
         return self
 
     def _set_param(self, key, value):
-        self.parameters[key].value = value
+        if self._values is None:
+            self.parameters[key].value = value
+            return
+        self._values[key] = check_positive(value, key, strict=(key == "C"))
+        self._stale = True
+
+    def _synced(self, parameters: dict) -> dict:
+        """``parameters`` (CVXPY) brought up to date with :attr:`_values` (setting a ``cp.Parameter`` validates its
+        value, which the non-conic routes along a grid do not need)."""
+        if getattr(self, "_stale", True):
+            for key, value in self._values.items():
+                parameters[key].value = value
+            self._stale = False
+        return parameters
 
     def param_value(self, key):
-        return self.parameters[key].value
+        return self.parameters[key].value if self._values is None else self._values[key]
 
     # -- backends -------------------------------------------------------------------
     @property

@@ -88,5 +88,15 @@ class ChanceConstrainedSVM(RobustSVM):
 def chance_constrained_svm(
     X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev"
 ) -> ChanceConstrainedSVM:
-    """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedSVM`."""
+    """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedSVM`.
+
+    Parameters
+    ----------
+    X, y, Sigma, groups, C, epsilon, distribution
+        See :class:`ChanceConstrainedSVM`.
+
+    Returns
+    -------
+    ChanceConstrainedSVM
+    """
     return ChanceConstrainedSVM(X, y, Sigma, groups, C, epsilon, distribution)

@@ -29,13 +29,11 @@ Backends: ``ipm`` (the structured interior point of :mod:`rsvm_conic.solvers.ipm
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_finite_array, check_norm, dual_norm
-from ..exceptions import SolverError, SolverWarning
+from .._validation import check_feature_metric, check_norm, check_per_sample, check_rotations, dual_norm
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
@@ -45,8 +43,28 @@ from .base import Solution
 from .robust import robust_cone_constraints
 
 
+#: ``solve("auto")``'s attempts: label -> (route, solver options)
+_AUTO_CHAIN = {
+    "ipm": ("ipm", {}),
+    "clarabel": ("clarabel", {}),
+    "clarabel at 1e-7": ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
+    "scs at 1e-6": ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
+}
+
+
 def rotation_operator(cos, sin) -> sp.csr_matrix:
-    """Sparse (L*D, D) matrix whose rows i*D..(i+1)*D-1 are ``R_i`` (block j: [[c, s], [-s, c]])."""
+    """The per-sample rotations of Prop. 4.1 stacked as one sparse operator for the CVXPY model.
+
+    Parameters
+    ----------
+    cos, sin : ndarray of shape (L, D/2)
+        The rotations' cosines and sines.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (L*D, D)
+        Rows ``i*D..(i+1)*D-1`` are ``R_i`` (block ``j``: ``[[c, s], [-s, c]]``).
+    """
     L, F = cos.shape
     D = 2 * F
     i = np.repeat(np.arange(L), F)
@@ -93,11 +111,7 @@ class FeatureRobustSVM(LinearSVMFormulation):
         L, D = self.X.shape
         self.pbar = check_norm(pbar)
         self.qbar = dual_norm(self.pbar)
-        G = check_finite_array(Gamma, "Gamma", ndim=(0, 1))
-        G = np.full(L, float(G)) if G.ndim == 0 else G
-        if G.shape != (L,) or np.any(G < 0):
-            raise ValueError(f"Gamma must hold {L} nonnegative numbers (one per sample); got shape {G.shape}.")
-        self.Gamma = G
+        self.Gamma = G = check_per_sample(Gamma, L, "Gamma")
         if rotations is not None and R is not None:
             raise ValueError("give either rotations (RFF) or R (a shared matrix), not both.")
         self.rotations = None
@@ -106,24 +120,13 @@ class FeatureRobustSVM(LinearSVMFormulation):
             if R is None:
                 R = np.ones(D)
         if rotations is not None:
-            c = check_finite_array(rotations[0], "cos", ndim=2)
-            s = check_finite_array(rotations[1], "sin", ndim=2)
-            if c.shape != (L, D // 2) or s.shape != c.shape or D % 2:
-                raise ValueError(
-                    f"rotations must be two (L, D/2) = ({L}, {D // 2}) arrays for an even D; "
-                    f"got {c.shape} and {s.shape} with D = {D}."
-                )
-            self.rotations = (c, s)
+            self.rotations = check_rotations(rotations, L, D)
             factors, diagonal = None, False
         elif R is None:
             factors, diagonal = np.ones((1, D)), True
         else:
-            Rm = check_finite_array(R, "R", ndim=(1, 2))
-            if Rm.shape[0] != D or (Rm.ndim == 2 and Rm.shape != (D, D)):
-                raise ValueError(f"R must be (D,) or (D, D) with D = {D}; got {Rm.shape}.")
+            Rm = check_feature_metric(R, D)
             if Rm.ndim == 1:
-                if np.any(Rm <= 0):
-                    raise ValueError("a diagonal R must be positive (it must be invertible).")
                 factors, diagonal = (1.0 / Rm)[None], True  # A = R^{-1}: A' zeta = R^{-T} zeta
             else:
                 factors, diagonal = np.linalg.inv(Rm)[None], False
@@ -168,7 +171,11 @@ class FeatureRobustSVM(LinearSVMFormulation):
         return super()._available(backend)
 
     def auto_routes(self) -> tuple[str, ...]:
-        return ("ipm", "clarabel", "scs") if self._available("ipm") else ("clarabel", "scs")
+        """The structured interior point where it applies (:meth:`_available`), then the labels of
+        :data:`_AUTO_CHAIN`: Clarabel at the package tolerances (1e-9), Clarabel at 1e-7 and SCS at 1e-6 (RFF
+        features of size sqrt(2/D) and a large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of
+        reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
+        return (("ipm",) if self._available("ipm") else ()) + tuple(_AUTO_CHAIN)[1:]
 
     def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
         """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
@@ -189,27 +196,9 @@ class FeatureRobustSVM(LinearSVMFormulation):
             )
         return (a * gamma) @ rotate_transpose(cos, sin, U)
 
-    def _solve_auto(self, **options) -> Solution:
-        """The structured interior point where it applies (:meth:`_available`), then Clarabel at the package
-        tolerances (1e-9), Clarabel at 1e-7 and SCS at 1e-6 -- each fallback announced by a SolverWarning naming
-        the failure (RFF features of size sqrt(2/D) and large C make ||zeta|| large, and the 1e-9 gap is then
-        sometimes out of reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
-        attempts = [("ipm", {})] if self._available("ipm") else []
-        attempts += [
-            ("clarabel", {}),
-            ("clarabel", dict(tol_gap_abs=1e-7, tol_gap_rel=1e-7, tol_feas=1e-7)),
-            ("scs", dict(eps_abs=1e-6, eps_rel=1e-6)),
-        ]
-        errors = []
-        for backend, opts in attempts:
-            try:
-                sol = self.solve(backend, **{**opts, **options})
-                sol.info["attempts"] = errors
-                return sol
-            except SolverError as exc:
-                errors.append(f"{backend} {opts or 'default tolerances'}: {exc}")
-                warnings.warn(f"{self.name}: {errors[-1]}; trying the next fallback.", SolverWarning, stacklevel=3)
-        raise SolverError("all routes failed: " + " | ".join(errors))
+    def _attempt(self, label: str, options: dict) -> Solution:
+        backend, opts = _AUTO_CHAIN[label]
+        return self.solve(backend, **{**opts, **options})
 
     def datafit(self):
         r = float(self._values["radius"])
@@ -219,5 +208,15 @@ class FeatureRobustSVM(LinearSVMFormulation):
 
 
 def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
-    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`."""
+    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`.
+
+    Parameters
+    ----------
+    Phi, y, Gamma, pbar, C, radius, rotations, R
+        See :class:`FeatureRobustSVM`.
+
+    Returns
+    -------
+    FeatureRobustSVM
+    """
     return FeatureRobustSVM(Phi, y, Gamma, pbar, C, radius, rotations, R)

@@ -27,10 +27,9 @@ their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Thr
   ``beta_hat`` is elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and
   (16) has ``nu = alpha^2`` at the optimum.  If ``beta_hat`` has negative entries (the PSD part of a
   nonnegative matrix can), Thm 6's relaxation ``alpha_i^2 <= nu_i`` may be slack;
-  ``info["beta_hat_min"]`` reports it (on the Sec. 5.1 data the routes still agree to ~1e-8 relative,
-  measured) and the cone IPM, exact for (16) in any case, certifies it.  An uncertified ``"newton"`` or
-  ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns and re-solves with
-  Clarabel, recording ``info["fallback"]``).
+  ``info["beta_hat_min"]`` reports it and the cone IPM, exact for (16) in any case, certifies it.  An
+  uncertified ``"newton"`` or ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns
+  and re-solves with Clarabel, recording ``info["fallback"]``).
 * :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
   When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
@@ -53,51 +52,19 @@ import warnings
 
 import numpy as np
 
-from .._validation import (
-    check_choice,
-    check_finite_array,
-    check_positive,
-    check_sample_weight,
-    check_two_classes,
-    psd_factor,
-    symmetric_part,
-)
+from .._validation import check_choice, check_positive, check_sample_weight, psd_factor
 from ..certify.contract import SolveInfo
 from ..exceptions import SolverError, SolverWarning
 from ..solvers import kernel_uncertainty as ku
 from ..solvers.rsvm_socp import RobustKernelObjective
 from ..certify.kernel import frank_wolfe_gap
-from ..uncertainty.kernel_matrix import check_mean_kernel, psd_part, rank_one_approx
+from ..uncertainty.kernel_matrix import psd_part, rank_one_approx, validate_kernel_problem
 from .base import Formulation, Solution
 
-__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "validate_kernel_problem", "CERT_TOL"]
+__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "CERT_TOL"]
 
 #: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
 CERT_TOL = 1e-6
-
-
-# ----------------------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------------------
-def validate_kernel_problem(K_bar, y, beta, C, kappa):
-    """Checks shared by the three routes; returns ``(K_bar, y, beta, C, kappa)`` cleaned."""
-    K_bar = check_mean_kernel(K_bar)
-    n = K_bar.shape[0]
-    y = check_finite_array(y, "y", ndim=1)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must hold labels in {-1, +1}.")
-    check_two_classes(y, "y", reason="y'alpha = 0 with alpha >= 0 needs both labels -1 and +1")
-    beta = check_finite_array(beta, "beta", ndim=2)
-    if beta.shape != (n, n):
-        raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
-    if float(beta.min()) < 0:  # (finite: checked above)
-        raise ValueError("beta must be elementwise >= 0 (variances or l^2 gamma^2).")
-    beta = symmetric_part(beta)
-    C = check_positive(C, "C")
-    kappa = check_positive(kappa, "kappa", strict=False)
-    return K_bar, y, beta, C, kappa
 
 
 # ----------------------------------------------------------------------------------------
@@ -140,8 +107,7 @@ class _KernelRobust(Formulation):
         self.sv_tol = check_positive(sv_tol, "sv_tol")
         self.bias = check_choice(bias, "bias", ("paper", "free"))
         self._values = {"C": C, "kappa": kappa}  # what the routes read; the CVXPY parameters follow on access
-        self._cvx_parameters = None  # built by the first conic route (~0.4 ms each: the libsvm route never needs them)
-        self._synced = False
+        self._cvx_parameters = None  # built by the first conic route: the other routes never need them
         self._problem = None
         self.variables = {}
         #: the route ``solve("auto")`` starts from (None: the first of ``BACKENDS``)
@@ -206,9 +172,8 @@ class _KernelRobust(Formulation):
 
     @property
     def parameters(self) -> dict:
-        """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with
-        :meth:`set_params` when read: setting a ``cp.Parameter`` validates its value (~0.1 ms, as much as a warm
-        projected Newton iteration at n = 160), which the non-conic routes along a grid do not need."""
+        """The CVXPY parameters ``C`` and ``kappa`` of the conic models, brought up to date with :meth:`set_params`
+        when read (:meth:`~rsvm_conic.formulations.base.Formulation._synced`)."""
         return self._sync_parameters()
 
     def _sync_parameters(self) -> dict:
@@ -216,28 +181,7 @@ class _KernelRobust(Formulation):
 
         if self._cvx_parameters is None:
             self._cvx_parameters = {key: cp.Parameter(nonneg=True, name=key) for key in ("C", "kappa")}
-        if not self._synced:
-            for key, value in self._values.items():
-                self._cvx_parameters[key].value = value
-            self._synced = True
-        return self._cvx_parameters
-
-    def set_params(self, **values) -> "_KernelRobust":
-        """Set ``C`` and/or ``kappa`` for the next solve (validated here; the CVXPY parameters follow when a
-        conic route reads them)."""
-        for key, value in values.items():
-            if key not in self._values:
-                raise ValueError(f"{self.name} has no parameter {key!r}; it has {sorted(self._values)}.")
-            self._set_param(key, value)
-        return self
-
-    def _set_param(self, key, value):
-        if key == "C":
-            value = check_positive(value, "C")
-        else:
-            value = check_positive(value, "kappa", strict=False)
-        self._values[key] = value
-        self._synced = False
+        return self._synced(self._cvx_parameters)
 
     @property
     def problem(self):
@@ -277,6 +221,12 @@ class _KernelRobust(Formulation):
     # -- certificates ---------------------------------------------------------------------
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _solved(self, route: str, values: dict, cert: SolveInfo, info: dict, t0: float) -> Solution:
+        """The Solution of ``route`` (``values`` from :meth:`_finish`) with its objective and certificate ``cert``."""
+        sol = Solution(route, cert.status, float("nan"), time.perf_counter() - t0, values, info)
+        sol.objective = self.objective(sol)
+        return self._attach(sol, cert)
 
     def _attach(self, sol: Solution, cert: SolveInfo) -> Solution:
         """Record the certificate (``sol.certificate``) and its status."""
@@ -488,10 +438,7 @@ class RSVMQP(_KernelRobust):
         opts = {"tol": options.get("tol", self.libsvm_tol)}
         opts.update({k: options[k] for k in ("cache_size", "shrinking") if k in options})
         a, cert, info = ku.libsvm_route(self._dual(), f"{self.name}/libsvm", **opts)
-        sol = Solution("libsvm", cert.status, float("nan"), 0.0, self._finish(a), info)
-        sol.time = time.perf_counter() - t0
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("libsvm", self._finish(a), cert, info, t0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -569,8 +516,8 @@ class RSVMSOCP(_KernelRobust):
     def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
         """Projected Newton on ``F`` from a libsvm start (or from ``warm_start``, e.g. the previous grid point's
         ``alpha``; ``svm_start=True`` uses only its multipliers, better after a change of C), with the exact cone
-        IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`).  Measured
-        10-100x faster than the cone IPM at n = 100-400 (same objective to 1e-9).  A failed solve raises
+        IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`, which
+        factorises a dense (2n+1) KKT system per iteration).  A failed solve raises
         :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified solve warns and
         re-solves with that route."""
         t0 = time.perf_counter()
@@ -584,10 +531,7 @@ class RSVMSOCP(_KernelRobust):
         if cert.status != "optimal" and fallback:
             why = f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
             return self._uncertified("newton", why, fallback)
-        values = self._finish(a, None if nu is None else {"nu": nu})
-        sol = Solution("newton", cert.status, float("nan"), time.perf_counter() - t0, values, info)
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("newton", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
     def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
         """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.kernel_uncertainty.ipm_route`; ``ipm_options`` go
@@ -606,10 +550,7 @@ class RSVMSOCP(_KernelRobust):
             why = f"status {info['status']!r} after {info['iterations']} iterations"
             msg = f"RSVM_SOCP interior point: {why}, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
             return self._uncertified("ipm", msg, fallback)
-        values = self._finish(a, None if nu is None else {"nu": nu})
-        sol = Solution("ipm", "optimal", float("nan"), time.perf_counter() - t0, values, info)
-        sol.objective = self.objective(sol)
-        return self._attach(sol, cert)
+        return self._solved("ipm", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -796,29 +737,24 @@ class RSVMQN(_KernelRobust):
         a, info = ku.dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
                             self.nominal_start, **qn)  # fmt: skip
         self._warm = a
-        values = self._finish(a, {"alpha_raw": a})
-        sol = Solution("dfp", "local_optimum" if info["converged"] else "max_iter", float("nan"), 0.0, values, info)
-        sol.objective = self.objective(sol)
-        extra = {}
+        values, extra = self._finish(a, {"alpha_raw": a}), {}
+        F = 0.5 * values["t"] - float(values["alpha"].sum())  # objective(): F of (15) at the solution
         _, _, a_relax = self.relaxation_bound()
         if a_relax is not None:
             # the relaxation's optimum is feasible for (15) too; with a PSD beta it is the exact optimum,
             # which the penalty method only approximates (O(1/P)): keep the better of the two points
             v_relax = self._finish(a_relax, {"alpha_raw": a})
-            F_relax = 0.5 * v_relax["t"] - float(v_relax["alpha"].sum())
-            if F_relax < sol.objective:
-                extra = {"primal_from": "relaxation", "qn_objective": sol.objective}
-                sol.values, sol.objective = v_relax, F_relax
+            if 0.5 * v_relax["t"] - float(v_relax["alpha"].sum()) < F:
+                extra = {"primal_from": "relaxation", "qn_objective": F}
+                values = v_relax
                 self._warm = v_relax["alpha"]
         detail = {
             "iterations": info["iterations"],
             "converged": info["converged"],
             "penalty_violation": info["violation"],
         }
-        sol = self._attach(sol, self.certificate(sol.values["alpha"], f"{self.name}/dfp", **detail, **extra))
-        sol.time = time.perf_counter() - t0  # includes the certificate's relaxation solve
-        sol.certificate.time = sol.time
-        return sol
+        cert = self.certificate(values["alpha"], f"{self.name}/dfp", **detail, **extra)
+        return self._solved("dfp", values, cert, info, t0)  # the time includes the certificate's relaxation solve
 
     def _solve_nominal(self, t0) -> Solution:
         """``kappa * beta = 0``: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm gives (the
@@ -828,7 +764,5 @@ class RSVMQN(_KernelRobust):
         reduced_to = "nominal SVM (kappa * beta = 0), solved by libsvm"
         info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True}
         values = self._finish(a, {"alpha_raw": a})
-        sol = Solution("dfp", "optimal", float("nan"), 0.0, values, info | {"reduced_to": reduced_to})
-        sol.time = time.perf_counter() - t0
-        sol.objective = self.objective(sol)
-        return self._attach(sol, self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to))
+        cert = self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to)
+        return self._solved("dfp", values, cert, info | {"reduced_to": reduced_to}, t0)

@@ -40,20 +40,15 @@ import time
 import numpy as np
 
 from .._validation import check_codes, check_positive, check_symmetric, check_X
-from .._validation import psd_factor as _psd_factor
-from ..certify.contract import certify
-from ..exceptions import SolverError
 from ..solvers.multiclass import (
     ww_binary_libsvm,
-    ww_dual_bound,
     ww_dual_cd,
     ww_objective,
     ww_primal_alm,
     ww_primal_lbfgs,
-    ww_scaled_model,
     ww_threads,
 )
-from ..certify.kernel import margin_rounding
+from ..solvers.multiclass.certificate import gram_factor, ww_certificate, ww_dual_retries, ww_evaluated, ww_failed
 from .base import Formulation, Solution
 
 
@@ -61,53 +56,86 @@ from .base import Formulation, Solution
 
 
 def check_features_and_codes(Phi, codes, n_classes=None):
-    """Validate a feature matrix and class codes in 0..n_classes-1; return ``(Phi, codes, n_classes)``."""
+    """Check a feature matrix and its class codes once, at the public boundary.
+
+    Parameters
+    ----------
+    Phi : array-like of shape (n, D)
+        Features (finite).
+    codes : array-like of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+
+    Returns
+    -------
+    tuple
+        ``(Phi, codes, n_classes)`` checked.
+    """
     Phi = check_X(Phi, "Phi")
     codes, n_classes = check_codes(codes, Phi.shape[0], n_classes)
     return Phi, codes, n_classes
 
 
 def msvmpack_zeta(C: float) -> float:
-    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1): ``zeta = 2 C``."""
+    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1).
+
+    Parameters
+    ----------
+    C : float
+        MSVMpack's penalty.
+
+    Returns
+    -------
+    float
+        ``zeta = 2 C``.
+    """
     return 2.0 * float(C)
 
 
 def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C: float) -> float:
-    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``
-    (= eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4)."""
-    return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
+    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``.
 
+    Parameters
+    ----------
+    sq_norm : float
+        ``||W||^2``.
+    scores : ndarray of shape (n, C)
+        The scores ``f_k(x_i)``.
+    codes : ndarray of shape (n,)
+        Class codes.
+    C : float
+        MSVMpack's penalty.
 
-def ww_certificate(
-    route: str, beta: np.ndarray, b: np.ndarray, codes: np.ndarray, zeta: float, apply_K, *, tol: float = 1e-6, **kwargs
-):
-    """SolveInfo of a kernel-dual solution ``(beta, b)``: the primal objective of ``W = Phi^T beta`` and
-    the dual bound of its multipliers ``alpha_ik = -beta_ik`` (``k != y_i``), see
-    :func:`~rsvm_conic.solvers.multiclass.ww_dual_bound`.  ``apply_K(B)`` returns ``K B`` (the Gram matrix times
-    an (n, C) array); ``floor`` (a keyword) defaults to ``1e-9 zeta n`` (``1e-9 sum(zeta)`` for one ``zeta_i``
-    per sample)."""
-    KB = apply_K(beta)
-    primal = ww_objective(float(np.sum(beta * KB)), KB + b, codes, zeta)
-    dual, _ = ww_dual_bound(-beta, codes, zeta, lambda B: float(np.sum(B * apply_K(B))))
-    kwargs.setdefault("floor", 1e-9 * (float(np.sum(zeta)) if np.ndim(zeta) else zeta * beta.shape[0]))
-    return certify(route, primal, dual, tol, **kwargs)
-
-
-def gram_factor(K: np.ndarray, rtol: float = 1e-10):
-    """``K = L L^T`` through ``eigh``, dropping eigenvalues below ``rtol * max``.
-
-    Returns ``(L (n, r), U (n, r), lam (r,))``.  Negative eigenvalues below ``-1e-8 max(1, lambda_max)``
-    raise (one :func:`rsvm_conic._validation.psd_factor` call).
+    Returns
+    -------
+    float
+        Eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4.
     """
-    K = 0.5 * (K + K.T)
-    return _psd_factor(
-        K, "the kernel matrix", neg_tol=1e-8, neg_atol=1e-8, drop_tol=rtol, return_eig=True, hint="use a PSD kernel"
-    )
+    return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
 # ----------------------------------------------------------------------------- kernel dual
 class WWKernelDual(Formulation):
-    """The WW kernel dual as a vectorised CVXPY QP (small problems; ``n C`` up to a few 1000)."""
+    """The WW kernel dual as a vectorised CVXPY QP (small problems; ``n C`` up to a few 1000).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix (symmetric PSD).
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+    zeta : float, default=1.0
+        Eq. 1.9's penalty (a CVXPY parameter).
+    check_input : bool, default=True
+        Check ``K``, ``codes`` and ``n_classes`` (False: trusted, from an estimator).
+    factor : ndarray of shape (n, r) or None, default=None
+        ``L`` with ``L L' = K`` when the caller has it (:func:`~rsvm_conic.solvers.multiclass.certificate.gram_factor`).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted.
+    """
 
     name = "ww-kernel-dual"
 
@@ -122,10 +150,6 @@ class WWKernelDual(Formulation):
         factor=None,
         sample_weight=None,
     ):
-        """``check_input=False``: ``K`` (a finite Gram matrix), ``codes`` and ``n_classes`` come validated
-        from the caller (an estimator) and are not checked again; ``factor``: ``L`` with ``L L' = K``
-        when the caller already has it (:func:`gram_factor`), saving the eigendecomposition; ``sample_weight``:
-        positive weights ``s_i`` (the box ``alpha_ik <= zeta s_i``), trusted."""
         import cvxpy as cp
 
         if check_input:
@@ -190,7 +214,21 @@ class WWKernelDual(Formulation):
 
 # ----------------------------------------------------------------------------- explicit features
 class WWFeatures(Formulation):
-    """WW on explicit features ``Phi`` (n, D): primal QP, kernel dual, or the numpy L-BFGS solver."""
+    """WW on explicit features ``Phi`` (n, D): primal QP, kernel dual, or the numpy L-BFGS solver.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Features.
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int or None, default=None
+        Number of classes (None: ``max(codes) + 1``).
+    zeta : float, default=1.0
+        Eq. 1.9's penalty.
+    build_conic : bool, default=True
+        Build the primal QP's CVXPY model (False: the ``dual`` and ``lbfgs`` routes only).
+    """
 
     name = "ww-features"
 
@@ -278,6 +316,25 @@ class WWMachine(Formulation):
     Solutions hold ``coef`` (``beta`` (n, C) against the training points for ``K``, ``W`` (D, C) for
     ``Phi``) and ``b`` (C,); ``certificate`` is the route's
     :class:`~rsvm_conic.certify.contract.SolveInfo` (route ``"lbfgs"`` for ``primal``).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n,)
+        Class codes in ``0..n_classes-1``.
+    n_classes : int
+        Number of classes.
+    zeta : float
+        Eq. 1.9's penalty.
+    K : ndarray of shape (n, n) or None, default=None
+        The exact Gram matrix (give exactly one of ``K`` and ``Phi``).
+    Phi : ndarray of shape (n, D) or None, default=None
+        Explicit features.
+    primal_options : dict or None, default=None
+        Options of the ``primal`` route (:func:`~rsvm_conic.solvers.multiclass.ww_primal_lbfgs`).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Positive weights ``s_i`` (penalty ``zeta s_i``); only the routes of :attr:`WEIGHTED` take them.
+    solver : str, default="auto"
+        The route :meth:`auto_routes` starts from (``"auto"``: its own choice).
     """
 
     name = "ww-msvm"
@@ -380,30 +437,11 @@ class WWMachine(Formulation):
         its hard-margin rescaling (:func:`~rsvm_conic.solvers.multiclass.ww_scaled_model`), against the route's
         dual bound."""
         if coef is not None and np.all(np.isfinite(coef)):
-            coef, b, cert = self._evaluated(route, coef, b, cert)
+            data = self.K if self.K is not None else self.Phi
+            coef, b, cert = ww_evaluated(route, data, self.K, coef, b, self.codes, self.zeta, cert)
         sol = Solution(route, cert.status, cert.primal, cert.time, {"coef": coef, "b": b})
         sol.certificate = cert
         return sol
-
-    def _evaluated(self, route, coef, b, cert):
-        data = self.K if self.K is not None else self.Phi
-        scores = data @ coef + b
-        sq = float(np.sum(coef * (self.K @ coef))) if self.K is not None else float(np.sum(coef**2))
-        err = margin_rounding(np.abs(data) @ np.abs(coef), data.shape[1])
-        t, _ = ww_scaled_model(scores, sq, self.codes, self.zeta, err)
-        if t != 1.0:
-            coef, b = t * coef, t * b
-            scores = data @ coef + b
-            sq = float(np.sum(coef * (self.K @ coef))) if self.K is not None else float(np.sum(coef**2))
-        primal = ww_objective(sq, scores, self.codes, self.zeta)
-        floor = 1e-9 * float(np.sum(self.zeta) if np.ndim(self.zeta) else self.zeta * self.n)  # as the routes' own
-        detail = dict(cert.detail, scale=t, solver_primal=cert.primal)
-        dual = cert.dual
-        new = certify(route, primal, dual, cert.tol, iterations=cert.iterations, time=cert.time, floor=floor,
-                      detail=detail)  # fmt: skip
-        if new.status != "optimal" and cert.status != "optimal":
-            new.status = cert.status  # the route's own reason (e.g. "max_iter", "failed")
-        return coef, b, new
 
     def _row_features(self):
         """``(F, back)``: the rows the feature solvers run on and the map from their ``W`` to ``coef``.
@@ -455,47 +493,21 @@ class WWMachine(Formulation):
         tiny C) are retried on the normalised problem K / s, C s (same minimiser: beta = beta' / s, same b),
         then with tolerances scaled to its objective; the best certificate is kept."""
         t0 = time.perf_counter()
-        codes, nC, zeta = self.codes, self.n_classes, self.zeta
         exact = self.K is not None
         Kd = self.K if exact else self.Phi @ self.Phi.T
-        s_K = max(float(np.max(np.abs(Kd))), 1e-300)
-        best = None
-        for s_, tight in ((1.0, False), (s_K, False), (s_K, True)):
-            opts = {}
-            if tight and best is not None:
-                opts = dict(
-                    tol_gap_abs=1e-12 * max(abs(best[3].primal) * s_, 1e-300), tol_gap_rel=1e-12, tol_feas=1e-12
-                )
-            try:
-                z, w = self.zeta_scalar, self.sample_weight
-                dual = (
-                    WWKernelDual(
-                        Kd,
-                        codes,
-                        nC,
-                        z,
-                        check_input=False,
-                        factor=self.kernel_factor()[0] if exact else None,
-                        sample_weight=w,
-                    )
-                    if s_ == 1.0
-                    else WWKernelDual(Kd / s_, codes, nC, z * s_, check_input=False, sample_weight=w)
-                )
-                sol = dual.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **opts)
-            except SolverError:
-                continue
-            c = ww_certificate("dual", sol["beta"] / s_, sol["b"], codes, zeta, self._apply_K, tol=1e-6)
-            if best is None or c.gap_rel < best[3].gap_rel:
-                best = (sol["beta"] / s_, sol["b"], sol.status, c)
-            if c.certified:
-                break
+        z, w = self.zeta_scalar, self.sample_weight
+
+        def solve_qp(s, options):
+            factor = self.kernel_factor()[0] if exact and s == 1.0 else None
+            qp = WWKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s, check_input=False,
+                              factor=factor, sample_weight=w)  # fmt: skip
+            sol = qp.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **options)
+            return sol["beta"], sol["b"], sol.status
+
+        scale = max(float(np.max(np.abs(Kd))), 1e-300)
+        best = ww_dual_retries(solve_qp, scale, self.codes, self.zeta, self._apply_K)
         if best is None:
-            return self._solution(
-                "dual",
-                None,
-                None,
-                certify("dual", np.inf, -np.inf, 1e-6, failed_status="failed", time=time.perf_counter() - t0),
-            )
+            return self._solution("dual", None, None, ww_failed("dual", t0))
         beta, b, status, cert = best
         cert.detail["solver_status"] = status
         cert.time = time.perf_counter() - t0

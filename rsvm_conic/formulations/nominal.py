@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from ..certify.hinge import hinge_min
+from ..certify.linear import optimal_intercept
 from ..solvers.svm_dual import libsvm_alpha
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution
@@ -64,10 +64,9 @@ class NominalSVM(LinearSVMFormulation):
 
     def auto_routes(self) -> tuple[str, ...]:
         """libsvm when the data have more features than samples (its cost grows with L, the interior point's
-        with n^3), else the interior point.  Measured by ``rsvm-conic bench auto-routes`` on 178-5000 standardised
-        rows at C = 0.1-10: libsvm took 0.38-118x the interior point's time (median 1.95x), won only on a few
-        small sets at C <= 1, by at most 19 ms, and missed the 1e-6 certificate in 7 of 30 fits (then ``auto``
-        warned and fell back).  Each route falls back to the next exact one."""
+        with n^3), else the interior point, which is faster on most data sets with more samples than features and
+        certifies more often (``rsvm-conic bench auto-routes``; figures in docs/performance.md).  Each route falls
+        back to the next exact one."""
         L, n = self.X.shape
         if self.samples.in_memory and n > L:
             return ("libsvm", "ipm", "clarabel")
@@ -107,22 +106,16 @@ class NominalSVM(LinearSVMFormulation):
         return self._certified(sol, alpha, gap_tol)
 
 
-def optimal_intercept(scores: np.ndarray, y: np.ndarray, b0: float = 0.0, weights=None) -> float:
-    """argmin_b sum_i s_i max(0, 1 - y_i (scores_i + b)), exactly (a convex piecewise-linear function of b;
-    ``weights`` s_i, None: all 1).
-
-    The minimum is attained at a breakpoint ``b = y_i - scores_i`` where the slope
-    ``-sum_{active} y_i`` changes sign; ``b0`` is kept when it is already optimal.
-    """
-    b_star = hinge_min(1.0 - y * scores, y, weights)[1]  # breakpoints y_i - scores_i; the first with slope >= 0
-    s = np.ones_like(y) if weights is None else weights
-
-    def f(b):
-        return float(s @ np.maximum(0.0, 1.0 - y * (scores + b)))
-
-    return b0 if f(b0) <= f(b_star) else b_star
-
-
 def nominal_svm(X, y, C=1.0) -> NominalSVM:
-    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`."""
+    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`.
+
+    Parameters
+    ----------
+    X, y, C
+        See :class:`NominalSVM`.
+
+    Returns
+    -------
+    NominalSVM
+    """
     return NominalSVM(X, y, C)

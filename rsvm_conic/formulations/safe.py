@@ -55,7 +55,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._validation import check_binary_labels, check_positive, check_sample_weight, check_X
+from .._validation import (
+    check_binary_labels,
+    check_bounds,
+    check_labels_of,
+    check_positive,
+    check_sample_weight,
+    check_X,
+)
 from ..solvers.bilevel import SmoothedBilevel, hypergradient, hypergradient_descent, solve_lower, stochastic_bilevel
 from ..certify.contract import Solution, SolveInfo
 from ..uncertainty.sets import UncertaintySet
@@ -66,7 +73,27 @@ from .base import Formulation
 class SafeResult(Solution):
     """A :class:`~rsvm_conic.certify.contract.Solution` (``backend``, ``status``, ``objective`` = exact validation
     hinge at the certified lower-level solution, ``values = {sigma, w, b}``, ``certificate`` = the lower level's)
-    plus the upper-level search."""
+    plus the upper-level search.
+
+    Attributes
+    ----------
+    backend, status, objective, time, values, info, certificate
+        Those of :class:`~rsvm_conic.certify.contract.Solution`.
+    sigma : ndarray of shape (n,)
+        The learned semi-axes.
+    w, b
+        The certified lower-level solution at ``sigma``.
+    smoothed_objective : float
+        The smoothed validation loss at ``sigma``, at the method's own lower-level iterate.
+    val_hinge : float
+        The exact validation hinge at the certified lower-level solution (= ``objective``).
+    iterations : int
+        Upper-level iterations.
+    converged : bool
+        Whether the upper-level search met its stopping test.
+    history : list
+        The upper-level objective per iteration.
+    """
 
     sigma: np.ndarray | None = None
     w: np.ndarray | None = None
@@ -134,17 +161,10 @@ class SafeSVM(Formulation):
         n = self.X.shape[1]
         self.y, classes = check_binary_labels(y, self.X.shape[0])
         self.X_val = check_X(X_val, "X_val", n_features=n)
-        yv = np.asarray(y_val)
-        if yv.ndim != 1 or yv.shape[0] != self.X_val.shape[0] or not np.all(np.isin(yv, classes)):
-            raise ValueError("y_val must hold one label per row of X_val, from the two classes of y.")
-        self.y_val = np.where(yv == classes[1], 1.0, -1.0)
+        self.y_val = check_labels_of(y_val, classes, self.X_val.shape[0])
         self.classes = classes
         self.C = check_positive(C, "C")
-        lo = np.broadcast_to(np.asarray(sigma_min, dtype=float), (n,)).copy()
-        hi = np.broadcast_to(np.asarray(sigma_max, dtype=float), (n,)).copy()
-        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo < 0) or np.any(hi < lo):
-            raise ValueError("need 0 <= sigma_min <= sigma_max (finite), as scalars or one value per feature.")
-        self.sigma_min, self.sigma_max = lo, hi
+        self.sigma_min, self.sigma_max = check_bounds(sigma_min, sigma_max, n)
         self.tau = check_positive(tau, "tau")
         self.eps = check_positive(eps, "eps")
         # the weights of the training and validation rows' loss terms (1: unweighted); the hypergradient route
@@ -275,5 +295,17 @@ class SafeSVM(Formulation):
 
 
 def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeSVM:
-    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`."""
+    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`.
+
+    Parameters
+    ----------
+    X, y, X_val, y_val, C, sigma_min, sigma_max
+        See :class:`SafeSVM`.
+    **kwargs
+        ``tau``, ``eps``, ``sample_weight``, ``sample_weight_val`` of :class:`SafeSVM`.
+
+    Returns
+    -------
+    SafeSVM
+    """
     return SafeSVM(X, y, X_val, y_val, C, sigma_min, sigma_max, **kwargs)

@@ -42,7 +42,9 @@ from .._threads import blas_threads_for
 from .._validation import (
     check_finite_array,
     check_psd,
+    check_positive,
     check_symmetric,
+    check_two_classes,
     psd_eigh,
     psd_factor,
     shifted_cholesky_ok,
@@ -59,6 +61,7 @@ __all__ = [
     "rank_one_approx",
     "symmetric_noise_beta",
     "check_mean_kernel",
+    "validate_kernel_problem",
     "samples_symmetric",
 ]
 
@@ -389,6 +392,51 @@ def check_mean_kernel(K, name: str = "K_bar", *, tol: float = 1e-8) -> np.ndarra
     K, scale = check_symmetric(K, name, rtol=1e-8, return_scale=True)
     check_psd(K, name, neg_tol=tol * K.shape[0], scale=scale, hint="the mean kernel must be a kernel matrix")
     return K
+
+
+def validate_kernel_problem(K_bar, y, beta, C, kappa):
+    """The data of problem (15) of [BBBB10], checked once at the public boundary.
+
+    Parameters
+    ----------
+    K_bar : array-like of shape (n, n)
+        The mean kernel (:func:`check_mean_kernel`).
+    y : array-like of shape (n,)
+        Labels in {-1, +1}, both present.
+    beta : array-like of shape (n, n)
+        The kernel noise's second moments, elementwise >= 0 (symmetrised here).
+    C : float
+        Box bound, > 0.
+    kappa : float
+        Chance-constraint factor, >= 0.
+
+    Returns
+    -------
+    tuple
+        ``(K_bar, y, beta, C, kappa)`` as float arrays and floats.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument to fix.
+    """
+    K_bar = check_mean_kernel(K_bar)
+    n = K_bar.shape[0]
+    y = check_finite_array(y, "y", ndim=1)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} labels but K_bar is {n} x {n}; they must match.")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must hold labels in {-1, +1}.")
+    check_two_classes(y, "y", reason="y'alpha = 0 with alpha >= 0 needs both labels -1 and +1")
+    beta = check_finite_array(beta, "beta", ndim=2)
+    if beta.shape != (n, n):
+        raise ValueError(f"beta must have shape {(n, n)} like K_bar; got {beta.shape}.")
+    if float(beta.min()) < 0:  # (finite: checked above)
+        raise ValueError("beta must be elementwise >= 0 (variances or l^2 gamma^2).")
+    beta = symmetric_part(beta)
+    C = check_positive(C, "C")
+    kappa = check_positive(kappa, "kappa", strict=False)
+    return K_bar, y, beta, C, kappa
 
 
 def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
