@@ -240,7 +240,7 @@ def _socp(f, **options):
     (measured: about 1 in 16 at C = 100); they are counted and left out, never replaced by an uncertified point.
     """
     try:
-        return f.solve("newton", fallback="clarabel", **options)
+        return f.solve(("newton", "clarabel"), newton=options)
     except SolverError:
         return None
 
@@ -345,7 +345,7 @@ def _table_cell(cell: dict) -> dict:
                     info["uncertified"] += 1
                     continue
                 prev = sol["alpha"]
-                info["fallbacks"] += int("fallback" in sol.info)
+                info["fallbacks"] += int(bool(sol.info.get("fallback_from")))
                 info["socp_iterations"].append(sol.info.get("iterations"))
                 record("socp" + suffix, i, j, sol["alpha"], sol["b"])
         flush()

@@ -102,12 +102,13 @@ class Formulation:
         """The routes ``solve("auto")`` tries, fastest first (by structure and size)."""
         return ("clarabel", "scs")
 
-    def solve(self, backend: str = "clarabel", **options) -> Solution:
-        """Solve with ``backend`` (a route of ``BACKENDS``, or ``"auto"``: :meth:`auto_routes` in turn).  A route
-        whose values hold NaN or inf raises :class:`~rsvm_conic.exceptions.SolverError`
-        (:func:`~rsvm_conic.certify.contract.require_finite`), so ``"auto"`` falls back from it."""
-        if backend == "auto":
-            return self._solve_auto(**options)
+    def solve(self, backend: str | tuple[str, ...] = "clarabel", **options) -> Solution:
+        """Solve with ``backend``: a route of ``BACKENDS``; ``"auto"``, :meth:`auto_routes` in turn; or a tuple of
+        routes, tried in turn by the same fallback chain (:meth:`_solve_auto`).  A route whose values hold NaN or
+        inf raises :class:`~rsvm_conic.exceptions.SolverError` (:func:`~rsvm_conic.certify.contract.require_finite`),
+        so a chain falls back from it."""
+        if backend == "auto" or isinstance(backend, tuple):
+            return self._solve_auto(None if backend == "auto" else backend, **options)
         if self.BACKENDS is not None and backend not in self.backends:
             raise ValueError(f"{self.name} cannot be solved with backend {backend!r}; available: {self.backends}.")
         if backend in self.conic_backends and self.problem is not None and not hasattr(self, f"_solve_{backend}"):
@@ -120,13 +121,13 @@ class Formulation:
         require_finite(self.name, backend, sol.values)
         return sol
 
-    def _solve_auto(self, **options) -> Solution:
-        """Each of :meth:`auto_routes` in turn until one returns a certified result
+    def _solve_auto(self, routes=None, /, **options) -> Solution:
+        """Each of ``routes`` (None: :meth:`auto_routes`) in turn until one returns a certified result
         (:func:`~rsvm_conic.certify.contract.first_certified`: every fallback is announced by a
         SolverWarning naming the route that failed, why, and the next route); the routes tried
         before are recorded as ``info["fallback_from"]`` (``"route: why"``; empty when the first route certified), the
         one record of fallbacks (an estimator's ``solver_stats_`` carries it)."""
-        routes = self.auto_routes()
+        routes = self.auto_routes() if routes is None else routes
         if not routes:
             raise ValueError(f"{self.name} has no automatic route; choose one of {self.backends}.")
 

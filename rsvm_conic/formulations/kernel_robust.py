@@ -27,9 +27,9 @@ their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Thr
   ``beta_hat`` is elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and
   (16) has ``nu = alpha^2`` at the optimum.  If ``beta_hat`` has negative entries (the PSD part of a
   nonnegative matrix can), Thm 6's relaxation ``alpha_i^2 <= nu_i`` may be slack;
-  ``info["beta_hat_min"]`` reports it and the cone IPM, exact for (16) in any case, certifies it.  An
-  uncertified ``"newton"`` or ``"ipm"`` run raises :class:`SolverError` (or, with ``fallback="clarabel"``, warns
-  and re-solves with Clarabel, recording ``info["fallback"]``).
+  ``info["beta_hat_min"]`` reports it and the cone IPM, exact for (16) in any case, certifies it.  A failed
+  ``"newton"`` or uncertified ``"ipm"`` run raises :class:`SolverError`; ``solve(("newton", "clarabel"))`` tries
+  the routes in turn, warning at each fallback (the one chain, :meth:`Formulation.solve`).
 * :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
   When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
@@ -48,13 +48,12 @@ Decision function on test kernel rows ``K_rows`` (shape ``(..., n)``): ``K_rows 
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from .._validation import check_choice, check_positive, check_sample_weight, psd_factor
 from ..certify.contract import SolveInfo
-from ..exceptions import SolverError, SolverWarning
+from ..exceptions import SolverError
 from ..solvers import kernel_uncertainty as ku
 from ..solvers.rsvm_socp import RobustKernelObjective
 from ..certify.kernel import frank_wolfe_gap
@@ -244,28 +243,14 @@ class _KernelRobust(Formulation):
         return tuple(f"{self.name}/{route}" for route in routes)
 
     def _attempt(self, label: str, options: dict) -> Solution:
-        name, route = label.split("/")
-        return (self if name == self.name else self.surrogate()).solve(route, **options)
+        name, _, route = label.rpartition("/")  # a plain route name (``solve(("newton", "clarabel"))``): this model's
+        return (self if name in ("", self.name) else self.surrogate()).solve(route, **options)
 
     def surrogate(self) -> "_KernelRobust":  # pragma: no cover - RSVM_QN's
         raise NotImplementedError
 
     def _what(self) -> str:
         return "KernelRobustSVC"
-
-    def _uncertified(self, route: str, msg: str, fallback) -> Solution:
-        """An uncertified ``route``: :class:`SolverError` with ``msg``, or with ``fallback`` a
-        :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
-        if not fallback:
-            raise SolverError(msg + ".")
-        warnings.warn(
-            msg + f"; re-solving with {fallback} (falling back from {self.name}/{route} to {self.name}/{fallback}).",
-            SolverWarning,
-            stacklevel=3,
-        )
-        sol = self.solve(fallback)
-        sol.info["fallback"] = f"{route} -> {fallback}: {msg}"
-        return sol
 
     def _solve_conic(self, backend, **options) -> Solution:
         """CVXPY + Clarabel/SCS, then the certificate at the returned point; an interior-point
@@ -513,13 +498,12 @@ class RSVMSOCP(_KernelRobust):
         (:meth:`~rsvm_conic.solvers.kernel_uncertainty.SOCPDual.certificate`)."""
         return self._dual().certificate(alpha, route, nu=nu, **detail)
 
-    def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False, fallback=None) -> Solution:
+    def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False) -> Solution:
         """Projected Newton on ``F`` from a libsvm start (or from ``warm_start``, e.g. the previous grid point's
         ``alpha``; ``svm_start=True`` uses only its multipliers, better after a change of C), with the exact cone
         IPM of (16') as its own fallback (:func:`~rsvm_conic.solvers.kernel_uncertainty.newton_route`, which
-        factorises a dense (2n+1) KKT system per iteration).  A failed solve raises
-        :class:`SolverError`; with ``fallback`` (e.g. ``"clarabel"``) a failed or uncertified solve warns and
-        re-solves with that route."""
+        factorises a dense (2n+1) KKT system per iteration).  A failed solve raises :class:`SolverError`; an
+        uncertified one is returned with its status."""
         t0 = time.perf_counter()
         tol = 0.01 * self.cert_tol if tol is None else tol
         try:
@@ -527,29 +511,26 @@ class RSVMSOCP(_KernelRobust):
                 self._dual(), f"{self.name}/newton", tol, max_iter, warm_start, svm_start
             )
         except (SolverError, np.linalg.LinAlgError) as exc:
-            return self._uncertified("newton", f"RSVM_SOCP projected Newton / cone IPM failed: {exc}", fallback)
-        if cert.status != "optimal" and fallback:
-            why = f"RSVM_SOCP projected Newton: certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
-            return self._uncertified("newton", why, fallback)
+            raise SolverError(f"RSVM_SOCP projected Newton / cone IPM failed: {exc}.") from exc
         return self._solved("newton", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
-    def _solve_ipm(self, max_iter=100, fallback=None, gap_tol=None, **ipm_options) -> Solution:
+    def _solve_ipm(self, max_iter=100, gap_tol=None, **ipm_options) -> Solution:
         """The exact cone IPM on (16') (:func:`~rsvm_conic.solvers.kernel_uncertainty.ipm_route`; ``ipm_options`` go
         to :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm`), certified by :meth:`certificate` with the IPM's ``nu``
         (relative gap ``<= cert_tol``; ``gap_tol`` overrides ``cert_tol``); where a converged IPM's point misses
-        it, after projected Newton polishing, else by the IPM's dual value.  Uncertified: :class:`SolverError`, or
-        with ``fallback`` a :class:`SolverWarning` naming both routes and a re-solve with ``fallback``."""
+        it, after projected Newton polishing, else by the IPM's dual value.  Uncertified: :class:`SolverError`."""
         t0 = time.perf_counter()
         route = f"{self.name}/ipm"
         try:
             a, nu, cert, info = ku.ipm_route(self._dual(), self.Q, self.B, route, max_iter, gap_tol, **ipm_options)
         except np.linalg.LinAlgError as exc:  # KKT matrix not PD: not certified
-            return self._uncertified("ipm", f"RSVM_SOCP interior point failed: LinAlgError: {exc}", fallback)
+            raise SolverError(f"RSVM_SOCP interior point failed: LinAlgError: {exc}.") from exc
         info.update({"beta_hat_min": self.beta_hat_min, "convex": self.beta_hat_min >= -1e-12})
         if cert.status != "optimal":
             why = f"status {info['status']!r} after {info['iterations']} iterations"
-            msg = f"RSVM_SOCP interior point: {why}, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}"
-            return self._uncertified("ipm", msg, fallback)
+            raise SolverError(
+                f"RSVM_SOCP interior point: {why}, certified relative gap {cert.gap_rel:.3g} > {cert.tol:g}."
+            )
         return self._solved("ipm", self._finish(a, None if nu is None else {"nu": nu}), cert, info, t0)
 
 
@@ -618,8 +599,8 @@ class RSVMQN(_KernelRobust):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
-        self._warm = None
-        self._surrogate = None
+        self._warm = self._surrogate = self._relax = self._relax_model = None
+        self._relax_cache = (None, None)
 
     def auto_routes(self) -> tuple[str, ...]:
         """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
@@ -675,54 +656,24 @@ class RSVMQN(_KernelRobust):
         return dual.certify(route, F, lower, detail)
 
     def relaxation_bound(self):
-        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`);
-        cached per (C, kappa).
-
-        ``M(theta) = theta beta + (1 - theta) diag(beta)`` is elementwise nonnegative and ``<= beta``;
-        the largest ``theta`` in ``[0, 1]`` with ``M`` PSD is ``1 / |lambda_min(D^-1/2 (beta - D) D^-1/2)|``
-        (``D = diag(beta)``; rows with ``beta_ii = 0`` keep only their zero diagonal).  ``theta = 1``
-        when ``beta`` is PSD (then the bound is exact).  (16') with ``M`` is convex with ``lam >= 0``,
-        solved by RSVM_SOCP; its certified dual value is the bound.
-        """
+        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`; the
+        bound of :class:`~rsvm_conic.solvers.kernel_uncertainty.Relaxation`), cached per (C, kappa)."""
         key = (self.C, self.kappa)
-        if getattr(self, "_relax_cache", (None,))[0] == key:
-            return self._relax_cache[1]
-        f, how = self._relaxation()
-        f.set_params(C=self.C, kappa=self.kappa)
-        best = (-np.inf, how + ": no certified solve", None)
-        for backend in ("newton", "clarabel"):
-            try:
-                sol = f.solve(backend)
-            except SolverError:
-                continue
-            lb = sol.certificate.dual
-            if lb > best[0]:
-                best = (lb, how + f" solved by {backend}", sol["alpha"])
-            if sol.certificate.status == "optimal":
-                break
-        self._relax_cache = (key, best)
-        return best
+        if self._relax_cache[0] != key:
+            if self._relax is None:  # M and its eigenvalue problems: once per instance
+                self._relax = ku.Relaxation(self.Q, self.beta)
+            bound = self._relax.bound(self._products, self.box, self._box_total(), self.cert_tol, self.kappa,
+                                      self._relaxation_conic)  # fmt: skip
+            self._relax_cache = (key, bound)
+        return self._relax_cache[1]
 
-    def _relaxation(self):
-        """``(RSVMSOCP with M(theta), description)`` of :meth:`relaxation_bound`: ``M`` depends on ``beta`` only,
-        so its eigenvalue problems (theta, and the PSD factor of ``M`` in ``RSVMSOCP``) are solved once per
-        instance; each (C, kappa) only sets the parameters (the solves start cold: same result as a new model)."""
-        if getattr(self, "_relax_model", None) is not None:
-            return self._relax_model
-        M, theta = ku.relaxation_matrix(self.beta)
-        how = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
-        f = RSVMSOCP(
-            self.K_bar,
-            self.y,
-            M,
-            C=self.C,
-            kappa=self.kappa,
-            check_input=False,
-            cert_tol=self.cert_tol,
-            sample_weight=self.sample_weight,
-        )
-        self._relax_model = (f, how)
-        return self._relax_model
+    def _relaxation_conic(self):
+        """The relaxation of :meth:`relaxation_bound` by Clarabel, ``(alpha, certificate)`` (model built once)."""
+        if self._relax_model is None:
+            self._relax_model = RSVMSOCP(self.K_bar, self.y, self._relax.M, check_input=False, cert_tol=self.cert_tol,
+                                         sample_weight=self.sample_weight)  # fmt: skip
+        sol = self._relax_model.set_params(C=self.C, kappa=self.kappa).solve("clarabel")
+        return sol["alpha"], sol.certificate
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
         """Multi-start DFP on the penalty function (17) (:func:`~rsvm_conic.solvers.kernel_uncertainty.dfp_route`),

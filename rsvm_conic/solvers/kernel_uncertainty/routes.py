@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..quasi_newton import rsvm_qn
-from ..rsvm_socp import rsvm_socp_ipm, solve_rsvm_socp
 from ...certify.kernel import frank_wolfe_gap
+from ...exceptions import SolverError
+from ...uncertainty.kernel_matrix import psd_part
+from ..quasi_newton import rsvm_qn
+from ..rsvm_socp import RobustKernelObjective, rsvm_socp_ipm, solve_rsvm_socp
 from ..svm_dual import libsvm_dual
 from ..svm_polish import polish_svm_dual
-from .dual import QPDual, SOCPDual, constraint_violation, nominal_alpha
+from .dual import QPDual, SOCPDual, constraint_violation, nominal_alpha, relaxation_matrix
 
-__all__ = ["dfp_route", "ipm_route", "libsvm_route", "newton_route"]
+__all__ = ["Relaxation", "dfp_route", "ipm_route", "libsvm_route", "newton_route"]
 
 
 def libsvm_route(dual: QPDual, route: str, tol=1e-7, cache_size=200, shrinking=True):
@@ -213,3 +215,73 @@ def dfp_route(K_bar, y, beta, box, kappa, P0, starts=None, warm=None, nominal_st
         "converged": res.converged,
     }
     return res.alpha, info
+
+
+class Relaxation:
+    """RSVM_QN's lower bound: problem (16') with the convex relaxation ``M`` of ``beta``
+    (:func:`~rsvm_conic.solvers.kernel_uncertainty.dual.relaxation_matrix`).
+
+    For ``M`` PSD with ``M <= beta`` entrywise, ``nu'M nu <= nu'beta nu`` for ``nu >= 0``, so ``OPT(16'; M) <=
+    OPT(15; M) <= OPT(15; beta)``: the certified dual value of (16') with ``M`` bounds (15) from below, exactly when
+    ``beta`` is PSD.  ``M`` and its PSD factor depend on ``beta`` only: their eigenvalue problems are solved once.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n, n)
+        ``Y K_bar Y``.
+    beta : ndarray of shape (n, n)
+        Symmetric, elementwise nonnegative.
+    """
+
+    def __init__(self, Q, beta):
+        self.M, theta = relaxation_matrix(beta)
+        beta_hat, B = psd_part(self.M)
+        self.objective = RobustKernelObjective(Q, beta_hat, 0.0, B)
+        #: how the bound was obtained (the certificate's ``dual_from``)
+        self.description = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
+
+    def bound(self, products, box, box_total: float, cert_tol: float, kappa: float, conic):
+        """The best dual value of (16') with ``M`` by projected Newton (:func:`newton_route`) or, where that does not
+        certify, by ``conic()``.
+
+        Parameters
+        ----------
+        products : KernelProducts
+            Products with ``Q``.
+        box : float or ndarray of shape (n,)
+            Upper bounds of ``alpha``.
+        box_total : float
+            ``sum_i box_i``.
+        cert_tol : float
+            Relative gap a certificate must meet.
+        kappa : float
+            Chance-constraint factor.
+        conic : callable
+            ``conic() -> (alpha, certificate)``: the relaxation by a conic solver; may raise :class:`SolverError`.
+
+        Returns
+        -------
+        lower : float
+            The largest certified dual value found (``-inf`` if none).
+        description : str
+            How it was obtained.
+        alpha : ndarray of shape (n,) or None
+            The relaxation's point (feasible for (15) too).
+        """
+        dual = SOCPDual(products, box, box_total, cert_tol, self.objective.at_kappa(kappa))
+        best = (-np.inf, self.description + ": no certified solve", None)
+        for backend in ("newton", "clarabel"):
+            try:
+                if backend == "newton":
+                    a, _, cert, _ = newton_route(dual, "rsvm-socp/newton", 0.01 * cert_tol)
+                else:
+                    a, cert = conic()
+            except (SolverError, np.linalg.LinAlgError):
+                continue
+            if not np.all(np.isfinite(a)):
+                continue
+            if cert.dual > best[0]:
+                best = (cert.dual, self.description + f" solved by {backend}", a)
+            if cert.status == "optimal":
+                break
+        return best
