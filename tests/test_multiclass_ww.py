@@ -384,7 +384,7 @@ def test_feature_routes_in_the_rows_coordinates_match_the_qp(solver):
     """With fewer samples than random features (n <= ROW_SPACE_RATIO D) the feature solvers run on the thin QR
     factor of Phi' and map W back; the model is the one of eq. 1.9 on Phi itself: the objective of Clarabel's
     primal QP on the original features and its W, both within the route's certified gap."""
-    from rsvm_conic.formulations.multiclass_ww import ROW_SPACE_RATIO
+    from rsvm_conic.solvers.multiclass.features import ROW_SPACE_RATIO
 
     X, y = _blobs(45, 3, seed=13, std=2.5)
     est = WestonWatkinsSVC(C=3.0, sigma=1.5, n_components=120, solver=solver, primal_tol=1e-4).fit(X, y)

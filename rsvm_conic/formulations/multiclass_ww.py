@@ -40,15 +40,9 @@ import time
 import numpy as np
 
 from .._validation import check_codes, check_positive, check_symmetric, check_X
-from ..solvers.multiclass import (
-    ww_binary_libsvm,
-    ww_dual_cd,
-    ww_objective,
-    ww_primal_alm,
-    ww_primal_lbfgs,
-    ww_threads,
-)
+from ..solvers.multiclass import ww_binary_libsvm, ww_dual_cd, ww_objective, ww_primal_alm, ww_primal_lbfgs
 from ..solvers.multiclass.certificate import gram_factor, ww_certificate, ww_dual_retries, ww_evaluated, ww_failed
+from ..solvers.multiclass.features import FeatureRows
 from .base import Formulation, Solution
 
 
@@ -303,9 +297,6 @@ class WWFeatures(Formulation):
 SMALL_PAIRS = 1000
 #: an uncertified ``alm`` or ``primal`` run falls back to the dual QP while n * classes <= DUAL_FALLBACK_MAX
 DUAL_FALLBACK_MAX = 6000
-#: feature solvers run on the rows' own coordinates (a thin QR factor) when n <= ROW_SPACE_RATIO * D: the
-#: factorisation costs about as much as 10-20 passes over Phi and each later pass then costs n / D of one
-ROW_SPACE_RATIO = 0.7
 
 
 class WWMachine(Formulation):
@@ -379,8 +370,8 @@ class WWMachine(Formulation):
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
-        self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
-        self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
+        #: the rows the feature routes run on (the kernel's PSD factor or Phi's thin QR factor, computed once)
+        self.rows = FeatureRows(K, Phi)
         self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 
     def _available(self, backend: str) -> bool:
@@ -423,11 +414,6 @@ class WWMachine(Formulation):
             return ("alm", "primal")
         return (route,)
 
-    def kernel_factor(self):
-        if self._factor is None:
-            self._factor = gram_factor(self.K)
-        return self._factor
-
     def _apply_K(self, B):
         return self.K @ B if self.K is not None else self.Phi @ (self.Phi.T @ B)
 
@@ -443,33 +429,10 @@ class WWMachine(Formulation):
         sol.certificate = cert
         return sol
 
-    def _row_features(self):
-        """``(F, back)``: the rows the feature solvers run on and the map from their ``W`` to ``coef``.
-
-        Exact kernel: ``F = U sqrt(lam)`` (the PSD factor of K), ``coef = U W / sqrt(lam)`` (the kernel
-        expansion).  Features with fewer samples than columns (``n <= ROW_SPACE_RATIO D``): ``F = R'`` from the
-        thin QR factorisation ``Phi' = Q R``, ``coef = Q W``.  Every feature solver keeps ``W`` in the span of the
-        rows and uses only inner products of rows with rows and with ``W``, which ``Q`` preserves, so the
-        iterates are those on ``Phi`` up to rounding, at ``n / D`` of the cost per pass (a 667-point Letter fold
-        with 1000 random features: 667 columns instead of 1000).  Otherwise ``Phi`` itself."""
-        if self.K is not None:
-            _, U, lam = self.kernel_factor()
-            return U * np.sqrt(lam), lambda W: U @ (W / np.sqrt(lam)[:, None])
-        n, D = self.Phi.shape
-        if n > ROW_SPACE_RATIO * D:
-            return self.Phi, lambda W: W
-        if self._rows is None:  # once: a fallback route (cd -> alm -> primal) reuses it, as kernel_factor
-            self._rows = np.linalg.qr(self.Phi.T)
-        Q, R = self._rows
-        return np.ascontiguousarray(R.T), lambda W: Q @ W
-
     def _feature_route(self, route, solver, **options) -> Solution:
-        t0 = time.perf_counter()
-        F, back = self._row_features()
-        with ww_threads(F, self.n_classes):  # the solver's BLAS threads, from its sizes
-            W, b, info = solver(F, self.codes, self.n_classes, self.zeta, **options)
-        info["certificate"].time = time.perf_counter() - t0  # the factorisation included
-        return self._solution(route, back(W), b, info["certificate"])
+        """``solver`` on the feature rows (:meth:`~rsvm_conic.solvers.multiclass.features.FeatureRows.solve`)."""
+        coef, b, cert = self.rows.solve(solver, self.codes, self.n_classes, self.zeta, **options)
+        return self._solution(route, coef, b, cert)
 
     def _solve_primal(self) -> Solution:
         return self._feature_route("primal", ww_primal_lbfgs, **self.primal_options)
@@ -498,7 +461,7 @@ class WWMachine(Formulation):
         z, w = self.zeta_scalar, self.sample_weight
 
         def solve_qp(s, options):
-            factor = self.kernel_factor()[0] if exact and s == 1.0 else None
+            factor = self.rows.kernel_factor()[0] if exact and s == 1.0 else None
             qp = WWKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s, check_input=False,
                               factor=factor, sample_weight=w)  # fmt: skip
             sol = qp.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **options)
