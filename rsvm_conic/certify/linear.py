@@ -1,5 +1,6 @@
 """The linear robust SVM's certificate on in-memory arrays: the robust term of its dual point, the hard-margin
-rescaling of a solution, the rounding floor of its gap and the tolerances of a route's one tighter retry.
+rescaling of a solution, the rounding floor of its gap, what an uncertified result says (:func:`uncertified_error`,
+:func:`lp_like_hint`) and the tolerances of a route's one tighter retry.
 
 With ``s_g = sum_{i in g} alpha_i gamma_i``, every ``alpha`` in ``{0 <= alpha_i <= C s_i, y'alpha = 0}`` and every
 ``u_g`` in the unit p-ball give the lower bound ``D(alpha, u) = sum_i alpha_i - 1/2 ||X'(alpha y) - sum_g s_g A_g
@@ -164,6 +165,37 @@ def uncertified_error(info, tol: float, floor: float | None, C: float, X) -> Sol
     err = SolverError(msg)
     err.certificate = info
     return err
+
+
+def lp_like_hint(C: float, lp_like: float, scs_max: float) -> str:
+    """What to do when no route certifies a linear SVM whose hinge term outweighs ``||w||^2 / 2`` ("" when it does
+    not: ``C max_i ||x_i||^2 <= 1e6``).
+
+    Parameters
+    ----------
+    C : float
+        The hinge weight.
+    lp_like : float
+        ``C max_i ||x_i||^2`` (scaling X by s is scaling C by s^2).
+    scs_max : float
+        The value above which the automatic chain skips SCS.
+
+    Returns
+    -------
+    str
+    """
+    if lp_like <= 1e6:
+        return ""
+    skips = (
+        f", and the automatic chain skips SCS above C max||x_i||^2 = {scs_max:g} (a first-order method: minutes "
+        "without a certificate there)"
+    )
+    return (
+        f"At C = {C:g} (C max||x_i||^2 = {lp_like:.2g}) the hinge term outweighs ||w||^2/2 by that factor: unless the "
+        "data separate, the problem is close to a linear programme whose interior-point solves lose the accuracy to "
+        f"certify before they converge{skips if lp_like > scs_max else ''}. Lower C (scaling X by s is scaling C by "
+        "s^2), or choose solver='scs' explicitly."
+    )
 
 
 def tightened(backend: str, tol: float, options: dict, certificate):

@@ -43,10 +43,17 @@ import time
 
 import numpy as np
 
-from .._validation import check_binary_labels, check_positive, check_X
+from .._validation import check_positive, check_X
 from ..certify.contract import SolveInfo, certify
 from ..certify.dual_u import best_u
-from ..certify.linear import hard_margin_scale, robust_dual_term, rounding_floor, tightened, uncertified_error
+from ..certify.linear import (
+    hard_margin_scale,
+    lp_like_hint,
+    robust_dual_term,
+    rounding_floor,
+    tightened,
+    uncertified_error,
+)
 from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
@@ -66,30 +73,6 @@ IPM_WORK_LIMIT = 5e11
 #: the automatic chain tries SCS only while C max_i ||x_i||^2 is at most this: beyond it the problem is close to a
 #: linear programme that the first-order SCS does not certify in minutes
 SCS_AUTO_MAX = 1e12
-
-
-def validate_xy(X, y):
-    """Check a linear SVM's data once, at the public boundary.
-
-    Parameters
-    ----------
-    X : array-like of shape (L, n)
-        Samples (finite).
-    y : array-like of shape (L,)
-        Labels, any two values.
-
-    Returns
-    -------
-    X : ndarray of shape (L, n)
-        ``X`` as floats.
-    y : ndarray of shape (L,)
-        Labels mapped to {-1, +1}.
-    classes : ndarray of shape (2,)
-        The original classes (``classes[1]`` maps to +1).
-    """
-    X = check_X(X)
-    y_pm, classes = check_binary_labels(y, X.shape[0])
-    return X, y_pm, classes
 
 
 class LinearSVMFormulation(Formulation):
@@ -123,10 +106,7 @@ class LinearSVMFormulation(Formulation):
     WEIGHTED_BACKENDS = ("libsvm", "ipm", "clarabel", "scs")
 
     def __init__(self, X, y, C: float, check_input: bool = True, sample_weight=None):
-        msg = (
-            "y must be a vector of -1/+1 labels with one entry per row of X "
-            "(use validate_xy to convert arbitrary binary labels)."
-        )
+        msg = "y must be a vector of -1/+1 labels with one entry per row of X."
         #: where the samples live (:mod:`~rsvm_conic.solvers.samples`: in memory, or row blocks whose per-sample
         #: work runs where the blocks are) and the sums over them that depend on it
         self.samples = samples_of(X, y, check_input, msg)
@@ -411,21 +391,7 @@ class LinearSVMFormulation(Formulation):
         return float(np.max(self.C_box)) * self._sq_radius
 
     def _auto_hint(self) -> str:
-        cr2 = self._lp_like()
-        if cr2 <= 1e6:
-            return ""
-        return (
-            f"At C = {self.C:g} (C max||x_i||^2 = {cr2:.2g}) the hinge term outweighs ||w||^2/2 by that factor: "
-            "unless the data separate, the problem is close to a linear programme whose interior-point solves lose "
-            "the accuracy to certify before they converge"
-            + (
-                f", and the automatic chain skips SCS above C max||x_i||^2 = {SCS_AUTO_MAX:g} (a first-order method: "
-                "minutes without a certificate there)"
-                if cr2 > SCS_AUTO_MAX
-                else ""
-            )
-            + ". Lower C (scaling X by s is scaling C by s^2), or choose solver='scs' explicitly."
-        )
+        return lp_like_hint(self.C, self._lp_like(), SCS_AUTO_MAX)
 
     def _retrying(self, solve, backend, tol, options):
         """``solve(**options)``; if uncertified and the caller set no tolerances, once more at

@@ -11,14 +11,8 @@ scaled by C).  Backends: Clarabel, SCS, the stochastic solvers, and ``libsvm``
 from __future__ import annotations
 
 import time
-import warnings
 
-import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC
-
-from ..certify.linear import optimal_intercept
-from ..solvers.svm_dual import libsvm_alpha
+from ..solvers.svm_dual import libsvm_linear
 from ._linear import EXACT_TOL, LinearSVMFormulation
 from .base import Solution
 
@@ -73,36 +67,14 @@ class NominalSVM(LinearSVMFormulation):
         return super().auto_routes()
 
     def _solve_libsvm(self, tol: float = 1e-8, max_iter: int | None = None, gap_tol: float = EXACT_TOL) -> Solution:
-        """libsvm through ``sklearn.svm.SVC(kernel="linear")``, certified by its duality gap.
-
-        libsvm's own stopping rule bounds a KKT violation, not the objective error, so the
-        result is certified here: the intercept is re-optimised exactly for libsvm's w
-        (a 1-D convex problem), and the relative duality gap with the dual value of libsvm's
-        alpha must be <= ``gap_tol``; otherwise SolverError (``solver="auto"`` then moves on to
-        the interior point, with a warning).  libsvm's iterations are capped (default
-        ``max(10^5, 20 L)``) so that a badly conditioned problem (large C, overlapping classes)
-        cannot run for minutes before the certified route takes over.
-        """
+        """libsvm (:func:`~rsvm_conic.solvers.svm_dual.libsvm_linear`: ``sklearn.svm.SVC(kernel="linear")``, the
+        intercept re-optimised exactly for its ``w``), certified by the duality gap of its multipliers: a relative gap
+        above ``gap_tol`` raises SolverError (``solver="auto"`` then moves on to the interior point, with a warning).
+        libsvm's iterations are capped (default ``max(10^5, 20 L)``) so that a badly conditioned problem (large C,
+        overlapping classes) cannot run for minutes before the certified route takes over."""
         t0 = time.perf_counter()
-        if max_iter is None:
-            max_iter = max(100_000, 20 * self.X.shape[0])
-        svc = SVC(kernel="linear", C=self.C, tol=tol, max_iter=max_iter)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # judged by the duality gap below
-            svc.fit(
-                self.X, self.y, sample_weight=self.sample_weight
-            )  # libsvm's box: alpha_i <= C s_i; classes_ = [-1, 1], so the decision function is w.x + b
-        alpha = libsvm_alpha(svc, self.X.shape[0])
-        w = svc.coef_.ravel().copy()
-        b = optimal_intercept(self.X @ w, self.y, float(svc.intercept_[0]), self.sample_weight)
-        sol = Solution(
-            backend="libsvm",
-            status="optimal",
-            objective=float("nan"),
-            time=time.perf_counter() - t0,
-            values={"w": w, "b": b},
-            info={"n_support": int(svc.n_support_.sum()), "iterations": int(np.sum(svc.n_iter_))},
-        )
+        w, b, alpha, info = libsvm_linear(self.X, self.y, self.C, self.sample_weight, tol, max_iter)
+        sol = Solution("libsvm", "optimal", float("nan"), time.perf_counter() - t0, {"w": w, "b": b}, info)
         return self._certified(sol, alpha, gap_tol)
 
 

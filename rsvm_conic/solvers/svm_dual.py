@@ -46,6 +46,54 @@ def libsvm_alpha(svc, n: int) -> np.ndarray:
     return alpha
 
 
+def libsvm_linear(X, y, C: float, weights=None, tol: float = 1e-8, max_iter: int | None = None):
+    """A linear SVM by libsvm (``sklearn.svm.SVC(kernel="linear")``): weights, intercept and dual multipliers.
+
+    libsvm's own stopping rule bounds a KKT violation, not the objective error, so the caller certifies the result;
+    its ConvergenceWarning is silenced (the certificate judges the point).  The intercept is re-optimised exactly for
+    libsvm's ``w`` (:func:`~rsvm_conic.certify.linear.optimal_intercept`, a 1-D convex problem).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float
+        The hinge terms' weight.
+    weights : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i`` (the box ``alpha_i <= C s_i``).
+    tol : float, default=1e-8
+        libsvm's stopping tolerance.
+    max_iter : int or None, default=None
+        libsvm's iteration cap (None: ``max(10^5, 20 L)``, so that a badly conditioned problem cannot run for
+        minutes).
+
+    Returns
+    -------
+    w : ndarray of shape (n,)
+    b : float
+    alpha : ndarray of shape (L,)
+        The dual multipliers.
+    info : dict
+        ``n_support`` and ``iterations``.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import SVC
+
+    from ..certify.linear import optimal_intercept
+
+    max_iter = max(100_000, 20 * X.shape[0]) if max_iter is None else max_iter
+    svc = SVC(kernel="linear", C=C, tol=tol, max_iter=max_iter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svc.fit(X, y, sample_weight=weights)  # classes_ = [-1, 1]: the decision function is w.x + b
+    w = svc.coef_.ravel().copy()
+    b = optimal_intercept(X @ w, y, float(svc.intercept_[0]), weights)
+    info = {"n_support": int(svc.n_support_.sum()), "iterations": int(np.sum(svc.n_iter_))}
+    return w, b, libsvm_alpha(svc, X.shape[0]), info
+
+
 @dataclass
 class LibsvmFit:
     """What :func:`libsvm_dual` read from libsvm, with ``SVC``'s attribute names and signs (binary case):
