@@ -192,9 +192,9 @@ class _KernelRobust(Formulation):
     def _build(self):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    # robust term r(alpha): t = alpha'Q alpha + kappa r(alpha)
     def robust_term(self, alpha) -> float:
-        raise NotImplementedError
+        """The robust term ``r(alpha)`` of ``t = alpha'Q alpha + kappa r(alpha)`` (of :meth:`dual_objective`)."""
+        return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def t_value(self, alpha) -> float:
         """Left side of (15) at ``alpha`` (computed on the support of ``alpha``)."""
@@ -355,6 +355,7 @@ class RSVMQP(_KernelRobust):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
         self._rho = None if rho is None else self._checked_rho(np.asarray(rho, dtype=float))
         self.libsvm_tol = libsvm_tol
+        self._Kmod = ku.ModifiedKernel(self.K_bar)
 
     def _checked_rho(self, rho):
         if rho.shape != (self.n,) or np.any(rho < 0):
@@ -384,16 +385,9 @@ class RSVMQP(_KernelRobust):
         return super().t_value(alpha)
 
     def modified_kernel(self) -> np.ndarray:
-        """``K_bar + kappa diag(rho)`` (cached; a new kappa only rewrites the diagonal)."""
-        if getattr(self, "_Kmod", None) is None:
-            self._Kmod = self.K_bar.copy()
-            self._Kmod_kappa = None
-        if self._Kmod_kappa != self.kappa:
-            idx = np.diag_indices(self.n)
-            kr = self._kappa_rho()
-            self._Kmod[idx] = self.K_bar[idx] if kr is None else self.K_bar[idx] + kr
-            self._Kmod_kappa = self.kappa
-        return self._Kmod
+        """``K_bar + kappa diag(rho)`` (:class:`~rsvm_conic.solvers.kernel_uncertainty.ModifiedKernel`: one copy, a new
+        kappa only rewrites the diagonal)."""
+        return self._Kmod.at(self.kappa, self._kappa_rho())
 
     def _build(self):
         import cvxpy as cp
@@ -472,9 +466,6 @@ class RSVMSOCP(_KernelRobust):
 
     def _robust_matrix(self):
         return self.beta_hat, self.B
-
-    def robust_term(self, alpha) -> float:
-        return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def _build(self):
         import cvxpy as cp
@@ -610,17 +601,13 @@ class RSVMQN(_KernelRobust):
         """RSVM_SOCP on the same data, weights and parameters (the convex model on the PSD part of beta), built
         once."""
         if self._surrogate is None:
-            self._surrogate = RSVMSOCP(
-                self.K_bar,
-                self.y,
-                self.beta,
-                sv_tol=self.sv_tol,
-                bias=self.bias,
-                check_input=False,
-                cert_tol=self.cert_tol,
-                sample_weight=self.sample_weight,
-            )
+            self._surrogate = self._socp(self.beta)
         return self._surrogate.set_params(C=self._values["C"], kappa=self._values["kappa"])
+
+    def _socp(self, beta) -> "RSVMSOCP":
+        """RSVM_SOCP on this model's data and weights with the noise matrix ``beta`` (trusted)."""
+        return RSVMSOCP(self.K_bar, self.y, beta, sv_tol=self.sv_tol, bias=self.bias, check_input=False,
+                        cert_tol=self.cert_tol, sample_weight=self.sample_weight)  # fmt: skip
 
     @property
     def problem(self):
@@ -628,9 +615,6 @@ class RSVMQN(_KernelRobust):
 
     def _robust_matrix(self):
         return self.beta, None
-
-    def robust_term(self, alpha) -> float:
-        return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def certificate(self, alpha, route: str, **detail) -> SolveInfo:
         """Primal: ``F(alpha)`` of (15) with the original ``beta`` at the feasible ``alpha``.
@@ -670,8 +654,7 @@ class RSVMQN(_KernelRobust):
     def _relaxation_conic(self):
         """The relaxation of :meth:`relaxation_bound` by Clarabel, ``(alpha, certificate)`` (model built once)."""
         if self._relax_model is None:
-            self._relax_model = RSVMSOCP(self.K_bar, self.y, self._relax.M, check_input=False, cert_tol=self.cert_tol,
-                                         sample_weight=self.sample_weight)  # fmt: skip
+            self._relax_model = self._socp(self._relax.M)
         sol = self._relax_model.set_params(C=self.C, kappa=self.kappa).solve("clarabel")
         return sol["alpha"], sol.certificate
 

@@ -23,6 +23,7 @@ from ..svm_polish import polish_svm_dual
 __all__ = [
     "KernelDual",
     "KernelProducts",
+    "ModifiedKernel",
     "QPDual",
     "SOCPDual",
     "constraint_violation",
@@ -208,6 +209,43 @@ def relaxation_matrix(beta):
         M[np.ix_(idx, idx)] = theta * beta[np.ix_(idx, idx)]
         M[idx, idx] = d[idx]
     return M, theta
+
+
+class ModifiedKernel:
+    """RSVM_QP's kernel ``K_bar + kappa diag(rho)`` ([BBBB10, Thm 4]): one copy of ``K_bar`` whose diagonal a new
+    ``kappa`` rewrites.
+
+    Parameters
+    ----------
+    K_bar : ndarray of shape (n, n)
+        Mean kernel matrix (trusted).
+    """
+
+    def __init__(self, K_bar):
+        self.K_bar, self._K, self._kappa = K_bar, None, None
+
+    def at(self, kappa: float, kappa_rho) -> np.ndarray:
+        """The kernel at ``kappa``.
+
+        Parameters
+        ----------
+        kappa : float
+            Chance-constraint factor (the cache key).
+        kappa_rho : ndarray of shape (n,) or None
+            ``kappa rho`` (None at ``kappa = 0``).
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            The cached matrix (not a copy).
+        """
+        if self._K is None:
+            self._K = self.K_bar.copy()
+        if self._kappa != kappa:
+            idx = np.diag_indices(self.K_bar.shape[0])
+            self._K[idx] = self.K_bar[idx] if kappa_rho is None else self.K_bar[idx] + kappa_rho
+            self._kappa = kappa
+        return self._K
 
 
 class KernelDual:
