@@ -654,14 +654,7 @@ def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weigh
     ValueError
         If the length is wrong, an entry is negative or not finite, or every weight is 0.
     """
-    weights = check_finite_array(sample_weight, name, ndim=1)
-    if weights.shape[0] != n_samples or np.any(weights < 0):
-        got = (
-            f"{int(np.count_nonzero(weights < 0))} negative"
-            if weights.shape[0] == n_samples
-            else f"shape {weights.shape}"
-        )
-        raise ValueError(f"{name} must hold {n_samples} nonnegative numbers (one per sample); got {got}.")
+    weights = check_sample_scale(sample_weight, n_samples, name)  # n_samples finite numbers >= 0
     if not np.any(weights > 0):
         raise ValueError(f"{name} is zero for every sample: give at least one sample a positive weight.")
     return weights

@@ -44,6 +44,20 @@ class Field:
     def _wrong(self, value, where: str) -> str:
         return f"{where} is {_show(value)}, expected {self.describe()}"
 
+    def _object_problem(self, value, where: str, required, checks, expected: str = "") -> str | None:
+        """The first problem of an object: not a dict, a missing ``required`` key (``expected`` appended), or the
+        first of ``checks(value)`` (``(key, Field)`` pairs) whose value fails."""
+        if not isinstance(value, dict):
+            return self._wrong(value, where)
+        missing = [k for k in required if k not in value]
+        if missing:
+            return f"{where} has no {', '.join(map(repr, missing))}{expected}"
+        for key, field in checks(value):
+            why = field.problem(value[key], f"{where}[{key!r}]")
+            if why is not None:
+                return why
+        return None
+
 
 class Number(Field):
     """A finite number in ``[lo, hi]`` (an ``int`` with ``integer=True``); NaN only with ``nan=True``.
@@ -201,16 +215,7 @@ class MapOf(Field):
         return f"an object{need} whose values are each {self.value.describe()}"
 
     def problem(self, value, where: str) -> str | None:
-        if not isinstance(value, dict):
-            return self._wrong(value, where)
-        missing = [k for k in self.keys if k not in value]
-        if missing:
-            return f"{where} has no {', '.join(map(repr, missing))}"
-        for k, v in value.items():
-            why = self.value.problem(v, f"{where}[{k!r}]")
-            if why is not None:
-                return why
-        return None
+        return self._object_problem(value, where, self.keys, lambda v: ((k, self.value) for k in v))
 
 
 class Record(Field):
@@ -232,16 +237,10 @@ class Record(Field):
         return f"an object with the fields {', '.join(self.fields)}" if self.fields else "an object"
 
     def problem(self, value, where: str) -> str | None:
-        if not isinstance(value, dict):
-            return self._wrong(value, where)
-        missing = [k for k in self.fields if k not in value]
-        if missing:
-            return f"{where} has no {', '.join(map(repr, missing))} (expected {self.describe()})"
-        for name, field in (*self.fields.items(), *((k, f) for k, f in self.optional.items() if k in value)):
-            why = field.problem(value[name], f"{where}[{name!r}]")
-            if why is not None:
-                return why
-        return None
+        def checks(v):
+            return (*self.fields.items(), *((k, f) for k, f in self.optional.items() if k in v))
+
+        return self._object_problem(value, where, self.fields, checks, f" (expected {self.describe()})")
 
 
 #: What a GridExperiment declares: one Record for every cell, or a function of the cell giving it.
