@@ -218,8 +218,12 @@ class _KernelRobust(Formulation):
         return ku.nominal_alpha(self.K_bar, self.y, self.box, self.cert_tol, polish)
 
     # -- certificates ---------------------------------------------------------------------
-    def certificate(self, alpha, route: str, **detail) -> SolveInfo:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
+        """The certificate of the feasible ``alpha`` by this route's dual (RSVM_QP:
+        :meth:`~rsvm_conic.solvers.kernel_uncertainty.QPDual.certificate`, the SVM duality gap on the modified kernel;
+        RSVM_SOCP: :meth:`~rsvm_conic.solvers.kernel_uncertainty.SOCPDual.certificate`, the Lagrangian bound of (16'),
+        with the solver's ``nu`` in ``detail`` where it has one)."""
+        return self._dual().certificate(alpha, route, **detail)
 
     def _solved(self, route: str, values: dict, cert: SolveInfo, info: dict, t0: float) -> Solution:
         """The Solution of ``route`` (``values`` from :meth:`_finish`) with its objective and certificate ``cert``."""
@@ -255,26 +259,20 @@ class _KernelRobust(Formulation):
     def _solve_conic(self, backend, **options) -> Solution:
         """CVXPY + Clarabel/SCS, then the certificate at the returned point; an interior-point
         solution accurate to the solver's tolerance only (gap above ``cert_tol``, e.g. large C) is
-        polished by Newton steps warm-started from it (:meth:`_polished`)."""
+        polished by Newton steps warm-started from it (:meth:`KernelDual.polished
+        <rsvm_conic.solvers.kernel_uncertainty.KernelDual.polished>`: kept where it certifies a smaller gap)."""
         sol = super()._solve_conic(backend, **options)
         route = f"{self.name}/{backend}"
         detail = {"iterations": sol.info.get("iterations"), "solver_status": sol.info.get("status")}
         cert = self.certificate(sol["alpha"], route, nu=sol.values.get("nu"), **detail)
         t0 = time.perf_counter()
-        values, cert_p = self._polished(sol.values, cert, route, **detail)
+        a, cert_p = self._dual().polished(sol["alpha"], cert, route, **detail)
         if cert_p is not cert:
-            sol.values.update(values)
+            sol.values.update(self._finish(a))
             sol.time += time.perf_counter() - t0
             sol.objective = float(self.objective(sol))
             cert = cert_p
         return self._attach(sol, cert)
-
-    def _polished(self, values, cert, route, **detail):
-        """``(values, cert)``, or, if ``cert`` misses ``cert_tol`` and Newton steps warm-started from
-        ``values["alpha"]`` certify a smaller gap, the polished point's (:meth:`KernelDual.polished
-        <rsvm_conic.solvers.kernel_uncertainty.KernelDual.polished>`)."""
-        a, cert_p = self._dual().polished(values["alpha"], cert, route, **detail)
-        return (values, cert) if cert_p is cert else (self._finish(a), cert_p)
 
     def _feasible(self, alpha) -> np.ndarray:
         """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
@@ -405,11 +403,6 @@ class RSVMQP(_KernelRobust):
             self._products, self.box, self._box_total(), self.cert_tol, self._kappa_rho(), self.modified_kernel
         )
 
-    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
-        """SVM duality gap on the modified kernel ``K_bar + kappa diag(rho)``
-        (:meth:`~rsvm_conic.solvers.kernel_uncertainty.QPDual.certificate`)."""
-        return self._dual().certificate(alpha, route, **detail)
-
     def _solve_libsvm(self, **options) -> Solution:
         """libsvm on the modified kernel, polished in double precision where its gap misses ``cert_tol``, certified
         by the SVM duality gap (:func:`~rsvm_conic.solvers.kernel_uncertainty.libsvm_route`)."""
@@ -483,11 +476,6 @@ class RSVMSOCP(_KernelRobust):
 
     def _dual(self) -> ku.SOCPDual:
         return ku.SOCPDual(self._products, self.box, self._box_total(), self.cert_tol, self.dual_objective())
-
-    def certificate(self, alpha, route: str, nu=None, **detail) -> SolveInfo:
-        """Lagrangian bound for (16') at a feasible ``alpha`` (and optionally the solver's ``nu``)
-        (:meth:`~rsvm_conic.solvers.kernel_uncertainty.SOCPDual.certificate`)."""
-        return self._dual().certificate(alpha, route, nu=nu, **detail)
 
     def _solve_newton(self, tol=None, max_iter=60, warm_start=None, svm_start=False) -> Solution:
         """Projected Newton on ``F`` from a libsvm start (or from ``warm_start``, e.g. the previous grid point's
