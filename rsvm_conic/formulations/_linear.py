@@ -158,27 +158,15 @@ class LinearSVMFormulation(Formulation):
         """The CVXPY model (built on first use; DPP: C and the radius/kappa are parameters)."""
         return self._materialise()
 
-    @problem.setter
-    def problem(self, value):
-        self._problem = value
-
     @property
     def parameters(self) -> dict:
         self._materialise()
         return self._cp_params
 
-    @parameters.setter
-    def parameters(self, value):
-        self._cp_params = value
-
     @property
     def variables(self) -> dict:
         self._materialise()
         return self._variables
-
-    @variables.setter
-    def variables(self, value):
-        self._variables = value
 
     # ------------------------------------------------------------------ evaluation
     @property
