@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import SolverError
+from .contract import SolveInfo, certify
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 from .dual_u import apply_factors, best_u
 from .hinge import hinge_min
@@ -70,6 +71,35 @@ def robust_dual_term(a, w, unc, optimise_u: bool = False, v0=None, multipliers=N
         U = best_u(v0, s, unc, U)
         term = s @ apply_factors(unc, U)
     return term
+
+
+def certify_point(route: str, primal: float, dual_value, tol: float, **kwargs) -> SolveInfo:
+    """The certificate of a linear SVM's point with objective ``primal``: against ``dual_value(False)`` (the robust
+    term's ``u`` at the maximiser of ``u'A_g'w`` or the solver's multipliers) and, where that misses ``tol``, once more
+    against the larger of it and ``dual_value(True)`` (``u`` optimised: the maximiser may be the wrong one).
+
+    Parameters
+    ----------
+    route : str
+        The route's name.
+    primal : float
+        ``P(w, b)``.
+    dual_value : callable or None
+        ``dual_value(optimise_u) -> D``; None: no dual point (uncertified).
+    tol : float
+        The relative tolerance.
+    **kwargs
+        Passed to :func:`~rsvm_conic.certify.contract.certify` (``floor``, ``time``, ``iterations``, ``detail``).
+
+    Returns
+    -------
+    SolveInfo
+    """
+    dual = -np.inf if dual_value is None else dual_value(False)
+    info = certify(route, primal, dual, tol, **kwargs)
+    if dual_value is not None and not info.certified:
+        info = certify(route, primal, max(dual, dual_value(True)), tol, **kwargs)
+    return info
 
 
 def hard_margin_scale(X, y, w, b, unc) -> float:

@@ -44,9 +44,9 @@ import time
 import numpy as np
 
 from .._validation import check_positive, check_X
-from ..certify.contract import SolveInfo, certify
 from ..certify.dual_u import best_u
 from ..certify.linear import (
+    certify_point,
     hard_margin_scale,
     lp_like_hint,
     robust_dual_term,
@@ -252,18 +252,6 @@ class LinearSVMFormulation(Formulation):
         """``sum_g s_g A_g u_g`` (None without a robust term; :func:`~rsvm_conic.certify.linear.robust_dual_term`)."""
         return robust_dual_term(a, w, self.current_uncertainty(), optimise_u, v0, multipliers)
 
-    def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs) -> SolveInfo:
-        """SolveInfo of ``(w, b)`` with the dual value of ``alpha`` (None: no dual point, uncertified) and, if the
-        solver returned them, its cone multipliers (see :meth:`dual_value`)."""
-        primal = self.objective_wb(w, b)
-        dual = -np.inf if alpha is None else self.dual_value(alpha, w, multipliers=multipliers)
-        kwargs.setdefault("floor", 1e-9 * self.C * self.total_weight())  # P(0, 0) = C sum s: the trivial objective
-        info = certify(route, primal, dual, tol, **kwargs)
-        if alpha is not None and not info.certified:  # the maximiser u(w) may be the wrong one: improve u
-            better = self.dual_value(alpha, w, optimise_u=True, multipliers=multipliers)
-            info = certify(route, primal, max(dual, better), tol, **kwargs)
-        return info
-
     def _cone_multipliers(self):
         """The conic solver's multipliers ``z_g`` of the robust cones after a solve (None: no robust cones)."""
         return None
@@ -282,30 +270,30 @@ class LinearSVMFormulation(Formulation):
         return w, b, 1.0
 
     def _certified(self, sol: Solution, alpha, tol: float, multipliers=None, **kwargs) -> Solution:
-        """Attach the certificate; a route that cannot certify raises SolverError (auto then falls back).  The point
-        certified (and returned) is the solver's or, where better, its hard-margin rescaling
+        """Attach the certificate of ``(w, b)`` with the dual value of ``alpha`` (:meth:`dual_value`; None: no dual
+        point, uncertified) and, if the solver returned them, its cone ``multipliers``
+        (:func:`~rsvm_conic.certify.linear.certify_point`); a route that cannot certify raises SolverError (auto then
+        falls back).  The point certified (and returned) is the solver's or, where better, its hard-margin rescaling
         (:meth:`hard_margin_rescaling`)."""
         w, b, t = self.hard_margin_rescaling(sol["w"], sol["b"])
         if t != 1.0:
             sol.values["w"], sol.values["b"] = w, float(b)
             kwargs.setdefault("detail", {})["scale"] = t
-        info = self.certificate(
-            sol.backend,
-            sol["w"],
-            sol["b"],
-            alpha,
-            tol=tol,
-            multipliers=multipliers,
-            time=sol.time,
-            iterations=sol.info.get("iterations"),
-            **kwargs,
-        )
+        w, b = sol["w"], sol["b"]
+
+        def dual_value(optimise_u):  # the dual value of alpha (see dual_value)
+            return self.dual_value(alpha, w, optimise_u=optimise_u, multipliers=multipliers)
+
+        kwargs.setdefault("floor", 1e-9 * self.C * self.total_weight())  # P(0, 0) = C sum s: the trivial objective
+        primal, iterations = self.objective_wb(w, b), sol.info.get("iterations")
+        info = certify_point(sol.backend, primal, None if alpha is None else dual_value, tol, time=sol.time,
+                             iterations=iterations, **kwargs)  # fmt: skip
         info.detail.setdefault("solver_status", sol.status)
         sol.certificate = info
         sol.objective = info.primal
         sol.status = info.status
         if info.status != "optimal":
-            floor = None if alpha is None else self._rounding_floor(alpha, sol["w"], sol["b"])
+            floor = None if alpha is None else self._rounding_floor(alpha, w, b)
             raise uncertified_error(info, tol, floor, self.C, self.X)
         return sol
 
