@@ -197,10 +197,11 @@ class _KernelRobust(Formulation):
         return self.dual_objective().robust_term(np.asarray(alpha, dtype=float))
 
     def t_value(self, alpha) -> float:
-        """Left side of (15) at ``alpha`` (computed on the support of ``alpha``)."""
+        """Left side of (15) at ``alpha`` (computed on the support of ``alpha``; at ``kappa = 0`` the robust term is
+        not evaluated: RSVM_QP's needs an eigen-solve for ``rho``)."""
         a = np.asarray(alpha, dtype=float)
         quad = float(a @ self._Qa(a))
-        return quad + self.kappa * self.robust_term(a)
+        return quad + self.kappa * self.robust_term(a) if self.kappa != 0.0 else quad
 
     def objective(self, solution: Solution) -> float:
         """``1/2 t - e'alpha`` in numpy (``t`` from the solution when present: same formula)."""
@@ -274,12 +275,10 @@ class _KernelRobust(Formulation):
             cert = cert_p
         return self._attach(sol, cert)
 
-    def _feasible(self, alpha) -> np.ndarray:
-        """``alpha`` clipped to the box and, if ``y'alpha`` is off by more than round-off, projected onto ``S``."""
-        return _KernelRobust._dual(self).feasible(alpha)
-
     def _finish(self, alpha, extra=None) -> dict:
-        a = self._feasible(alpha)
+        """The solution's values at ``alpha`` made feasible (clipped to the box and, if ``y'alpha`` is off by more
+        than round-off, projected onto ``S``): ``alpha``, the bias of [BBBB10, Sec. 3], ``t`` and ``extra``."""
+        a = _KernelRobust._dual(self).feasible(alpha)
         vals = {
             "alpha": a,
             "b": ku.paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
@@ -375,12 +374,6 @@ class RSVMQP(_KernelRobust):
 
     def robust_term(self, alpha) -> float:
         return float(self.rho @ (np.asarray(alpha) ** 2))
-
-    def t_value(self, alpha) -> float:
-        if self.kappa == 0.0:  # quad + 0 * robust_term: no eigen-solve for rho
-            a = np.asarray(alpha, dtype=float)
-            return float(a @ self._Qa(a))
-        return super().t_value(alpha)
 
     def modified_kernel(self) -> np.ndarray:
         """``K_bar + kappa diag(rho)`` (:class:`~rsvm_conic.solvers.kernel_uncertainty.ModifiedKernel`: one copy, a new

@@ -147,10 +147,7 @@ class WWKernelDual(Formulation):
         import cvxpy as cp
 
         if check_input:
-            K = check_X(K, "K")
-            if K.shape[0] != K.shape[1]:
-                raise ValueError(f"K must be a square Gram matrix; got shape {K.shape}.")
-            K = check_symmetric(K, "K", rtol=1e-8)
+            K = check_symmetric(check_X(K, "K"), "K", rtol=1e-8)  # finite, square, symmetric
             self.codes, self.n_classes = check_codes(codes, K.shape[0], n_classes)
         else:
             K = 0.5 * (K + K.T)
