@@ -48,7 +48,14 @@ from ..solvers.multiclass import (
     ww_primal_lbfgs,
     ww_threads,
 )
-from ..solvers.multiclass.certificate import gram_factor, ww_certificate, ww_dual_retries, ww_evaluated, ww_failed
+from ..solvers.multiclass.certificate import (
+    gram_factor,
+    gram_rows,
+    ww_certificate,
+    ww_dual_retries,
+    ww_evaluated,
+    ww_failed,
+)
 from .base import Formulation, Solution
 
 
@@ -379,7 +386,7 @@ class WWMachine(Formulation):
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
-        self._factor = None  # gram_factor(K), computed once: the primal route and its dual fallback share it
+        self._factor = None  # gram_rows(K), computed once: the feature routes and the dual fallback share it
         self._rows = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D), computed once
         self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 
@@ -423,9 +430,10 @@ class WWMachine(Formulation):
             return ("alm", "primal")
         return (route,)
 
-    def kernel_factor(self):
+    def kernel_rows(self):
+        """``(F, back)`` of :func:`~rsvm_conic.solvers.multiclass.certificate.gram_rows` (``F F' = K``), once."""
         if self._factor is None:
-            self._factor = gram_factor(self.K)
+            self._factor = gram_rows(self.K)
         return self._factor
 
     def _apply_K(self, B):
@@ -446,19 +454,19 @@ class WWMachine(Formulation):
     def _row_features(self):
         """``(F, back)``: the rows the feature solvers run on and the map from their ``W`` to ``coef``.
 
-        Exact kernel: ``F = U sqrt(lam)`` (the PSD factor of K), ``coef = U W / sqrt(lam)`` (the kernel
-        expansion).  Features with fewer samples than columns (``n <= ROW_SPACE_RATIO D``): ``F = R'`` from the
-        thin QR factorisation ``Phi' = Q R``, ``coef = Q W``.  Every feature solver keeps ``W`` in the span of the
+        Exact kernel: ``F`` with ``F F' = K`` and ``back`` mapping ``W`` to the kernel expansion
+        (:func:`~rsvm_conic.solvers.multiclass.certificate.gram_rows`, a pivoted Cholesky factor).  Features with
+        fewer samples than columns (``n <= ROW_SPACE_RATIO D``): ``F = R'`` from the thin QR factorisation
+        ``Phi' = Q R``, ``coef = Q W``.  Every feature solver keeps ``W`` in the span of the
         rows and uses only inner products of rows with rows and with ``W``, which ``Q`` preserves, so the
         iterates are those on ``Phi`` up to rounding, at ``n / D`` of the cost per pass (a 667-point Letter fold
         with 1000 random features: 667 columns instead of 1000).  Otherwise ``Phi`` itself."""
         if self.K is not None:
-            _, U, lam = self.kernel_factor()
-            return U * np.sqrt(lam), lambda W: U @ (W / np.sqrt(lam)[:, None])
+            return self.kernel_rows()
         n, D = self.Phi.shape
         if n > ROW_SPACE_RATIO * D:
             return self.Phi, lambda W: W
-        if self._rows is None:  # once: a fallback route (cd -> alm -> primal) reuses it, as kernel_factor
+        if self._rows is None:  # once: a fallback route (cd -> alm -> primal) reuses it, as kernel_rows
             self._rows = np.linalg.qr(self.Phi.T)
         Q, R = self._rows
         return np.ascontiguousarray(R.T), lambda W: Q @ W
@@ -498,7 +506,7 @@ class WWMachine(Formulation):
         z, w = self.zeta_scalar, self.sample_weight
 
         def solve_qp(s, options):
-            factor = self.kernel_factor()[0] if exact and s == 1.0 else None
+            factor = self.kernel_rows()[0] if exact and s == 1.0 else None
             qp = WWKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s, check_input=False,
                               factor=factor, sample_weight=w)  # fmt: skip
             sol = qp.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **options)

@@ -11,7 +11,8 @@ and their iterates (coordinate descent hands its point and multipliers to the Ne
 - :mod:`.lbfgs`: L-BFGS on the smoothed primal, :func:`.ww_primal_lbfgs`;
 - :mod:`.binary`: two classes exactly through libsvm, :func:`.ww_binary_libsvm`.
 - :mod:`.certificate`: the certified end of every route (:func:`.certificate.ww_certificate`,
-  :func:`.certificate.ww_evaluated`, the dual QP's rescaled retries), :func:`.certificate.gram_factor`.
+  :func:`.certificate.ww_evaluated`, the dual QP's rescaled retries), :func:`.certificate.gram_factor`,
+  :func:`.certificate.gram_rows` (the pivoted Cholesky rows the feature routes run on for an exact kernel).
 
 The feature solvers take ``(Phi (n, D), codes (n,) in 0..C-1, n_classes, zeta)`` as trusted arrays and return
 ``(W (D, C), b (C,), info)``, ``info["certificate"]`` a :class:`~rsvm_conic.certify.contract.SolveInfo`.
