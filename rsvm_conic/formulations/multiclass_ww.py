@@ -367,7 +367,7 @@ class WWMachine(Formulation):
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
-        #: the rows the feature routes run on (the kernel's PSD factor or Phi's thin QR factor, computed once)
+        #: the rows the feature routes run on (the kernel's pivoted Cholesky rows or Phi's thin QR factor, computed once)
         self.rows = FeatureRows(K, Phi)
         self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 
@@ -458,7 +458,7 @@ class WWMachine(Formulation):
         z, w = self.zeta_scalar, self.sample_weight
 
         def solve_qp(s, options):
-            factor = self.rows.kernel_factor()[0] if exact and s == 1.0 else None
+            factor = self.rows.kernel_rows()[0] if exact and s == 1.0 else None
             qp = WWKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s, check_input=False,
                               factor=factor, sample_weight=w)  # fmt: skip
             sol = qp.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **options)

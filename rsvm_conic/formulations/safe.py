@@ -231,7 +231,8 @@ class SafeSVM(Formulation):
         res = hypergradient_descent(self.smoothed(), *box, theta0=self._warm_theta(), **options)
         self._theta = res.theta
         search = (res.sigma, res.F, res.iterations, res.converged, res.history, t0)
-        return self._finish("hypergradient", *search, "ipm", {"tol": lower_tol}, {"step_tol": tol})
+        detail = {"step_tol": tol, "lower_solves": res.lower_solves}
+        return self._finish("hypergradient", *search, "ipm", {"tol": lower_tol}, detail)
 
     def _solve_stochastic_bilevel(self, sigma0=None, seed=0, lower_tol=1e-4, lower_options=None, **options):
         """The stochastic bi-level gradient method (:func:`~rsvm_conic.solvers.bilevel.stochastic_bilevel`;

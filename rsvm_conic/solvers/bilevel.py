@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "BilevelResult",
+    "PRECISION",
     "HypergradientResult",
     "hypergradient",
     "hypergradient_descent",
@@ -199,8 +200,18 @@ class SmoothedBilevel:
         return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.weight_val)[0]
 
 
+#: below this predicted decrease (relative to ``max(1, |g|)``) a Newton step is judged by the gradient's norm, not by
+#: the objective, whose rounding (about 1e-16 |g| per term of its sum) hides decreases of this size
+PRECISION = 1e-12
+
+
 def lower_newton(problem: SmoothedBilevel, sigma, theta, tol=1e-10, max_iter=200):
     """Damped (Levenberg-regularised) Newton on the smoothed lower level from ``theta``.
+
+    Steps are accepted by Armijo backtracking on the objective while the predicted decrease ``grad' step`` is
+    above ``PRECISION max(1, |g|)``; below it the objective's rounding hides the decrease, and the full Newton
+    step is accepted when it lowers the gradient's norm (else the iteration stops: ``theta`` is a minimiser to
+    the precision of the arithmetic).
 
     Parameters
     ----------
@@ -223,10 +234,19 @@ def lower_newton(problem: SmoothedBilevel, sigma, theta, tol=1e-10, max_iter=200
     f = problem.lower_objective(theta, sigma)
     mu = 1e-10
     eye = np.eye(theta.shape[0])
+    g, H, _, _ = problem.lower_derivatives(theta, sigma)
     for _ in range(max_iter):
-        g, H, _, _ = problem.lower_derivatives(theta, sigma)
-        if np.linalg.norm(g) <= tol * max(1.0, abs(f)):
+        gnorm = np.linalg.norm(g)
+        if gnorm <= tol * max(1.0, abs(f)):
             break
+        step = np.linalg.solve(H + mu * eye, g)
+        if float(g @ step) <= PRECISION * max(1.0, abs(f)):  # the decrease is below the objective's rounding
+            cand = theta - step
+            gc, Hc, _, _ = problem.lower_derivatives(cand, sigma)
+            if not np.linalg.norm(gc) < gnorm:
+                break  # a minimiser to the precision of the arithmetic
+            theta, f, g, H = cand, problem.lower_objective(cand, sigma), gc, Hc
+            continue
         accepted = False
         while mu < 1e12:
             step = np.linalg.solve(H + mu * eye, g)
@@ -245,6 +265,7 @@ def lower_newton(problem: SmoothedBilevel, sigma, theta, tol=1e-10, max_iter=200
             break  # no descent possible at machine precision
         theta, f = cand, fc
         mu = max(mu / 100.0, 1e-10)
+        g, H, _, _ = problem.lower_derivatives(theta, sigma)
     return theta
 
 
@@ -324,6 +345,8 @@ class HypergradientResult:
         Whether the step or the change of ``F`` fell below ``tol``.
     history : list
         ``(k, F(sigma_k), sigma_k)`` per iteration.
+    lower_solves : int
+        Lower-level solves (:func:`solve_lower`) in all, the backtracking's included.
     """
 
     sigma: np.ndarray  # the last iterate
@@ -332,6 +355,7 @@ class HypergradientResult:
     iterations: int
     converged: bool
     history: list = field(default_factory=list)  # (k, F(sigma_k), sigma_k)
+    lower_solves: int = 0
 
 
 def hypergradient_descent(
@@ -362,6 +386,7 @@ def hypergradient_descent(
     """
     sigma = np.clip(0.5 * (lo + hi) if sigma0 is None else np.asarray(sigma0, dtype=float), lo, hi)
     theta = solve_lower(problem, sigma, theta0)
+    solves = 1
     F, g = hypergradient(problem, sigma, theta)
     step = step0
     history = [(0, F, sigma.copy())]
@@ -371,6 +396,7 @@ def hypergradient_descent(
         while True:
             cand = np.clip(sigma - step * g, lo, hi)
             th = solve_lower(problem, cand, theta)
+            solves += 1
             Fc = problem.upper_objective(th)
             if Fc <= F - 1e-4 * float(g @ (sigma - cand)) or step < 1e-10:
                 break
@@ -383,7 +409,7 @@ def hypergradient_descent(
         if moved <= tol * max(1.0, np.linalg.norm(sigma)) or abs(Fprev - F) <= tol * max(1.0, abs(F)):
             converged = True
             break
-    return HypergradientResult(sigma, theta, F, it, converged, history)
+    return HypergradientResult(sigma, theta, F, it, converged, history, solves)
 
 
 def _inner_gradient(X, y, theta, sigma, tau, eps):

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from .cd import ww_threads
-from .certificate import gram_factor
+from .certificate import gram_rows
 
 __all__ = ["ROW_SPACE_RATIO", "FeatureRows"]
 
@@ -35,25 +35,25 @@ class FeatureRows:
 
     def __init__(self, K=None, Phi=None):
         self.K, self.Phi = K, Phi
-        self._factor = None  # gram_factor(K): the feature routes and the dual QP's fallback share it
+        self._factor = None  # gram_rows(K): the feature routes and the dual QP's fallback share it
         self._qr = None  # thin QR of Phi' (features with n <= ROW_SPACE_RATIO D)
 
-    def kernel_factor(self):
-        """:func:`~rsvm_conic.solvers.multiclass.certificate.gram_factor` of ``K``, computed once.
+    def kernel_rows(self):
+        """:func:`~rsvm_conic.solvers.multiclass.certificate.gram_rows` of ``K`` (pivoted Cholesky rows), once.
 
         Returns
         -------
         tuple
-            ``(L, U, lam)``.
+            ``(F, back)`` with ``F F' = K`` and ``back(W) -> coef``.
         """
         if self._factor is None:
-            self._factor = gram_factor(self.K)
+            self._factor = gram_rows(self.K)
         return self._factor
 
     def rows(self):
         """``(F, back)``: the rows the feature solvers run on and the map from their ``W`` to the coefficients.
 
-        Exact kernel: ``F = U sqrt(lam)`` (the PSD factor of K), ``coef = U W / sqrt(lam)`` (the kernel expansion).
+        Exact kernel: :meth:`kernel_rows` (``F F' = K`` by pivoted Cholesky, ``coef`` the kernel expansion).
         Features with fewer samples than columns (``n <= ROW_SPACE_RATIO D``): ``F = R'`` from the thin QR
         factorisation ``Phi' = Q R``, ``coef = Q W`` (``Q`` preserves the inner products, so the iterates are those on
         ``Phi`` up to rounding at ``n / D`` of the cost per pass).  Otherwise ``Phi`` itself.
@@ -65,8 +65,7 @@ class FeatureRows:
             ``back(W) -> coef``.
         """
         if self.K is not None:
-            _, U, lam = self.kernel_factor()
-            return U * np.sqrt(lam), lambda W: U @ (W / np.sqrt(lam)[:, None])
+            return self.kernel_rows()
         n, D = self.Phi.shape
         if n > ROW_SPACE_RATIO * D:
             return self.Phi, lambda W: W
