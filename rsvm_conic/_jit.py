@@ -81,6 +81,10 @@ def numpy_paths(enabled: bool = True):
         _NUMPY_PATHS.reset(token)
 
 
+#: every compiled function defined so far (the numpy twins are looked up here once a module's names are bound)
+_ALL: list = []
+
+
 class Compiled:
     """A function compiled by numba on its first call (see the module docstring); calls go to the dispatcher.
 
@@ -100,6 +104,7 @@ class Compiled:
         self.numpy = None  # the numpy twin, if the defining module installs one
         with _LOCK:
             _PENDING.setdefault(py_func.__module__, []).append(self)
+            _ALL.append(self)  # binding replaces the module's name by the dispatcher: the registry keeps the twins
 
     def __call__(self, *args, **kwargs):
         if self.numpy is not None and _NUMPY_PATHS.get():

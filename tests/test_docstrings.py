@@ -167,14 +167,12 @@ def _room_modules(spec):
 
 def _compiled_twins(spec):
     """``{id(numpy twin): compiled function}`` of the room's compiled functions that have a numpy twin."""
-    from rsvm_conic._jit import Compiled
+    from rsvm_conic import _jit
 
-    return {
-        id(obj.numpy): obj
-        for mod in _room_modules(spec)
-        for obj in vars(mod).values()
-        if isinstance(obj, Compiled) and obj.numpy is not None
-    }
+    _room_modules(spec)  # imported, so their compiled functions are registered
+    # from the registry, not the modules' names: once a module has run compiled code its names are numba's
+    # dispatchers, which keep no twin (the test then depended on which tests ran before it)
+    return {id(obj.numpy): obj for obj in _jit._ALL if obj.numpy is not None}
 
 
 def public_objects(spec):
