@@ -367,7 +367,7 @@ class WWMachine(Formulation):
         self.n = (K if K is not None else Phi).shape[0]
         self.primal_options = dict(primal_options or {})
         self.parameters, self.variables = {}, {}
-        #: the rows the feature routes run on (the kernel's pivoted Cholesky rows or Phi's thin QR factor, computed once)
+        #: the rows the feature routes run on (the kernel's pivoted Cholesky rows or Phi's thin QR factor), once
         self.rows = FeatureRows(K, Phi)
         self.solver = solver  # the route solve("auto") starts from ("auto": auto_routes' own choice)
 

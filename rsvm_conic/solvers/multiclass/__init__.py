@@ -14,7 +14,8 @@ and their iterates (coordinate descent hands its point and multipliers to the Ne
   :func:`.certificate.ww_evaluated`, the dual QP's rescaled retries), :func:`.certificate.gram_factor`,
   :func:`.certificate.gram_rows` (pivoted Cholesky rows of an exact kernel);
 - :mod:`.features`: :class:`.features.FeatureRows`, the rows the feature solvers run on (the kernel's
-  :func:`.certificate.gram_rows`, or the thin QR factor of features with fewer samples than columns) and the map back to the coefficients.
+  :func:`.certificate.gram_rows`, or the thin QR factor of features with fewer samples than columns) and the map
+  back to the coefficients.
 
 The feature solvers take ``(Phi (n, D), codes (n,) in 0..C-1, n_classes, zeta)`` as trusted arrays and return
 ``(W (D, C), b (C,), info)``, ``info["certificate"]`` a :class:`~rsvm_conic.certify.contract.SolveInfo`.
