@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .row_kernels import (
+from .cone_loops import (
     ninf,
     orthant_max_step,
     orthant_nt_scaling,
@@ -52,6 +52,10 @@ __all__ = [
     "Refinement",
     "REFINE_STEPS",
     "cone_ipm",
+    "interior_point",
+    "ConeQPOperator",
+    "Measures",
+    "IPMRun",
     "max_step",
     "jprod",
     "jdiv",
@@ -99,7 +103,7 @@ class ConeSpec:
 
 
 # ---------------------------------------------------------------------------------- cone algebra
-# The row loops are compiled (:mod:`.row_kernels`): one pass per operation over a batch's (m, d) array.
+# The row loops are compiled (:mod:`.cone_loops`): one pass per operation over a batch's (m, d) array.
 
 
 class Scaling:
@@ -712,8 +716,19 @@ class Measures(NamedTuple):
 
 
 class IPMRun(NamedTuple):
-    """How :func:`interior_point` ended: ``status``, ``iterations``, the last iterate's measures (``values``:
-    :meth:`StoppingTest.values`) and the iteration ``log``."""
+    """How :func:`interior_point` ended.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, ``"max_iter"`` or ``"numerical_error"``.
+    iterations : int
+        Iterations run.
+    values : dict
+        The last iterate's measures (:meth:`StoppingTest.values`).
+    log : list
+        One record per iteration.
+    """
 
     status: str
     iterations: int

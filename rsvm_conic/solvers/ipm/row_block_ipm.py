@@ -34,7 +34,7 @@ from .engine import (
 )
 from .kkt import ConeTerms, GroupMeans, centred_gram, cone_rows_gx, sum_apply_rows, weighted_gram
 from .row_blocks import RowBlocks
-from .row_kernels import group_row_sums
+from .cone_loops import group_row_sums
 from .status import column_rms, finish_status
 
 __all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
