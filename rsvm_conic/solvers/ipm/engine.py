@@ -1,11 +1,14 @@
-"""A primal-dual interior-point engine for cone QPs with a pluggable KKT solve.
+"""A primal-dual interior-point engine for cone QPs: one main loop for every data layout.
 
 Problem: ``minimise 1/2 x'P x + q'x  s.t.  G x + s = h,  A x = b,  s in K`` (the CVXOPT ``coneqp`` / Clarabel
 standard form), ``K`` one nonnegative orthant and batches of second-order cones stored row-wise (every cone
-operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9]
-(:func:`cone_ipm`); the problem object supplies the operators and ``kkt_factor(scaling)``, where structure is
-exploited (:mod:`.robust_svm`), and :class:`Refinement` corrects a KKT solve that loses digits.  The stopping test
-(:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
+operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9], in one
+main loop, :func:`interior_point`, which drives an iteration-level operator: the phases of an iteration (start
+point, measures, factor and predictor, predictor step, corrector, refinement, corrector step, move).  The
+in-memory operator is :class:`ConeQPOperator`, on a problem object that supplies the products and
+``kkt_factor(scaling)`` (:func:`cone_ipm`; structure is exploited in :mod:`.robust_svm`); the robust SVM on Dask
+row blocks is the other operator (:mod:`.row_block_ipm`), so both routes run the same iterations.  The stopping
+test (:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
 ``"numerical_error"``.  The standard form, the stopping test's formulas and the statuses are written out in the
 user guide (``docs/guide/robust.md``, "The interior-point engine").
 """
@@ -479,8 +482,8 @@ REFINE_STEPS = 4
 
 
 class Refinement:
-    """When iterative refinement of a KKT solve stops: the one rule of :func:`cone_ipm` and of the row-block
-    interior point (:mod:`.row_block_ipm`), which evaluate the residuals and solve for the corrections themselves.
+    """When iterative refinement of a KKT solve stops: the one rule, applied by :func:`refine_direction` to an
+    operator that evaluates the residuals and solves for the corrections on its own layout.
 
     ``err`` is a direction's KKT residual (``max(||rx||_inf, ||ry||_inf, ||W^{-1} rz||_inf)``) and ``scale`` its
     right-hand side's (the same norms).  The first correction is solved unless ``err <= 1e-12 scale`` (the rounding
@@ -615,9 +618,8 @@ def damped_step(amax: float, step_fraction: float):
 
 class StoppingTest:
     """The stopping test and iteration log of the Nesterov-Todd iteration (Clarabel's measures,
-    ``docs/guide/robust.md``, "The interior-point engine"), the one home of both for :func:`cone_ipm` and the
-    row-block interior point (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each
-    on its own layout.
+    ``docs/guide/robust.md``, "The interior-point engine"), used by :func:`interior_point` on the measures its
+    operator computes on its own layout (:class:`Measures`).
 
     Parameters
     ----------

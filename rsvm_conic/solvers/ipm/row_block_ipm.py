@@ -1,11 +1,12 @@
 """The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that do not
 fit one machine's memory.
 
-Same model, iteration, stopping test, refinement and certificate as :func:`~.robust_svm.robust_svm_ipm`
-(:class:`~.robust_svm.RobustSVMCone`, :func:`~.engine.cone_ipm`'s rules, the Schur complement of :mod:`.kkt`);
-every per-sample quantity stays in the workers' chunks (:class:`~.row_blocks.RowBlocks`) and the client holds
-what is O(n + k n) and solves the small system.  An iteration is three passes over the row blocks (start,
-predictor, corrector, plus one per refinement), each returning O(n^2) numbers whatever L
+Same model, main loop, stopping test, refinement and certificate as :func:`~.robust_svm.robust_svm_ipm`
+(:class:`~.robust_svm.RobustSVMCone`, :func:`~.engine.interior_point`, the Schur complement of :mod:`.kkt`): this
+module is the loop's operator on row blocks.  Every per-sample quantity stays in the workers' chunks
+(:class:`~.row_blocks.RowBlocks`) and the client holds what is O(n + k n) and solves the small system.  An
+iteration is three passes over the row blocks (the step with the sums at the new iterate, the predictor's step,
+the corrector's; plus one per refinement correction), each returning O(n^2) numbers whatever L
 (:func:`robust_svm_ipm_dask`).  The passes, what goes over the network and the cost are described in
 ``docs/dask.md`` ("The exact interior point on row blocks"); ``tests/test_dask_ipm.py`` checks the iterates
 against the in-memory route.
@@ -153,7 +154,7 @@ class _Block:
         return E
 
     def stats(self, E) -> dict:
-        """Sums for the residuals, objective values, gap and norms of cone_ipm's iteration log."""
+        """Sums for the residuals, objective values, gap and norms of the main loop's measures."""
         part = dict(E.part)
         zm = self.split_z(E.z)[0]
         x_rx = float(E.xi @ E.rx_xi)
@@ -249,8 +250,8 @@ class _Block:
         return dxi, dt, dz
 
     def residual(self, E, rhs, d, du, dtg, sums=False):
-        """The KKT residual ``b - K d`` of a direction (cone_ipm's ``residual_kkt``): its local rows; with
-        ``sums`` also this block's sums for the global rows and the local part of its error norm."""
+        """The KKT residual ``b - K d`` of a direction (:class:`~.engine.ConeQPOperator`'s, on these rows): its local
+        rows; with ``sums`` also this block's sums for the global rows and the local part of its error norm."""
         bxi, bt, bz = rhs
         dxi, dt, dz = d
         part, gxi, gt = self.GTz(dz, sums)
@@ -267,7 +268,7 @@ class _Block:
 
     # ------------------------------------------------------------------ directions of one iteration
     def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
-        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.engine.newton_rhs`):
+        """``(u, rhs)`` of a Newton step (:func:`~.engine.newton_rhs` on these rows):
         ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
         size = self.cones.size
         u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, E.rz, np.empty(size), np.empty(size))
@@ -637,8 +638,8 @@ class _RowBlockOperator:
             self.Zc.reshape(k, n + 1)[:, 0] = self.R["gtz_t"]
 
     def measure(self) -> Measures:
-        """cone_ipm's residuals ``rx = Px + q + G'z``, ``rz = Gx + s - h``, costs, gap and norms, from the blocks'
-        sums and the client's rows."""
+        """The residuals ``rx = Px + q + G'z``, ``rz = Gx + s - h``, costs, gap and norms, from the blocks' sums and
+        the client's rows."""
         R, glob, k, n, cones = self.R, self.glob, self.k, self.n, self.cones
         w, b = glob["w"], glob["b"]
         rx_w = w + R["gtz_w"]
@@ -814,7 +815,7 @@ class _System:
         S[np.arange(n), np.arange(n)] += 1.0
         self.cho = sla.cho_factor(S, lower=False, check_finite=True)
 
-    # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
+    # the grouped cones' parts of the predictor and corrector (the in-memory operator's, on their rows)
     def pred_bz(self, rz):
         """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
         spec = self.cones.spec
