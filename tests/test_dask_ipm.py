@@ -225,6 +225,25 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
     assert seen["done"]
 
 
+@pytest.mark.parametrize("pass_name", ["_predictor_pass", "_corrector_pass"])
+def test_an_error_reading_the_data_in_a_pass_is_not_a_numerical_error(pass_name, monkeypatch):
+    """Only a failed factorisation or solve ends the run as a numerical error: a ValueError raised while a pass reads
+    the data (a store's altered chunk, :class:`~rsvm_conic.exceptions.DatasetError`) reaches the caller as it is,
+    from every pass of the iteration."""
+    from rsvm_conic.exceptions import DatasetError
+    from rsvm_conic.solvers.ipm import row_block_ipm
+
+    def damaged(blk, st, plan):
+        raise DatasetError("chunk 2 of X is altered")
+
+    monkeypatch.setattr(row_block_ipm, pass_name, damaged)
+    rng, X, y = _data(17)
+    with pytest.raises(DatasetError, match="altered"):
+        robust_svm_ipm(
+            _rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), np.ones((1, 6)), True, _rows(np.zeros(600, int))
+        )
+
+
 def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
     """On Dask data a numerical error's advice names a route that runs there (``prox``), not Clarabel, and does
     not tell a user with standard-normal columns to standardise them (pinned: issue 36's message did)."""

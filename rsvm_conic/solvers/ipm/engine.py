@@ -16,6 +16,7 @@ user guide (``docs/guide/robust.md``, "The interior-point engine").
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -56,6 +57,8 @@ __all__ = [
     "REFINE_STEPS",
     "cone_ipm",
     "interior_point",
+    "KKTFailure",
+    "kkt_failures",
     "ConeQPOperator",
     "Measures",
     "IPMRun",
@@ -689,6 +692,21 @@ class StoppingTest:
         return {key: getattr(self, key) for key in keys}
 
 
+class KKTFailure(Exception):
+    """A factorisation or solve of the KKT system failed: the run ends with status ``"numerical_error"``."""
+
+
+@contextmanager
+def kkt_failures():
+    """Turn a failed factorisation or solve of the KKT system (``np.linalg.LinAlgError``, or the ``ValueError`` of
+    a non-finite right-hand side) into :class:`KKTFailure`, the one failure :func:`interior_point` ends on: an
+    operator wraps its solves only, so that any other error (e.g. of a pass reading the data) propagates."""
+    try:
+        yield
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise KKTFailure(str(exc)) from exc
+
+
 class Measures(NamedTuple):
     """What the stopping test measures at an iterate (:meth:`StoppingTest.__call__`'s arguments).
 
@@ -797,8 +815,8 @@ def interior_point(
       direction is NaN);
     - ``degree`` (the cone's degree) and ``norms`` (``||q||, ||h||, ||b||``, the stopping test's scales).
 
-    A failed factorisation or solve (``np.linalg.LinAlgError``, or the ``ValueError`` of a non-finite right-hand
-    side) ends the run with status ``"numerical_error"``, as does a collapsed step (:func:`damped_step`).
+    A failed factorisation or solve (:class:`KKTFailure`, raised by the operator inside :func:`kkt_failures`) ends
+    the run with status ``"numerical_error"``, as does a collapsed step (:func:`damped_step`).
 
     Parameters
     ----------
@@ -851,7 +869,7 @@ def interior_point(
             op.corrector(sigma * mu, refining)
             if refining:
                 test.log[-1]["refine"] = refine_direction(op, refine)
-        except (np.linalg.LinAlgError, ValueError):
+        except KKTFailure:
             return ended("numerical_error", it)
         amax, finite = op.corrector_step()
         step = damped_step(amax, step_fraction)
@@ -946,7 +964,7 @@ class ConeQPOperator:
             if self.refine:
                 refine_direction(self, self.refine)
             x, y, z = self.d
-        except np.linalg.LinAlgError:
+        except (np.linalg.LinAlgError, KKTFailure):
             x, y, z = np.zeros_like(self.q), np.zeros_like(self.b), np.zeros(cones.size)
         self.x, self.y = x, y
         self.s = shift_into_cone(cones, -z)
@@ -982,11 +1000,12 @@ class ConeQPOperator:
         work, scaling = self.work, self.scaling
         u, bz = newton_rhs(self.cones, scaling, self.lam, None, None, 0.0, self.rz, work("u_pred"), work("bz"))
         self.u = u
-        if self.factor_first is None:
-            self.solve = self.prob.kkt_factor(scaling)
-            self._solve_direction((self.nrx, self.nry, bz), {"dz": work("dz_pred")})
-        else:
-            self.solve, self.d = self.factor_first(scaling, self.nrx, self.nry, bz, work("dz_pred"))
+        with kkt_failures():
+            if self.factor_first is None:
+                self.solve = self.prob.kkt_factor(scaling)
+                self._solve_direction((self.nrx, self.nry, bz), {"dz": work("dz_pred")})
+            else:
+                self.solve, self.d = self.factor_first(scaling, self.nrx, self.nry, bz, work("dz_pred"))
 
     def predictor_step(self, gap_terms: bool):
         dza = self.work("dzt_pred")
@@ -1006,7 +1025,8 @@ class ConeQPOperator:
             self.cones, self.scaling, self.lam, self.dsa, self.dza, shift, self.rz, work("u_corr"), work("bz")
         )
         bufs = {"dz": work("dz_corr"), "Gdx": work("Gx"), "dz_err": work("dzt_pred"), "dz_refined": work("u_pred")}
-        self._solve_direction((self.nrx, self.nry, bz), bufs)
+        with kkt_failures():
+            self._solve_direction((self.nrx, self.nry, bz), bufs)
 
     def corrector_step(self):
         dzt = self.work("dzt_corr")
@@ -1067,7 +1087,8 @@ class ConeQPOperator:
         return max(_ninf(bx), _ninf(by), self.scaling.inv_norm(bz), 1e-300), err
 
     def refine_correct(self) -> float:
-        ex, ey, ez = self.solve(*self.r, self.bufs.get("dz_err"))
+        with kkt_failures():
+            ex, ey, ez = self.solve(*self.r, self.bufs.get("dz_err"))
         dx, dy, dz = self.d
         self.candidate = dx + ex, dy + ey, np.add(dz, ez, out=self.spare)
         self.r, err = self._residual(self.candidate)

@@ -29,6 +29,7 @@ from .engine import (
     backoff,
     interior_point,
     jdiv,
+    kkt_failures,
     newton_rhs,
     scaled_directions,
     step_into,
@@ -671,8 +672,9 @@ class _RowBlockOperator:
     def factor_predictor(self):
         R = self.R
         Sc, Zc = (self.Sc, self.Zc) if self.grouped else (None, None)
-        self.system = system = _System(R, self.cfg, self.cones, Sc, Zc, self.n)
-        self.pred = system.solve(R, "p_", self.bglob, system.pred_bz(self.rz_c) if self.grouped else None)
+        with kkt_failures():
+            self.system = system = _System(R, self.cfg, self.cones, Sc, Zc, self.n)
+            self.pred = system.solve(R, "p_", self.bglob, system.pred_bz(self.rz_c) if self.grouped else None)
         self.it = {"glob": self.glob, "pred": self.pred[:2]}
 
     def predictor_step(self, gap_terms: bool):
@@ -692,7 +694,8 @@ class _RowBlockOperator:
         R2 = self.R2
         c_part = {key: R2["c0_" + key] + shift * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
         self.bz_c = bz_c = self.system.corr_bz(self.rz_c, shift) if self.grouped else None
-        corr = self.system.solve(c_part, "", self.bglob, bz_c)
+        with kkt_failures():
+            corr = self.system.solve(c_part, "", self.bglob, bz_c)
         self.it.update(shift=shift, corr=[corr[:2]])
         self.dZc = corr[2]
         self.R3 = self._corrector_pass(refining, refining)
@@ -728,7 +731,8 @@ class _RowBlockOperator:
     def refine_correct(self) -> float:
         self.kept = self.R3, self.dZc
         R3 = self.R3
-        e = self.system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", *self.r)
+        with kkt_failures():
+            e = self.system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", *self.r)
         self.it["corr"].append(e[:2])
         if self.grouped:
             self.dZc = self.dZc + e[2]
