@@ -700,7 +700,13 @@ class KKTFailure(Exception):
 def kkt_failures():
     """Turn a failed factorisation or solve of the KKT system (``np.linalg.LinAlgError``, or the ``ValueError`` of
     a non-finite right-hand side) into :class:`KKTFailure`, the one failure :func:`interior_point` ends on: an
-    operator wraps its solves only, so that any other error (e.g. of a pass reading the data) propagates."""
+    operator wraps its solves only, so that any other error (e.g. of a pass reading the data) propagates.
+
+    Yields
+    ------
+    None
+        The ``with`` block runs the factorisation or solve.
+    """
     try:
         yield
     except (np.linalg.LinAlgError, ValueError) as exc:
