@@ -413,7 +413,7 @@ def run_refine(quick: bool = False) -> int:
     print(f"two-group robust SVMs, n = 20: one correction per refined solve (1) against at most {REFINE_STEPS}")
     print(f"{'L':>6} {'runs':>5} {'not optimal (1)':>16} {'not optimal':>12} {'time ratio':>11} {'>1 correction':>14}")
     worst = []
-    _refined_solve(*_two_groups(500, 20, 0), 1)  # compile the row kernels outside the timings
+    _refined_solve(*_two_groups(500, 20, 0), 1)  # compile the cone loops outside the timings
     for L in sizes:
         bad1 = bad = 0
         ratios, multi = [], 0

@@ -9,7 +9,7 @@ and how to keep the cache (``NUMBA_CACHE_DIR`` set to a writable directory).
 
 A compiled function may have a numpy twin (``fn.numpy``: a vectorised function with the same arguments and results,
 installed by the module that defines both).  Inside ``with numpy_paths(True):`` (a solver's choice for small data, see
-:data:`rsvm_conic.solvers.ipm.row_kernels.NUMPY_BELOW`) calls from Python go to the twin, and nothing is compiled: a
+:data:`rsvm_conic.solvers.ipm.cone_loops.NUMPY_BELOW`) calls from Python go to the twin, and nothing is compiled: a
 small fit in a fresh process imports no numba.  The choice is per context (:mod:`contextvars`): a thread or a Dask
 task that did not make it runs the compiled code.
 

@@ -297,3 +297,25 @@ def test_no_dask_in_formulations():
         if "dask" in line.lower()
     ]
     assert not bad, "dask in formulations/:\n" + "\n".join(bad)
+
+
+def test_the_interior_point_has_one_main_loop():
+    """The interior point's iteration exists once (``solvers/ipm/engine.py: interior_point``), for arrays in memory
+    and Dask row blocks alike: the stopping test, the centring and step rules and the refinement rule are each used
+    by exactly one function of the package (the row-block route is an operator that loop drives)."""
+    users: dict = {}
+    for path in sorted((ROOT / "rsvm_conic").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for name in ("StoppingTest", "Refinement", "centring", "damped_step"):
+                    if any(True for _ in _calls(fn, name)):
+                        users.setdefault(name, set()).add(f"{path.relative_to(ROOT).as_posix()}:{fn.name}")
+    loop = "rsvm_conic/solvers/ipm/engine.py:interior_point"
+    want = {
+        "StoppingTest": {loop},
+        "Refinement": {"rsvm_conic/solvers/ipm/engine.py:refine_direction"},
+        "centring": {loop},
+        "damped_step": {loop},
+    }
+    assert users == want, users

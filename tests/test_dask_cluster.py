@@ -106,7 +106,7 @@ def test_array_larger_than_a_workers_memory_limit(tmp_path):
     the row blocks, no worker dies, and the result is the certified optimum.
 
     Pinned (2026-11-23, newest releases): with a 320 MiB limit a worker that had imported the solvers already
-    held 216 MiB, and compiling the row kernels took it past Dask's default pause threshold (80%, 256 MiB),
+    held 216 MiB, and compiling the cone loops took it past Dask's default pause threshold (80%, 256 MiB),
     so the paused workers left the fit waiting for ever.  The limit is now 400 MiB with the pause at 90%
     (360 MiB); a worker is still terminated at Dask's default 95%."""
     with (

@@ -65,6 +65,21 @@ def _uncertainty(kind, rng, y, n, lazy):
 KINDS = ["shared", "shared_full", "class", "class_zero", "sample", "sample_full"]
 
 
+def _same_iterates(mem, dsk, rel=1e-9):
+    """The two routes ran the same iterations: the same status and count, and at every iteration the same pcost,
+    dcost and gap ``s'z`` to ``rel`` of that iteration's objective scale ``max(1, |pcost|)`` (both routes run the
+    one main loop, :func:`~rsvm_conic.solvers.ipm.engine.interior_point`, and differ in summation order only; the
+    gap itself ends near the costs' rounding, so it is compared on their scale).  Measured on this file's cases:
+    within 1e-13 (L = 600) and 2e-11 (3000 x 20)."""
+    assert (dsk["status"], dsk["iterations"]) == (mem["status"], mem["iterations"])
+    lm, ld = mem["log"], dsk["log"]
+    assert len(ld) == len(lm) == mem["iterations"] + 1
+    scale = np.maximum(1.0, np.abs([e["pcost"] for e in lm]))
+    for key in ("pcost", "dcost", "gap"):
+        diff = np.abs(np.array([e[key] for e in ld]) - [e[key] for e in lm])
+        assert np.all(diff <= rel * scale), (key, diff / scale)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_dask_route_equals_memory(kind):
     """Grouped and per-sample ellipsoids: the same iterations and objective (1e-8), certified, on Dask."""
@@ -79,6 +94,7 @@ def test_dask_route_equals_memory(kind):
     assert sol.backend == "ipm" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
     assert sol.objective == pytest.approx(mem.objective, rel=1e-8)
     assert sol.info["iterations"] == mem.info["iterations"]
+    _same_iterates(mem.info, sol.info)
     np.testing.assert_allclose(sol["w"], mem["w"], rtol=1e-6, atol=1e-8)
     assert sol.info["passes"] >= 3 * sol.info["iterations"]
     # nothing of size L reached the client: each pass returned O(n^2 + k n) numbers
@@ -114,6 +130,7 @@ def _every_chunking_gives_the_memory_iterates(L, seed, chunkings):
         sol = f.solve("ipm")
         assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-7, chunks
         assert sol.info["iterations"] == mem.info["iterations"], chunks
+        _same_iterates(mem.info, sol.info)
         np.testing.assert_allclose([e["pcost"] for e in sol.info["log"]], pcost, rtol=1e-9, err_msg=str(chunks))
         np.testing.assert_allclose(sol.values["w"], mem.values["w"], rtol=0, atol=1e-7 * scale, err_msg=str(chunks))
         assert sol.values["b"] == pytest.approx(mem.values["b"], rel=0, abs=1e-7 * max(scale, 1.0))
@@ -136,6 +153,42 @@ def test_every_chunking_gives_the_memory_iterates_issue_instance():
     _every_chunking_gives_the_memory_iterates(
         40000, 2, [(40000,), (5000,) * 8, (10000,) * 4, (7000, 13000, 9000, 11000)]
     )
+
+
+def test_both_routes_run_the_one_loop_with_either_centring_rule(monkeypatch):
+    """The main loop's options reach both routes: with Mehrotra's centring rule (the predictor's gap from three sums
+    that each block returns in the predictor's pass, the grouped cones' added on the client) the in-memory and
+    row-block routes still run the same iterations, grouped and per-sample, and the rule changes them."""
+    from functools import partial
+
+    from rsvm_conic.solvers.ipm import engine, robust_svm, row_block_ipm
+
+    rng, X, y = _data(15)
+    gam = rng.uniform(0.2, 1.0, 600)
+    F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
+    Fs = np.sqrt(rng.uniform(0.01, 0.5, (600, 6)))
+    for factors, dask_factors, groups in [(F, F, g), (Fs, _rows(Fs), np.arange(600))]:
+        logs = {}
+        for rule in ("cvxopt", "mehrotra"):
+            monkeypatch.setattr(robust_svm, "cone_ipm", partial(engine.cone_ipm, sigma_rule=rule))
+            monkeypatch.setattr(row_block_ipm, "interior_point", partial(engine.interior_point, sigma_rule=rule))
+            _, mem = robust_svm_ipm(X, y, 1.0, gam, factors, True, groups)
+            _, dsk = robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), dask_factors, True, _rows(groups))
+            assert mem["status"] == "optimal"
+            _same_iterates(mem, dsk)
+            logs[rule] = [e["pcost"] for e in mem["log"]]
+        assert logs["cvxopt"][1:3] != logs["mehrotra"][1:3]
+
+
+def test_passes_per_iteration():
+    """The row-block route reads X once for the start point's sums, then per iteration once for the predictor's step,
+    once for the corrector's (and once per refinement correction) and once for the step with the sums at the new
+    iterate: nothing more (no step needed a back-off here)."""
+    rng, X, y = _data(16)
+    F, g = np.sqrt(rng.uniform(0.1, 1.0, (2, 6))), (y > 0).astype(int)
+    _, info = robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), F, True, _rows(g))
+    corrections = sum(len(e["refine"]) - 1 for e in info["log"] if "refine" in e)
+    assert info["passes"] == 1 + 3 * info["iterations"] + corrections
 
 
 @pytest.mark.parametrize("where", ["predictor", "corrector", "refinement"])
@@ -170,6 +223,25 @@ def test_a_nan_in_a_client_solve_ends_the_run_as_numerical_error(where, monkeypa
     with pytest.raises(SolverError, match="numerical_error"):
         robust_svm_ipm(_rows(X), _rows(y), 1.0, _rows(gam), F, True, _rows(g))
     assert seen["done"]
+
+
+@pytest.mark.parametrize("pass_name", ["_predictor_pass", "_corrector_pass"])
+def test_an_error_reading_the_data_in_a_pass_is_not_a_numerical_error(pass_name, monkeypatch):
+    """Only a failed factorisation or solve ends the run as a numerical error: a ValueError raised while a pass reads
+    the data (a store's altered chunk, :class:`~rsvm_conic.exceptions.DatasetError`) reaches the caller as it is,
+    from every pass of the iteration."""
+    from rsvm_conic.exceptions import DatasetError
+    from rsvm_conic.solvers.ipm import row_block_ipm
+
+    def damaged(blk, st, plan):
+        raise DatasetError("chunk 2 of X is altered")
+
+    monkeypatch.setattr(row_block_ipm, pass_name, damaged)
+    rng, X, y = _data(17)
+    with pytest.raises(DatasetError, match="altered"):
+        robust_svm_ipm(
+            _rows(X), _rows(y), 1.0, _rows(np.full(600, 0.5)), np.ones((1, 6)), True, _rows(np.zeros(600, int))
+        )
 
 
 def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):

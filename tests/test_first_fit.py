@@ -1,6 +1,6 @@
 """The first fit in a fresh process: small data run numpy twins of the compiled kernels (nothing compiled).
 
-* every row kernel's numpy twin (``rsvm_conic.solvers.ipm.row_kernels_numpy``) against the compiled kernel on random
+* every compiled loop's numpy twin (``rsvm_conic.solvers.ipm.cone_loops_numpy``) against the compiled kernel on random
   inputs of several shapes and magnitudes: the same outputs and returns, to a tolerance scaled to the inputs;
 * the numpy symmetry scan and low-rank residual of ``_validation`` against the compiled ones;
 * a small robust fit solved on the numpy path agrees with the compiled path (certified, same optimum);
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from rsvm_conic import _validation as V
-from rsvm_conic.solvers.ipm import row_kernels as rk
-from rsvm_conic.solvers.ipm import row_kernels_numpy as rk_numpy
+from rsvm_conic.solvers.ipm import cone_loops as rk
+from rsvm_conic.solvers.ipm import cone_loops_numpy as rk_numpy
 
 KERNELS = [name for name in rk.__all__ if name != "numpy_path_for"]
 
@@ -166,7 +166,7 @@ def _close(a, b, what):
             assert abs(fa - fb) <= 1e-9 * abs(fb) + 1e-11 * max(1.0, abs(fb)), (what, fa, fb)
 
 
-def test_every_row_kernel_has_a_numpy_twin():
+def test_every_compiled_loop_has_a_numpy_twin():
     from rsvm_conic._jit import Compiled
 
     for name in KERNELS:

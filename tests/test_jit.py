@@ -139,7 +139,7 @@ def test_imports_and_compiles_when_numba_can_cache_nowhere(tmp_path, numba_cache
         numba_cache_dir,
         """
         from rsvm_conic._validation import check_symmetric_psd
-        from rsvm_conic.solvers.ipm.row_kernels import ninf
+        from rsvm_conic.solvers.ipm.cone_loops import ninf
         S = np.array([[2.0, 1.0], [1.0, 2.0]])
         out["symmetric"] = check_symmetric_psd(S).tolist() == S.tolist()
         out["ninf"] = float(ninf(np.array([1.0, -3.0, 2.0, 0.5])))

@@ -29,7 +29,7 @@ from ..certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
 from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from .ipm.engine import ConeSpec, Scaling, cone_ipm
-from .ipm.row_kernels import numpy_path_for
+from .ipm.cone_loops import numpy_path_for
 from .svm_dual import libsvm_dual, submatrix
 
 __all__ = [

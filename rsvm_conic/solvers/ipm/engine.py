@@ -1,11 +1,14 @@
-"""A primal-dual interior-point engine for cone QPs with a pluggable KKT solve.
+"""A primal-dual interior-point engine for cone QPs: one main loop for every data layout.
 
 Problem: ``minimise 1/2 x'P x + q'x  s.t.  G x + s = h,  A x = b,  s in K`` (the CVXOPT ``coneqp`` / Clarabel
 standard form), ``K`` one nonnegative orthant and batches of second-order cones stored row-wise (every cone
-operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9]
-(:func:`cone_ipm`); the problem object supplies the operators and ``kkt_factor(scaling)``, where structure is
-exploited (:mod:`.robust_svm`), and :class:`Refinement` corrects a KKT solve that loses digits.  The stopping test
-(:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
+operation vectorised).  Method: Mehrotra predictor-corrector with Nesterov-Todd scaling [Van10, Sec. 7-9], in one
+main loop, :func:`interior_point`, which drives an iteration-level operator: the phases of an iteration (start
+point, measures, factor and predictor, predictor step, corrector, refinement, corrector step, move).  The
+in-memory operator is :class:`ConeQPOperator`, on a problem object that supplies the products and
+``kkt_factor(scaling)`` (:func:`cone_ipm`; structure is exploited in :mod:`.robust_svm`); the robust SVM on Dask
+row blocks is the other operator (:mod:`.row_block_ipm`), so both routes run the same iterations.  The stopping
+test (:class:`StoppingTest`) follows Clarabel's semantics; the statuses are ``"optimal"``, ``"max_iter"`` and
 ``"numerical_error"``.  The standard form, the stopping test's formulas and the statuses are written out in the
 user guide (``docs/guide/robust.md``, "The interior-point engine").
 """
@@ -13,11 +16,13 @@ user guide (``docs/guide/robust.md``, "The interior-point engine").
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from .row_kernels import (
+from .cone_loops import (
     ninf,
     orthant_max_step,
     orthant_nt_scaling,
@@ -51,6 +56,12 @@ __all__ = [
     "Refinement",
     "REFINE_STEPS",
     "cone_ipm",
+    "interior_point",
+    "KKTFailure",
+    "kkt_failures",
+    "ConeQPOperator",
+    "Measures",
+    "IPMRun",
     "max_step",
     "jprod",
     "jdiv",
@@ -98,7 +109,7 @@ class ConeSpec:
 
 
 # ---------------------------------------------------------------------------------- cone algebra
-# The row loops are compiled (:mod:`.row_kernels`): one pass per operation over a batch's (m, d) array.
+# The row loops are compiled (:mod:`.cone_loops`): one pass per operation over a batch's (m, d) array.
 
 
 class Scaling:
@@ -474,8 +485,8 @@ REFINE_STEPS = 4
 
 
 class Refinement:
-    """When iterative refinement of a KKT solve stops: the one rule of :func:`cone_ipm` and of the row-block
-    interior point (:mod:`.row_block_ipm`), which evaluate the residuals and solve for the corrections themselves.
+    """When iterative refinement of a KKT solve stops: the one rule, applied by :func:`refine_direction` to an
+    operator that evaluates the residuals and solves for the corrections on its own layout.
 
     ``err`` is a direction's KKT residual (``max(||rx||_inf, ||ry||_inf, ||W^{-1} rz||_inf)``) and ``scale`` its
     right-hand side's (the same norms).  The first correction is solved unless ``err <= 1e-12 scale`` (the rounding
@@ -610,9 +621,8 @@ def damped_step(amax: float, step_fraction: float):
 
 class StoppingTest:
     """The stopping test and iteration log of the Nesterov-Todd iteration (Clarabel's measures,
-    ``docs/guide/robust.md``, "The interior-point engine"), the one home of both for :func:`cone_ipm` and the
-    row-block interior point (:mod:`.row_block_ipm`), which compute the norms of their residuals and iterates each
-    on its own layout.
+    ``docs/guide/robust.md``, "The interior-point engine"), used by :func:`interior_point` on the measures its
+    operator computes on its own layout (:class:`Measures`).
 
     Parameters
     ----------
@@ -682,6 +692,420 @@ class StoppingTest:
         return {key: getattr(self, key) for key in keys}
 
 
+class KKTFailure(Exception):
+    """A factorisation or solve of the KKT system failed: the run ends with status ``"numerical_error"``."""
+
+
+@contextmanager
+def kkt_failures():
+    """Turn a failed factorisation or solve of the KKT system (``np.linalg.LinAlgError``, or the ``ValueError`` of
+    a non-finite right-hand side) into :class:`KKTFailure`, the one failure :func:`interior_point` ends on: an
+    operator wraps its solves only, so that any other error (e.g. of a pass reading the data) propagates.
+
+    Yields
+    ------
+    None
+        The ``with`` block runs the factorisation or solve.
+    """
+    try:
+        yield
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise KKTFailure(str(exc)) from exc
+
+
+class Measures(NamedTuple):
+    """What the stopping test measures at an iterate (:meth:`StoppingTest.__call__`'s arguments).
+
+    Attributes
+    ----------
+    pcost, dcost : float
+        The primal objective and the Lagrangian dual value.
+    gap : float
+        ``s'z``.
+    max_rz, max_rx : float
+        The infinity norms of the primal and dual residuals.
+    nx, ns, nz : float
+        The infinity norms of the iterate's parts.
+    extra : dict
+        More entries of the iteration's log line.
+    """
+
+    pcost: float
+    dcost: float
+    gap: float
+    max_rz: float
+    max_rx: float
+    nx: float
+    ns: float
+    nz: float
+    extra: dict
+
+
+class IPMRun(NamedTuple):
+    """How :func:`interior_point` ended.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, ``"max_iter"`` or ``"numerical_error"``.
+    iterations : int
+        Iterations run.
+    values : dict
+        The last iterate's measures (:meth:`StoppingTest.values`).
+    log : list
+        One record per iteration.
+    """
+
+    status: str
+    iterations: int
+    values: dict
+    log: list
+
+
+def refine_direction(op, steps: int) -> tuple:
+    """Iterative refinement of the operator's current direction by :class:`Refinement`'s rule: the driver of both
+    the main loop's corrector and a start point's solve.
+
+    Parameters
+    ----------
+    op : object
+        ``refine_residual() -> (scale, err)`` of the current direction, ``refine_correct() -> err``: solve for a
+        correction and measure the corrected direction, ``refine_keep(bool)``: keep it or drop it.
+    steps : int
+        The most corrections.
+
+    Returns
+    -------
+    tuple
+        The relative residuals before and after each correction.
+    """
+    scale, err = op.refine_residual()
+    rule = Refinement(steps, scale, err)
+    while rule.more():
+        op.refine_keep(rule.keep(op.refine_correct()))
+    return tuple(rule.history)
+
+
+def interior_point(
+    op,
+    *,
+    max_iter: int = 100,
+    tol_gap_abs: float = 1e-8,
+    tol_gap_rel: float = 1e-8,
+    tol_feas: float = 1e-8,
+    step_fraction: float = 0.99,
+    refine: int = REFINE_STEPS,
+    refine_below: float = 1e-4,
+    verbose: bool = False,
+    sigma_rule: str = "cvxopt",
+    print_fn=print,
+) -> IPMRun:
+    """The Nesterov-Todd predictor-corrector iteration [Van10, Sec. 7-9], the one main loop of the interior point,
+    on an iteration-level operator ``op`` that holds the iterate wherever its data live (in memory:
+    :class:`ConeQPOperator`; on Dask row blocks: :mod:`.row_block_ipm`).
+
+    Each call is one phase of an iteration; the row-block operator does each in at most one pass over its blocks
+    (``docs/dask.md``, "The exact interior point on row blocks"):
+
+    - ``start()``: the start point; ``measure() -> Measures`` at the current iterate (its residuals, costs, gap
+      and norms; computes the NT scaling);
+    - ``factor_predictor()``: factor the reduced KKT system and solve the predictor (affine-scaling) direction;
+    - ``predictor_step(gap_terms) -> (a_aff, terms)``: its largest step into the cone and, with ``gap_terms``,
+      ``(lam'lam, lam'(ds + dz), ds'dz)`` of its scaled directions (Mehrotra's rule), else None;
+    - ``corrector(shift, refining)``: solve the corrector with centring ``shift = sigma mu``; when ``refining``
+      the direction is then refined (:func:`refine_direction`: ``refine_residual``, ``refine_correct``,
+      ``refine_keep``);
+    - ``corrector_step() -> (amax, finite)``: the corrector's largest step and whether its direction is finite;
+    - ``move(step) -> halvings``: take ``step * 0.5**h`` for the smallest ``h < 30`` that keeps every ``s`` and
+      ``z`` strictly inside the cone as computed in floating point, and return ``h`` (None when no such ``h``, or a
+      direction is NaN);
+    - ``degree`` (the cone's degree) and ``norms`` (``||q||, ||h||, ||b||``, the stopping test's scales).
+
+    A failed factorisation or solve (:class:`KKTFailure`, raised by the operator inside :func:`kkt_failures`) ends
+    the run with status ``"numerical_error"``, as does a collapsed step (:func:`damped_step`).
+
+    Parameters
+    ----------
+    op : object
+        The iteration-level operator (the members above).
+    max_iter : int, default 100
+        Iteration limit.
+    tol_gap_abs, tol_gap_rel, tol_feas : float, default 1e-8
+        The stopping test's tolerances (:class:`StoppingTest`).
+    step_fraction : float, default 0.99
+        The fraction of the largest step taken.
+    refine : int, default 4
+        The most refinement steps per corrector solve.
+    refine_below : float, default 1e-4
+        The relative gap below which the corrector is refined.
+    verbose : bool, default False
+        Log every iteration.
+    sigma_rule : {"cvxopt", "mehrotra"}
+        The centring rule: :func:`centring` from the predictor's step, or Mehrotra's from its gap.
+    print_fn : callable, default print
+        Receives the log's lines.
+
+    Returns
+    -------
+    IPMRun
+    """
+    test = StoppingTest(op.norms, (tol_gap_abs, tol_gap_rel, tol_feas), max_iter, verbose, print_fn)
+
+    def ended(status, it):
+        return IPMRun(status, it, test.values(), test.log)
+
+    op.start()
+    step = 0.0
+    for it in range(max_iter + 1):
+        m = op.measure()
+        status = test(it, m.pcost, m.dcost, m.gap, m.max_rz, m.max_rx, m.nx, m.ns, m.nz, step, **m.extra)
+        if status is not None:
+            return ended(status, it)
+        mu = m.gap / op.degree
+        try:
+            op.factor_predictor()
+            a_aff, terms = op.predictor_step(sigma_rule == "mehrotra")
+            if terms is None:
+                sigma = centring(a_aff)
+            else:  # the predictor's gap (lam + a ds)'(lam + a dz), from its three sums
+                a = min(1.0, a_aff)
+                gap_aff = terms[0] + a * terms[1] + a * a * terms[2]
+                sigma = min(1.0, max(0.0, gap_aff / max(m.gap, 1e-300))) ** 3
+            refining = refine > 0 and test.refines(refine_below)  # the predictor only sets sigma: not refined
+            op.corrector(sigma * mu, refining)
+            if refining:
+                test.log[-1]["refine"] = refine_direction(op, refine)
+        except KKTFailure:
+            return ended("numerical_error", it)
+        amax, finite = op.corrector_step()
+        step = damped_step(amax, step_fraction)
+        if step is None or not finite:
+            return ended("numerical_error", it)
+        halvings = op.move(step)  # the step is exact in the scaled space; rounding may put s or z on the boundary
+        if halvings is None:
+            return ended("numerical_error", it)
+        step *= 0.5**halvings
+    return ended("max_iter", max_iter)  # pragma: no cover - loop returns
+
+
+def backoff(trial, step: float, limit: int = 30):
+    """The smallest ``h < limit`` for which ``trial(step * 0.5**h)`` is True (the step keeps the iterate inside the
+    cone), or None (none does, or ``trial`` returns None: a NaN direction that no shorter step helps).
+
+    Parameters
+    ----------
+    trial : callable
+        ``trial(step) -> bool or None``.
+    step : float
+        The full step.
+    limit : int, default 30
+        The most halvings tried.
+
+    Returns
+    -------
+    int or None
+    """
+    for h in range(limit):
+        ok = trial(step * 0.5**h)
+        if ok is None:
+            return None
+        if ok:
+            return h
+    return None
+
+
+class ConeQPOperator:
+    """The iteration-level operator of :func:`interior_point` on an in-memory cone QP ``prob`` (the members listed by
+    :func:`cone_ipm`): the iterate ``(x, y, z, s)`` as arrays, the KKT system from ``prob.kkt_factor``.
+
+    Parameters
+    ----------
+    prob : object
+        The cone QP.
+    refine : int
+        The most refinement steps of the least-squares start's solve (when ``prob`` has no ``initial_point``).
+    """
+
+    def __init__(self, prob, refine: int = REFINE_STEPS):
+        self.prob, self.refine = prob, refine
+        self.cones = cones = prob.cones
+        self.q, self.h, self.b = prob.q, prob.h, prob.b
+        self.norms = (_ninf(self.q), _ninf(self.h), _ninf(self.b))
+        self.degree = cones.degree
+        # h' z over h's nonzero prefix: the cones' rows of h are often zero (the robust SVM's, which per sample
+        # hold most of z, so a dot product over all of z would be a pass per iteration for nothing)
+        hnz = np.flatnonzero(self.h)
+        self.hn = int(hnz[-1]) + 1 if hnz.size else 0
+        # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
+        # once they exceed the allocator's reuse threshold; see kkt.Workspace)
+        self.buffers: dict = {}
+        self.scaling = None
+        self.fused = getattr(prob, "Gx_GTz", None)
+        self.factor_first = getattr(prob, "kkt_factor_first", None)
+
+    def work(self, name: str) -> np.ndarray:
+        if name not in self.buffers:
+            self.buffers[name] = np.empty(self.cones.size)
+        return self.buffers[name]
+
+    def _g_pair(self, x, z, out=None, scaling=None):
+        """``(G x, G' z)``: one pass over the data where the problem fuses them (``G x`` into ``out``; with the
+        iteration's ``scaling``, the same pass may serve ``kkt_factor(scaling)``)."""
+        if self.fused is None:
+            return self.prob.Gx(x), self.prob.GTz(z)
+        return self.fused(x, z, out=out) if scaling is None else self.fused(x, z, out=out, scaling=scaling)
+
+    # ------------------------------------------------------------------ start and measures
+    def start(self):
+        prob, cones = self.prob, self.cones
+        start = getattr(prob, "initial_point", None)
+        if start is not None:
+            self.x, self.y, self.z, self.s = start()
+            return
+        # CVXOPT's start: identity-scaled least squares, shifted into the cone
+        scaling = self.scaling = Scaling(cones)
+        try:
+            self.solve = prob.kkt_factor(scaling)
+            self._solve_direction((-self.q, self.b.copy(), self.h.copy()), {})
+            if self.refine:
+                refine_direction(self, self.refine)
+            x, y, z = self.d
+        except (np.linalg.LinAlgError, KKTFailure):
+            x, y, z = np.zeros_like(self.q), np.zeros_like(self.b), np.zeros(cones.size)
+        self.x, self.y = x, y
+        self.s = shift_into_cone(cones, -z)
+        self.z = shift_into_cone(cones, z)
+        self.scaling = None
+
+    def measure(self) -> Measures:
+        prob, x, y, z, s = self.prob, self.x, self.y, self.z, self.s
+        # the scaling first (it needs s and z only), so that the residual's pass over the data may also serve the
+        # factorisation; lam = W z, formed with the scaling
+        self.lam = lam = self.work("lam")
+        self.scaling = (Scaling(self.cones) if self.scaling is None else self.scaling).update(s, z, lam)
+        Px = prob.Px(x)
+        Gx, GTz = self._g_pair(x, z, self.work("Gx"), self.scaling)
+        rx = Px + self.q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
+        if self.b.size:  # A'y (none without equality constraints)
+            rx += prob.ATy(y)
+        rx += GTz
+        ry = prob.Ax(x) - self.b
+        self.rz = Gx
+        nrz, ns, nz = residual_norms(Gx, s, self.h, z)  # rz = Gx + s - h in place, and three norms, in one pass
+        self.nrx, self.nry = -rx, -ry
+        xPx = float(x @ Px)
+        pcost = 0.5 * xPx + float(self.q @ x)
+        hn = self.hn
+        dcost = -0.5 * xPx - float(self.h[:hn] @ z[:hn]) - float(self.b @ y) + float(x @ rx)  # Lagrangian
+        return Measures(pcost, dcost, float(s @ z), max(nrz, _ninf(ry)), _ninf(rx), _ninf(x), ns, nz, {})
+
+    # ------------------------------------------------------------------ directions
+    def factor_predictor(self):
+        # u = ds~ + dz~ = lam \ (-lam o lam) = -lam; where the problem has kkt_factor_first, the predictor is
+        # solved with the factorisation, in its pass over the data
+        work, scaling = self.work, self.scaling
+        u, bz = newton_rhs(self.cones, scaling, self.lam, None, None, 0.0, self.rz, work("u_pred"), work("bz"))
+        self.u = u
+        with kkt_failures():
+            if self.factor_first is None:
+                self.solve = self.prob.kkt_factor(scaling)
+                self._solve_direction((self.nrx, self.nry, bz), {"dz": work("dz_pred")})
+            else:
+                self.solve, self.d = self.factor_first(scaling, self.nrx, self.nry, bz, work("dz_pred"))
+
+    def predictor_step(self, gap_terms: bool):
+        dza = self.work("dzt_pred")
+        amax = scaled_directions(self.cones, self.scaling, self.lam, self.u, self.d[2], dza)  # u becomes dsa
+        self.dsa, self.dza = self.u, dza
+        if not gap_terms:
+            return amax, None
+        lam = self.lam
+        return amax, (float(lam @ lam), float(lam @ self.dsa) + float(lam @ dza), float(self.dsa @ dza))
+
+    def corrector(self, shift: float, refining: bool):
+        # u = lam \ (-lam o lam - dsa o dza + shift e); the refinement's scratch arrays are the spent predictor's
+        # (a work array first touched late in a solve costs the kernel page faults for every page, many times a
+        # pass over an array already touched)
+        work = self.work
+        self.u, bz = newton_rhs(
+            self.cones, self.scaling, self.lam, self.dsa, self.dza, shift, self.rz, work("u_corr"), work("bz")
+        )
+        bufs = {"dz": work("dz_corr"), "Gdx": work("Gx"), "dz_err": work("dzt_pred"), "dz_refined": work("u_pred")}
+        with kkt_failures():
+            self._solve_direction((self.nrx, self.nry, bz), bufs)
+
+    def corrector_step(self):
+        dzt = self.work("dzt_corr")
+        amax = scaled_directions(self.cones, self.scaling, self.lam, self.u, self.d[2], dzt)  # u becomes dst
+        # a NaN in dst or dz shows in the step, which then fails its interior test (move: a pass less than
+        # testing them here); an inf shows in the next iteration's residuals
+        return amax, all(np.isfinite(_ninf(v)) for v in self.d[:2])
+
+    def move(self, step: float):
+        cones, work, s, z = self.cones, self.work, self.s, self.z
+        dx, dy, dz = self.d
+        # the new s and z go to the buffer of each pair that is not the current iterate
+        s_out = work("s1") if s is work("s0") else work("s0")
+        z_out = work("z1") if z is work("z0") else work("z0")
+
+        def trial(a):
+            s_new, inside = step_into(cones, s, self.u, a, out=s_out, scaling=self.scaling)
+            failed = s_new
+            if inside:
+                z_new, inside = step_into(cones, z, dz, a, out=z_out)
+                failed = z_new
+            if not inside and not np.isfinite(_ninf(failed)):  # a NaN direction: no shorter step helps
+                return None
+            return inside
+
+        halvings = backoff(trial, step)
+        if halvings is not None:
+            a = step * 0.5**halvings
+            self.x = self.x + a * dx
+            self.y = self.y + a * dy
+            self.s, self.z = s_out, z_out
+        return halvings
+
+    # ------------------------------------------------------------------ one KKT solve and its refinement
+    def _solve_direction(self, rhs, bufs):
+        """Solve ``K d = rhs`` with the current factorisation (``bufs``: work arrays by role, "dz" and "dz_refined"
+        (the solve's dz and a corrected one, in turn), "Gdx" (a residual's G dx) and "dz_err" (a correction's dz);
+        a role without one gets new arrays)."""
+        self.rhs, self.bufs = rhs, bufs
+        self.d = self.solve(*rhs, bufs.get("dz"))
+        self.spare = bufs.get("dz_refined")
+
+    def _residual(self, d):
+        """``(rx, ry, rz)`` of ``rhs - K d`` and its norm ``max(||rx||, ||ry||, ||W^{-1} rz||)``: rz = bz - G dx +
+        W'W dz in G dx's array, its scaled norm in that pass (the cone rows' residuals are measured after scaling
+        by W^{-1}, the metric in which the step is taken; unscaled, the huge eigenvalues of W'W dominate them)."""
+        bx, by, bz = self.rhs
+        dx, dy, dz = d
+        Gdx, GTdz = self._g_pair(dx, dz, self.bufs.get("Gdx"))
+        nrz = self.scaling.kkt_rz(bz, dz, Gdx)
+        prob = self.prob
+        rx, ry = bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx)
+        return (rx, ry, Gdx), max(_ninf(rx), _ninf(ry), nrz)
+
+    def refine_residual(self):
+        bx, by, bz = self.rhs
+        self.r, err = self._residual(self.d)
+        return max(_ninf(bx), _ninf(by), self.scaling.inv_norm(bz), 1e-300), err
+
+    def refine_correct(self) -> float:
+        with kkt_failures():
+            ex, ey, ez = self.solve(*self.r, self.bufs.get("dz_err"))
+        dx, dy, dz = self.d
+        self.candidate = dx + ex, dy + ey, np.add(dz, ez, out=self.spare)
+        self.r, err = self._residual(self.candidate)
+        return err
+
+    def refine_keep(self, keep: bool):
+        if keep:
+            self.spare = None if self.spare is None else self.d[2]  # the next correction goes to the array left
+            self.d = self.candidate
+
+
 def cone_ipm(
     prob,
     *,
@@ -696,7 +1120,8 @@ def cone_ipm(
     sigma_rule: str = "cvxopt",
     print_fn=print,
 ) -> IPMResult:
-    """Solve the cone QP described by ``prob`` (see module docstring).
+    """Solve the cone QP described by ``prob`` (see module docstring): :func:`interior_point` on its
+    :class:`ConeQPOperator`.
 
     ``prob`` provides: ``q, h, b`` (arrays; ``b`` may be empty), ``cones`` (:class:`ConeSpec`),
     ``Px(x)``, ``Gx(x)``, ``GTz(z)``, ``Ax(x)``, ``ATy(y)`` and ``kkt_factor(scaling)`` returning a
@@ -710,7 +1135,7 @@ def cone_ipm(
     ``kkt_factor_first(scaling, bx, by, bz, dz_out) -> (solve, (dx, dy, dz))``: the factorisation with the
     predictor's solve (the right-hand side of each iteration's first solve is known before the factorisation, so
     the problem may take its pass over the data with the factorisation's).  Work arrays spare the page
-    faults of fresh cone-size arrays (see the driver's ``work``).
+    faults of fresh cone-size arrays.
     Up to ``refine`` steps of iterative refinement follow each corrector solve once the relative gap is below
     ``refine_below`` (earlier iterates do not need the digits); :class:`Refinement` says when to stop.
 
@@ -740,205 +1165,37 @@ def cone_ipm(
     IPMResult
     """
     t_start = time.perf_counter()
-    cones = prob.cones
-    q, h, b = prob.q, prob.h, prob.b
-    nrm_q, nrm_h, nrm_b = _ninf(q), _ninf(h), _ninf(b)
-    # h' z over h's nonzero prefix: the cones' rows of h are often zero (the robust SVM's, which per sample hold
-    # most of z, so a dot product over all of z would be a pass per iteration for nothing)
-    hnz = np.flatnonzero(h)
-    hn = int(hnz[-1]) + 1 if hnz.size else 0
-    h_head = h[:hn]
-
-    # work arrays of the cone's size, reused by every iteration (fresh ones are zeroed by the kernel on every use
-    # once they exceed the allocator's reuse threshold; see kkt.Workspace)
-    buffers: dict = {}
-
-    def work(name):
-        if name not in buffers:
-            buffers[name] = np.empty(cones.size)
-        return buffers[name]
-
-    def G_pair(x, z, out=None, scaling=None):  # (G x, G' z): one pass over the data, G x into out, where the
-        fused = getattr(prob, "Gx_GTz", None)  # problem fuses them (and its pass may serve kkt_factor(scaling))
-        if fused is None:
-            return prob.Gx(x), prob.GTz(z)
-        return fused(x, z, out=out) if scaling is None else fused(x, z, out=out, scaling=scaling)
-
-    def residual_kkt(dx, dy, dz, scaling, bx, by, bz, gdx_out=None):
-        # (rx, ry, rz, ||W^-1 rz||_inf): rz = bz - G dx + W'W dz in G dx's array, with its scaled norm in that pass
-        Gdx, GTdz = G_pair(dx, dz, gdx_out)
-        nrz = scaling.kkt_rz(bz, dz, Gdx)
-        return bx - prob.Px(dx) - prob.ATy(dy) - GTdz, by - prob.Ax(dx), Gdx, nrz
-
-    def kkt_solve(solve, scaling, bx, by, bz, n_refine=refine, bufs=None, entry=None):
-        # residuals of the cone rows are measured after scaling by W^{-1} (the metric in which
-        # the step is taken; unscaled they are dominated by the huge eigenvalues of W'W; the scaled vectors are not
-        # stored).  ``bufs``: work arrays by role, "dz" and "dz_refined" (the solve's dz and a corrected one, in
-        # turn), "Gdx" (a residual's G dx) and "dz_err" (a correction's dz); a role without one gets new arrays.
-        # ``entry``: the iteration's log entry, which gets the refinement's relative residuals ("refine")
-        bufs = {} if bufs is None else bufs
-        dx, dy, dz = solve(bx, by, bz, bufs.get("dz"))
-        if not n_refine:
-            return dx, dy, dz
-        scale = max(_ninf(bx), _ninf(by), scaling.inv_norm(bz), 1e-300)
-        rx, ry, rz, nrz = residual_kkt(dx, dy, dz, scaling, bx, by, bz, bufs.get("Gdx"))
-        steps = Refinement(n_refine, scale, max(_ninf(rx), _ninf(ry), nrz))
-        spare = bufs.get("dz_refined")
-        while steps.more():
-            ex, ey, ez = solve(rx, ry, rz, bufs.get("dz_err"))
-            corrected = dx + ex, dy + ey, np.add(dz, ez, out=spare)
-            rx, ry, rz, nrz = residual_kkt(*corrected, scaling, bx, by, bz, bufs.get("Gdx"))
-            if steps.keep(max(_ninf(rx), _ninf(ry), nrz)):
-                spare = None if spare is None else dz  # the next correction goes to the array this one left
-                dx, dy, dz = corrected
-        if entry is not None:
-            entry["refine"] = tuple(steps.history)
-        return dx, dy, dz
-
-    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
-    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
-
-    def result(status, it):
-        v = test.values()
-        return IPMResult(
-            x,
-            y,
-            z,
-            s,
-            status,
-            it,
-            v["pcost"],
-            v["dcost"],
-            v["gap_abs"],
-            v["gap_rel"],
-            v["pres"],
-            v["dres"],
-            time.perf_counter() - t_start,
-            test.log,
-        )
-
-    # ---- initial point: identity-scaled least squares, shifted into the cone ----------------
-    start = getattr(prob, "initial_point", None)
-    if start is not None:
-        x, y, z, s = start()
-    else:
-        scaling = Scaling(cones)
-        try:
-            solve = prob.kkt_factor(scaling)
-            x, y, z = kkt_solve(solve, scaling, -q, b.copy(), h.copy())
-        except np.linalg.LinAlgError:
-            x = np.zeros_like(q)
-            y = np.zeros_like(b)
-            z = np.zeros(cones.size)
-        s = shift_into_cone(cones, -z)
-        z = shift_into_cone(cones, z)
-    deg = cones.degree
-
-    scaling = None
-    step = 0.0
-    for it in range(max_iter + 1):
-        # the scaling first (it needs s and z only), so that the residual's pass over the data may also serve the
-        # factorisation; unused at the last iteration
-        lam = work("lam")  # lam = W z, formed with the scaling
-        scaling = (Scaling(cones) if scaling is None else scaling).update(s, z, lam)
-        Px = prob.Px(x)
-        Gx, GTz = G_pair(x, z, work("Gx"), scaling)
-        rx = Px + q  # in place from here on: the same sums as ``Px + q + A'y + G'z`` with fewer temporaries
-        if b.size:  # A'y (none without equality constraints)
-            rx += prob.ATy(y)
-        rx += GTz
-        ry = prob.Ax(x) - b
-        rz = Gx
-        nrz, ns, nz = residual_norms(rz, s, h, z)  # rz = Gx + s - h in place, and three norms, in one pass
-        xPx = float(x @ Px)
-        pcost = 0.5 * xPx + float(q @ x)
-        dcost = -0.5 * xPx - float(h_head @ z[:hn]) - float(b @ y) + float(x @ rx)  # Lagrangian at (x, y, z)
-        gap = float(s @ z)
-        status = test(it, pcost, dcost, gap, max(nrz, _ninf(ry)), _ninf(rx), _ninf(x), ns, nz, step)
-        if status is not None:
-            return result(status, it)
-        entry = test.log[-1]
-
-        # ---- factorisation, with the predictor's solve where the problem does both in one pass over its data ---
-        factor_first = getattr(prob, "kkt_factor_first", None)
-        nrx, nry = -rx, -ry
-        pred = None
-        try:
-            if factor_first is None:
-                solve = prob.kkt_factor(scaling)
-            else:  # u = ds~ + dz~ = lam \ (-lam o lam) = -lam
-                u_pred, bz = newton_rhs(cones, scaling, lam, None, None, 0.0, rz, work("u_pred"), work("bz"))
-                solve, pred = factor_first(scaling, nrx, nry, bz, work("dz_pred"))
-        except (np.linalg.LinAlgError, ValueError):
-            return result("numerical_error", it)
-        mu = gap / deg
-        dsa = dza = None
-        sigma = 0.0
-        # the corrector's refinement runs when the predictor's directions and G x are spent: its scratch arrays
-        # are theirs (a work array first touched late in a solve costs the kernel page faults for every page,
-        # many times a pass over an array already touched)
-        refine_bufs = {
-            "dz": work("dz_corr"),
-            "Gdx": work("Gx"),
-            "dz_err": work("dzt_pred"),
-            "dz_refined": work("u_pred"),
-        }
-        for corrector in (False, True):
-            tag = "corr" if corrector else "pred"  # the predictor's directions are kept for the corrector
-            if pred is not None and not corrector:  # solved with the factorisation
-                u, (dx, dy, dz) = u_pred, pred
-            else:
-                # u = ds~ + dz~ = lam \ (-lam o lam), and in the corrector lam \ (-lam o lam - dsa o dza + sigma mu e)
-                u, bz = newton_rhs(cones, scaling, lam, dsa, dza, sigma * mu, rz, work("u_" + tag), work("bz"))
-                try:
-                    # the predictor only sets sigma: refine the corrector (the step actually taken) only
-                    dx, dy, dz = kkt_solve(
-                        solve,
-                        scaling,
-                        nrx,
-                        nry,
-                        bz,
-                        refine if corrector and test.refines(refine_below) else 0,
-                        refine_bufs if corrector else {"dz": work("dz_pred")},
-                        entry,
-                    )
-                except (np.linalg.LinAlgError, ValueError):
-                    return result("numerical_error", it)
-            dzt = work("dzt_" + tag)
-            amax = scaled_directions(cones, scaling, lam, u, dz, dzt)  # dzt = W dz; u becomes dst = u - dzt
-            dst = u
-            if not corrector:
-                a_aff = min(1.0, amax)
-                if sigma_rule == "mehrotra":
-                    gap_aff = float((lam + a_aff * dst) @ (lam + a_aff * dzt))
-                    sigma = min(1.0, max(0.0, gap_aff / max(gap, 1e-300))) ** 3
-                else:
-                    sigma = centring(a_aff)
-                dsa, dza = dst, dzt
-        step = damped_step(amax, step_fraction)
-        # a NaN in dst or dz shows in the step, which then fails its interior test (checked below: a pass less
-        # than testing them here); an inf shows in the next iteration's residuals
-        if step is None or not all(np.isfinite(_ninf(v)) for v in (dx, dy)):
-            return result("numerical_error", it)
-        # the new s and z go to the buffer of each pair that is not the current iterate
-        s_out, z_out = (work("s1") if s is work("s0") else work("s0")), (work("z1") if z is work("z0") else work("z0"))
-        for _ in range(30):  # the step is exact in the scaled space; back off where rounding puts
-            s_new, inside = step_into(cones, s, dst, step, out=s_out, scaling=scaling)  # s or z on the boundary
-            failed = s_new
-            if inside:
-                z_new, inside = step_into(cones, z, dz, step, out=z_out)
-                if inside:
-                    break
-                failed = z_new
-            if not np.isfinite(_ninf(failed)):  # a NaN direction: no shorter step helps
-                return result("numerical_error", it)
-            step *= 0.5
-        else:
-            return result("numerical_error", it)
-        x = x + step * dx
-        y = y + step * dy
-        z, s = z_new, s_new
-    return result("max_iter", max_iter)  # pragma: no cover - loop returns
+    op = ConeQPOperator(prob, refine)
+    run = interior_point(
+        op,
+        max_iter=max_iter,
+        tol_gap_abs=tol_gap_abs,
+        tol_gap_rel=tol_gap_rel,
+        tol_feas=tol_feas,
+        step_fraction=step_fraction,
+        refine=refine,
+        refine_below=refine_below,
+        verbose=verbose,
+        sigma_rule=sigma_rule,
+        print_fn=print_fn,
+    )
+    v = run.values
+    return IPMResult(
+        op.x,
+        op.y,
+        op.z,
+        op.s,
+        run.status,
+        run.iterations,
+        v["pcost"],
+        v["dcost"],
+        v["gap_abs"],
+        v["gap_rel"],
+        v["pres"],
+        v["dres"],
+        time.perf_counter() - t_start,
+        run.log,
+    )
 
 
 class DenseConeQP:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
-from .row_kernels import (
+from .cone_loops import (
     cone_back_rows,
     cone_gram_rows,
     cone_gx_rows,
@@ -111,7 +111,7 @@ def transpose_apply(factors, diagonal, w):
 
 def cone_rows_gx(factors, diagonal, w, t, Z):
     """The cone rows of ``G x``, ``Z[g] = (-t_g, -A_g'w)`` (written); diagonal factors: one compiled pass without
-    (k, n) temporaries (:func:`~.row_kernels.cone_gx_rows`).
+    (k, n) temporaries (:func:`~.cone_loops.cone_gx_rows`).
 
     Parameters
     ----------
@@ -183,12 +183,12 @@ def _row_chunk(n: int) -> int:
 
 def centred_gram(X, y, rho, gamma, gidx, mg, chunk=None, rows_in=None):
     """``sum_i rho_i c_i c_i'`` with ``c_i = y_i [x_i; 1] - gamma_i m_{g(i)}``: each row block of
-    ``sqrt(rho_i) c_i`` is written by one compiled pass (:func:`~.row_kernels.fill_centred_rows`) into a
+    ``sqrt(rho_i) c_i`` is written by one compiled pass (:func:`~.cone_loops.fill_centred_rows`) into a
     cache-sized buffer and added by BLAS syrk.  ``gamma = 0`` gives ``[X 1]' diag(rho) [X 1]``.
 
     ``rows_in``: the arguments ``(dm, dx, bzm, bxi, bzx, c, gsum, acc)`` of the first half of a Newton solve
-    (:func:`~.row_kernels.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
-    (:func:`~.row_kernels.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``).
+    (:func:`~.cone_loops.robust_solve_rows_in`, whose ``rho`` is this one), done in the same pass
+    (:func:`~.cone_loops.fill_centred_rows_in`: its two returns summed into the zeroed ``acc``).
 
     Parameters
     ----------
@@ -284,8 +284,8 @@ class ConeTerms:
     for grouped cones on the client and for the per-sample cones of each row block.
 
     With diagonal factors ``F`` nothing of the cones' size is formed besides the row blocks of the Schur terms:
-    the compiled passes (:func:`~.row_kernels.cone_gram_rows`, :func:`~.row_kernels.cone_rhs_rows`,
-    :func:`~.row_kernels.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
+    the compiled passes (:func:`~.cone_loops.cone_gram_rows`, :func:`~.cone_loops.cone_rhs_rows`,
+    :func:`~.cone_loops.cone_back_rows`) form ``A_g w1_g = F_g o w1_g``, ``qhat_g`` and ``m_g`` entry by entry.
 
     Parameters
     ----------
@@ -367,7 +367,7 @@ class ConeTerms:
         ``rhs -= [sum_g A_g T_g; 0]`` and ``rhs += sum_g m_g c1_g - qhat_g c2_g`` with ``c1 = a_g (psi0_g - r0_g)
         / h_g``, ``c2 = (a_g r0_g + (D_g)_00 psi0_g) / h_g`` (``psi0``: the t rows of the right-hand side less
         their margin part).  Diagonal factors: one compiled pass over the cone rows
-        (:func:`~.row_kernels.cone_rhs_rows`)."""
+        (:func:`~.cone_loops.cone_rhs_rows`)."""
         if self.diagonal:
             r0 = np.empty(BZ.shape[0])
             cone_rhs_rows(
@@ -384,7 +384,7 @@ class ConeTerms:
     def back(self, BZ, psi0, r0, ag, hg, means: GroupMeans, du, Z):
         """After the Schur solve ``du = (dw, db)``: the cones' ``dt_g = (psi0_g - r0_g) / h_g + (a_g m_g'du -
         (D_g)_00 qhat_g'du) / h_g`` (returned) and their rows of ``dz``, ``Z = W^{-2} ((-dt_g, -A_g'dw) - bz_g)``
-        (written).  Diagonal factors: one compiled pass (:func:`~.row_kernels.cone_back_rows`)."""
+        (written).  Diagonal factors: one compiled pass (:func:`~.cone_loops.cone_back_rows`)."""
         k = BZ.shape[0]
         if self.diagonal:
             dt = np.empty(k)

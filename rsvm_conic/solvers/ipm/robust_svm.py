@@ -21,7 +21,7 @@ from ..._threads import blas_threads_for
 from ..._validation import check_two_classes, is_dask_array
 from .engine import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .kkt import ConeTerms, GroupMeans, Workspace, centred_gram, cone_rows_gx, sum_apply_rows
-from .row_kernels import (
+from .cone_loops import (
     cone_gx_gtz_rows,
     group_row_sums,
     margin_rows_gx,
@@ -174,7 +174,7 @@ class RobustSVMCone:
     def Gx_GTz(self, x, z, out=None, scaling=None):
         """``(G x, G' z)`` with the two products by ``X`` done in one pass over its rows (``G x`` into ``out``), and
         with diagonal factors the cones' parts of both in one pass over the factors
-        (:func:`~.row_kernels.cone_gx_gtz_rows`).  ``scaling``: the iteration's NT scaling; with grouped cones the
+        (:func:`~.cone_loops.cone_gx_gtz_rows`).  ``scaling``: the iteration's NT scaling; with grouped cones the
         same pass then sums the rows of ``X`` that :meth:`kkt_factor` needs for the group means (kept for it while
         ``scaling`` is not updated again: :attr:`Scaling.version`)."""
         if scaling is not None and self.k and not self.per_sample:
@@ -417,7 +417,7 @@ def robust_svm_ipm(
     if np.shape(C) not in ((), (X.shape[0],)) or not (np.all(np.isfinite(C)) and np.all(C > 0)):
         raise ValueError(f"C must be finite and > 0 (a number, or one per sample: C_i = C s_i); got {C}.")
     factors = np.asarray(factors, dtype=float)
-    # small data: the row kernels' numpy twins (nothing compiled) and one BLAS thread (the Schur matrix's rank-k
+    # small data: the compiled loops' numpy twins (nothing compiled) and one BLAS thread (the Schur matrix's rank-k
     # updates, L (n + 1)^2 flops per iteration, are too small to share)
     with numpy_path_for(max(X.size, factors.size)), blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2):
         prob = RobustSVMCone(X, y, C, gamma, factors, diagonal, group_index)

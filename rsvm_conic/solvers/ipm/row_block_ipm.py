@@ -1,11 +1,12 @@
 """The structured interior point of :mod:`.robust_svm` on Dask row blocks: exact robust SVMs on data that do not
 fit one machine's memory.
 
-Same model, iteration, stopping test, refinement and certificate as :func:`~.robust_svm.robust_svm_ipm`
-(:class:`~.robust_svm.RobustSVMCone`, :func:`~.engine.cone_ipm`'s rules, the Schur complement of :mod:`.kkt`);
-every per-sample quantity stays in the workers' chunks (:class:`~.row_blocks.RowBlocks`) and the client holds
-what is O(n + k n) and solves the small system.  An iteration is three passes over the row blocks (start,
-predictor, corrector, plus one per refinement), each returning O(n^2) numbers whatever L
+Same model, main loop, stopping test, refinement and certificate as :func:`~.robust_svm.robust_svm_ipm`
+(:class:`~.robust_svm.RobustSVMCone`, :func:`~.engine.interior_point`, the Schur complement of :mod:`.kkt`): this
+module is the loop's operator on row blocks.  Every per-sample quantity stays in the workers' chunks
+(:class:`~.row_blocks.RowBlocks`) and the client holds what is O(n + k n) and solves the small system.  An
+iteration is three passes over the row blocks (the step with the sums at the new iterate, the predictor's step,
+the corrector's; plus one per refinement correction), each returning O(n^2) numbers whatever L
 (:func:`robust_svm_ipm_dask`).  The passes, what goes over the network and the cost are described in
 ``docs/dask.md`` ("The exact interior point on row blocks"); ``tests/test_dask_ipm.py`` checks the iterates
 against the in-memory route.
@@ -22,21 +23,20 @@ from ..._validation import check_positive, is_dask_array
 from .engine import (
     REFINE_STEPS,
     ConeSpec,
-    Refinement,
+    Measures,
     Scaling,
-    StoppingTest,
-    centring,
-    damped_step,
     _ninf,
-    interior,
+    backoff,
+    interior_point,
     jdiv,
+    kkt_failures,
     newton_rhs,
     scaled_directions,
     step_into,
 )
 from .kkt import ConeTerms, GroupMeans, centred_gram, cone_rows_gx, sum_apply_rows, weighted_gram
 from .row_blocks import RowBlocks
-from .row_kernels import group_row_sums
+from .cone_loops import group_row_sums
 from .status import column_rms, finish_status
 
 __all__ = ["robust_svm_ipm_dask", "MAX_CLIENT_GROUPS"]
@@ -155,7 +155,7 @@ class _Block:
         return E
 
     def stats(self, E) -> dict:
-        """Sums for the residuals, objective values, gap and norms of cone_ipm's iteration log."""
+        """Sums for the residuals, objective values, gap and norms of the main loop's measures."""
         part = dict(E.part)
         zm = self.split_z(E.z)[0]
         x_rx = float(E.xi @ E.rx_xi)
@@ -251,8 +251,8 @@ class _Block:
         return dxi, dt, dz
 
     def residual(self, E, rhs, d, du, dtg, sums=False):
-        """The KKT residual ``b - K d`` of a direction (cone_ipm's ``residual_kkt``): its local rows; with
-        ``sums`` also this block's sums for the global rows and the local part of its error norm."""
+        """The KKT residual ``b - K d`` of a direction (:class:`~.engine.ConeQPOperator`'s, on these rows): its local
+        rows; with ``sums`` also this block's sums for the global rows and the local part of its error norm."""
         bxi, bt, bz = rhs
         dxi, dt, dz = d
         part, gxi, gt = self.GTz(dz, sums)
@@ -269,7 +269,7 @@ class _Block:
 
     # ------------------------------------------------------------------ directions of one iteration
     def newton_rhs(self, E, dsa=None, dza=None, shift=0.0):
-        """``(u, rhs)`` of a Newton step (cone_ipm's driver on these rows, :func:`~.engine.newton_rhs`):
+        """``(u, rhs)`` of a Newton step (:func:`~.engine.newton_rhs` on these rows):
         ``u = lam \\ r`` for the complementarity right-hand side ``r`` and ``rhs = (-rx_xi, -rx_t, -rz - W u)``."""
         size = self.cones.size
         u, bz = newton_rhs(self.cones, E.sc, E.lam, dsa, dza, shift, E.rz, np.empty(size), np.empty(size))
@@ -288,7 +288,7 @@ class _Block:
     def corrector(self, E, it):
         """The corrector's rows after every correction the client has solved for: ``(u, rhs, d)``."""
         _, dsa, dza, _ = self.predictor(E, it)
-        u, rhs = self.newton_rhs(E, dsa, dza, it["sigma"] * it["mu"])
+        u, rhs = self.newton_rhs(E, dsa, dza, it["shift"])
         _, aux = self.prep(E, rhs, sums=False)
         du, dtg = it["corr"][0]
         d = self.back(E, rhs, aux, du, dtg)
@@ -307,7 +307,9 @@ def _prefixed(prefix, part):
 
 
 def _start_pass(blk, st, plan):
-    """Pass 1: apply the previous step (or start), then the sums at the new iterate."""
+    """The pass of :meth:`_RowBlockOperator.start` and :meth:`~_RowBlockOperator.move`: the start point or the
+    step, then the sums at the new iterate: residuals, costs, norms, the Schur complement and the predictor's
+    reduced right-hand side."""
     B = _Block(blk, plan["cfg"])
     if st is None:
         st = B.initial()
@@ -325,21 +327,23 @@ def _start_pass(blk, st, plan):
 
 def _step(B, st, it, step, w_new):
     """``(new state, 0)`` after the step along the iteration ``it``'s direction (recomputed), or ``(st, h)``
-    when h halvings of the step are needed to keep this block's s and z interior (cone_ipm's back-off).
-    The state keeps ``X @ w`` of its iterate (``w_new`` after the step), computed once per iteration."""
+    when this block's s and z need h halvings of the step to stay interior (:func:`~.engine.backoff`, the rule of
+    :meth:`~.engine.ConeQPOperator.move`; 30: none).  The state keeps ``X @ w`` of its iterate (``w_new`` after the
+    step), computed once per iteration."""
     E = B.at(st, it["glob"])
     u, _, d = B.corrector(E, it)
     scaled_directions(B.cones, E.sc, E.lam, u, d[2], np.empty(B.cones.size))  # u becomes dst
-    ds = E.sc.apply(u)
-    halvings = 0
-    while True:  # each step and its interior test in one pass (step_into), as in cone_ipm
-        s_new, inside = step_into(B.cones, st["s"], ds, step)
+    s_new, z_new = np.empty(B.cones.size), np.empty(B.cones.size)
+
+    def trial(a):
+        _, inside = step_into(B.cones, st["s"], u, a, out=s_new, scaling=E.sc)
         if inside:
-            z_new, inside = step_into(B.cones, st["z"], d[2], step)
-        if inside or halvings == 30:
-            break
-        step *= 0.5
-        halvings += 1
+            _, inside = step_into(B.cones, st["z"], d[2], a, out=z_new)
+        return inside
+
+    halvings = backoff(trial, step)
+    if halvings is None:
+        return st, 30
     if halvings:
         return st, halvings
     return {
@@ -352,12 +356,16 @@ def _step(B, st, it, step, w_new):
 
 
 def _predictor_pass(blk, st, plan):
-    """Pass 2: the predictor's largest step and the corrector's right-hand side in two parts."""
+    """The pass of :meth:`_RowBlockOperator.predictor_step`: the predictor's largest step (and Mehrotra's sums),
+    and the corrector's reduced right-hand side in two parts, without and with the centring term."""
     B = _Block(blk, plan["cfg"])
     it = plan["it"]
     E = B.at(st, it["glob"])
     _, dsa, dza, step = B.predictor(E, it)
     part = {"min_step": step}
+    if plan["gap_terms"]:
+        lam = E.lam
+        part["gap_terms"] = np.array([lam @ lam, lam @ dsa + lam @ dza, dsa @ dza])
     part.update(_prefixed("c0_", B.prep(E, B.newton_rhs(E, dsa, dza)[1])[0]))
     u1 = jdiv(B.cones, E.lam, E.e)
     rhs1 = (np.zeros(B.Lb), None if E.rx_t is None else np.zeros(B.Lb), -E.sc.apply(u1))
@@ -366,8 +374,8 @@ def _predictor_pass(blk, st, plan):
 
 
 def _corrector_pass(blk, st, plan):
-    """Pass 3 (and one per refinement step): the corrector's largest step; when refining, also the KKT
-    residual's global sums, error norm and reduced right-hand side."""
+    """The pass of :meth:`_RowBlockOperator.corrector` and of each refinement correction: the corrector's largest
+    step; when refining, also the KKT residual's global sums, error norm and reduced right-hand side."""
     B = _Block(blk, plan["cfg"])
     it = plan["it"]
     E = B.at(st, it["glob"])
@@ -529,13 +537,9 @@ def robust_svm_ipm_dask(
         cfg.update(mode="grouped", k=k, active=active, remap=np.cumsum(active) - 1)
         cones = _Cones(np.ascontiguousarray(np.asarray(factors, dtype=float)[active]), bool(diagonal), n)
     k = cfg["k"]
-    res = _iterate(
-        blocks,
-        cfg,
-        cones,
-        L,
-        n,
-        C,
+    op = _RowBlockOperator(blocks, cfg, cones, L, n, C)
+    run = interior_point(
+        op,
         max_iter=max_iter,
         tol_gap_abs=tol_gap_abs,
         tol_gap_rel=tol_gap_rel,
@@ -546,15 +550,13 @@ def robust_svm_ipm_dask(
         refine=refine,
         refine_below=refine_below,
     )
-    states, glob = res["states"], res["glob"]
+    states, glob = op.states, op.glob
     t = np.zeros(k_all)
     if cfg["mode"] == "grouped":
         t[cfg["active"]] = glob["tg"]
     elif cfg["mode"] == "sample":
         t = blocks.vector(states, _entry_t)
-    info = {
-        key: res[key] for key in ("status", "iterations", "pcost", "dcost", "gap_abs", "gap_rel", "pres", "dres", "log")
-    }
+    info = {"status": run.status, "iterations": run.iterations, **run.values, "log": run.log}
     info.update(
         solve_time=time.perf_counter() - t0,
         n_cones=k,
@@ -606,81 +608,53 @@ def _check_dask_inputs(X, y, gamma, factors):
     check_dask_values(checks)
 
 
-def _iterate(
-    blocks,
-    cfg,
-    cones,
-    L,
-    n,
-    C,
-    *,
-    max_iter,
-    tol_gap_abs,
-    tol_gap_rel,
-    tol_feas,
-    verbose,
-    print_fn,
-    step_fraction,
-    refine,
-    refine_below,
-):
-    """cone_ipm's loop over row blocks (``docs/dask.md``); the client's part of every step."""
-    k, mode = cfg["k"], cfg["mode"]
-    grouped = mode == "grouped"
-    deg = 2 * L + k
-    nrm_q, nrm_h, nrm_b = C, 1.0, 0.0
-    glob = {"w": np.zeros(n), "b": 0.0, "tg": np.ones(k) if grouped else None}
-    if grouped:  # the cones' slack (t_g, A_g'w) = (1, 0); z0_g = sum_{i in g} gamma_i alpha_i from the first pass
-        Sc = -cones.Gx(glob["w"], glob["tg"])
-        Zc = np.zeros(k * (n + 1))
-    states, move, step = None, None, 0.0
-    tols = (tol_gap_abs, tol_gap_rel, tol_feas)
-    test = StoppingTest((nrm_q, nrm_h, nrm_b), tols, max_iter, verbose, print_fn)
-    log = test.log
-    out = {"glob": glob}
+class _RowBlockOperator:
+    """The iteration-level operator of :func:`~.engine.interior_point` on row blocks: the per-sample part of the
+    iterate lives in the workers (the blocks' states), the client holds ``w, b`` and the grouped cones' ``t_g``,
+    ``s``, ``z``, and solves the reduced system.  Each phase is at most one pass over the blocks: ``start`` and
+    ``move`` one (repeated when a block needs a shorter step), ``measure`` and ``factor_predictor`` none (they use
+    the last ``move``'s sums), ``predictor_step`` one, ``corrector`` one and each refinement correction one."""
 
-    def result(status, it):
-        out.update(status=status, iterations=it, states=states, glob=glob, log=log, **test.values())
-        return out
+    def __init__(self, blocks, cfg, cones, L, n, C):
+        self.blocks, self.cfg, self.cones, self.n = blocks, cfg, cones, n
+        self.k = k = cfg["k"]
+        self.grouped = cfg["mode"] == "grouped"
+        self.degree = 2 * L + k
+        self.norms = (C, 1.0, 0.0)
+        self.C = C
+        self.glob = {"w": np.zeros(n), "b": 0.0, "tg": np.ones(k) if self.grouped else None}
+        self.states = None
 
-    for it_no in range(max_iter + 1):
-        # ---- pass 1: the step, then the sums at the new iterate
-        while True:
-            new = (
-                glob
-                if move is None
-                else {
-                    "w": glob["w"] + step * move["du"][:n],
-                    "b": glob["b"] + step * move["du"][n],
-                    "tg": None if not grouped else glob["tg"] + step * move["dtg"],
-                }
-            )
-            plan = {"cfg": cfg, "glob": new, "move": None if move is None else (move["it"], step)}
-            R, new_states = blocks.run(_start_pass, plan, states, keep=True)
-            if R["max_halvings"] == 0:
-                break
-            step *= 0.5 ** R["max_halvings"]
-            if R["max_halvings"] >= 30:
-                return result("numerical_error", it_no)
-        if move is not None and grouped:
-            Zc = Zc + step * move["dZc"]
-            Sc = Sc + step * move["dSc"]
-        glob, states = new, new_states
-        out["glob"] = glob
+    def _corrector_pass(self, refine: bool, scale: bool) -> dict:
+        plan = {"cfg": self.cfg, "it": self.it, "refine": refine, "scale": scale}
+        return self.blocks.run(_corrector_pass, plan, self.states)[0]
+
+    def start(self):
+        glob, k, n = self.glob, self.k, self.n
+        plan = {"cfg": self.cfg, "glob": glob, "move": None}
+        self.R, self.states = self.blocks.run(_start_pass, plan, None, keep=True)
+        if self.grouped:  # the cones' slack (t_g, A_g'w) = (1, 0); z0_g = sum_{i in g} gamma_i alpha_i
+            self.Sc = -self.cones.Gx(glob["w"], glob["tg"])
+            self.Zc = np.zeros(k * (n + 1))
+            self.Zc.reshape(k, n + 1)[:, 0] = self.R["gtz_t"]
+
+    def measure(self) -> Measures:
+        """The residuals ``rx = Px + q + G'z``, ``rz = Gx + s - h``, costs, gap and norms, from the blocks' sums and
+        the client's rows."""
+        R, glob, k, n, cones = self.R, self.glob, self.k, self.n, self.cones
         w, b = glob["w"], glob["b"]
-        if grouped and move is None:
-            Zc.reshape(k, n + 1)[:, 0] = R["gtz_t"]
-        # residuals (cone_ipm: rx = Px + q + G'z, rz = Gx + s - h), objective values, gap, norms
         rx_w = w + R["gtz_w"]
         rx_b = R["gtz_b"]
         x_rx = b * rx_b + R["x_rx"]
         nx = max(_ninf(w), abs(b), R["max_x"])
         ns, nz, max_rx, max_rz = R["max_s"], R["max_z"], R["max_rx"], R["max_rz"]
         gap = R["sz"]
-        if grouped:
+        rx_t = self.rz_c = None
+        if self.grouped:
+            Zc, Sc = self.Zc, self.Sc
             rx_w = rx_w + cones.GTz_w(Zc)
             rx_t = R["gtz_t"] - Zc.reshape(k, n + 1)[:, 0]
-            rz_c = cones.Gx(w, glob["tg"]) + Sc
+            self.rz_c = rz_c = cones.Gx(w, glob["tg"]) + Sc
             x_rx += float(glob["tg"] @ rx_t)
             nx = max(nx, _ninf(glob["tg"]))
             ns, nz = max(ns, _ninf(Sc)), max(nz, _ninf(Zc))
@@ -690,98 +664,136 @@ def _iterate(
         max_rx = max(max_rx, _ninf(rx_w), abs(rx_b))
         x_rx += float(w @ rx_w)
         xPx = float(w @ w)
-        pcost = 0.5 * xPx + C * R["sum_xi"]
+        self.bglob = (-rx_w, -rx_b, None if rx_t is None else -rx_t)
+        pcost = 0.5 * xPx + self.C * R["sum_xi"]
         dcost = -0.5 * xPx + R["sum_zm"] + x_rx
-        status = test(it_no, pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, step, passes=blocks.passes)
-        if status is not None:
-            return result(status, it_no)
+        return Measures(pcost, dcost, gap, max_rz, max_rx, nx, ns, nz, {"passes": self.blocks.passes})
 
-        # ---- the Schur complement and the predictor
-        mu = gap / deg
-        bglob = (-rx_w, -rx_b, -rx_t if grouped else None)
-        try:  # a failed factorisation, or a NaN in a right-hand side (cho_solve checks): cone_ipm's status for both
-            system = _System(R, cfg, cones, Sc if grouped else None, Zc if grouped else None, n)
-            pred = system.solve(R, "p_", bglob, system.pred_bz(rz_c) if grouped else None)
-        except (np.linalg.LinAlgError, ValueError):
-            return result("numerical_error", it_no)
-        it = {"glob": glob, "pred": pred[:2]}
-        # ---- pass 2: predictor step, corrector right-hand side
-        R2, _ = blocks.run(_predictor_pass, {"cfg": cfg, "it": it}, states)
+    def factor_predictor(self):
+        R = self.R
+        Sc, Zc = (self.Sc, self.Zc) if self.grouped else (None, None)
+        with kkt_failures():
+            self.system = system = _System(R, self.cfg, self.cones, Sc, Zc, self.n)
+            self.pred = system.solve(R, "p_", self.bglob, system.pred_bz(self.rz_c) if self.grouped else None)
+        self.it = {"glob": self.glob, "pred": self.pred[:2]}
+
+    def predictor_step(self, gap_terms: bool):
+        plan = {"cfg": self.cfg, "it": self.it, "gap_terms": gap_terms}
+        self.R2 = R2 = self.blocks.run(_predictor_pass, plan, self.states)[0]
         amax = R2["min_step"]
-        if grouped:
-            amax = min(amax, system.cone_step(pred[2], system.u_pred))
-        sigma = centring(amax)
-        c_part = {key: R2["c0_" + key] + sigma * mu * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
-        bz_c = system.corr_bz(rz_c, sigma, mu) if grouped else None
-        try:
-            corr = system.solve(c_part, "", bglob, bz_c)
-        except (np.linalg.LinAlgError, ValueError):
-            return result("numerical_error", it_no)
-        it.update(sigma=sigma, mu=mu, corr=[corr[:2]])
-        dZc = corr[2]
-        # ---- pass 3 (+ refinement): corrector step; when refining, each pass also returns its direction's KKT
-        # residual, and the client applies cone_ipm's rule (Refinement) to it
-        refining = refine > 0 and test.refines(refine_below)
-        steps = kept = None
-        while True:
-            R3, _ = blocks.run(
-                _corrector_pass, {"cfg": cfg, "it": it, "refine": refining, "scale": refining and steps is None}, states
-            )
-            if not refining:
-                break
-            du = sum(c[0] for c in it["corr"])
-            dtg = sum(c[1] for c in it["corr"]) if grouped else None
-            rw = bglob[0] - du[:n] - R3["r_gtz_w"]
-            rb = bglob[1] - R3["r_gtz_b"]
-            rt = rzc = None
-            err = max(R3["r_max_r"], abs(rb))
-            if grouped:  # the cones' rows, and their part of the w rows
-                rw = rw - cones.GTz_w(dZc)
-                rt = bglob[2] - (R3["r_gtz_t"] - dZc.reshape(k, n + 1)[:, 0])
-                rzc = bz_c - cones.Gx(du[:n], dtg) + system.sc.apply_sq(dZc)
-                err = max(err, _ninf(rt), _ninf(system.sc.apply(rzc, inverse=True)))
-            err = max(err, _ninf(rw))
-            if steps is None:
-                scale = max(_ninf(bglob[0]), abs(bglob[1]), R3["max_b"], 1e-300)
-                if grouped:
-                    scale = max(scale, _ninf(system.sc.apply(bz_c, inverse=True)), _ninf(bglob[2]))
-                steps = Refinement(refine, scale, err)
-            elif not steps.keep(err):  # the direction before the last correction stays, with its pass's values
-                it["corr"].pop()
-                R3, dZc = kept
-            if not steps.more():
-                log[-1]["refine"] = tuple(steps.history)
-                break
-            kept = R3, dZc
-            try:
-                e = system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", (rw, rb, rt), rzc)
-            except (np.linalg.LinAlgError, ValueError):
-                return result("numerical_error", it_no)
-            it["corr"].append(e[:2])
-            if grouped:
-                dZc = dZc + e[2]
-        amax = R3["min_step"]
+        terms = R2["gap_terms"] if gap_terms else None
+        if self.grouped:
+            system = self.system
+            amax = min(amax, system.cone_step(self.pred[2], system.u_pred))
+            if gap_terms:
+                lam, dsa, dza = system.lam, system.dsa_c, system.dza_c
+                terms = terms + np.array([lam @ lam, lam @ dsa + lam @ dza, dsa @ dza])
+        return amax, None if terms is None else tuple(float(t) for t in terms)
+
+    def corrector(self, shift: float, refining: bool):
+        R2 = self.R2
+        c_part = {key: R2["c0_" + key] + shift * R2["c1_" + key] for key in ("phi", "sgc") if "c0_" + key in R2}
+        self.bz_c = bz_c = self.system.corr_bz(self.rz_c, shift) if self.grouped else None
+        with kkt_failures():
+            corr = self.system.solve(c_part, "", self.bglob, bz_c)
+        self.it.update(shift=shift, corr=[corr[:2]])
+        self.dZc = corr[2]
+        self.R3 = self._corrector_pass(refining, refining)
+
+    # ------------------------------------------------------------------ refinement of the corrector
+    def _residual_rows(self) -> float:
+        """The client's rows of the current direction's KKT residual (kept for the next correction) and the
+        residual's norm, from the last corrector pass's sums."""
+        R3, it, bglob, n, k = self.R3, self.it, self.bglob, self.n, self.k
         du = sum(c[0] for c in it["corr"])
-        dtg = sum(c[1] for c in it["corr"]) if grouped else None
-        finite = R3["min_finite"] > 0 and np.all(np.isfinite(du))
-        dSc = None
+        rw = bglob[0] - du[:n] - R3["r_gtz_w"]
+        rb = bglob[1] - R3["r_gtz_b"]
+        rt = rzc = None
+        err = max(R3["r_max_r"], abs(rb))
+        if self.grouped:  # the cones' rows, and their part of the w rows
+            cones, sc, dZc = self.cones, self.system.sc, self.dZc
+            dtg = sum(c[1] for c in it["corr"])
+            rw = rw - cones.GTz_w(dZc)
+            rt = bglob[2] - (R3["r_gtz_t"] - dZc.reshape(k, n + 1)[:, 0])
+            rzc = self.bz_c - cones.Gx(du[:n], dtg) + sc.apply_sq(dZc)
+            err = max(err, _ninf(rt), _ninf(sc.apply(rzc, inverse=True)))
+        self.r = (rw, rb, rt), rzc
+        return max(err, _ninf(rw))
+
+    def refine_residual(self):
+        err = self._residual_rows()
+        bglob, R3 = self.bglob, self.R3
+        scale = max(_ninf(bglob[0]), abs(bglob[1]), R3["max_b"], 1e-300)
+        if self.grouped:
+            scale = max(scale, _ninf(self.system.sc.apply(self.bz_c, inverse=True)), _ninf(bglob[2]))
+        return scale, err
+
+    def refine_correct(self) -> float:
+        self.kept = self.R3, self.dZc
+        R3 = self.R3
+        with kkt_failures():
+            e = self.system.solve({key[2:]: v for key, v in R3.items() if key.startswith("e_")}, "", *self.r)
+        self.it["corr"].append(e[:2])
+        if self.grouped:
+            self.dZc = self.dZc + e[2]
+        self.R3 = self._corrector_pass(True, False)
+        return self._residual_rows()
+
+    def refine_keep(self, keep: bool):
+        if not keep:  # the direction before the last correction stays, with its pass's values
+            self.it["corr"].pop()
+            self.R3, self.dZc = self.kept
+
+    # ------------------------------------------------------------------ the step
+    def corrector_step(self):
+        it = self.it
+        amax = self.R3["min_step"]
+        self.du = du = sum(c[0] for c in it["corr"])
+        self.dtg = dtg = sum(c[1] for c in it["corr"]) if self.grouped else None
+        finite = self.R3["min_finite"] > 0 and np.all(np.isfinite(du))
+        if self.grouped:
+            system, dZc = self.system, self.dZc
+            self.dst_c = dst = system.u_corr.copy()
+            amax = min(amax, scaled_directions(self.cones.spec, system.sc, system.lam, dst, dZc, np.empty(dZc.shape)))
+            finite = finite and all(np.all(np.isfinite(v)) for v in (dZc, dst, dtg))
+        return amax, bool(finite)
+
+    def move(self, step: float):
+        n, glob, grouped = self.n, self.glob, self.grouped
+        if grouped:  # the client's cones first, by the blocks' rule (their pass then needs no repeat for them)
+            spec, sc = self.cones.spec, self.system.sc
+            Sn, Zn = np.empty(self.Sc.shape), np.empty(self.Zc.shape)
+
+            def trial(a):
+                _, inside = step_into(spec, self.Sc, self.dst_c, a, out=Sn, scaling=sc)
+                if inside:
+                    _, inside = step_into(spec, self.Zc, self.dZc, a, out=Zn)
+                return inside
+
+        halvings = 0
+        while True:
+            if grouped:
+                h = backoff(trial, step * 0.5**halvings)
+                if h is None:
+                    return None
+                halvings += h
+            a = step * 0.5**halvings
+            new = {
+                "w": glob["w"] + a * self.du[:n],
+                "b": glob["b"] + a * self.du[n],
+                "tg": glob["tg"] + a * self.dtg if grouped else None,
+            }
+            plan = {"cfg": self.cfg, "glob": new, "move": (self.it, a)}
+            R, states = self.blocks.run(_start_pass, plan, self.states, keep=True)
+            if R["max_halvings"] == 0:
+                break
+            halvings += int(R["max_halvings"])
+            if halvings >= 30:
+                return None
+        self.R, self.states, self.glob = R, states, new
         if grouped:
-            dst = system.u_corr.copy()
-            amax = min(amax, scaled_directions(cones.spec, system.sc, system.lam, dst, dZc, np.empty(dZc.shape)))
-            dSc = system.sc.apply(dst)
-            finite = finite and np.all(np.isfinite(dZc)) and np.all(np.isfinite(dst)) and np.all(np.isfinite(dtg))
-        step = damped_step(amax, step_fraction)
-        if step is None or not finite:
-            return result("numerical_error", it_no)
-        if grouped:  # back off where rounding puts the grouped cones' s or z on the boundary
-            for _ in range(30):
-                if interior(cones.spec, Sc + step * dSc) and interior(cones.spec, Zc + step * dZc):
-                    break
-                step *= 0.5
-            else:
-                return result("numerical_error", it_no)
-        move = {"it": it, "du": du, "dtg": dtg, "dZc": dZc, "dSc": dSc}
-    return result("max_iter", max_iter)  # pragma: no cover - loop returns
+            self.Sc, self.Zc = Sn, Zn
+        return halvings
 
 
 class _System:
@@ -807,7 +819,7 @@ class _System:
         S[np.arange(n), np.arange(n)] += 1.0
         self.cho = sla.cho_factor(S, lower=False, check_finite=True)
 
-    # the grouped cones' parts of the predictor and corrector (cone_ipm's, on their rows)
+    # the grouped cones' parts of the predictor and corrector (the in-memory operator's, on their rows)
     def pred_bz(self, rz):
         """The cone rows of the predictor's right-hand side ``-rz - W u`` (``lambda o u = -lambda o lambda``)."""
         spec = self.cones.spec
@@ -821,8 +833,8 @@ class _System:
         self.dsa_c, self.dza_c = u.copy(), np.empty(dZ.shape)
         return scaled_directions(self.cones.spec, self.sc, self.lam, self.dsa_c, dZ, self.dza_c)
 
-    def corr_bz(self, rz, sigma, mu):
-        """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring sigma mu)."""
+    def corr_bz(self, rz, shift):
+        """The cone rows of the corrector's right-hand side (Mehrotra's second-order term, centring ``shift``)."""
         spec = self.cones.spec
         self.u_corr, bz = newton_rhs(
             spec,
@@ -830,7 +842,7 @@ class _System:
             self.lam,
             self.dsa_c,
             self.dza_c,
-            sigma * mu,
+            shift,
             rz,
             np.empty(spec.size),
             np.empty(spec.size),

@@ -29,7 +29,7 @@ import numpy as np
 from ..._jit import jit
 from ..._threads import blas_threads_for
 from ...certify.contract import relative_gap
-from ..ipm.row_kernels import row_dot
+from ..ipm.cone_loops import row_dot
 from .alm import ww_primal_alm
 from .objective import certified_result, feature_gram, ww_dual_bound, ww_objective
 

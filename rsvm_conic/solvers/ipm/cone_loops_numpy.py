@@ -1,9 +1,9 @@
-"""The numpy path of :mod:`.row_kernels`: every kernel vectorised over the rows, same arguments, same results.
+"""The numpy path of :mod:`.cone_loops`: every kernel vectorised over the rows, same arguments, same results.
 
 A small solve runs these instead of the compiled kernels (see :func:`rsvm_conic._jit.numpy_paths` and
-:data:`.row_kernels.NUMPY_BELOW`): for data of a few ten thousand entries, a fresh process would spend seconds
+:data:`.cone_loops.NUMPY_BELOW`): for data of a few ten thousand entries, a fresh process would spend seconds
 compiling what numpy does in milliseconds.  Each function writes the same output arrays and returns the same values
-as its compiled twin (to rounding: numpy sums in another order; ``tests/test_row_kernels.py`` checks every pair on
+as its compiled twin (to rounding: numpy sums in another order; ``tests/test_cone_loops.py`` checks every pair on
 random inputs, to a tolerance scaled to the inputs' magnitude), including the conventions for NaN (a norm of an
 array holding NaN is NaN; a step search ignores NaN ratios) and empty arrays (a norm of nothing is 0).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__: list[str] = []  # installed on the compiled kernels by row_kernels; not a public module
+__all__: list[str] = []  # installed on the compiled kernels by cone_loops; not a public module
 
 
 def _tail(A, B):
@@ -44,7 +44,7 @@ def _inside_all(O):
 
 
 def _min_root(x0, d0, dd, xd, c):
-    """Vectorised :func:`.row_kernels._min_root` (inf where the ray stays inside)."""
+    """Vectorised :func:`.cone_loops._min_root` (inf where the ray stays inside)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         a = d0 * d0 - dd
         b = x0 * d0 - xd
@@ -76,7 +76,7 @@ def _rows_in_c(rho, dm, dx, bzm, bxi, bzx):
 
 
 def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
-    """The numpy twin of :func:`.row_kernels.fill_centred_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.fill_centred_rows` (parameters and results there)."""
     m, n1 = B.shape
     n = n1 - 1
     r = slice(i0, i0 + m)
@@ -86,7 +86,7 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
 
 
 def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, bzx, c, gsum, acc):
-    """The numpy twin of :func:`.row_kernels.fill_centred_rows_in` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.fill_centred_rows_in` (parameters and results there)."""
     fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B)
     m, n1 = B.shape
     n = n1 - 1
@@ -100,36 +100,36 @@ def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, 
 
 
 def group_row_sums(X, v, gidx, k):
-    """The numpy twin of :func:`.row_kernels.group_row_sums` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.group_row_sums` (parameters and results there)."""
     out = np.zeros((k, X.shape[1]))
     _group_add(out, gidx, v[:, None] * X)
     return out
 
 
 def row_dot(X, i, w):
-    """The numpy twin of :func:`.row_kernels.row_dot` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.row_dot` (parameters and results there)."""
     return float(X[i] @ w)
 
 
 def matvec_pair(X, w, v):
-    """The numpy twin of :func:`.row_kernels.matvec_pair` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.matvec_pair` (parameters and results there)."""
     return X @ w, X.T @ v
 
 
 def matvec_pair_groups(X, w, v, u, gidx, k):
-    """The numpy twin of :func:`.row_kernels.matvec_pair_groups` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.matvec_pair_groups` (parameters and results there)."""
     return X @ w, X.T @ v, group_row_sums(X, u, gidx, k)
 
 
 def orthant_nt_scaling(s, z, w, lam):
-    """The numpy twin of :func:`.row_kernels.orthant_nt_scaling` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_nt_scaling` (parameters and results there)."""
     w[:] = np.sqrt(s / z)
     if lam is not None:
         lam[:] = z * w
 
 
 def margin_weights(w, gam, y):
-    """The numpy twin of :func:`.row_kernels.margin_weights` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.margin_weights` (parameters and results there)."""
     L = gam.shape[0]
     d = 1.0 / (w[: 2 * L] * w[: 2 * L])
     dm, dx = d[:L], d[L:]
@@ -138,101 +138,101 @@ def margin_weights(w, gam, y):
 
 
 def margin_rows_gx(xw, y, b, xi, gam, t, gidx, zm, zx):
-    """The numpy twin of :func:`.row_kernels.margin_rows_gx` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.margin_rows_gx` (parameters and results there)."""
     v = -(y * (xw + b)) - xi
     zm[:] = v + gam * t[gidx] if t.shape[0] > 0 else v
     zx[:] = -xi
 
 
 def orthant_max_step(x, d):
-    """The numpy twin of :func:`.row_kernels.orthant_max_step` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_max_step` (parameters and results there)."""
     return _inv_max(-d / x)
 
 
 def soc_jdet(Q):
-    """The numpy twin of :func:`.row_kernels.soc_jdet` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_jdet` (parameters and results there)."""
     return _jdet(Q)
 
 
 def soc_apply(wbar, beta, V, inverse, O):
-    """The numpy twin of :func:`.row_kernels.soc_apply` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_apply` (parameters and results there)."""
     O[:] = _apply(wbar, 1.0 / beta, -1.0, V) if inverse else _apply(wbar, beta, 1.0, V)
 
 
 def soc_apply_sq(wbar, beta, V, inverse, O):
-    """The numpy twin of :func:`.row_kernels.soc_apply_sq` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_apply_sq` (parameters and results there)."""
     sc, sgn = (1.0 / beta, -1.0) if inverse else (beta, 1.0)
     O[:] = _apply(wbar, sc, sgn, _apply(wbar, sc, sgn, V))
 
 
 def soc_add_apply_sq(wbar, beta, V, O):
-    """The numpy twin of :func:`.row_kernels.soc_add_apply_sq` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_add_apply_sq` (parameters and results there)."""
     O += _apply(wbar, beta, 1.0, _apply(wbar, beta, 1.0, V))
 
 
 def ninf(v):
-    """The numpy twin of :func:`.row_kernels.ninf` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.ninf` (parameters and results there)."""
     a = np.abs(np.ravel(v))
     return float(a.max()) if a.size else 0.0
 
 
 def soc_inv_ninf(wbar, beta, V):
-    """The numpy twin of :func:`.row_kernels.soc_inv_ninf` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_inv_ninf` (parameters and results there)."""
     return ninf(_apply(wbar, 1.0 / beta, -1.0, V))
 
 
 def soc_kkt_rz(wbar, beta, BZ, DZ, RZ):
-    """The numpy twin of :func:`.row_kernels.soc_kkt_rz` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_kkt_rz` (parameters and results there)."""
     RZ[:] = (BZ - RZ) + _apply(wbar, beta, 1.0, _apply(wbar, beta, 1.0, DZ))
     return ninf(_apply(wbar, 1.0 / beta, -1.0, RZ))
 
 
 def soc_step(X, D, a, O):
-    """The numpy twin of :func:`.row_kernels.soc_step` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_step` (parameters and results there)."""
     O[:] = X + a * D
     return _inside_all(O)
 
 
 def soc_step_scaled(wbar, beta, X, D, a, O):
-    """The numpy twin of :func:`.row_kernels.soc_step_scaled` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_step_scaled` (parameters and results there)."""
     O[:] = X + a * _apply(wbar, beta, 1.0, D)
     return _inside_all(O)
 
 
 def orthant_step_scaled(w, x, d, a, o):
-    """The numpy twin of :func:`.row_kernels.orthant_step_scaled` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_step_scaled` (parameters and results there)."""
     o[:] = x + a * (d * w)
     return bool(np.all(o > 0.0))
 
 
 def orthant_step(x, d, a, o):
-    """The numpy twin of :func:`.row_kernels.orthant_step` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_step` (parameters and results there)."""
     o[:] = x + a * d
     return bool(np.all(o > 0.0))
 
 
 def soc_jprod(U, V, O):
-    """The numpy twin of :func:`.row_kernels.soc_jprod` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_jprod` (parameters and results there)."""
     s = U[:, 0] * V[:, 0] + _tail(U, V)
     O[:, 1:] = U[:, :1] * V[:, 1:] + V[:, :1] * U[:, 1:]
     O[:, 0] = s
 
 
 def soc_jdiv(Lm, R, O):
-    """The numpy twin of :func:`.row_kernels.soc_jdiv` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_jdiv` (parameters and results there)."""
     u0 = (Lm[:, 0] * R[:, 0] - _tail(Lm, R)) / _jdet(Lm)
     O[:, 1:] = (R[:, 1:] - u0[:, None] * Lm[:, 1:]) / Lm[:, :1]
     O[:, 0] = u0
 
 
 def soc_min_step(X, D):
-    """The numpy twin of :func:`.row_kernels.soc_min_step` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_min_step` (parameters and results there)."""
     c = np.maximum(_jdet(X), 0.0)
     return _smallest(_min_root(X[:, 0], D[:, 0], _tail(D, D), _tail(X, D), c))
 
 
 def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
-    """The numpy twin of :func:`.row_kernels.soc_newton_rhs` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_newton_rhs` (parameters and results there)."""
     l0, L1 = Lm[:, 0], Lm[:, 1:]
     if corrector:
         a0, b0 = DSA[:, :1], DZA[:, :1]
@@ -255,14 +255,14 @@ def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
 
 
 def orthant_newton_rhs(lam, dsa, dza, shift, corrector, w, rz, u, o):
-    """The numpy twin of :func:`.row_kernels.orthant_newton_rhs` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_newton_rhs` (parameters and results there)."""
     ui = ((-(lam * lam) - dsa * dza) + shift) / lam if corrector else -lam
     u[:] = ui
     o[:] = -rz - ui * w
 
 
 def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
-    """The numpy twin of :func:`.row_kernels.soc_scaled_dirs` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_scaled_dirs` (parameters and results there)."""
     T = _apply(wbar, beta, 1.0, DZ)
     DZT[:] = T
     U -= T
@@ -274,7 +274,7 @@ def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
 
 
 def orthant_scaled_dirs(w, lam, u, dz, dzt):
-    """The numpy twin of :func:`.row_kernels.orthant_scaled_dirs` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.orthant_scaled_dirs` (parameters and results there)."""
     t = dz * w
     dzt[:] = t
     u -= t
@@ -282,13 +282,13 @@ def orthant_scaled_dirs(w, lam, u, dz, dzt):
 
 
 def residual_norms(Gx, s, h, z):
-    """The numpy twin of :func:`.row_kernels.residual_norms` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.residual_norms` (parameters and results there)."""
     Gx[:] = (Gx + s) - h
     return ninf(Gx), ninf(s), ninf(z)
 
 
 def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
-    """The numpy twin of :func:`.row_kernels.soc_nt_scaling_lam` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_nt_scaling_lam` (parameters and results there)."""
     ss, zz, sz = _tail(S, S), _tail(Z, Z), _tail(S, Z)
     s0, z0 = S[:, 0], Z[:, 0]
     ns, nz = np.sqrt(ss), np.sqrt(zz)
@@ -311,12 +311,12 @@ def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
 
 
 def soc_nt_scaling(S, Z, wbar, beta):
-    """The numpy twin of :func:`.row_kernels.soc_nt_scaling` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_nt_scaling` (parameters and results there)."""
     soc_nt_scaling_lam(S, Z, wbar, beta, None)
 
 
 def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
-    """The numpy twin of :func:`.row_kernels.robust_solve_rows_in` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.robust_solve_rows_in` (parameters and results there)."""
     ci = _rows_in_c(rho, dm, dx, bzm, bxi, bzx)
     c[:] = ci
     _group_add(gsum, gidx, gam * ci)
@@ -325,7 +325,7 @@ def robust_solve_rows_in(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, gsum):
 
 
 def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db, dt, dxi, zm, zx):
-    """The numpy twin of :func:`.row_kernels.robust_solve_rows_out` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.robust_solve_rows_out` (parameters and results there)."""
     a = y * (X @ dw + db)
     g = gam * dt[gidx]
     d = (bxi - dx * bzx - dm * bzm - dm * (a - g)) / (dm + dx)
@@ -335,7 +335,7 @@ def robust_solve_rows_out(X, y, gam, gidx, rho, dm, dx, bzm, bxi, bzx, c, dw, db
 
 
 def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
-    """The numpy twin of :func:`.row_kernels.soc_rhs_terms` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.soc_rhs_terms` (parameters and results there)."""
     dot = _tail(wbar, BZ)
     r0[:] = (den * BZ[:, 0] - 2.0 * wbar[:, 0] * dot) * ib2
     f = 2.0 * dot / den
@@ -343,19 +343,19 @@ def soc_rhs_terms(wbar, den, ib2, BZ, r0, T):
 
 
 def cone_gx_rows(F, w, t, Z):
-    """The numpy twin of :func:`.row_kernels.cone_gx_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.cone_gx_rows` (parameters and results there)."""
     Z[:, 0] = -t
     Z[:, 1:] = F * -w
 
 
 def cone_gx_gtz_rows(F, w, t, Zin, Z):
-    """The numpy twin of :func:`.row_kernels.cone_gx_gtz_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.cone_gx_gtz_rows` (parameters and results there)."""
     cone_gx_rows(F, w, t, Z)
     return np.einsum("ij,ij->j", F, Zin[:, 1:])
 
 
 def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
-    """The numpy twin of :func:`.row_kernels.cone_gram_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.cone_gram_rows` (parameters and results there)."""
     m, n = B1.shape
     r = slice(i0, i0 + m)
     Fr = F[r, :n]
@@ -367,7 +367,7 @@ def cone_gram_rows(wbar, F, M, scale, last, qc, ib2, sw1, sw2, i0, B1, B2, dg):
 
 
 def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, r0, acc):
-    """The numpy twin of :func:`.row_kernels.cone_rhs_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.cone_rhs_rows` (parameters and results there)."""
     m, d1 = BZ.shape
     n = d1 - 1
     dot = _tail(wbar, BZ)
@@ -386,7 +386,7 @@ def cone_rhs_rows(wbar, den, ib2, d00, F, M, scale, last, qc, BZ, psi0, ag, hg, 
 
 
 def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg, du, dt, Z):
-    """The numpy twin of :func:`.row_kernels.cone_back_rows` (parameters and results there)."""
+    """The numpy twin of :func:`.cone_loops.cone_back_rows` (parameters and results there)."""
     m, d1 = BZ.shape
     n = d1 - 1
     Fm, W1 = F[:m, :n], wbar[:, 1:]

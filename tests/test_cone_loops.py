@@ -1,10 +1,10 @@
-"""The compiled row kernels (rsvm_conic.solvers.ipm.row_kernels) against plain numpy formulas."""
+"""The compiled cone loops (rsvm_conic.solvers.ipm.cone_loops) against plain numpy formulas."""
 
 import numpy as np
 import pytest
 
 from rsvm_conic.solvers.ipm.kkt import centred_gram
-from rsvm_conic.solvers.ipm.row_kernels import (
+from rsvm_conic.solvers.ipm.cone_loops import (
     group_row_sums,
     margin_rows_gx,
     margin_weights,
@@ -170,7 +170,7 @@ def test_newton_solve_halves_match_the_elementwise_formulas(k):
 def test_kernels_divide_by_zero_as_numpy_does():
     """A cone row on its boundary gives inf or nan (the engine then reports "numerical_error"), never a
     ZeroDivisionError (numba's default error model raises one; pinned: a run without refinement crashed)."""
-    from rsvm_conic.solvers.ipm.row_kernels import soc_jdiv
+    from rsvm_conic.solvers.ipm.cone_loops import soc_jdiv
 
     assert orthant_max_step(np.zeros(3), -np.ones(3)) == 0.0
     lam = np.array([[1.0, 1.0, 0.0]])  # det(lam) = 0
@@ -188,7 +188,7 @@ def _cone_rows(m, d, rng):
 
 
 def test_soc_apply_sq_is_two_applications_bit_for_bit():
-    from rsvm_conic.solvers.ipm.row_kernels import soc_apply, soc_apply_sq
+    from rsvm_conic.solvers.ipm.cone_loops import soc_apply, soc_apply_sq
 
     rng = np.random.default_rng(4)
     wbar, beta = _cone_rows(60, 7, rng)
@@ -208,7 +208,7 @@ def test_soc_apply_sq_is_two_applications_bit_for_bit():
 
 
 def test_ninf_is_the_max_abs_with_nan_propagating():
-    from rsvm_conic.solvers.ipm.row_kernels import ninf
+    from rsvm_conic.solvers.ipm.cone_loops import ninf
 
     rng = np.random.default_rng(5)
     v = rng.normal(size=1001)
@@ -357,7 +357,7 @@ def test_fused_driver_steps_are_the_separate_operations():
     ``bz - G dx + W^2 dz`` with its norm ``||W^-1 rz||_inf``, and ``||W^-1 bz||_inf``, equal the separate
     operations (subtraction, add_apply_sq, apply and ninf) bit for bit."""
     from rsvm_conic.solvers.ipm.engine import ConeSpec, jdiv, jprod, max_step, newton_rhs, scaled_directions
-    from rsvm_conic.solvers.ipm.row_kernels import ninf, residual_norms
+    from rsvm_conic.solvers.ipm.cone_loops import ninf, residual_norms
 
     rng = np.random.default_rng(8)
     cones = ConeSpec(7, [(5, 2), (4, 3), (30, 51)])

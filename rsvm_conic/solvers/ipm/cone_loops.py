@@ -1,4 +1,4 @@
-"""Compiled one-pass kernels over rows (numba): the interior points' hot loops, and the row dot product that the
+"""Compiled one-pass loops over rows (numba): the interior points' hot loops, and the row dot product that the
 Weston-Watkins epoch (:mod:`.multiclass.cd`) also uses.
 
 Each kernel reads its operands once and fuses work that numpy would spread over several passes and temporaries:
@@ -6,8 +6,8 @@ over the rows of ``X`` (centred Gram rows, group sums, matrix-vector pairs, the 
 solve) and over the rows of a batch of second-order cones (the cone algebra of :mod:`.engine`, the orthant's NT
 scaling and steps, the robust SVM's cone parts of the Newton solve).  Only sums may be reordered (numba's
 ``fastmath={"reassoc"}``) so that row dot products vectorise; NaN and inf propagate as in numpy.
-:mod:`.row_kernels_numpy` holds the numpy form of each kernel.  Which kernel fuses what, and why, is in
-``docs/performance.md`` ("The compiled row kernels").  The kernels take trusted float64 arrays and intp group
+:mod:`.cone_loops_numpy` holds the numpy form of each kernel.  Which kernel fuses what, and why, is in
+``docs/performance.md`` ("The compiled cone loops").  The kernels take trusted float64 arrays and intp group
 indices (validated by the caller).
 """
 
@@ -1514,7 +1514,7 @@ def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg,
 
 
 # ---------------------------------------------------------------------------------- the numpy path
-#: Data of fewer entries than this run the numpy twins of these kernels (:mod:`.row_kernels_numpy`) instead of
+#: Data of fewer entries than this run the numpy twins of these kernels (:mod:`.cone_loops_numpy`) instead of
 #: compiling them: the interior points decide with :func:`numpy_path_for` (``rsvm-conic bench first-hour`` measures
 #: the first fit in a fresh process either way).
 NUMPY_BELOW = 200_000
@@ -1539,11 +1539,11 @@ def numpy_path_for(entries: int):
 
 
 def _install_numpy_twins() -> None:
-    from . import row_kernels_numpy
+    from . import cone_loops_numpy
 
     for name in __all__:
         if name != "numpy_path_for":
-            globals()[name].numpy = getattr(row_kernels_numpy, name)
+            globals()[name].numpy = getattr(cone_loops_numpy, name)
 
 
 _install_numpy_twins()
