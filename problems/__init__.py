@@ -299,6 +299,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "paths",
+        "bench_paths",
+        "a warm-started radius path against cold fits, RobustSVCCV against GridSearchCV, on magic",
+    ),
+    Entry(
+        "BENCHMARKS",
         "robust-ipm",
         "bench_robust_ipm",
         "the structure-exploiting interior point against CVXPY + Clarabel",

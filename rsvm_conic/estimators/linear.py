@@ -245,8 +245,9 @@ class _WarmState(NamedTuple):
     formulation: object  # the problem built (validated data, weights, resolved uncertainty, CVXPY model once built)
     X: np.ndarray  # the samples of the problem (those of positive weight)
     classes: np.ndarray  # the fit's classes_
-    w: np.ndarray  # the solution
-    b: float
+    w: np.ndarray | None  # the solution (None: no fit yet)
+    b: float | None
+    gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -368,6 +369,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     warm.w,
                     warm.b,
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
+                    gamma_prev=warm.gamma,
                     **options,
                 )
             except SolverError:
@@ -406,7 +408,9 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         )
         warm = getattr(self, "_warm", None)
         if key is not None and warm is not None and warm.key == key:  # the same data: only C / the radius changed
+            before = warm.formulation.current_uncertainty()
             warm.formulation.set_params(**self._path_values())
+            warm = warm._replace(gamma=None if before is None else before.gamma)
             return warm.formulation, warm.X, warm.classes, key, warm
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))

@@ -101,6 +101,7 @@ def working_set_ipm(
     b0,
     certify,
     *,
+    gamma_prev=None,
     band: float = BAND,
     max_rounds: int = MAX_ROUNDS,
     max_share: float = MAX_SHARE,
@@ -130,8 +131,11 @@ def working_set_ipm(
         The previous solution's intercept.
     certify : callable
         ``certify(w, b, alpha) -> SolveInfo``: the whole problem's certificate of a point and a dual point.
+    gamma_prev : ndarray of shape (L,) or None, default=None
+        The radii at which ``(w0, b0)`` was solved: each sample's band widens by twice the change of its margin at
+        ``w0`` from those radii to ``gamma``.
     band : float, default=0.25
-        Samples with ``|m_i(w0, b0) - 1| <= band`` are solved individually.
+        Samples with ``|m_i(w0, b0) - 1| <= band`` (at the radii ``gamma``) are solved individually.
     max_rounds : int, default=4
         Reduced problems solved at most.
     max_share : float, default=0.6
@@ -163,6 +167,8 @@ def working_set_ipm(
     gidx = np.zeros(L, dtype=np.intp) if nominal else group_index
     facs = np.zeros((1, X.shape[1])) if nominal else factors
     m = robust_margins(X, y, w0, b0, gamma, factors, diagonal, group_index)
+    if gamma_prev is not None:  # the margins move with the radii: wider bands where they move most
+        band = band + 2.0 * np.abs(m - robust_margins(X, y, w0, b0, gamma_prev, factors, diagonal, group_index))
     work = np.abs(m - 1.0) <= band
     iterations, cert = 0, None
     for rounds in range(1, max_rounds + 1):
@@ -195,6 +201,6 @@ def working_set_ipm(
         wrong = (~work) & ((bound & (m > 1.0)) | (~bound & (m < 1.0)))
         if not np.any(wrong):  # the guess holds, the reduced problem was not solved accurately enough
             break
-        work |= wrong | (np.abs(m - 1.0) <= band)
+        work |= wrong | (np.abs(m - 1.0) <= BAND)
     gap = "" if cert is None else f" (certified relative gap {cert.gap_rel:.2e})"
     raise SolverError(f"the working-set warm start did not certify{gap}; the whole problem is solved instead.")
