@@ -52,7 +52,8 @@ def run(quick: bool = False) -> int:
     X, y = _data(quick)
     n_radii = 8 if quick else 20
     print(
-        f"Warm-started paths against cold fits: magic {X.shape[0]} x {X.shape[1]}, RobustSVC(C=1), {os.cpu_count()} cores"
+        f"Warm-started paths against cold fits: magic {X.shape[0]} x {X.shape[1]}, RobustSVC(C=1), "
+        f"{os.cpu_count()} cores"
     )
     t_grid, radii = _timed(lambda: default_radii(RobustSVC(), X, y, n_radii=n_radii))
     print(f"default grid: {n_radii} radii from {radii[0]:.4g} (w = 0 from there on) to {radii[-1]:.3g}, {t_grid:.2f} s")

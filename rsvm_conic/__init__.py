@@ -41,6 +41,7 @@ _ESTIMATORS = (
     "PkSVC",
     "RobustFeatureSVC",
     "RobustSVC",
+    "RobustSVCCV",
     "SafeSVC",
     "WestonWatkinsSVC",
 )

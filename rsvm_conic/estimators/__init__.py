@@ -3,6 +3,7 @@
 from .feature import RobustFeatureSVC, SafeSVC
 from .gaussian_points import PkSVC
 from .kernel_robust import KernelRobustSVC
+from .cv import RobustSVCCV
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
 
@@ -14,6 +15,7 @@ __all__ = [
     "PkSVC",
     "RobustFeatureSVC",
     "RobustSVC",
+    "RobustSVCCV",
     "SafeSVC",
     "WestonWatkinsSVC",
 ]
