@@ -42,6 +42,7 @@ _ESTIMATORS = (
     "RobustFeatureSVC",
     "RobustSVC",
     "SafeSVC",
+    "WassersteinSVC",
     "WestonWatkinsSVC",
 )
 

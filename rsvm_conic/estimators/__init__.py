@@ -5,6 +5,7 @@ from .gaussian_points import PkSVC
 from .kernel_robust import KernelRobustSVC
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
+from .wasserstein import WassersteinSVC
 
 __all__ = [
     "ChanceConstrainedSVC",
@@ -15,5 +16,6 @@ __all__ = [
     "RobustFeatureSVC",
     "RobustSVC",
     "SafeSVC",
+    "WassersteinSVC",
     "WestonWatkinsSVC",
 ]
