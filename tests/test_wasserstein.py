@@ -187,6 +187,7 @@ def test_warm_start_reuses_the_previous_solution(bupa):
         assert clf._formulation is first  # same data: the formulation (and its last point) is reused
         cold = WassersteinSVC(radius=r).fit(X, y)
         assert clf.solver_stats_["status"] == "optimal"
+        assert clf.n_iter_ == clf.solver_stats_["iterations"] > 1  # the interior point's own count
         assert abs(clf.objective_ - cold.objective_) <= clf.solver_stats_["gap_abs"] + cold.solver_stats_["gap_abs"]
     clf.fit(X[:100], y[:100])  # other data: a new problem
     assert clf._formulation is not first

@@ -315,7 +315,10 @@ class WassersteinProblem(Formulation):
     def _certified(self, sol: Solution, alpha, beta, tol: float) -> Solution:
         sol.objective = self.objective(sol)
         sol.info["alpha"], sol.info["beta"] = alpha, beta
-        cert = self.certificate(sol.backend, sol["w"], sol["b"], alpha, beta, tol=tol, time=sol.time)
+        iterations = sol.info.get("iterations")
+        cert = self.certificate(
+            sol.backend, sol["w"], sol["b"], alpha, beta, tol=tol, time=sol.time, iterations=iterations
+        )
         sol.certificate = cert
         if not cert.certified:
             err = SolverError(
