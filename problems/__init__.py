@@ -281,6 +281,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "wasserstein",
+        "bench_wasserstein",
+        "WassersteinSVC's default route against the same model in CVXPY + Clarabel and the dro package's model",
+    ),
+    Entry(
+        "BENCHMARKS",
         "defaults",
         "bench_defaults",
         "each estimator's default fit against the fastest certified route and scikit-learn",

@@ -43,6 +43,7 @@ _ESTIMATORS = (
     "RobustSVC",
     "RobustSVCCV",
     "SafeSVC",
+    "WassersteinSVC",
     "WestonWatkinsSVC",
 )
 

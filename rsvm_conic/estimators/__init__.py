@@ -6,6 +6,7 @@ from .kernel_robust import KernelRobustSVC
 from .cv import RobustSVCCV
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
+from .wasserstein import WassersteinSVC
 
 __all__ = [
     "ChanceConstrainedSVC",
@@ -17,5 +18,6 @@ __all__ = [
     "RobustSVC",
     "RobustSVCCV",
     "SafeSVC",
+    "WassersteinSVC",
     "WestonWatkinsSVC",
 ]
