@@ -44,6 +44,7 @@ _ESTIMATORS = (
     "RobustSVCCV",
     "SafeSVC",
     "WassersteinSVC",
+    "WassersteinSVCCV",
     "WestonWatkinsSVC",
 )
 

@@ -78,3 +78,21 @@ def test_groups_go_to_the_splitter():
     grid = GridSearchCV(RobustSVC(), {"radius": [0.5, 0.1]}, cv=GroupKFold(3), error_score="raise")
     _quiet(lambda: grid.fit(X, y, groups=folds, Sigma=S[0]))
     assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+
+
+def test_wasserstein_cv_selects_what_grid_search_selects():
+    """The same base for an estimator without C: the radius of the Wasserstein ball, sample weights sliced."""
+    from rsvm_conic.estimators import WassersteinSVC, WassersteinSVCCV
+
+    X, y, _, _ = _data(4, L=150)
+    w = np.random.default_rng(4).integers(1, 3, X.shape[0]).astype(float)
+    radii = [0.5, 0.1, 0.02, 0.005]
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    ours = _quiet(lambda: WassersteinSVCCV(radii=radii, cv=cv).fit(X, y, sample_weight=w))
+    grid = GridSearchCV(WassersteinSVC(), {"radius": radii}, cv=cv, error_score="raise")
+    _quiet(lambda: grid.fit(X, y, sample_weight=w))
+    assert ours.C_ is None and ours.scores_.shape == (3, 1, 4) and np.all(ours.gaps_ <= 1e-6)
+    assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.radius_ == grid.best_params_["radius"]
+    with pytest.raises(ValueError, match="WassersteinSVCCV needs radii"):
+        WassersteinSVCCV().fit(X, y)

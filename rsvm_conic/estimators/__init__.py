@@ -3,7 +3,7 @@
 from .feature import RobustFeatureSVC, SafeSVC
 from .gaussian_points import PkSVC
 from .kernel_robust import KernelRobustSVC
-from .cv import RobustSVCCV
+from .cv import RobustSVCCV, WassersteinSVCCV
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
 from .wasserstein import WassersteinSVC
@@ -19,5 +19,6 @@ __all__ = [
     "RobustSVCCV",
     "SafeSVC",
     "WassersteinSVC",
+    "WassersteinSVCCV",
     "WestonWatkinsSVC",
 ]

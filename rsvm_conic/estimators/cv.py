@@ -6,7 +6,9 @@ sliced with the training indices, the others are passed as they are, :mod:`tests
 :func:`~rsvm_conic.estimators.path.radius_path` on each fold's training rows, scores every point on the fold's
 test rows, and selects the (C, radius) of the best mean score, ties going to the most regularised point (the
 smallest C, then the largest radius: the first in ``GridSearchCV``'s order over ``{"C": Cs increasing, "radius":
-radii decreasing}``).  With ``refit=True`` the estimator is then fitted on all the data at that point.
+radii decreasing}``).  A ``sample_weight`` fit parameter also weights each fold's score, as ``GridSearchCV`` (from
+scikit-learn 1.9) forwards it to the scorer.  With ``refit=True`` the estimator is then fitted on all the data at
+that point.
 :class:`PathCV` is the base: a new estimator with a path needs its class and its own ``__init__``.
 """
 
@@ -24,32 +26,37 @@ from .._validation import check_integer
 from ._base import BinaryClassifierTags
 from .linear import RobustSVC
 from .path import default_radii, radius_path
+from .wasserstein import WassersteinSVC
 
-__all__ = ["PathCV", "RobustSVCCV"]
+__all__ = ["PathCV", "RobustSVCCV", "WassersteinSVCCV"]
 
 
 def _fold(estimator, X, y, train, test, radii, Cs, scorer, fit_params):
     """One fold: the path on the training rows, each point scored on the test rows."""
     params = _check_method_params(X, params=fit_params, indices=train)
     path = radius_path(estimator, X[train], y[train], radii=radii, Cs=Cs, **params)
+    weight = fit_params.get("sample_weight")
+    weight = None if weight is None else np.asarray(weight, dtype=float)[test]  # scored with the test rows' weights
     if scorer is None:  # accuracy of every point at once, as LinearClassifierMixin.predict labels the scores
         labels = path.classes[(np.einsum("ijk,tk->ijt", path.coefs, X[test]) + path.intercepts[..., None] > 0) * 1]
-        return (labels == y[test]).mean(axis=-1), path
+        return np.average(labels == y[test], axis=-1, weights=weight), path
     point = clone(estimator)
     point.classes_, point.n_features_in_ = path.classes, X.shape[1]
     scores = np.empty(path.intercepts.shape)
+    kw = {} if weight is None else {"sample_weight": weight}
     for i, j in np.ndindex(*scores.shape):
         point.coef_, point.intercept_ = path.coefs[i, j][None, :], np.array([path.intercepts[i, j]])
-        scores[i, j] = scorer(point, X[test], y[test])
+        scores[i, j] = scorer(point, X[test], y[test], **kw)
     return scores, path
 
 
 class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
     """Base of the cross-validated path estimators (see the module docstring).
 
-    A subclass sets ``_estimator`` (the estimator class, with ``C``, ``warm_start`` and optionally ``radius``) and
+    A subclass sets ``_estimator`` (the estimator class, with ``warm_start`` and ``C``, ``radius`` or both) and
     ``_estimator_params`` (the names of its parameters that the subclass's ``__init__`` takes besides ``Cs``,
-    ``radii``, ``n_radii``, ``cv``, ``scoring``, ``refit`` and ``n_jobs``).
+    ``radii``, ``n_radii``, ``cv``, ``scoring``, ``refit`` and ``n_jobs``; a subclass for an estimator without C
+    takes no ``Cs``).
 
     Parameters
     ----------
@@ -102,11 +109,17 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
         has_radius = "radius" in estimator.get_params()
         radii = self.radii
         if has_radius and radii is None:
+            if not hasattr(estimator, "radius_threshold"):
+                raise ValueError(
+                    f"{type(self).__name__} needs radii: {type(estimator).__name__} has no radius_threshold from "
+                    "which a default grid would start."
+                )
             n_radii = check_integer(self.n_radii, "n_radii", minimum=2)
             radii = default_radii(clone(estimator), X, y, n_radii=n_radii, **fit_params)
         if has_radius:
             radii = np.sort(np.ravel(np.asarray(radii, dtype=float)))[::-1]
-        Cs = np.sort(np.ravel(np.asarray(self.Cs, dtype=float)))
+        has_C = "C" in estimator.get_params()
+        Cs = np.sort(np.ravel(np.asarray(self.Cs, dtype=float))) if has_C else None
         cv = check_cv(self.cv, y, classifier=True)
         scorer = None if self.scoring is None else check_scoring(estimator, scoring=self.scoring)
         splits = list(cv.split(X, y, groups))
@@ -120,10 +133,10 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
         mean = self.scores_.mean(axis=0)
         i, j = np.unravel_index(int(np.argmax(mean)), mean.shape)  # the first maximum: the most regularised
         self.best_score_ = float(mean[i, j])
-        self.C_ = float(Cs[i])
+        self.C_ = float(Cs[i]) if has_C else None
         self.radius_ = float(radii[j]) if has_radius else None
         if self.refit:
-            params = {"C": self.C_} if not has_radius else {"C": self.C_, "radius": self.radius_}
+            params = {k: v for k, v in (("C", self.C_), ("radius", self.radius_)) if v is not None}
             best = clone(estimator).set_params(**params).fit(X, y, **fit_params)
             self.best_estimator_ = best
             self.classes_, self.coef_, self.intercept_ = best.classes_, best.coef_, best.intercept_
@@ -223,4 +236,76 @@ class RobustSVCCV(PathCV):
         self.norm = norm
         self.solver = solver
         self.solver_options = solver_options
+        self.class_weight = class_weight
+
+
+class WassersteinSVCCV(PathCV):
+    """:class:`~rsvm_conic.estimators.WassersteinSVC` with the radius of its Wasserstein ball chosen by
+    cross-validation along certified, warm-started paths (module docstring; the model has no C).
+
+    Parameters
+    ----------
+    radii : array-like of float
+        The radii (> 0; in the units of X).  Required: ``WassersteinSVC`` has no ``radius_threshold``, from which a
+        default grid would start.
+    cv : int, cross-validation generator or iterable, default=5
+        As in ``GridSearchCV``.
+    scoring : str, callable or None, default=None
+        As in ``GridSearchCV``; None: accuracy.
+    refit : bool, default=True
+        Fit on all the data at the selected radius.
+    n_jobs : int or None, default=None
+        Folds run in parallel.
+    norm, kappa, solver, tol, max_iter, class_weight
+        As in :class:`~rsvm_conic.estimators.WassersteinSVC`.
+
+    Attributes
+    ----------
+    radius_ : float
+        The selected radius.
+    radii_ : ndarray of shape (n_radii,)
+        The radii, decreasing.
+    scores_ : ndarray of shape (n_folds, 1, n_radii)
+        Each fold's score at each radius.
+    best_score_ : float
+        The selected radius's mean score.
+    coefs_paths_ : ndarray of shape (n_folds, 1, n_radii, n_features)
+        Each fold's ``coef_`` at each radius.
+    gaps_ : ndarray of shape (n_folds, 1, n_radii)
+        Each fold's certified relative gap at each radius.
+    best_estimator_ : WassersteinSVC
+        Fitted on all the data at ``radius_`` (``refit=True``).
+    classes_, coef_, intercept_, solver_stats_
+        Those of ``best_estimator_``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    _estimator = WassersteinSVC
+    _estimator_params = ("norm", "kappa", "solver", "tol", "max_iter", "class_weight")
+
+    def __init__(
+        self,
+        radii=None,
+        cv=5,
+        scoring=None,
+        refit=True,
+        n_jobs=None,
+        norm=2,
+        kappa=np.inf,
+        solver="auto",
+        tol=1e-6,
+        max_iter=100,
+        class_weight=None,
+    ):
+        self.radii = radii
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.norm = norm
+        self.kappa = kappa
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
         self.class_weight = class_weight

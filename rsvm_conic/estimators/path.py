@@ -34,8 +34,8 @@ class PathResult(NamedTuple):
 
     Attributes
     ----------
-    Cs : ndarray of shape (n_Cs,)
-        The values of C, increasing.
+    Cs : ndarray of shape (n_Cs,) or None
+        The values of C, increasing (None for an estimator without a C; ``n_Cs = 1`` then).
     radii : ndarray of shape (n_radii,) or None
         The radii, decreasing (None for an estimator without a radius).
     coefs : ndarray of shape (n_Cs, n_radii, n_features)
@@ -121,15 +121,16 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
     Parameters
     ----------
     estimator : estimator
-        With ``C`` and ``warm_start`` parameters and, for a radius path, ``radius``
-        (:class:`~rsvm_conic.estimators.RobustSVC`, :class:`~rsvm_conic.estimators.NominalSVC` for C only, ...).
+        With a ``warm_start`` parameter and ``C``, ``radius`` or both (:class:`~rsvm_conic.estimators.RobustSVC`,
+        :class:`~rsvm_conic.estimators.NominalSVC` for C only, :class:`~rsvm_conic.estimators.WassersteinSVC` for
+        the radius only).
         It is cloned: the estimator passed is not fitted.
     X, y : array-like
         The data.
     radii : array-like or None, default=None
         The radii (sorted decreasing); None: :func:`default_radii` (for an estimator with a radius).
     Cs : array-like or None, default=None
-        The values of C (sorted increasing); None: the estimator's C.
+        The values of C (sorted increasing); None: the estimator's C (if it has one).
     n_radii : int, default=20
         Number of default radii.
     ratio : float, default=1e-3
@@ -144,7 +145,7 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
     Raises
     ------
     ValueError
-        For radii given to an estimator without a radius, or negative radii / non-positive Cs.
+        For radii (Cs) given to an estimator without a radius (C), or negative radii / non-positive Cs.
     SolverError
         When a point does not certify (as its fit does).
     """
@@ -156,16 +157,20 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
         if radii is None:
             radii = default_radii(est, X, y, n_radii=n_radii, ratio=ratio, **fit_params)
         radii = np.sort(np.array([check_positive(r, "radius", strict=False) for r in np.ravel(radii)]))[::-1]
-    Cs = np.sort(np.array([check_positive(c, "C") for c in np.ravel([est.C] if Cs is None else Cs)]))
+    has_C = "C" in est.get_params()
+    if Cs is not None and not has_C:
+        raise ValueError(f"{type(estimator).__name__} has no C parameter: pass radii only.")
+    Cs = np.sort(np.array([check_positive(c, "C") for c in np.ravel([est.C] if Cs is None else Cs)])) if has_C else None
     points = [None] if radii is None else list(radii)
-    grid = np.empty((Cs.size, len(points)), dtype=object)
-    for i, C in enumerate(Cs):
+    rows = [None] if Cs is None else list(Cs)
+    grid = np.empty((len(rows), len(points)), dtype=object)
+    for i, C in enumerate(rows):
         order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: start from a neighbour
         for j in order:
-            params = {"C": C} if points[j] is None else {"C": C, "radius": points[j]}
+            params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
             est.set_params(**params).fit(X, y, **fit_params)
             grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
-    stats = [[grid[i, j][2] for j in range(len(points))] for i in range(Cs.size)]
+    stats = [[grid[i, j][2] for j in range(len(points))] for i in range(len(rows))]
 
     def field(name):
         return np.array([[s[name] for s in row] for row in stats], dtype=float)
