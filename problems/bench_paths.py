@@ -45,7 +45,7 @@ def _timed(fn):
 def run(quick: bool = False) -> int:
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-    from rsvm_conic import RobustSVC
+    from rsvm_conic.estimators import RobustSVC
     from rsvm_conic.estimators.cv import RobustSVCCV
     from rsvm_conic.estimators.path import default_radii, radius_path
 

@@ -42,7 +42,7 @@ def test_selects_what_grid_search_selects_with_sigma_split_per_fold(scoring):
     assert (ours.C_, ours.radius_) == (grid.best_params_["C"], grid.best_params_["radius"])
     assert ours.best_score_ == pytest.approx(grid.best_score_)
     best = grid.best_estimator_
-    ga, gb = ours.solver_stats_["gap_abs"], best.solver_stats_["gap_abs"]
+    ga, gb = ours.best_estimator_.solver_stats_["gap_abs"], best.solver_stats_["gap_abs"]
     assert abs(ours.best_estimator_.objective_ - best.objective_) <= ga + gb + 1e-12 * abs(best.objective_)
     assert np.mean(ours.predict(X) == best.predict(X)) >= 0.99
 

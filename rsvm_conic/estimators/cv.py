@@ -72,8 +72,9 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
     scoring : str, callable or None, default=None
         As in ``GridSearchCV``; None: accuracy.
     refit : bool, default=True
-        Fit the estimator on all the data at the selected point (``best_estimator_``, and this estimator's
-        ``coef_``, ``intercept_``, ``solver_stats_``).  False: only the selection (no model to predict with).
+        Fit the estimator on all the data at the selected point (``best_estimator_``, its certificate in
+        ``best_estimator_.solver_stats_``; this estimator's ``coef_`` and ``intercept_``).  False: only the
+        selection (no model to predict with).
     n_jobs : int or None, default=None
         Folds run in parallel (joblib).
     """
@@ -140,7 +141,6 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
             best = clone(estimator).set_params(**params).fit(X, y, **fit_params)
             self.best_estimator_ = best
             self.classes_, self.coef_, self.intercept_ = best.classes_, best.coef_, best.intercept_
-            self.solver_stats_ = best.solver_stats_
         return self
 
     def decision_function(self, X):
@@ -203,8 +203,8 @@ class RobustSVCCV(PathCV):
         Each fold's certified relative gap at each point.
     best_estimator_ : RobustSVC
         Fitted on all the data at ``(C_, radius_)`` (``refit=True``).
-    classes_, coef_, intercept_, solver_stats_
-        Those of ``best_estimator_``.
+    classes_, coef_, intercept_
+        Those of ``best_estimator_`` (its certificate: ``best_estimator_.solver_stats_``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
@@ -275,8 +275,8 @@ class WassersteinSVCCV(PathCV):
         Each fold's certified relative gap at each radius.
     best_estimator_ : WassersteinSVC
         Fitted on all the data at ``radius_`` (``refit=True``).
-    classes_, coef_, intercept_, solver_stats_
-        Those of ``best_estimator_``.
+    classes_, coef_, intercept_
+        Those of ``best_estimator_`` (its certificate: ``best_estimator_.solver_stats_``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
