@@ -22,8 +22,10 @@ from rsvm_conic.estimators import (
     PkSVC,
     RobustFeatureSVC,
     RobustSVC,
+    RobustSVCCV,
     SafeSVC,
     WassersteinSVC,
+    WassersteinSVCCV,
     WestonWatkinsSVC,
 )
 from rsvm_conic.exceptions import ConstantClassifierWarning
@@ -52,6 +54,9 @@ VARIANTS = [
     HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),
     WassersteinSVC(norm=1, kappa=1.0, solver="clarabel"),
     WassersteinSVC(norm=np.inf, solver="ipm"),
+    RobustSVC(warm_start=True),
+    RobustSVCCV(radii=(1.0, 0.1), cv=2),
+    WassersteinSVCCV(radii=(0.1, 0.01), cv=2),
 ]
 
 # scikit-learn sets n_components = 1 in these checks; random Fourier features come in cos/sin

@@ -183,3 +183,17 @@ def test_path_input_errors_say_what_to_do():
     yc = np.r_[np.zeros(X.shape[0]), np.ones(X.shape[0])]  # identical classes: constant at every radius
     with pytest.raises(ValueError, match="constant \\(w = 0\\) at every radius"):
         default_radii(RobustSVC(), Xc, yc)
+
+
+def test_a_refit_at_the_same_parameters_returns_the_certified_fit_again():
+    """warm_start=True and nothing changed (the same data and parameters): the previous certified solution, as
+    scikit-learn's idempotence check expects; a change of the route solves again."""
+    _, X, y = _data(18)
+    est = RobustSVC(radius=0.2, warm_start=True).fit(X, y)
+    coef, stats = est.coef_.copy(), dict(est.solver_stats_)
+    est.fit(X, y)
+    assert np.array_equal(est.coef_, coef) and est.solver_stats_ == stats
+    est.set_params(solver="clarabel").fit(X, y)
+    assert est.solver_stats_["backend"] == "clarabel"
+    cold = RobustSVC(radius=0.2).fit(X, y)
+    assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])

@@ -8,11 +8,14 @@ test rows, and selects the (C, radius) of the best mean score, ties going to the
 smallest C, then the largest radius: the first in ``GridSearchCV``'s order over ``{"C": Cs increasing, "radius":
 radii decreasing}``).  A ``sample_weight`` fit parameter also weights each fold's score, as ``GridSearchCV`` (from
 scikit-learn 1.9) forwards it to the scorer.  With ``refit=True`` the estimator is then fitted on all the data at
-that point.
-:class:`PathCV` is the base: a new estimator with a path needs its class and its own ``__init__``.
+that point.  The folds' constant fits (the largest radii of a path, by design) do not warn; the refit's warnings
+are issued under the cross-validated estimator's name.  :class:`PathCV` is the base: a new estimator with a path
+needs its class and its own ``__init__``.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -23,6 +26,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import _check_method_params, check_is_fitted, validate_data
 
 from .._validation import check_integer
+from ..exceptions import ConstantClassifierWarning
 from ._base import BinaryClassifierTags
 from .linear import RobustSVC
 from .path import default_radii, radius_path
@@ -34,7 +38,9 @@ __all__ = ["PathCV", "RobustSVCCV", "WassersteinSVCCV"]
 def _fold(estimator, X, y, train, test, radii, Cs, scorer, fit_params):
     """One fold: the path on the training rows, each point scored on the test rows."""
     params = _check_method_params(X, params=fit_params, indices=train)
-    path = radius_path(estimator, X[train], y[train], radii=radii, Cs=Cs, **params)
+    with warnings.catch_warnings():  # the largest radii of a path give constant fits by design
+        warnings.simplefilter("ignore", ConstantClassifierWarning)
+        path = radius_path(estimator, X[train], y[train], radii=radii, Cs=Cs, **params)
     weight = fit_params.get("sample_weight")
     weight = None if weight is None else np.asarray(weight, dtype=float)[test]  # scored with the test rows' weights
     if scorer is None:  # accuracy of every point at once, as LinearClassifierMixin.predict labels the scores
@@ -138,9 +144,19 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
         self.radius_ = float(radii[j]) if has_radius else None
         if self.refit:
             params = {k: v for k, v in (("C", self.C_), ("radius", self.radius_)) if v is not None}
-            best = clone(estimator).set_params(**params).fit(X, y, **fit_params)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                best = clone(estimator).set_params(**params).fit(X, y, **fit_params)
+            inner = type(best).__name__
+            for w in caught:  # the refit's warnings, a constant classifier's under this estimator's name
+                message = str(w.message)
+                if issubclass(w.category, ConstantClassifierWarning) and message.startswith(inner + ":"):
+                    message = type(self).__name__ + message[len(inner) :]
+                warnings.warn(message, w.category, stacklevel=2)
             self.best_estimator_ = best
             self.classes_, self.coef_, self.intercept_ = best.classes_, best.coef_, best.intercept_
+            if hasattr(best, "n_iter_"):
+                self.n_iter_ = best.n_iter_
         return self
 
     def decision_function(self, X):
@@ -275,7 +291,7 @@ class WassersteinSVCCV(PathCV):
         Each fold's certified relative gap at each radius.
     best_estimator_ : WassersteinSVC
         Fitted on all the data at ``radius_`` (``refit=True``).
-    classes_, coef_, intercept_
+    classes_, coef_, intercept_, n_iter_
         Those of ``best_estimator_`` (its certificate: ``best_estimator_.solver_stats_``).
     n_features_in_ : int
         Number of features seen in ``fit``.

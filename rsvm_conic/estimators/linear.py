@@ -248,6 +248,8 @@ class _WarmState(NamedTuple):
     w: np.ndarray | None  # the solution (None: no fit yet)
     b: float | None
     gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
+    solution: Solution | None = None  # the certified solution of that fit
+    values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -315,9 +317,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
         self.solver_stats_ = solver_stats(sol)
-        self._warm = (
-            None if key is None else _WarmState(key, formulation, X, classes, self.coef_.ravel(), self.intercept_[0])
-        )
+        self._warm = None
+        if key is not None:
+            w, b = self.coef_.ravel(), self.intercept_[0]
+            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values())
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
@@ -326,6 +329,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
 
     def _path_values(self) -> dict:
         return {name: getattr(self, name) for name in self._path_params}
+
+    def _warm_values(self) -> tuple:
+        """What, besides the data, a fit's solution depends on: the path parameters and the route's settings."""
+        return (self._path_values(), self.solver, repr(self.solver_options))
 
     def _structure(self) -> tuple:
         """The parameters, besides the data, that the formulation kept by a warm start was built with."""
@@ -351,6 +358,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`) when a warm start applies to the interior point's
         route, else (or when that does not certify) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
+        if warm is not None and warm.solution is not None and warm.values == self._warm_values():
+            return warm.solution  # the same problem, solved and certified by the previous fit
         if warm is not None and warm.w is not None and self._warm_route(formulation):
             if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
                 options = dict(options.get("ipm", {}))
