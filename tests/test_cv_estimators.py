@@ -96,3 +96,12 @@ def test_wasserstein_cv_selects_what_grid_search_selects():
     assert ours.radius_ == grid.best_params_["radius"]
     with pytest.raises(ValueError, match="WassersteinSVCCV needs radii"):
         WassersteinSVCCV().fit(X, y)
+
+
+def test_folds_in_parallel_give_the_same_scores():
+    X, y, S, g = _data(5, L=120)
+    kw = dict(radii=[1.0, 0.3, 0.1], Cs=[0.1, 1.0], cv=3)
+    serial = _quiet(lambda: RobustSVCCV(**kw).fit(X, y, Sigma=S, sigma_index=g))
+    parallel = _quiet(lambda: RobustSVCCV(n_jobs=2, **kw).fit(X, y, Sigma=S, sigma_index=g))
+    assert np.array_equal(serial.scores_, parallel.scores_)
+    assert (serial.C_, serial.radius_) == (parallel.C_, parallel.radius_)
