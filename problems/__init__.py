@@ -281,6 +281,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "wasserstein",
+        "bench_wasserstein",
+        "WassersteinSVC's default route against the same model in CVXPY + Clarabel and the dro package's model",
+    ),
+    Entry(
+        "BENCHMARKS",
         "defaults",
         "bench_defaults",
         "each estimator's default fit against the fastest certified route and scikit-learn",
@@ -296,6 +302,12 @@ CATALOGUE = (
         "kernel-qp",
         "bench_kernel",
         "the kernel-robust QP route (libsvm) against CVXPY + Clarabel and scikit-learn's SVC",
+    ),
+    Entry(
+        "BENCHMARKS",
+        "paths",
+        "bench_paths",
+        "a warm-started radius path against cold fits, RobustSVCCV against GridSearchCV, on magic",
     ),
     Entry(
         "BENCHMARKS",

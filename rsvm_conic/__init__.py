@@ -41,7 +41,10 @@ _ESTIMATORS = (
     "PkSVC",
     "RobustFeatureSVC",
     "RobustSVC",
+    "RobustSVCCV",
     "SafeSVC",
+    "WassersteinSVC",
+    "WassersteinSVCCV",
     "WestonWatkinsSVC",
 )
 

@@ -3,8 +3,10 @@
 from .feature import RobustFeatureSVC, SafeSVC
 from .gaussian_points import PkSVC
 from .kernel_robust import KernelRobustSVC
+from .cv import RobustSVCCV, WassersteinSVCCV
 from .linear import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from .multiclass import HyperbolicSVC, WestonWatkinsSVC
+from .wasserstein import WassersteinSVC
 
 __all__ = [
     "ChanceConstrainedSVC",
@@ -14,6 +16,9 @@ __all__ = [
     "PkSVC",
     "RobustFeatureSVC",
     "RobustSVC",
+    "RobustSVCCV",
     "SafeSVC",
+    "WassersteinSVC",
+    "WassersteinSVCCV",
     "WestonWatkinsSVC",
 ]

@@ -23,9 +23,12 @@ again; or, when even the nominal SVM is constant, that no C changes it.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import norm as normal
@@ -49,8 +52,10 @@ from ..formulations.robust import RobustSVM
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
-from ..exceptions import ConstantClassifierWarning
-from ..certify.contract import solver_stats
+from ..exceptions import ConstantClassifierWarning, SolverError
+from ..certify.contract import Solution, solver_stats
+from ..formulations._linear import EXACT_TOL
+from ..solvers.working_set import working_set_ipm
 
 
 def _is_constant(w, X) -> bool:
@@ -233,6 +238,20 @@ def default_noise_covariance(X, y, sample_weight=None):
     return NOISE_SCALE**2 * 0.5 * (W + W.T)
 
 
+class _WarmState(NamedTuple):
+    """What a fit with ``warm_start=True`` keeps for the next fit on the same data."""
+
+    key: tuple  # :meth:`_LinearSVCBase._data_key` of the fit
+    formulation: object  # the problem built (validated data, weights, resolved uncertainty, CVXPY model once built)
+    X: np.ndarray  # the samples of the problem (those of positive weight)
+    classes: np.ndarray  # the fit's classes_
+    w: np.ndarray | None  # the solution (None: no fit yet)
+    b: float | None
+    gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
+    solution: Solution | None = None  # the certified solution of that fit
+    values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
+
+
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
     _formulation = None  # the formulation class: its BACKENDS table lists the routes
 
@@ -280,21 +299,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             The fitted estimator.
         """
         check_fit_keywords(self, keywords)
-        if isinstance(X, (str, os.PathLike)):
-            X, y, Sigma, sigma_index, sample_radius = self._from_store(X, y, Sigma, sigma_index, sample_radius)
-        check_choice(self.solver, "solver", self._solvers())
-        check_positive(self.C, "C")
-        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
-        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))
-        if weights is not None:
-            keep = keep_weighted(weights, y_pm, classes)
-            if not np.all(keep):  # a sample of weight 0 takes no part in the problem
-                Sigma, sigma_index, sample_radius = drop_samples(keep, X.shape[0], Sigma, sigma_index, sample_radius)
-                X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
-        if self._uncertain:
-            Sigma, sigma_index = fit_uncertainty(Sigma, sigma_index, *X.shape)
-        formulation = self._build(X, y_pm, Sigma, sigma_index, sample_radius, weights)
-        sol = formulation.solve(self.solver, **(self.solver_options or {}))
+        formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
+        sol = self._solve(formulation, warm)
         if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
@@ -311,8 +317,121 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self.intercept_ = np.array([float(sol["b"])])
         self.objective_ = float(sol.objective)
         self.solver_stats_ = solver_stats(sol)
+        self._warm = None
+        if key is not None:
+            w, b = self.coef_.ravel(), self.intercept_[0]
+            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values())
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
+
+    #: the estimator's parameters that a warm start changes on the formulation kept from the previous fit
+    _path_params = ("C",)
+
+    def _path_values(self) -> dict:
+        return {name: getattr(self, name) for name in self._path_params}
+
+    def _warm_values(self) -> tuple:
+        """What, besides the data, a fit's solution depends on: the path parameters and the route's settings."""
+        return (self._path_values(), self.solver, repr(self.solver_options))
+
+    def _structure(self) -> tuple:
+        """The parameters, besides the data, that the formulation kept by a warm start was built with."""
+        return (type(self).__name__, repr(self.class_weight))
+
+    def _data_key(self, *data) -> tuple:
+        """What identifies a fit's problem up to the path parameters: the estimator's structure and a hash of the data
+        and fit parameters as given (shapes, types, bytes, a data frame's column names), so that other data is never
+        mistaken for the previous fit's, even the same array modified in place."""
+        digest = hashlib.blake2b(digest_size=20)
+        for a in data:
+            if a is None or isinstance(a, str):
+                digest.update(repr(a).encode())
+                continue
+            digest.update(repr(list(getattr(a, "columns", ()))).encode())
+            a = np.ascontiguousarray(a)
+            digest.update(repr((a.shape, a.dtype.str)).encode())
+            digest.update(a.data if a.dtype != object else repr(a.tolist()).encode())
+        return (*self._structure(), digest.hexdigest())
+
+    def _solve(self, formulation, warm):
+        """The certified solution at the current parameters: from the previous fit's solution on a reduced problem
+        (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`) when a warm start applies to the interior point's
+        route, else (or when that does not certify) ``formulation.solve(self.solver)``."""
+        options = dict(self.solver_options or {})
+        if warm is not None and warm.solution is not None and warm.values == self._warm_values():
+            return warm.solution  # the same problem, solved and certified by the previous fit
+        if warm is not None and warm.w is not None and self._warm_route(formulation):
+            if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
+                options = dict(options.get("ipm", {}))
+            tol = options.pop("tol", EXACT_TOL)
+            unc = formulation.current_uncertainty()
+            arrays = (None, None, False, None)
+            if unc is not None:
+                arrays = (unc.gamma, unc.factors, unc.diagonal, unc.group_index)
+            t0 = time.perf_counter()
+            try:
+                w, b, cert, detail = working_set_ipm(
+                    formulation.X,
+                    formulation.y,
+                    formulation.C_box,
+                    *arrays,
+                    warm.w,
+                    warm.b,
+                    lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
+                    gamma_prev=warm.gamma,
+                    **options,
+                )
+            except SolverError:
+                pass
+            else:
+                cert.time, cert.iterations = time.perf_counter() - t0, detail["iterations"]
+                info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
+                return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
+        return formulation.solve(self.solver, **(self.solver_options or {}))
+
+    def _warm_route(self, formulation) -> bool:
+        """Whether the interior point is the route this fit runs (the one the working-set warm start uses)."""
+        if self.solver not in ("auto", "ipm") or not formulation.samples.in_memory:
+            return False
+        if "ipm" not in formulation.backends:
+            return False
+        return self.solver == "ipm" or formulation.auto_routes()[0] == "ipm"
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_warm", None)  # the previous fit's data and problem: not part of the fitted model
+        return state
+
+    def _prepare(self, X, y, Sigma, sigma_index, sample_radius, sample_weight):
+        """``(formulation, X, classes, key, warm)``: the problem of a fit at the current parameters (the previous fit's,
+        updated, when a warm start applies: ``warm`` is then its :class:`_WarmState`), the samples it holds (those of
+        positive weight) and the data's key (None without ``warm_start``)."""
+        if isinstance(X, (str, os.PathLike)):
+            X, y, Sigma, sigma_index, sample_radius = self._from_store(X, y, Sigma, sigma_index, sample_radius)
+        check_choice(self.solver, "solver", self._solvers())
+        check_positive(self.C, "C")
+        key = (
+            None
+            if is_dask_array(X) or not self.warm_start
+            else self._data_key(X, y, Sigma, sigma_index, sample_radius, sample_weight)
+        )
+        warm = getattr(self, "_warm", None)
+        if key is not None and warm is not None and warm.key == key:  # the same data: only C / the radius changed
+            before = warm.formulation.current_uncertainty()
+            warm.formulation.set_params(**self._path_values())
+            warm = warm._replace(gamma=None if before is None else before.gamma)
+            return warm.formulation, warm.X, warm.classes, key, warm
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            if not np.all(keep):  # a sample of weight 0 takes no part in the problem
+                Sigma, sigma_index, sample_radius = drop_samples(keep, X.shape[0], Sigma, sigma_index, sample_radius)
+                X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
+        if self._uncertain:
+            Sigma, sigma_index = fit_uncertainty(Sigma, sigma_index, *X.shape)
+        formulation = self._build(X, y_pm, Sigma, sigma_index, sample_radius, weights)
+        return formulation, X, classes, key, None
 
     def _from_store(self, path, y, Sigma, sigma_index, sample_radius):
         from ..datasets.zarr_store import open_dataset
@@ -352,6 +471,13 @@ class NominalSVC(_LinearSVCBase):
         Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
         ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
+    warm_start : bool, default=False
+        When True, a ``fit`` on the same data as the previous one (the same samples, labels and fit parameters, checked
+        by a hash) after ``set_params`` of C reuses that fit: its validated problem (weights, the factors of Sigma, the
+        default noise covariance, a CVXPY model once built) and, on the interior point's route, its solution, whose
+        margins pick a reduced problem (:mod:`rsvm_conic.solvers.working_set`); the result is certified on the whole
+        problem like any fit.  Other data, or another class_weight, fit from scratch.
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -372,11 +498,12 @@ class NominalSVC(_LinearSVCBase):
     _formulation = NominalSVM
     _uncertain = False
 
-    def __init__(self, C=1.0, solver="auto", solver_options=None, class_weight=None):
+    def __init__(self, C=1.0, solver="auto", solver_options=None, class_weight=None, warm_start=False):
         self.C = C
         self.solver = solver
         self.solver_options = solver_options
         self.class_weight = class_weight
+        self.warm_start = warm_start
 
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
         if Sigma is not None or groups is not None or sample_radius is not None:
@@ -415,6 +542,13 @@ class RobustSVC(_LinearSVCBase):
         Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
         ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
+    warm_start : bool, default=False
+        When True, a ``fit`` on the same data as the previous one (the same samples, labels and fit parameters, checked
+        by a hash) after ``set_params`` of C or the radius reuses that fit: its validated problem (weights, the factors
+        of Sigma, the default noise covariance, a CVXPY model once built) and, on the interior point's route, its
+        solution, whose margins pick a reduced problem (:mod:`rsvm_conic.solvers.working_set`); the result is certified
+        on the whole problem like any fit.  Other data, or another norm or class_weight, fit from scratch.
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -434,13 +568,59 @@ class RobustSVC(_LinearSVCBase):
 
     _formulation = RobustSVM
 
-    def __init__(self, C=1.0, radius=1.0, norm=2, solver="auto", solver_options=None, class_weight=None):
+    _path_params = ("C", "radius")
+
+    def __init__(
+        self, C=1.0, radius=1.0, norm=2, solver="auto", solver_options=None, class_weight=None, warm_start=False
+    ):
         self.C = C
         self.radius = radius
         self.norm = norm
         self.solver = solver
         self.solver_options = solver_options
         self.class_weight = class_weight
+        self.warm_start = warm_start
+
+    def _structure(self) -> tuple:
+        return (*super()._structure(), repr(self.norm))
+
+    def radius_threshold(self, X, y=None, Sigma=None, sigma_index=None, sample_radius=None, sample_weight=None):
+        """The radius from which the fit is constant (``w = 0``) on these data, without solving the SVM.
+
+        With ``warm_start=True`` the problem built here is kept for the next ``fit`` on the same data.
+
+        Parameters
+        ----------
+        X, y, Sigma, sigma_index, sample_radius, sample_weight
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        ZeroThreshold
+            ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
+            radius below it (:meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.zero_threshold`; when its
+            default working set leaves the threshold unbracketed, once more with every sample in reach).
+
+        Raises
+        ------
+        ValueError
+            When the threshold is not computed: weighted samples (``sample_weight`` or ``class_weight``) or samples
+            given as a Dask array or a store.
+        """
+        formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
+        formulation.set_params(radius=1.0)  # the threshold is computed on the scale of a positive radius
+        zt = formulation.zero_threshold()
+        if zt is not None and not zt.bracketed and math.isfinite(zt.lower):  # a wider working set brackets it
+            zt = formulation.zero_threshold(max_programs=100, band=512, max_working=X.shape[0])
+        formulation.set_params(radius=self.radius)
+        if zt is None:
+            raise ValueError(
+                "the radius threshold is computed for unweighted in-memory samples only (no sample_weight or "
+                "class_weight, no Dask array); pass the radii explicitly."
+            )
+        if key is not None and warm is None:
+            self._warm = _WarmState(key, formulation, X, classes, None, None)
+        return zt
 
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_positive(self.radius, "radius", strict=False)
@@ -488,6 +668,13 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         Weight of each class's loss terms (``C_i = C * class_weight[y_i] * sample_weight[i]``), as in scikit-learn's
         ``SVC``; ``"balanced"``: ``L / (2 * count(y_i))``.  The stochastic routes take no weights.
 
+    warm_start : bool, default=False
+        When True, a ``fit`` on the same data as the previous one (the same samples, labels and fit parameters, checked
+        by a hash) after ``set_params`` of C or epsilon reuses that fit: its validated problem (weights, the factors of
+        Sigma, the default noise covariance, a CVXPY model once built) and, on the interior point's route, its solution,
+        whose margins pick a reduced problem (:mod:`rsvm_conic.solvers.working_set`); the result is certified on the
+        whole problem like any fit.  Other data, or another distribution or class_weight, fit from scratch.
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -507,8 +694,17 @@ class ChanceConstrainedSVC(_LinearSVCBase):
 
     _formulation = ChanceConstrainedSVM
 
+    _path_params = ("C", "epsilon")
+
     def __init__(
-        self, C=1.0, epsilon=0.1, distribution="chebyshev", solver="auto", solver_options=None, class_weight=None
+        self,
+        C=1.0,
+        epsilon=0.1,
+        distribution="chebyshev",
+        solver="auto",
+        solver_options=None,
+        class_weight=None,
+        warm_start=False,
     ):
         self.C = C
         self.epsilon = epsilon
@@ -516,6 +712,10 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         self.solver = solver
         self.solver_options = solver_options
         self.class_weight = class_weight
+        self.warm_start = warm_start
+
+    def _structure(self) -> tuple:
+        return (*super()._structure(), repr(self.distribution))
 
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
         check_choice(self.distribution, "distribution", DISTRIBUTIONS)

@@ -7,6 +7,7 @@ from .kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
 from .nominal import NominalSVM, nominal_svm
 from .robust import RobustSVM, robust_svm
 from .safe import SafeSVM, safe_svm
+from .wasserstein import WassersteinProblem
 
 __all__ = [
     "ChanceConstrainedSVM",
@@ -19,6 +20,7 @@ __all__ = [
     "RobustSVM",
     "SafeSVM",
     "Solution",
+    "WassersteinProblem",
     "chance_constrained_svm",
     "feature_robust_svm",
     "nominal_svm",

@@ -1,0 +1,432 @@
+"""Wasserstein distributionally robust hinge-loss SVM [SKE19], an LP or SOCP.
+
+The classifier ``(w, b)`` minimises the worst-case expected hinge loss ``l(x, y) = max{0, 1 - y (<w, x> + b)}`` over
+every distribution ``Q`` within type-1 Wasserstein distance ``radius`` of the empirical distribution
+``P_N = sum_i pi_i delta_(x_i, y_i)``, for the transport cost ``d((x, y), (x', y')) = ||x - x'||_p + kappa 1[y != y']``
+(``kappa = inf``: labels are never flipped).  ``pi_i = 1/N`` without weights and ``pi_i = s_i / sum_j s_j`` with
+``sample_weight`` ``s``: weights change the empirical distribution and nothing else, so an integer weight is the
+same as repeating the row.
+
+**Derivation.**  Strong duality for Wasserstein balls over the support ``R^n x {-1, +1}`` (no bound on the
+features; [SKE19]) gives, for a fixed ``(w, b)``,
+
+    sup_{W(Q, P_N) <= radius} E_Q[l] = inf_{lam >= 0} lam radius + sum_i pi_i sup_{x', y'} [l(x', y') - lam d(., .)].
+
+The inner supremum over ``x'`` of ``max{0, 1 - y <w, x'> - y b} - lam ||x_i - x'||_p`` is ``+inf`` when
+``||w||_q > lam`` (q the dual exponent of p: the hinge grows at rate ``||w||_q`` along the best direction) and
+otherwise its value at ``x' = x_i``; the bias is a parameter of the classifier, not a feature, so it is not
+transported.  The flipped label ``y' = -y_i`` adds ``max{0, 1 + y_i (<w, x_i> + b)} - lam kappa``.  Hence::
+
+    minimise    lam radius + sum_i pi_i s_i
+    subject to  s_i >= 1 - y_i (<w, x_i> + b),   s_i >= 0,
+                s_i >= 1 + y_i (<w, x_i> + b) - lam kappa      (dropped for kappa = inf),
+                ||w||_q <= lam.
+
+**Dual and certificate.**  With multipliers ``alpha_i, beta_i >= 0`` of the first and third constraint, the
+Lagrangian dual is::
+
+    maximise  sum_i (alpha_i + beta_i)
+    s.t.      alpha_i + beta_i <= pi_i,   sum_i y_i (alpha_i - beta_i) = 0,
+              || sum_i y_i (alpha_i - beta_i) x_i ||_p + kappa sum_i beta_i <= radius
+
+(stationarity in ``s``, ``b``, ``w`` and ``lam``).  A route's multipliers are made feasible (clipped to the box;
+the equality restored by shrinking the entries that exceed it; then scaled by ``t = min(1, radius / g)``, ``g`` the
+left side of the norm constraint) and ``P(w, b) - D`` is the certified gap, ``P(w, b)`` the objective at the best
+``lam`` for ``(w, b)`` (:meth:`WassersteinProblem.objective_wb`).
+
+**Worst-case distribution.**  At an optimum, complementary slackness gives a distribution in the ball whose expected
+hinge loss is the optimal value (:meth:`WassersteinProblem.worst_distribution`): sample ``i`` keeps mass
+``pi_i - beta_i`` at ``(x_i, y_i)``, mass ``beta_i`` moves to ``(x_i, -y_i)`` (cost ``kappa beta_i``), and the rest of
+the budget, ``r = radius - kappa sum beta``, moves the mass ``alpha_j`` of the sample with the largest ``alpha_j``
+by ``r / alpha_j`` along ``-y_j v`` (``v``: ``||v||_p = 1``, ``<v, w> = ||w||_q``), where its hinge grows at rate
+``||w||_q = lam``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._validation import check_binary_labels, check_norm, check_positive, check_X, dual_norm
+from ..certify.contract import SolveInfo, certify
+from ..exceptions import SolverError
+from ..solvers.conic import solve_cvxpy
+from .base import Formulation, Solution
+
+#: certified relative gap the routes must meet
+EXACT_TOL = 1e-6
+
+
+def best_lam(w, margins, pi, radius: float, kappa: float, q: float) -> float:
+    """The ``lam`` minimising the objective for a fixed ``(w, b)``: ``lam >= ||w||_q`` and, for finite ``kappa``,
+    the convex piecewise-linear ``lam radius + sum_i pi_i max{h_i, 1 + m_i - lam kappa}`` (``m_i`` the margins
+    ``y_i (<w, x_i> + b)``, ``h_i = max{0, 1 - m_i}``) at its first breakpoint where the slope ``radius - kappa
+    sum_{lam_i > lam} pi_i`` is >= 0 (one sort).
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        The weights.
+    margins : ndarray of shape (L,)
+        ``y_i (<w, x_i> + b)``.
+    pi : ndarray of shape (L,)
+        The empirical distribution's weights.
+    radius, kappa : float
+        The ball's radius and the label-flip cost.
+    q : float
+        The dual exponent.
+
+    Returns
+    -------
+    float
+    """
+    nw = float(np.linalg.norm(w, ord=q))
+    if np.isinf(kappa):
+        return nw
+    h = np.maximum(0.0, 1.0 - margins)
+    brk = (1.0 + margins - h) / kappa  # above lam_i the flipped label's term is below the hinge
+    order = np.argsort(brk)
+    tail = np.cumsum(pi[order][::-1])[::-1]  # tail[j] = sum_{k >= j} pi_(k)
+    above = np.append(tail[1:], 0.0)  # sum_{k > j}
+    ok = kappa * above <= radius
+    j = int(np.argmax(ok))  # the last entry is always ok
+    lam = float(brk[order][j])
+    if kappa * tail[0] <= radius:  # slope >= 0 below every breakpoint
+        lam = -np.inf
+    return max(nw, lam)
+
+
+class WassersteinProblem(Formulation):
+    """Wasserstein distributionally robust hinge-loss SVM; see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    radius : float, default=0.1
+        Radius of the Wasserstein ball (> 0), in the units of ``||x - x'||_p``.
+    norm : {1, 2, inf}, default=2
+        The exponent p of the transport cost on the features.
+    kappa : float, default=inf
+        Cost of flipping a label (> 0; inf: labels are certain).
+    check_input : bool, default=True
+        Validate ``X`` and ``y`` (False: trusted arrays from the estimators).
+    sample_weight : ndarray of shape (L,) or None, default=None
+        Positive weights ``s_i``: the empirical distribution is ``pi_i = s_i / sum_j s_j`` (None: ``1/L``).
+    """
+
+    name = "wasserstein"
+    BACKENDS = {
+        "ipm": "structure-exploiting interior point (one (n+2) or (2n+2) system per iteration); certificate: "
+        "duality gap",
+        "clarabel": "CVXPY + Clarabel interior point; certificate: recomputed duality gap",
+        "scs": "CVXPY + SCS (first-order conic); certificate: recomputed duality gap",
+    }
+
+    def __init__(self, X, y, radius=0.1, norm=2, kappa=np.inf, *, check_input: bool = True, sample_weight=None):
+        if check_input:
+            X = check_X(X)
+            y, _ = check_binary_labels(y, X.shape[0])
+            kappa = check_positive(kappa, "kappa", allow_inf=True)
+            norm = check_norm(norm)
+        self.X, self.y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        self.p = float(norm)
+        self.q = dual_norm(self.p)
+        self.kappa = float(kappa)
+        L = self.X.shape[0]
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self.pi = np.full(L, 1.0 / L) if self.sample_weight is None else self.sample_weight / self.sample_weight.sum()
+        self._values = {"radius": check_positive(radius, "radius")}
+        self._trivial = None
+        self._problem = self._cp_params = self._variables = self._cons = None
+        #: the last structured run's point, reused by the next solve when ``warm`` is set (same data, new radius)
+        self.last_ipm = None
+
+    # ------------------------------------------------------------------ parameters
+    def _set_param(self, key, value):
+        self._values[key] = check_positive(value, key)
+        self._stale = True
+
+    @property
+    def radius(self) -> float:
+        return float(self._values["radius"])
+
+    # ------------------------------------------------------------------ lazy CVXPY model
+    def _build_model(self):
+        """The LP / SOCP of the module docstring (``radius`` a DPP parameter)."""
+        import cvxpy as cp
+
+        L, n = self.X.shape
+        w, b = cp.Variable(n, name="w"), cp.Variable(name="b")
+        lam = cp.Variable(name="lam", nonneg=True)
+        s = cp.Variable(L, name="s", nonneg=True)
+        r_par = cp.Parameter(nonneg=True, name="radius")
+        margin = cp.multiply(self.y, self.X @ w + b)
+        cons = {"hinge": s >= 1 - margin}
+        if np.isfinite(self.kappa):
+            cons["flip"] = s >= 1 + margin - self.kappa * lam
+        cons["norm"] = cp.norm(w, self.q) <= lam
+        scale = 1.0 / self.trivial_objective()  # the routes' tolerances are absolute below objective 1
+        problem = cp.Problem(cp.Minimize(r_par * (scale * lam) + (scale * self.pi) @ s), list(cons.values()))
+        return problem, {"radius": r_par}, {"w": w, "b": b, "lam": lam, "s": s}, cons
+
+    def _materialise(self):
+        if self._problem is None:
+            self._problem, self._cp_params, self._variables, self._cons = self._build_model()
+            self._stale = True
+        self._synced(self._cp_params)
+        return self._problem
+
+    @property
+    def problem(self):
+        """The CVXPY model (built on first use)."""
+        return self._materialise()
+
+    @property
+    def parameters(self) -> dict:
+        self._materialise()
+        return self._cp_params
+
+    @property
+    def variables(self) -> dict:
+        self._materialise()
+        return self._variables
+
+    # ------------------------------------------------------------------ evaluation
+    def margins(self, w, b) -> np.ndarray:
+        return self.y * (self.X @ w + b)
+
+    def objective_wb(self, w, b) -> float:
+        """The objective at ``(w, b)`` with the best ``lam`` (:func:`best_lam`): the worst-case expected hinge loss
+        of the classifier ``(w, b)`` over the ball."""
+        w = np.asarray(w, dtype=float)
+        m = self.margins(w, b)
+        lam = best_lam(w, m, self.pi, self.radius, self.kappa, self.q)
+        s = np.maximum(0.0, 1.0 - m)
+        if np.isfinite(self.kappa):
+            s = np.maximum(s, 1.0 + m - lam * self.kappa)
+        return lam * self.radius + float(self.pi @ s)
+
+    def trivial_objective(self) -> float:
+        """``min(P(0, -1), P(0, 1), 1)``: an upper bound on the optimum from constant classifiers (``P(0, 0) = 1``),
+        the scale of the objective: the routes solve the problem divided by it (their tolerances are absolute below
+        objective 1) and the relative gap's floor is ``1e-9`` times it."""
+        if self._trivial is None:
+            zero = np.zeros(self.X.shape[1])
+            self._trivial = min(1.0, self.objective_wb(zero, -1.0), self.objective_wb(zero, 1.0))
+        return self._trivial
+
+    def objective(self, solution: Solution) -> float:
+        return self.objective_wb(solution["w"], solution["b"])
+
+    def decision_function(self, solution: Solution, X) -> np.ndarray:
+        return check_X(X, n_features=self.X.shape[1]) @ solution["w"] + solution["b"]
+
+    def _extract(self) -> dict:
+        v = self._variables
+        return {
+            "w": np.asarray(v["w"].value, dtype=float).ravel(),
+            "b": float(v["b"].value),
+            "lam": float(v["lam"].value),
+        }
+
+    # ------------------------------------------------------------------ certificate
+    def dual_point(self, alpha, beta=None):
+        """``(alpha, beta, t)``: the multipliers made feasible for the dual of the module docstring (box, equality)
+        and the factor ``t <= 1`` that makes them meet the norm constraint (the dual point is ``t (alpha, beta)``).
+
+        Parameters
+        ----------
+        alpha : ndarray of shape (L,)
+            Multipliers of ``s_i >= 1 - y_i (<w, x_i> + b)``.
+        beta : ndarray of shape (L,) or None
+            Multipliers of the flipped-label constraints (None: ``kappa = inf``).
+
+        Returns
+        -------
+        alpha, beta : ndarray of shape (L,)
+        t : float
+        """
+        pi, y = self.pi, self.y
+        a = np.clip(np.nan_to_num(np.asarray(alpha, dtype=float)), 0.0, None)
+        c = np.zeros_like(a) if beta is None or np.isinf(self.kappa) else np.asarray(beta, dtype=float)
+        c = np.clip(np.nan_to_num(c), 0.0, None)
+        total = a + c
+        over = total > pi
+        shrink = np.where(over, pi / np.where(over, total, 1.0), 1.0)
+        a, c = a * shrink, c * shrink
+        d = float(y @ (a - c))
+        if d != 0.0:  # shrink the entries on the side that exceeds: those of y = sign(d) in a, y = -sign(d) in c
+            sgn = np.sign(d)
+            big_a, big_c = y == sgn, y == -sgn
+            T = float(a[big_a].sum() + c[big_c].sum())
+            f = (T - abs(d)) / T if T > 0 else 0.0
+            a = np.where(big_a, a * f, a)
+            c = np.where(big_c, c * f, c)
+        g = float(np.linalg.norm(self.X.T @ (y * (a - c)), ord=self.p))
+        if np.isfinite(self.kappa):
+            g += self.kappa * float(c.sum())
+        t = 1.0 if g <= self.radius else self.radius / g
+        return a, c, t
+
+    def dual_value(self, alpha, beta=None, primal: float | None = None) -> float:
+        """A lower bound on the optimum from the multipliers: ``t sum_i (alpha_i + beta_i)`` at the feasible point of
+        :meth:`dual_point` or, when ``primal`` (an upper bound on the optimum) is given and larger, the Lagrangian
+        bound on the domain ``lam <= primal / radius`` (which holds every optimum, as ``s >= 0``):
+        ``sum_i (alpha_i + beta_i) - (primal / radius) max{0, g - radius}``."""
+        a, c, t = self.dual_point(alpha, beta)
+        total = float(a.sum() + c.sum())
+        value = t * total
+        if primal is not None and t < 1.0:
+            g = self.radius / t
+            value = max(value, total - primal / self.radius * (g - self.radius))
+        return value
+
+    def certificate(self, route: str, w, b, alpha, beta=None, *, tol: float = EXACT_TOL, **kwargs) -> SolveInfo:
+        """SolveInfo of ``(w, b)`` with the dual value of the multipliers ``(alpha, beta)`` (None: uncertified).
+
+        Parameters
+        ----------
+        route : str
+            The route that produced the point.
+        w : ndarray of shape (n,)
+            Weights.
+        b : float
+            Bias.
+        alpha, beta : ndarray of shape (L,) or None
+            The multipliers of the hinge and flipped-label constraints.
+        tol : float, default 1e-6
+            Relative gap that counts as optimal.
+        **kwargs
+            Further :class:`~rsvm_conic.certify.contract.SolveInfo` fields.
+
+        Returns
+        -------
+        SolveInfo
+        """
+        primal = self.objective_wb(w, b)
+        dual = -np.inf if alpha is None else self.dual_value(alpha, beta, primal)
+        kwargs.setdefault("floor", 1e-9 * self.trivial_objective())
+        return certify(route, primal, dual, tol, **kwargs)
+
+    def _certified(self, sol: Solution, alpha, beta, tol: float) -> Solution:
+        sol.objective = self.objective(sol)
+        sol.info["alpha"], sol.info["beta"] = alpha, beta
+        iterations = sol.info.get("iterations")
+        cert = self.certificate(
+            sol.backend, sol["w"], sol["b"], alpha, beta, tol=tol, time=sol.time, iterations=iterations
+        )
+        sol.certificate = cert
+        if not cert.certified:
+            err = SolverError(
+                f"{self.name}: route {sol.backend!r} stopped with certified relative gap {cert.gap_rel:.2e} > {tol:g}"
+                f" (solver status {sol.status!r})."
+            )
+            err.certificate = cert
+            raise err
+        sol.status = "optimal"
+        return sol
+
+    # ------------------------------------------------------------------ worst case
+    def worst_distribution(self, w, b, alpha, beta=None):
+        """A distribution within the ball whose expected hinge loss at ``(w, b)`` is the optimal value, built from
+        an optimal ``(w, b)`` and its multipliers (module docstring, "Worst-case distribution").
+
+        Parameters
+        ----------
+        w : ndarray of shape (n,)
+            Weights.
+        b : float
+            Bias.
+        alpha, beta : ndarray of shape (L,) or None
+            The route's multipliers (made dual feasible first, :meth:`dual_point`).
+
+        Returns
+        -------
+        points : ndarray of shape (m, n)
+        labels : ndarray of shape (m,)
+            In {-1, +1}.
+        weights : ndarray of shape (m,)
+            Probabilities (summing to 1); support points of weight 0 are left out.
+        """
+        a, c, t = self.dual_point(alpha, beta)
+        a, c = a * t, c * t
+        X, y, pi = self.X, self.y, self.pi
+        w = np.asarray(w, dtype=float)
+        stay = np.clip(pi - c, 0.0, None)
+        points, labels, weights = [X], [y], [stay]
+        if np.any(c > 0):
+            points, labels, weights = points + [X[c > 0]], labels + [-y[c > 0]], weights + [c[c > 0]]
+        budget = self.radius - (self.kappa * float(c.sum()) if np.isfinite(self.kappa) else 0.0)
+        nw = float(np.linalg.norm(w, ord=self.q))
+        if budget > 0 and nw > 0 and np.any(a > 0):
+            j = int(np.argmax(a))
+            mass = float(min(a[j], stay[j]))
+            stay[j] -= mass
+            direction = _norming_vector(w, self.p)
+            points.append((X[j] - y[j] * (budget / mass) * direction)[None, :])
+            labels.append(y[j : j + 1])
+            weights.append(np.array([mass]))
+        P, Y, W = np.vstack(points), np.concatenate(labels), np.concatenate(weights)
+        keep = W > 0
+        return P[keep], Y[keep], W[keep]
+
+    # ------------------------------------------------------------------ routes
+    def auto_routes(self) -> tuple[str, ...]:
+        """The structured interior point, then Clarabel and SCS."""
+        return ("ipm", "clarabel", "scs")
+
+    def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
+        """Clarabel / SCS through CVXPY, certified from the constraints' dual values."""
+        t0 = time.perf_counter()
+        self._materialise()
+        stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
+        sol = Solution(backend, stats["status"], float("nan"), time.perf_counter() - t0, self._extract(), stats)
+        scale = self.trivial_objective()  # the model's objective is divided by it, and so are its multipliers
+        alpha = scale * np.asarray(self._cons["hinge"].dual_value, dtype=float).ravel()
+        flip = self._cons.get("flip")
+        beta = None if flip is None else scale * np.asarray(flip.dual_value, dtype=float).ravel()
+        return self._certified(sol, alpha, beta, tol)
+
+    def _solve_clarabel(self, **options) -> Solution:
+        return self._solve_conic("clarabel", **options)
+
+    def _solve_scs(self, **options) -> Solution:
+        return self._solve_conic("scs", **options)
+
+    def _solve_ipm(self, *, tol: float = EXACT_TOL, warm: bool = False, **options) -> Solution:
+        """The structured interior point (:mod:`rsvm_conic.solvers.ipm.wasserstein`); ``warm``: start from the last
+        run's point (same data, another radius)."""
+        from ..solvers.ipm.wasserstein import solve_wasserstein_ipm
+
+        t0 = time.perf_counter()
+        start = self.last_ipm if warm else None
+        values, info = solve_wasserstein_ipm(
+            self.X,
+            self.y,
+            self.pi,
+            self.radius,
+            self.kappa,
+            self.q,
+            scale=self.trivial_objective(),
+            start=start,
+            **options,
+        )
+        self.last_ipm = info.pop("point", None)
+        sol = Solution("ipm", info["status"], float("nan"), time.perf_counter() - t0, values, info)
+        return self._certified(sol, info["alpha"], info.get("beta"), tol)
+
+
+def _norming_vector(w, p: float) -> np.ndarray:
+    """A ``v`` with ``||v||_p = 1`` and ``<v, w> = ||w||_q`` (q the dual exponent of p)."""
+    if p == 2.0:
+        return w / np.linalg.norm(w)
+    if np.isinf(p):
+        return np.sign(w)
+    v = np.zeros_like(w)
+    j = int(np.argmax(np.abs(w)))
+    v[j] = np.sign(w[j])
+    return v

@@ -1,0 +1,206 @@
+"""A warm start for the linear SVMs' interior point: the previous solution's margins pick a smaller problem.
+
+At the optimum of ``min 1/2 ||w||^2 + sum_i C_i max{0, 1 - m_i(w, b)}`` with robust margins
+``m_i = y_i (<w, x_i> + b) - gamma_i ||A_g(i)' w||_2``, a sample with ``m_i > 1`` has multiplier 0 (it can be
+dropped) and a sample with ``m_i < 1`` has multiplier ``C_i`` (its hinge is linear in ``(w, b)`` there).  The
+samples of one class and one group whose hinges are linear add up to one hinge of their weighted mean: with
+``S = sum C_i``, ``x = sum C_i x_i / S`` and ``g = sum C_i gamma_i / S``,
+
+    sum_i C_i (1 - y (<w, x_i> + b) + gamma_i ||A' w||) = S (1 - y (<w, x> + b) + g ||A' w||),
+
+the argument of one pseudo-sample's hinge of weight ``S``.  :func:`working_set_ipm` guesses the three sets from
+the margins at a previous solution (a neighbouring point of a path), solves the problem of the samples near the
+margin plus one pseudo-sample per class and group with the interior point, spreads each pseudo-sample's
+multiplier over its samples (``alpha_i = a C_i / S``), and hands ``(w, b, alpha)`` to the caller's certificate on
+the whole problem; samples whose margins contradict the guess join the working set and the reduced problem is
+solved again.  The certificate decides: its gap is that of the whole problem, whatever the guess.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import SolverError, SolverWarning
+from .ipm.robust_svm import solve_robust_ipm
+
+__all__ = ["robust_margins", "working_set_ipm"]
+
+#: samples whose margin at the previous solution is within this of 1 are solved individually
+BAND = 0.25
+#: reduced problems solved before giving up (the caller then solves the whole problem)
+MAX_ROUNDS = 4
+#: the working set's largest share of the samples at which the reduced problem is still worth solving
+MAX_SHARE = 0.6
+
+
+def robust_margins(X, y, w, b, gamma, factors, diagonal, group_index):
+    """``y_i (<w, x_i> + b) - gamma_i ||A_g(i)' w||_2`` for every sample.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    w : ndarray of shape (n,)
+        Weights.
+    b : float
+        Intercept.
+    gamma : ndarray of shape (L,) or None
+        Radii (None: the nominal margins).
+    factors : ndarray of shape (k, n) or (k, n, n) or None
+        Diagonal square roots or the factors ``A_g``.
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,) or None
+        Each sample's group.
+
+    Returns
+    -------
+    ndarray of shape (L,)
+    """
+    m = y * (X @ w + b)
+    if gamma is None:
+        return m
+    Atw = factors * w if diagonal else np.einsum("kji,j->ki", factors, w)
+    return m - gamma * np.linalg.norm(Atw, axis=1)[group_index]
+
+
+def _reduced(X, y, C, gamma, group_index, work, bound):
+    """The reduced problem's arrays: the samples ``work`` and one pseudo-sample per (group, class) of ``bound``."""
+    key = 2 * group_index[bound] + (y[bound] > 0)
+    keys, inv = np.unique(key, return_inverse=True)
+    cb = C[bound]
+    S = np.bincount(inv, weights=cb)
+    sums = sp.csr_matrix((cb, (inv, np.arange(bound.size))), shape=(keys.size, bound.size))
+    means = np.asarray(sums @ X[bound]) / S[:, None]
+    g = np.bincount(inv, weights=cb * gamma[bound]) / S
+    arrays = (
+        np.concatenate([X[work], means]),
+        np.concatenate([y[work], np.where(keys % 2 == 1, 1.0, -1.0)]),
+        np.concatenate([C[work], S]),
+        np.concatenate([gamma[work], g]),
+        np.concatenate([group_index[work], keys // 2]),
+    )
+    return arrays, inv, S
+
+
+def working_set_ipm(
+    X,
+    y,
+    C,
+    gamma,
+    factors,
+    diagonal,
+    group_index,
+    w0,
+    b0,
+    certify,
+    *,
+    gamma_prev=None,
+    band: float = BAND,
+    max_rounds: int = MAX_ROUNDS,
+    max_share: float = MAX_SHARE,
+    **ipm_options,
+):
+    """Solve the linear (robust) SVM from a previous solution ``(w0, b0)`` on reduced problems (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted, in memory).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (L,)
+        The hinge weights ``C_i``.
+    gamma : ndarray of shape (L,) or None
+        Radii ``gamma_i`` at the current parameters (None: the nominal SVM).
+    factors : ndarray of shape (k, n) or (k, n, n) or None
+        Diagonal square roots or the factors ``A_g`` (p = 2).
+    diagonal : bool
+        Whether ``factors`` are diagonal.
+    group_index : ndarray of shape (L,) or None
+        Each sample's group.
+    w0 : ndarray of shape (n,)
+        The previous solution's weights.
+    b0 : float
+        The previous solution's intercept.
+    certify : callable
+        ``certify(w, b, alpha) -> SolveInfo``: the whole problem's certificate of a point and a dual point.
+    gamma_prev : ndarray of shape (L,) or None, default=None
+        The radii at which ``(w0, b0)`` was solved: each sample's band widens by twice the change of its margin at
+        ``w0`` from those radii to ``gamma``.
+    band : float, default=0.25
+        Samples with ``|m_i(w0, b0) - 1| <= band`` (at the radii ``gamma``) are solved individually.
+    max_rounds : int, default=4
+        Reduced problems solved at most.
+    max_share : float, default=0.6
+        The working set's largest share of the samples (beyond it the reduced problem saves too little).
+    **ipm_options
+        Options of :func:`~rsvm_conic.solvers.ipm.robust_svm.solve_robust_ipm`.
+
+    Returns
+    -------
+    w : ndarray of shape (n,)
+    b : float
+    info : SolveInfo
+        The certificate of the last point (certified: ``info.certified``).
+    detail : dict
+        ``rounds``, ``working`` (samples solved individually), ``pseudo`` (pseudo-samples), ``iterations`` (the
+        interior point's, summed) and ``time``.
+
+    Raises
+    ------
+    SolverError
+        When no reduced problem certifies within ``max_rounds`` (or the working set outgrows ``max_share``): the
+        caller solves the whole problem.
+    """
+    t0 = time.perf_counter()
+    L = X.shape[0]
+    Cv = np.broadcast_to(np.asarray(C, dtype=float), (L,))
+    nominal = gamma is None
+    gam = np.zeros(L) if nominal else gamma
+    gidx = np.zeros(L, dtype=np.intp) if nominal else group_index
+    facs = np.zeros((1, X.shape[1])) if nominal else factors
+    m = robust_margins(X, y, w0, b0, gamma, factors, diagonal, group_index)
+    if gamma_prev is not None:  # the margins move with the radii: wider bands where they move most
+        band = band + 2.0 * np.abs(m - robust_margins(X, y, w0, b0, gamma_prev, factors, diagonal, group_index))
+    work = np.abs(m - 1.0) <= band
+    iterations, cert = 0, None
+    for rounds in range(1, max_rounds + 1):
+        bound = ~work & (m < 1.0)
+        if np.count_nonzero(work) > max_share * L:
+            break
+        (Xr, yr, Cr, gr, ir), inv, S = _reduced(X, y, Cv, gam, gidx, np.flatnonzero(work), np.flatnonzero(bound))
+        if np.all(yr == yr[0]):
+            break
+        try:
+            with warnings.catch_warnings():  # the certificate on the whole problem decides
+                warnings.simplefilter("ignore", SolverWarning)
+                values, run = solve_robust_ipm(
+                    Xr, yr, Cr, gr, facs, diagonal, ir, accept_inaccurate=True, **ipm_options
+                )
+        except (SolverError, ValueError, np.linalg.LinAlgError):
+            break
+        iterations += int(run["iterations"])
+        w, b = np.asarray(values["w"], dtype=float), float(values["b"])
+        alpha = np.zeros(L)
+        nw = np.count_nonzero(work)
+        alpha[work] = run["alpha"][:nw]
+        alpha[bound] = run["alpha"][nw:][inv] / S[inv] * Cv[bound]
+        cert = certify(w, b, alpha)
+        detail = {"rounds": rounds, "working": nw, "pseudo": int(S.size), "iterations": iterations}
+        if cert.certified:
+            detail["time"] = time.perf_counter() - t0
+            return w, b, cert, detail
+        m = robust_margins(X, y, w, b, gamma, factors, diagonal, group_index)
+        wrong = (~work) & ((bound & (m > 1.0)) | (~bound & (m < 1.0)))
+        if not np.any(wrong):  # the guess holds, the reduced problem was not solved accurately enough
+            break
+        work |= wrong | (np.abs(m - 1.0) <= BAND)
+    gap = "" if cert is None else f" (certified relative gap {cert.gap_rel:.2e})"
+    raise SolverError(f"the working-set warm start did not certify{gap}; the whole problem is solved instead.")

@@ -1,0 +1,107 @@
+"""RobustSVCCV: cross-validation along certified, warm-started paths, against GridSearchCV."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+
+from rsvm_conic.estimators import RobustSVC, RobustSVCCV
+from rsvm_conic.exceptions import ConstantClassifierWarning
+
+
+def _data(seed=0, L=240, n=3):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(L) % 3 == 0, 1, 0)
+    X = rng.standard_normal((L, n)) + 1.2 * (2 * y - 1)[:, None] * np.eye(n)[0]
+    S = np.stack([np.diag(rng.uniform(0.05, 0.6, n)), 0.4 * np.eye(n)])
+    return X, y, S, rng.integers(0, 2, L)
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantClassifierWarning)
+        return fn()
+
+
+@pytest.mark.parametrize("scoring", [None, "balanced_accuracy"])
+def test_selects_what_grid_search_selects_with_sigma_split_per_fold(scoring):
+    """The pinned case: the same splitter, the uncertainty (Sigma shared, sigma_index per sample) sliced per fold
+    as GridSearchCV slices it; the same mean scores at every point and the same selected (C, radius)."""
+    X, y, S, g = _data()
+    Cs, radii = [0.1, 10.0], [2.0, 0.5, 0.2, 0.05]
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    ours = _quiet(lambda: RobustSVCCV(Cs=Cs, radii=radii, cv=cv, scoring=scoring).fit(X, y, Sigma=S, sigma_index=g))
+    grid = GridSearchCV(RobustSVC(), {"C": Cs, "radius": radii}, cv=cv, scoring=scoring, error_score="raise")
+    _quiet(lambda: grid.fit(X, y, Sigma=S, sigma_index=g))
+    assert ours.scores_.shape == (3, 2, 4) and np.all(ours.gaps_ <= 1e-6)
+    assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+    assert (ours.C_, ours.radius_) == (grid.best_params_["C"], grid.best_params_["radius"])
+    assert ours.best_score_ == pytest.approx(grid.best_score_)
+    best = grid.best_estimator_
+    ga, gb = ours.best_estimator_.solver_stats_["gap_abs"], best.solver_stats_["gap_abs"]
+    assert abs(ours.best_estimator_.objective_ - best.objective_) <= ga + gb + 1e-12 * abs(best.objective_)
+    assert np.mean(ours.predict(X) == best.predict(X)) >= 0.99
+
+
+def test_default_radii_and_per_sample_arrays():
+    """Default radii (from the constant fit's radius on all the data, decreasing); per-sample sample_radius and
+    sample_weight are sliced with the training rows, as GridSearchCV slices them."""
+    X, y, S, g = _data(1)
+    rng = np.random.default_rng(1)
+    kw = dict(Sigma=S, sigma_index=g, sample_radius=rng.uniform(0.5, 1.5, X.shape[0]))
+    ours = _quiet(lambda: RobustSVCCV(n_radii=4, cv=KFold(3)).fit(X, y, **kw))
+    assert ours.radii_.shape == (4,) and np.all(np.diff(ours.radii_) < 0) and ours.Cs_.tolist() == [1.0]
+    grid = GridSearchCV(RobustSVC(), {"radius": list(ours.radii_)}, cv=KFold(3), error_score="raise")
+    _quiet(lambda: grid.fit(X, y, **kw))
+    assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.radius_ == grid.best_params_["radius"]
+
+
+def test_refit_false_selects_without_a_model():
+    X, y, S, g = _data(2)
+    ours = _quiet(lambda: RobustSVCCV(radii=[1.0, 0.1], cv=2, refit=False).fit(X, y, Sigma=S, sigma_index=g))
+    assert ours.C_ == 1.0 and ours.radius_ in (1.0, 0.1) and not hasattr(ours, "coef_")
+    with pytest.raises(NotFittedError):
+        ours.predict(X)
+
+
+def test_groups_go_to_the_splitter():
+    from sklearn.model_selection import GroupKFold
+
+    X, y, S, g = _data(3)
+    folds = (np.arange(X.shape[0]) // 7) % 5
+    ours = _quiet(lambda: RobustSVCCV(radii=[0.5, 0.1], cv=GroupKFold(3)).fit(X, y, groups=folds, Sigma=S[0]))
+    grid = GridSearchCV(RobustSVC(), {"radius": [0.5, 0.1]}, cv=GroupKFold(3), error_score="raise")
+    _quiet(lambda: grid.fit(X, y, groups=folds, Sigma=S[0]))
+    assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+
+
+def test_wasserstein_cv_selects_what_grid_search_selects():
+    """The same base for an estimator without C: the radius of the Wasserstein ball, sample weights sliced."""
+    from rsvm_conic.estimators import WassersteinSVC, WassersteinSVCCV
+
+    X, y, _, _ = _data(4, L=150)
+    w = np.random.default_rng(4).integers(1, 3, X.shape[0]).astype(float)
+    radii = [0.5, 0.1, 0.02, 0.005]
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    ours = _quiet(lambda: WassersteinSVCCV(radii=radii, cv=cv).fit(X, y, sample_weight=w))
+    grid = GridSearchCV(WassersteinSVC(), {"radius": radii}, cv=cv, error_score="raise")
+    _quiet(lambda: grid.fit(X, y, sample_weight=w))
+    assert ours.C_ is None and ours.scores_.shape == (3, 1, 4) and np.all(ours.gaps_ <= 1e-6)
+    assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.radius_ == grid.best_params_["radius"]
+    with pytest.raises(ValueError, match="WassersteinSVCCV needs radii"):
+        WassersteinSVCCV().fit(X, y)
+
+
+def test_folds_in_parallel_give_the_same_scores():
+    X, y, S, g = _data(5, L=120)
+    kw = dict(radii=[1.0, 0.3, 0.1], Cs=[0.1, 1.0], cv=3)
+    serial = _quiet(lambda: RobustSVCCV(**kw).fit(X, y, Sigma=S, sigma_index=g))
+    parallel = _quiet(lambda: RobustSVCCV(n_jobs=2, **kw).fit(X, y, Sigma=S, sigma_index=g))
+    assert np.array_equal(serial.scores_, parallel.scores_)
+    assert (serial.C_, serial.radius_) == (parallel.C_, parallel.radius_)

@@ -1,0 +1,199 @@
+"""warm_start on the linear estimators, certified radius / C paths and their default grid."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from rsvm_conic.estimators.path import default_radii, radius_path
+from rsvm_conic.exceptions import ConstantClassifierWarning
+
+EPS = float(np.finfo(float).eps)
+
+
+def _data(seed=0, L=300, n=4, shift=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(L) < 0.45, 1, 0)
+    X = rng.standard_normal((L, n)) * rng.uniform(0.5, 2.0, n) + shift * (2 * y - 1)[:, None] * rng.standard_normal(n)
+    return rng, X, y
+
+
+def _within_gaps(a_obj, a_gap, b_obj, b_gap):
+    """Two certified solves of one problem: objectives within the sum of their absolute gaps."""
+    return abs(a_obj - b_obj) <= a_gap + b_gap + 64 * EPS * abs(a_obj)
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantClassifierWarning)
+        return fn()
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(seed=0),
+        dict(seed=1, shift=2.0, C=10.0),
+        dict(seed=2, groups=True),
+        dict(seed=3, weights=True),
+        dict(seed=4, per_sample=True, C=0.3),
+        dict(seed=5, diagonal=True),
+    ],
+)
+def test_warm_started_path_equals_cold_fits_within_certified_gaps(case):
+    """A family of problems (shared / grouped / per-sample Sigma, weights, C): every point of the warm path is
+    certified and equals the cold fit at its radius within the two certified gaps (objective and, by the strong
+    convexity of 1/2||w||^2, w within sqrt(2 gap) of the optimum each)."""
+    rng, X, y = _data(case["seed"], shift=case.get("shift", 1.0))
+    L, n = X.shape
+    fit = {}
+    if case.get("groups"):
+        fit = dict(
+            Sigma=np.stack([np.diag(rng.uniform(0.05, 0.5, n)) for _ in range(3)]), sigma_index=rng.integers(0, 3, L)
+        )
+    elif case.get("per_sample"):
+        fit = dict(Sigma=rng.uniform(0.05, 0.4, (L, n)), sigma_index="sample")
+    elif case.get("diagonal"):
+        fit = dict(Sigma=rng.uniform(0.05, 0.4, n))
+    if case.get("weights"):
+        fit["sample_weight"] = rng.integers(0, 3, L).astype(float)
+    radii = np.geomspace(3.0, 0.01, 8)
+    est = RobustSVC(C=case.get("C", 1.0))
+    path = _quiet(lambda: radius_path(est, X, y, radii=radii, **fit))
+    assert np.all(path.gaps <= 1e-6)
+    assert not hasattr(est, "coef_")  # the estimator passed is cloned, not fitted
+    for j, r in enumerate(path.radii):
+        cold = _quiet(lambda: RobustSVC(C=case.get("C", 1.0), radius=r).fit(X, y, **fit))
+        ga, gb = path.gaps_abs[0, j], cold.solver_stats_["gap_abs"]
+        assert _within_gaps(path.objectives[0, j], ga, cold.objective_, gb)
+        assert np.linalg.norm(path.coefs[0, j] - cold.coef_.ravel()) <= np.sqrt(2 * ga) + np.sqrt(2 * gb) + 1e-9
+
+
+def test_the_warm_start_runs_and_certifies_on_the_whole_problem():
+    """The later points of a path start from their neighbour (a reduced problem), and what they report is the
+    certificate of the whole problem: recomputed here from the formulation of a cold fit."""
+    _, X, y = _data(7, L=600)
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=np.geomspace(1.0, 0.05, 6)))
+    warm = [s for s in path.stats[0] if s.get("warm_start") == "working set"]
+    assert len(warm) >= 3 and all(s["status"] == "optimal" and s["warm_working"] < X.shape[0] for s in warm)
+    cold = RobustSVC(radius=path.radii[-1]).fit(X, y)
+    assert _within_gaps(path.objectives[0, -1], path.gaps_abs[0, -1], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize("make, param, values", [(NominalSVC, "C", [0.01, 0.1, 1.0, 10.0])])
+def test_C_path_of_the_nominal_svm_equals_cold_fits(make, param, values):
+    _, X, y = _data(8)
+    path = radius_path(make(), X, y, Cs=values)
+    assert path.radii is None and path.coefs.shape == (4, 1, X.shape[1])
+    for i, C in enumerate(path.Cs):
+        cold = make(C=C).fit(X, y)
+        assert _within_gaps(path.objectives[i, 0], path.gaps_abs[i, 0], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+def test_chance_constrained_warm_start_over_epsilon_equals_cold_fits():
+    _, X, y = _data(9)
+    est = ChanceConstrainedSVC(warm_start=True)
+    for eps in (0.5, 0.3, 0.2, 0.1):
+        est.set_params(epsilon=eps).fit(X, y)
+        cold = ChanceConstrainedSVC(epsilon=eps).fit(X, y)
+        assert est.solver_stats_["status"] == "optimal"
+        assert _within_gaps(
+            est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"]
+        )
+
+
+def test_a_grid_over_C_and_radius_is_walked_in_snake_order_and_certified():
+    _, X, y = _data(10)
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=[0.5, 0.1, 1.0], Cs=[10.0, 0.1]))
+    assert list(path.Cs) == [0.1, 10.0] and list(path.radii) == [1.0, 0.5, 0.1]
+    assert path.coefs.shape == (2, 3, X.shape[1]) and np.all(path.gaps <= 1e-6)
+    for i, j in np.ndindex(2, 3):
+        cold = RobustSVC(C=path.Cs[i], radius=path.radii[j]).fit(X, y)
+        assert _within_gaps(path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+def test_other_data_is_never_taken_for_the_previous_fits():
+    """The same array modified in place, other labels, another Sigma: each refits from scratch and equals the
+    cold fit on the new data."""
+    rng, X, y = _data(11)
+    est = RobustSVC(radius=0.3, warm_start=True).fit(X, y)
+    est.set_params(radius=0.2).fit(X, y)
+    assert est.solver_stats_.get("warm_start") == "working set"
+    X[:5] += 3.0  # in place
+    S = np.diag(rng.uniform(0.1, 0.5, X.shape[1]))
+    for args, kw in [((X, y), {}), ((X, 1 - y), {}), ((X, y), {"Sigma": S})]:
+        est.set_params(radius=0.15).fit(*args, **kw)
+        cold = RobustSVC(radius=0.15).fit(*args, **kw)
+        assert "warm_start" not in est.solver_stats_
+        assert _within_gaps(
+            est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"]
+        )
+        assert np.array_equal(est.classes_, cold.classes_)
+    est.set_params(norm=1).fit(X, y, Sigma=S)  # another norm: another problem
+    assert "warm_start" not in est.solver_stats_ and est.solver_stats_["backend"] == "clarabel"
+
+
+def test_without_warm_start_nothing_is_kept_and_pickles_hold_no_data():
+    _, X, y = _data(12)
+    assert getattr(RobustSVC().fit(X, y), "_warm", None) is None
+    est = RobustSVC(warm_start=True).fit(X, y)
+    assert est._warm is not None
+    clone = pickle.loads(pickle.dumps(est))
+    assert not hasattr(clone, "_warm") and np.array_equal(clone.predict(X), est.predict(X))
+
+
+def test_default_grid_starts_where_w_becomes_zero_brute_force():
+    """The default grid's largest radius gives w = 0 and the next one w != 0, by cold fits: ||w - w*|| <=
+    sqrt(2 gap_abs) (1/2||w||^2 is 1-strongly convex), so ||w|| below it at the first radius means w* = 0 is within
+    the certificate, and above it at the second that w* != 0."""
+    for seed in (13, 14, 15):
+        _, X, y = _data(seed, L=200)
+        radii = default_radii(RobustSVC(), X, y, n_radii=20)
+        assert radii.shape == (20,) and np.all(np.diff(radii) < 0)
+        assert np.isclose(radii[-1] / radii[0], 1e-3)
+        first, second = (_quiet(lambda r=r: RobustSVC(radius=r).fit(X, y)) for r in radii[:2])
+        assert np.linalg.norm(first.coef_) <= np.sqrt(2 * first.solver_stats_["gap_abs"])
+        assert np.linalg.norm(second.coef_) > np.sqrt(2 * second.solver_stats_["gap_abs"])
+        slightly_below = _quiet(lambda: RobustSVC(radius=0.99 * radii[0]).fit(X, y))
+        assert np.linalg.norm(slightly_below.coef_) > np.sqrt(2 * slightly_below.solver_stats_["gap_abs"])
+
+
+def test_default_grid_path_runs_from_the_constant_fit():
+    _, X, y = _data(16)
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, n_radii=6))
+    assert path.radii.shape == (6,) and np.all(path.gaps <= 1e-6)
+    assert np.linalg.norm(path.coefs[0, 0]) <= np.sqrt(2 * path.gaps_abs[0, 0])
+
+
+def test_path_input_errors_say_what_to_do():
+    _, X, y = _data(17)
+    with pytest.raises(ValueError, match="NominalSVC has no radius parameter: pass Cs only"):
+        radius_path(NominalSVC(), X, y, radii=[1.0])
+    with pytest.raises(ValueError, match="unweighted in-memory samples only.*pass the radii"):
+        default_radii(RobustSVC(), X, y, sample_weight=np.ones(X.shape[0]))
+    with pytest.raises(ValueError, match="ratio must be in \\(0, 1\\)"):
+        default_radii(RobustSVC(), X, y, ratio=2.0)
+    with pytest.raises(ValueError, match="radius must be"):
+        radius_path(RobustSVC(), X, y, radii=[1.0, -1.0])
+    Xc = np.vstack([X, X])
+    yc = np.r_[np.zeros(X.shape[0]), np.ones(X.shape[0])]  # identical classes: constant at every radius
+    with pytest.raises(ValueError, match="constant \\(w = 0\\) at every radius"):
+        default_radii(RobustSVC(), Xc, yc)
+
+
+def test_a_refit_at_the_same_parameters_returns_the_certified_fit_again():
+    """warm_start=True and nothing changed (the same data and parameters): the previous certified solution, as
+    scikit-learn's idempotence check expects; a change of the route solves again."""
+    _, X, y = _data(18)
+    est = RobustSVC(radius=0.2, warm_start=True).fit(X, y)
+    coef, stats = est.coef_.copy(), dict(est.solver_stats_)
+    est.fit(X, y)
+    assert np.array_equal(est.coef_, coef) and est.solver_stats_ == stats
+    est.set_params(solver="clarabel").fit(X, y)
+    assert est.solver_stats_["backend"] == "clarabel"
+    cold = RobustSVC(radius=0.2).fit(X, y)
+    assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])

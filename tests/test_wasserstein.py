@@ -1,0 +1,220 @@
+"""WassersteinSVC [SKE19]: against an independent CVXPY + Clarabel model, against brute force (the worst-case
+distribution is in the ball and attains the optimum; random transports in the ball never do worse), weights as
+repeated rows, warm starts, and the boundary's messages."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from rsvm_conic import WassersteinSVC
+from rsvm_conic.datasets.keel import load_dataset
+
+
+@pytest.fixture(scope="module")
+def bupa():
+    """200 standardised rows of the vendored bupa data, labels in {-1, +1}."""
+    X, y = load_dataset("bupa")
+    rng = np.random.default_rng(0)
+    idx = rng.choice(X.shape[0], 200, replace=False)
+    X = X[idx]
+    X = (X - X.mean(0)) / X.std(0)
+    return X, np.where(y[idx] == np.unique(y)[1], 1.0, -1.0)
+
+
+def reference_value(X, y, radius, p, kappa, pi=None):
+    """The worst-case expected hinge loss's reformulation as the issue states it, written independently in CVXPY and
+    solved by Clarabel at tight tolerances."""
+    import cvxpy as cp
+
+    L, n = X.shape
+    pi = np.full(L, 1.0 / L) if pi is None else pi
+    q = {1.0: np.inf, 2.0: 2.0, np.inf: 1.0}[float(p)]
+    w, b, lam, s = cp.Variable(n), cp.Variable(), cp.Variable(nonneg=True), cp.Variable(L)
+    f = cp.multiply(y, X @ w + b)
+    cons = [s >= 0, s >= 1 - f, cp.norm(w, q) <= lam]
+    if np.isfinite(kappa):
+        cons.append(s >= 1 + f - lam * kappa)
+    prob = cp.Problem(cp.Minimize(lam * radius + pi @ s), cons)
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return prob.value
+
+
+def hinge(w, b, points, labels):
+    return np.maximum(0.0, 1.0 - labels * (points @ w + b))
+
+
+def transport_cost(X, y, pi, points, labels, probs, p, kappa):
+    """The type-1 Wasserstein distance between the empirical distribution and (points, labels, probs) by the
+    transport LP (HiGHS), cost ||x - x'||_p + kappa 1[y != y']."""
+    diff = np.linalg.norm(X[:, None, :] - points[None, :, :], ord=p, axis=2)
+    flip = (y[:, None] != labels[None, :]).astype(float)
+    cost = diff + (kappa * flip if np.isfinite(kappa) else np.where(flip > 0, 1e12, 0.0))
+    L, m = cost.shape
+    rows = np.zeros((L + m, L * m))
+    for i in range(L):  # marginal constraints of the coupling (a test-side LP; the library has no such loop)
+        rows[i, i * m : (i + 1) * m] = 1.0
+    for j in range(m):
+        rows[L + j, j::m] = 1.0
+    res = linprog(cost.ravel(), A_eq=rows, b_eq=np.concatenate([pi, probs]), bounds=(0, None), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+CASES = [(p, kappa) for p in (1, 2, np.inf) for kappa in (np.inf, 1.0)]
+
+
+@pytest.mark.parametrize("p,kappa", CASES, ids=lambda v: str(v))
+def test_equals_independent_clarabel_model_within_certified_gap(bupa, p, kappa):
+    X, y = bupa
+    clf = WassersteinSVC(radius=0.02, norm=p, kappa=kappa).fit(X, y)
+    st = clf.solver_stats_
+    ref = reference_value(X, np.asarray(y), 0.02, p, kappa)
+    assert st["status"] == "optimal" and st["gap_rel"] <= 1e-6
+    assert st["route"] == "ipm"
+    scale = 1e-8 * max(1.0, abs(ref))
+    # the certified interval [dual, primal] holds the independent optimum, and the primal is the fitted objective
+    assert st["dual"] - scale <= ref <= st["primal"] + scale
+    assert clf.objective_ == pytest.approx(st["primal"])
+    assert abs(clf.objective_ - ref) <= st["gap_abs"] + scale
+    # the objective is the fitted classifier's worst-case loss: radius ||w||_q + mean hinge for kappa = inf
+    if np.isinf(kappa):
+        q = {1.0: np.inf, 2.0: 2.0, np.inf: 1.0}[float(p)]
+        w, b = clf.coef_.ravel(), clf.intercept_[0]
+        value = 0.02 * np.linalg.norm(w, ord=q) + hinge(w, b, X, y).mean()
+        assert value == pytest.approx(clf.objective_, rel=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "scs"])
+def test_conic_routes_agree(bupa, solver):
+    X, y = bupa
+    ref = WassersteinSVC(radius=0.02).fit(X, y)
+    other = WassersteinSVC(radius=0.02, solver=solver).fit(X, y)
+    assert other.solver_stats_["route"] == solver and other.solver_stats_["status"] == "optimal"
+    assert abs(other.objective_ - ref.objective_) <= other.solver_stats_["gap_abs"] + ref.solver_stats_["gap_abs"]
+
+
+@pytest.mark.parametrize("p,kappa", CASES, ids=lambda v: str(v))
+def test_worst_distribution_is_in_the_ball_and_attains_the_optimum(bupa, p, kappa):
+    X, y = bupa
+    X, y = X[:60], y[:60]  # the transport LP has L * m variables
+    radius = 0.05
+    clf = WassersteinSVC(radius=radius, norm=p, kappa=kappa).fit(X, y)
+    points, labels, probs = clf.worst_distribution_
+    labels_pm = np.where(labels == clf.classes_[1], 1.0, -1.0)
+    assert probs.min() > 0 and probs.sum() == pytest.approx(1.0, abs=1e-12)
+    pi = np.full(60, 1 / 60)
+    cost = transport_cost(X, y, pi, points, labels_pm, probs, p, kappa)
+    assert cost <= radius * (1 + 1e-9)
+    w, b = clf.coef_.ravel(), clf.intercept_[0]
+    expected = float(probs @ hinge(w, b, points, labels_pm))
+    st = clf.solver_stats_
+    assert abs(expected - clf.objective_) <= st["gap_abs"] + 1e-9 * clf.objective_
+
+
+@pytest.mark.parametrize("p,kappa", CASES, ids=lambda v: str(v))
+def test_random_transports_in_the_ball_never_do_worse(bupa, p, kappa):
+    """Sampled distributions within the ball: each sample's mass split between staying and moving (with a random
+    direction and length, or a label flip), the total cost scaled to at most the radius.  Their expected hinge loss
+    at the fitted classifier never exceeds the certified optimum (the worst case over the ball)."""
+    X, y = bupa
+    radius = 0.05
+    clf = WassersteinSVC(radius=radius, norm=p, kappa=kappa).fit(X, y)
+    w, b = clf.coef_.ravel(), clf.intercept_[0]
+    rng = np.random.default_rng(1)
+    L, n = X.shape
+    K = 400  # transports
+    moved = rng.random((K, L)) * (rng.random((K, L)) < 0.1)  # fraction of each sample's mass that moves
+    dirs = rng.standard_normal((K, L, n))
+    dirs /= np.linalg.norm(dirs, ord=p, axis=2, keepdims=True)
+    length = rng.exponential(1.0, (K, L))
+    flips = (rng.random((K, L)) < 0.05) if np.isfinite(kappa) else np.zeros((K, L), bool)
+    cost = (moved * (length + np.where(flips, kappa, 0.0))).sum(1) / L
+    shrink = np.minimum(1.0, radius / cost)[:, None]  # spend at most the radius: shorter moves, fewer flips
+    length = length * shrink
+    flips_mass = moved * flips * shrink
+    moved_mass = moved * ~flips
+    new_points = X[None] + length[:, :, None] * dirs
+    new_labels = np.where(flips, -y[None], y[None])
+    kept = 1.0 - moved_mass - flips_mass
+    stay_loss = hinge(w, b, X, y)[None] * kept
+    margins = new_labels * (new_points @ w + b)
+    move_loss = np.maximum(0.0, 1.0 - margins) * (moved_mass + flips_mass)
+    expected = (stay_loss + move_loss).sum(1) / L
+    spent = ((moved_mass * length) + flips_mass * (length + (kappa if np.isfinite(kappa) else 0.0))).sum(1) / L
+    assert np.all(spent <= radius * (1 + 1e-9))
+    assert np.max(expected) <= clf.objective_ + 1e-9
+    # the sampled transports come near the worst case when they spend the budget on the right samples, and the
+    # unperturbed distribution is below it by the radius's share
+    assert hinge(w, b, X, y).mean() <= clf.objective_
+
+
+def test_integer_sample_weights_equal_repeated_rows(bupa):
+    X, y = bupa
+    rng = np.random.default_rng(2)
+    weights = rng.integers(0, 4, X.shape[0])
+    weights[:2] = 1
+    for p, kappa in [(2, np.inf), (1, 1.0)]:
+        a = WassersteinSVC(radius=0.02, norm=p, kappa=kappa).fit(X, y, sample_weight=weights)
+        rep = np.repeat(np.arange(X.shape[0]), weights)
+        c = WassersteinSVC(radius=0.02, norm=p, kappa=kappa).fit(X[rep], y[rep])
+        gap = a.solver_stats_["gap_abs"] + c.solver_stats_["gap_abs"]
+        assert abs(a.objective_ - c.objective_) <= gap + 1e-12
+        # and each classifier is as good on the other's problem, within the gaps (the optima may differ)
+        assert a.solver_stats_["dual"] <= c.objective_ + 1e-12 and c.solver_stats_["dual"] <= a.objective_ + 1e-12
+
+
+def test_class_weight_with_extreme_ratio_certifies():
+    """class weights 1000 : 1e-4 make the optimum ~2e-7, far below the solvers' absolute tolerances at objective 1:
+    every route solves the problem divided by a constant classifier's objective and certifies it."""
+    from sklearn.datasets import make_blobs
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_blobs(n_samples=50, centers=2, random_state=0, cluster_std=20)
+    X = StandardScaler().fit_transform(X)
+    for solver in ("ipm", "clarabel"):
+        clf = WassersteinSVC(solver=solver, class_weight={0: 1000, 1: 1e-4}).fit(X, y)
+        assert clf.solver_stats_["status"] == "optimal"
+        assert clf.objective_ < 1e-5
+        assert np.mean(clf.predict(X[y == 0]) == 0) > 0.85
+
+
+def test_warm_start_reuses_the_previous_solution(bupa):
+    X, y = bupa
+    clf = WassersteinSVC(radius=0.05, warm_start=True).fit(X, y)
+    first = clf._formulation
+    for r in (0.03, 0.02, 0.01):
+        clf.set_params(radius=r).fit(X, y)
+        assert clf._formulation is first  # same data: the formulation (and its last point) is reused
+        cold = WassersteinSVC(radius=r).fit(X, y)
+        assert clf.solver_stats_["status"] == "optimal"
+        assert clf.n_iter_ == clf.solver_stats_["iterations"] > 1  # the interior point's own count
+        assert abs(clf.objective_ - cold.objective_) <= clf.solver_stats_["gap_abs"] + cold.solver_stats_["gap_abs"]
+    clf.fit(X[:100], y[:100])  # other data: a new problem
+    assert clf._formulation is not first
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"radius": 0.0}, "radius must be > 0"),
+        ({"radius": -1.0}, "radius must be > 0"),
+        ({"kappa": 0.0}, "kappa must be > 0"),
+        ({"norm": 3}, "norm must be 1, 2 or 'inf'"),
+        ({"solver": "libsvm"}, "solver"),
+        ({"tol": 0.0}, "tol must be > 0"),
+        ({"max_iter": 0}, "max_iter"),
+    ],
+)
+def test_bad_parameters_say_what_to_fix(bupa, params, match):
+    X, y = bupa
+    with pytest.raises(ValueError, match=match):
+        WassersteinSVC(**params).fit(X, y)
+
+
+def test_large_radius_gives_a_constant_classifier(bupa):
+    """Past a data-dependent radius the regulariser wins: w = 0, and the objective is the constant classifier's."""
+    X, y = bupa
+    clf = WassersteinSVC(radius=10.0).fit(X, y)
+    assert np.allclose(clf.coef_, 0.0, atol=1e-7)
+    share = min(np.mean(y > 0), np.mean(y < 0))
+    assert clf.objective_ == pytest.approx(2 * share, rel=1e-6)
