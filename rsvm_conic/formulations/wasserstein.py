@@ -57,6 +57,13 @@ from .base import Formulation, Solution
 #: certified relative gap the routes must meet
 EXACT_TOL = 1e-6
 
+#: the tolerances of a route's second run when its first point does not certify (and the caller set none): small
+#: radii against the data's scale or optima far below a constant classifier's objective need the extra digits
+TIGHT = {
+    "ipm": {"tol_gap_rel": 1e-12, "tol_feas": 1e-12},
+    "clarabel": dict.fromkeys(("tol_gap_abs", "tol_gap_rel", "tol_feas"), 1e-12),
+}
+
 
 def best_lam(w, margins, pi, radius: float, kappa: float, q: float) -> float:
     """The ``lam`` minimising the objective for a fixed ``(w, b)``: ``lam >= ||w||_q`` and, for finite ``kappa``,
@@ -379,8 +386,28 @@ class WassersteinProblem(Formulation):
         """The structured interior point, then Clarabel and SCS."""
         return ("ipm", "clarabel", "scs")
 
+    def _retrying(self, route: str, once, tol: float, options: dict) -> Solution:
+        """``once(tol, options)``; when its point does not certify and the caller set no tolerances, once more at
+        :data:`TIGHT` (the routes' first run stops at tolerances that certify most problems in fewer iterations).
+        The interior point's second run also divides the objective by the first point's (an upper bound on the
+        optimum, and closer to it than a constant classifier's), since its stopping test is absolute below 1."""
+        try:
+            return once(tol, options)
+        except SolverError as exc:
+            tight = TIGHT.get(route)
+            if tight is None or any(key in options for key in tight):
+                raise
+            tight = dict(tight)
+            primal = getattr(getattr(exc, "certificate", None), "primal", np.nan)
+            if route == "ipm" and 0.0 < primal < self.trivial_objective():
+                tight["scale"] = primal
+            return once(tol, {**options, **tight})
+
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
-        """Clarabel / SCS through CVXPY, certified from the constraints' dual values."""
+        """Clarabel / SCS through CVXPY, certified from the constraints' dual values (:meth:`_retrying`)."""
+        return self._retrying(backend, lambda tol, o: self._solve_conic_once(backend, tol, **o), tol, options)
+
+    def _solve_conic_once(self, backend, tol: float, **options) -> Solution:
         t0 = time.perf_counter()
         self._materialise()
         stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
@@ -399,11 +426,18 @@ class WassersteinProblem(Formulation):
 
     def _solve_ipm(self, *, tol: float = EXACT_TOL, warm: bool = False, **options) -> Solution:
         """The structured interior point (:mod:`rsvm_conic.solvers.ipm.wasserstein`); ``warm``: start from the last
-        run's point (same data, another radius)."""
+        run's point (same data, another radius).  A point that does not certify is solved again, cold, at
+        :data:`TIGHT` (:meth:`_retrying`)."""
+        start = self.last_ipm if warm else None
+        first = dict(options)  # the retry gets a new dict, and starts cold
+        return self._retrying(
+            "ipm", lambda tol, o: self._solve_ipm_once(tol, start if o is first else None, **o), tol, first
+        )
+
+    def _solve_ipm_once(self, tol: float, start, scale: float | None = None, **options) -> Solution:
         from ..solvers.ipm.wasserstein import solve_wasserstein_ipm
 
         t0 = time.perf_counter()
-        start = self.last_ipm if warm else None
         values, info = solve_wasserstein_ipm(
             self.X,
             self.y,
@@ -411,7 +445,7 @@ class WassersteinProblem(Formulation):
             self.radius,
             self.kappa,
             self.q,
-            scale=self.trivial_objective(),
+            scale=self.trivial_objective() if scale is None else scale,
             start=start,
             **options,
         )
