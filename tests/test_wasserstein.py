@@ -10,6 +10,7 @@ from scipy.optimize import linprog
 
 from rsvm_conic import WassersteinSVC
 from rsvm_conic.datasets.keel import load_dataset
+from rsvm_conic.exceptions import ConstantClassifierWarning
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,7 @@ def test_worst_distribution_is_in_the_ball_and_attains_the_optimum(bupa, p, kapp
     cost = transport_cost(X, y, pi, points, labels_pm, probs, p, kappa)
     assert cost <= radius * (1 + 1e-9)
     w, b = clf.coef_.ravel(), clf.intercept_[0]
+    assert np.abs(w).max() > 1e-3  # the budget is spent on moving mass, not only on a constant classifier's loss
     expected = float(probs @ hinge(w, b, points, labels_pm))
     st = clf.solver_stats_
     assert abs(expected - clf.objective_) <= st["gap_abs"] + 1e-9 * clf.objective_
@@ -121,7 +123,7 @@ def test_random_transports_in_the_ball_never_do_worse(bupa, p, kappa):
     direction and length, or a label flip), the total cost scaled to at most the radius.  Their expected hinge loss
     at the fitted classifier never exceeds the certified optimum (the worst case over the ball)."""
     X, y = bupa
-    radius = 0.05
+    radius = 0.01
     clf = WassersteinSVC(radius=radius, norm=p, kappa=kappa).fit(X, y)
     w, b = clf.coef_.ravel(), clf.intercept_[0]
     rng = np.random.default_rng(1)
@@ -146,6 +148,7 @@ def test_random_transports_in_the_ball_never_do_worse(bupa, p, kappa):
     expected = (stay_loss + move_loss).sum(1) / L
     spent = ((moved_mass * length) + flips_mass * (length + (kappa if np.isfinite(kappa) else 0.0))).sum(1) / L
     assert np.all(spent <= radius * (1 + 1e-9))
+    assert np.abs(w).max() > 1e-3  # a classifier that uses the features
     assert np.max(expected) <= clf.objective_ + 1e-9
     # the sampled transports come near the worst case when they spend the budget on the right samples, and the
     # unperturbed distribution is below it by the radius's share
@@ -176,7 +179,9 @@ def test_class_weight_with_extreme_ratio_certifies():
     X, y = make_blobs(n_samples=50, centers=2, random_state=0, cluster_std=20)
     X = StandardScaler().fit_transform(X)
     for solver in ("ipm", "clarabel"):
-        clf = WassersteinSVC(solver=solver, class_weight={0: 1000, 1: 1e-4}).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantClassifierWarning)  # w = 0 may be optimal at these weights
+            clf = WassersteinSVC(solver=solver, class_weight={0: 1000, 1: 1e-4}).fit(X, y)
         assert clf.solver_stats_["status"] == "optimal"
         assert clf.objective_ < 1e-5
         assert np.mean(clf.predict(X[y == 0]) == 0) > 0.85
@@ -218,10 +223,29 @@ def test_bad_parameters_say_what_to_fix(bupa, params, match):
 def test_large_radius_gives_a_constant_classifier(bupa):
     """Past a data-dependent radius the regulariser wins: w = 0, and the objective is the constant classifier's."""
     X, y = bupa
-    clf = WassersteinSVC(radius=10.0).fit(X, y)
+    with pytest.warns(ConstantClassifierWarning, match=r"The radius 10 is at or above [0-9.]+, from which w = 0"):
+        clf = WassersteinSVC(radius=10.0).fit(X, y)
     assert np.allclose(clf.coef_, 0.0, atol=1e-7)
     share = min(np.mean(y > 0), np.mean(y < 0))
     assert clf.objective_ == pytest.approx(2 * share, rel=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+def test_zero_threshold_separates_constant_from_nonconstant_fits(bupa, p):
+    """Just below the threshold of ``zero_threshold`` the optimum has w != 0 and beats the constant classifier; just
+    above it the optimal value is the constant classifier's (w = 0 is optimal)."""
+    from rsvm_conic.formulations.wasserstein import WassersteinProblem
+
+    X, y = bupa
+    threshold = WassersteinProblem(X, y, 1.0, p).zero_threshold()
+    constant = 2 * min(np.mean(y > 0), np.mean(y < 0))
+    below = WassersteinSVC(radius=0.99 * threshold, norm=p).fit(X, y)
+    assert np.abs(below.coef_).max() > 1e-3
+    assert below.objective_ < constant - below.solver_stats_["gap_abs"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantClassifierWarning)
+        above = WassersteinSVC(radius=1.01 * threshold, norm=p).fit(X, y)
+    assert abs(above.objective_ - constant) <= above.solver_stats_["gap_abs"] + 1e-12
 
 
 def _family(count: int, seed: int = 5):

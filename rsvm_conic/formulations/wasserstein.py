@@ -381,6 +381,35 @@ class WassersteinProblem(Formulation):
         keep = W > 0
         return P[keep], Y[keep], W[keep]
 
+    def zero_threshold(self) -> float | None:
+        """For ``kappa = inf``: the radius ``R*`` from which ``w = 0`` is optimal (``w != 0`` below it), None for finite
+        ``kappa``.
+
+        ``w = 0`` with the best bias has objective ``U0 = 2 min(pi(+), pi(-))`` (the two classes' shares); the dual of
+        the module docstring reaches ``U0`` exactly when each class's ``alpha`` sums to ``U0 / 2``, so
+        ``R* = min ||sum_i y_i alpha_i x_i||_p`` over ``0 <= alpha <= pi`` with those class sums: a small conic
+        program (Clarabel), solved only when asked (the estimator's constant-classifier warning).
+
+        Returns
+        -------
+        float or None
+        """
+        if np.isfinite(self.kappa):
+            return None
+        import cvxpy as cp
+
+        pos = self.y > 0
+        half = min(float(self.pi[pos].sum()), float(self.pi[~pos].sum()))
+        alpha = cp.Variable(self.X.shape[0], nonneg=True)
+        cons = [
+            alpha <= self.pi,
+            cp.sum(alpha[np.flatnonzero(pos)]) == half,
+            cp.sum(alpha[np.flatnonzero(~pos)]) == half,
+        ]
+        problem = cp.Problem(cp.Minimize(cp.norm(self.X.T @ cp.multiply(self.y, alpha), self.p)), cons)
+        problem.solve(solver="CLARABEL")
+        return float(problem.value)
+
     # ------------------------------------------------------------------ routes
     def auto_routes(self) -> tuple[str, ...]:
         """The structured interior point, then Clarabel and SCS."""
