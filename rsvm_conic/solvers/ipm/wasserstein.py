@@ -28,6 +28,7 @@ import scipy.linalg as sla
 
 from ..._threads import blas_threads_for
 from .engine import ConeSpec, Scaling, cone_ipm
+from .row_kernels import numpy_path_for
 from .status import column_rms, finish_status
 
 __all__ = ["WassersteinCone", "solve_wasserstein_ipm"]
@@ -267,7 +268,12 @@ def solve_wasserstein_ipm(
                 c = v[prob.cones.n_l :]
                 c[0] = max(c[0], float(np.linalg.norm(c[1:]))) + shift
         prob.initial_point = lambda: (x0, np.zeros(0), z0, s0)
-    with blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2), warnings.catch_warnings():
+    # small data: the cone kernels' numpy twins (nothing compiled: a first fit in a fresh process starts at once)
+    with (
+        numpy_path_for(X.size),
+        blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2),
+        warnings.catch_warnings(),
+    ):
         if accept_inaccurate:
             warnings.simplefilter("ignore", SolverWarning)
         res = cone_ipm(
