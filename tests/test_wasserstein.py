@@ -288,3 +288,20 @@ def test_the_interior_point_certifies_small_radii_and_tiny_optima():
             slack = 1e-7 * cert.primal + 1e-11  # the reference's own tolerances are 1e-12, absolute
             if status == "optimal":
                 assert cert.dual - slack <= ref <= cert.primal + slack, k
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"sample_weight": [1.0, 2.0]}, "sample_weight must hold 4 nonnegative numbers"),
+        ({"sample_weight": [0.0] * 4}, "sample_weight is zero for every sample"),
+        ({"radius": 0.0}, "radius must be > 0"),
+        ({"kappa": -1.0}, "kappa must be > 0"),
+        ({"norm": 0.5}, "norm must be 1, 2 or 'inf'"),
+    ],
+)
+def test_the_builder_validates_its_input(kwargs, match):
+    from rsvm_conic.formulations.wasserstein import WassersteinProblem
+
+    with pytest.raises(ValueError, match=match):
+        WassersteinProblem(np.eye(4), [0, 1, 0, 1], **kwargs)

@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from .._validation import check_binary_labels, check_norm, check_positive, check_X, dual_norm
+from .._validation import check_binary_labels, check_norm, check_positive, check_sample_weight, check_X, dual_norm
 from ..certify.contract import SolveInfo, certify
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
@@ -113,7 +113,7 @@ class WassersteinProblem(Formulation):
         Samples.
     y : ndarray of shape (L,)
         Labels in {-1, +1}.
-    radius : float, default=0.1
+    radius : float, default=0.01
         Radius of the Wasserstein ball (> 0), in the units of ``||x - x'||_p``.
     norm : {1, 2, inf}, default=2
         The exponent p of the transport cost on the features.
@@ -122,7 +122,8 @@ class WassersteinProblem(Formulation):
     check_input : bool, default=True
         Validate ``X`` and ``y`` (False: trusted arrays from the estimators).
     sample_weight : ndarray of shape (L,) or None, default=None
-        Positive weights ``s_i``: the empirical distribution is ``pi_i = s_i / sum_j s_j`` (None: ``1/L``).
+        Nonnegative weights ``s_i`` (not all 0): the empirical distribution is ``pi_i = s_i / sum_j s_j`` (None:
+        ``1/L``).
     """
 
     name = "wasserstein"
@@ -133,12 +134,14 @@ class WassersteinProblem(Formulation):
         "scs": "CVXPY + SCS (first-order conic); certificate: recomputed duality gap",
     }
 
-    def __init__(self, X, y, radius=0.1, norm=2, kappa=np.inf, *, check_input: bool = True, sample_weight=None):
+    def __init__(self, X, y, radius=0.01, norm=2, kappa=np.inf, *, check_input: bool = True, sample_weight=None):
         if check_input:
             X = check_X(X)
             y, _ = check_binary_labels(y, X.shape[0])
             kappa = check_positive(kappa, "kappa", allow_inf=True)
             norm = check_norm(norm)
+            if sample_weight is not None:
+                sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.X, self.y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         self.p = float(norm)
         self.q = dual_norm(self.p)
