@@ -305,3 +305,29 @@ def test_the_builder_validates_its_input(kwargs, match):
 
     with pytest.raises(ValueError, match=match):
         WassersteinProblem(np.eye(4), [0, 1, 0, 1], **kwargs)
+
+
+@pytest.mark.parametrize("q", [2.0, np.inf, 1.0])
+def test_the_reduced_norm_block_equals_the_dense_product(q):
+    """The interior point's closed-form block of the norm rows equals ``G_N' W^-2 G_N`` formed densely (the rows'
+    matrices times the scaling applied to unit vectors) at a random interior scaling."""
+    from rsvm_conic.solvers.ipm.engine import Scaling
+    from rsvm_conic.solvers.ipm.wasserstein import WassersteinCone
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((7, 4)), np.array([1, -1, 1, -1, 1, 1, -1.0])
+    prob = WassersteinCone(X, y, np.full(7, 1 / 7), 0.1, np.inf, q)
+    s = prob.cones.identity() + 0.3 * rng.random(prob.cones.size)
+    z = prob.cones.identity() + 0.2 * rng.random(prob.cones.size)
+    scaling = Scaling(prob.cones, s, z)
+    block = np.zeros((prob.m, prob.m))
+    dN = prob.split_rows(scaling.d_l)[3]
+    prob._add_norm_rows(block, dN, scaling)
+    ref = prob.GN.T @ (prob.GN * dN[:, None])
+    off = prob.cones.n_l
+    if prob.GC.shape[0]:
+        eye = np.zeros((prob.GC.shape[0], prob.cones.size))
+        eye[:, off:] = np.eye(prob.GC.shape[0])
+        Dc = np.array([scaling.apply(scaling.apply(e, inverse=True), inverse=True)[off:] for e in eye]).T
+        ref = ref + prob.GC.T @ Dc @ prob.GC
+    assert np.allclose(block, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())

@@ -145,6 +145,36 @@ class WassersteinCone:
         return out
 
     # ------------------------------------------------------------------ KKT solve
+    def _add_norm_rows(self, S, dN, scaling: Scaling) -> None:
+        """``S += G_N' W_N^-2 G_N``, the norm rows' block, in closed form (O(n^2); the rows' matrices are never
+        multiplied): q = 2: ``W^-2`` of the cone ``(lam, w)`` placed on those coordinates; q = inf: the pairs
+        ``+-w_j - lam``; q = 1: the pairs ``+-w_j - v_j`` and the row ``sum v - lam``."""
+        n, lam, j = self.n, self.lam, np.arange(self.n)
+        if self.q_norm == 2.0:
+            beta, wbar = float(scaling.beta[0][0]), scaling.wbar[0][0]
+            jw = wbar / (beta / np.sqrt(2.0))  # W^-2 = beta^-2 (2 J wbar wbar' J - J)
+            jw[1:] = -jw[1:]
+            idx = np.concatenate([[lam], j])
+            S[np.ix_(idx, idx)] += np.outer(jw, jw)
+            S[lam, lam] -= 1.0 / (beta * beta)
+            S[j, j] += 1.0 / (beta * beta)
+            return
+        d1, d2 = dN[:n], dN[n : 2 * n]
+        S[j, j] += d1 + d2
+        if np.isinf(self.q_norm):
+            S[j, lam] += d2 - d1
+            S[lam, j] += d2 - d1
+            S[lam, lam] += float(np.sum(d1 + d2))
+            return
+        v, d3 = n + 2 + j, float(dN[2 * n])
+        S[j, v] += d2 - d1
+        S[v, j] += d2 - d1
+        S[v, v] += d1 + d2
+        S[np.ix_(v, v)] += d3
+        S[v, lam] -= d3
+        S[lam, v] -= d3
+        S[lam, lam] += d3
+
     def kkt_factor(self, scaling: Scaling):
         L, n, m, y, X1 = self.L, self.n, self.m, self.y, self.X1
         dl = scaling.d_l
@@ -160,17 +190,7 @@ class WassersteinCone:
             S[: n + 1, self.lam] += col
             S[self.lam, : n + 1] += col
             S[self.lam, self.lam] += k * k * float(np.sum(dB * (dA + dC) / e))
-        if self.GN.shape[0]:
-            S += self.GN.T @ (self.GN * dN[:, None])
-        if self.GC.shape[0]:
-            beta, wbar = float(scaling.beta[0][0]), scaling.wbar[0][0]
-            jw = wbar.copy()
-            jw[1:] = -jw[1:]
-            Dc = 2.0 * np.outer(jw, jw)
-            Dc[0, 0] -= 1.0
-            Dc[np.arange(1, n + 1), np.arange(1, n + 1)] += 1.0
-            Dc /= beta * beta
-            S += self.GC.T @ Dc @ self.GC
+        self._add_norm_rows(S, dN, scaling)
         cho = sla.cho_factor(S, lower=False, check_finite=True)
         gA = dA - dB  # the s-coupling of the margin rows, times y_i [x_i; 1]
 
