@@ -268,6 +268,7 @@ def _family(count: int, seed: int = 5):
         yield X, y, radius, p, kappa, weights
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a step onto a cone's boundary is not the user's concern
 def test_the_interior_point_certifies_small_radii_and_tiny_optima():
     """The first 60 instances of :func:`_family`: the structured interior point certifies each.  At its first run's
     tolerances 12 of them do not (small radii against the data's scale, where the dual's norm constraint needs more

@@ -296,14 +296,17 @@ def solve_wasserstein_ipm(
     ):
         if accept_inaccurate:
             warnings.simplefilter("ignore", SolverWarning)
-        res = cone_ipm(
-            prob,
-            max_iter=max_iter,
-            tol_gap_abs=tol_gap_abs,
-            tol_gap_rel=tol_gap_rel,
-            tol_feas=tol_feas,
-            verbose=verbose,
-        )
+        # a step onto a cone's boundary divides by 0 in the cone kernels: the run's status and the caller's
+        # certificate judge the point, and a non-finite one is never returned as a model (require_finite)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            res = cone_ipm(
+                prob,
+                max_iter=max_iter,
+                tol_gap_abs=tol_gap_abs,
+                tol_gap_rel=tol_gap_rel,
+                tol_feas=tol_feas,
+                verbose=verbose,
+            )
         n = prob.n
         zA, zB, _, _, _ = prob.split_rows(res.z)
         info = {
