@@ -16,9 +16,10 @@ rows, with diagonal ``e_i = dA_i + dB_i + dC_i`` (``d = z / s`` of its three row
     S_uu   = [X 1]' diag(rho) [X 1],        rho_i = (4 dA_i dB_i + dC_i (dA_i + dB_i)) / e_i
     S_ulam = -kappa [X 1]' (y dB (2 dA + dC) / e),   S_lamlam = kappa^2 sum_i dB_i (dA_i + dC_i) / e_i
 
-(``u = (w, b)``; without the flipped rows ``dB = 0``) plus the norm rows' ``G_N' W_N^-2 G_N``, written without
-cancellation.  One pass over ``X`` per factorisation (``L m^2`` flops) and two per solve; nothing of size
-``L x n`` is formed besides ``[X 1]``.
+(``u = (w, b)``; without the flipped rows ``dB = 0``; ``rho`` written without cancellation) plus the norm rows' block
+``G_N' W_N^-2 G_N``, placed in closed form (``O(n^2)``).  Per factorisation one weighted Gram matrix (``L m^2``
+flops, through one weighted copy of ``[X 1]``) and a Cholesky factorisation of ``S``; per solve four matrix-vector
+products with ``[X 1]``.  No array of shape ``(L, n, n)``.
 """
 
 from __future__ import annotations
