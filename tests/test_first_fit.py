@@ -270,6 +270,7 @@ _README = "X, y, Sigma, groups = make_uncertain_classification(2000, 20, random_
         ("RobustSVC", "RobustSVC(C=1.0, radius=1.0)", ", Sigma=Sigma, sigma_index=groups"),
         ("NominalSVC", "NominalSVC()", ""),
         ("ChanceConstrainedSVC", "ChanceConstrainedSVC()", ", Sigma=Sigma, sigma_index=groups"),
+        ("WassersteinSVC", "WassersteinSVC()", ""),
     ],
 )
 def test_first_fit_in_a_fresh_process_compiles_nothing(tmp_path, est, make, kw):

@@ -26,6 +26,7 @@ from rsvm_conic import (
     RobustFeatureSVC,
     RobustSVC,
     SafeSVC,
+    WassersteinSVC,
     WestonWatkinsSVC,
 )
 from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
@@ -103,6 +104,7 @@ ESTIMATORS = {
     "WestonWatkinsSVC": (lambda: WestonWatkinsSVC(), 3, None),
     "HyperbolicSVC": (lambda: HyperbolicSVC(n_starts=1, random_state=0), 3, None),
     "KernelRobustSVC": (lambda: KernelRobustSVC(), 2, "kernel"),
+    "WassersteinSVC": (lambda: WassersteinSVC(), 2, None),
 }
 
 

@@ -12,6 +12,24 @@ from .._validation import check_choice, check_integer, check_norm, check_positiv
 from ..certify.contract import solver_stats
 from ..formulations.wasserstein import EXACT_TOL, WassersteinProblem
 from ._base import BinaryClassifierTags, keep_weighted, sample_weights
+from .linear import warn_constant_classifier
+
+
+def _constant_reason(formulation) -> str:
+    """Why the fitted classifier is constant: the radius against the threshold from which ``w = 0``
+    (:meth:`~rsvm_conic.formulations.wasserstein.WassersteinProblem.zero_threshold`)."""
+    threshold = formulation.zero_threshold()
+    if threshold is None:
+        return (
+            f"The radius {formulation.radius:g} with label-flip cost kappa = {formulation.kappa:g} buys more "
+            "worst-case loss than any direction of w saves on these data: choose a smaller radius or a larger kappa."
+        )
+    if threshold <= 0.0:
+        return "No direction beats a constant score on these data at any radius (the classes' weighted means coincide)."
+    return (
+        f"The radius {formulation.radius:g} is at or above {threshold:.4g}, from which w = 0 is optimal on these data "
+        "(the worst-case transport outweighs every direction's gain): choose a radius below it."
+    )
 
 
 class WassersteinSVC(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -135,6 +153,7 @@ class WassersteinSVC(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         )
         self.worst_distribution_ = (points, classes[(labels > 0).astype(int)], probs)
         self._formulation = formulation
+        warn_constant_classifier(self, formulation, X, _constant_reason)
         return self
 
     def __getstate__(self):

@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from .._validation import check_binary_labels, check_norm, check_positive, check_X, dual_norm
+from .._validation import check_binary_labels, check_norm, check_positive, check_sample_weight, check_X, dual_norm
 from ..certify.contract import SolveInfo, certify
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
@@ -56,6 +56,13 @@ from .base import Formulation, Solution
 
 #: certified relative gap the routes must meet
 EXACT_TOL = 1e-6
+
+#: the tolerances of a route's second run when its first point does not certify (and the caller set none): small
+#: radii against the data's scale or optima far below a constant classifier's objective need the extra digits
+TIGHT = {
+    "ipm": {"tol_gap_rel": 1e-12, "tol_feas": 1e-12},
+    "clarabel": dict.fromkeys(("tol_gap_abs", "tol_gap_rel", "tol_feas"), 1e-12),
+}
 
 
 def best_lam(w, margins, pi, radius: float, kappa: float, q: float) -> float:
@@ -106,7 +113,7 @@ class WassersteinProblem(Formulation):
         Samples.
     y : ndarray of shape (L,)
         Labels in {-1, +1}.
-    radius : float, default=0.1
+    radius : float, default=0.01
         Radius of the Wasserstein ball (> 0), in the units of ``||x - x'||_p``.
     norm : {1, 2, inf}, default=2
         The exponent p of the transport cost on the features.
@@ -115,7 +122,8 @@ class WassersteinProblem(Formulation):
     check_input : bool, default=True
         Validate ``X`` and ``y`` (False: trusted arrays from the estimators).
     sample_weight : ndarray of shape (L,) or None, default=None
-        Positive weights ``s_i``: the empirical distribution is ``pi_i = s_i / sum_j s_j`` (None: ``1/L``).
+        Nonnegative weights ``s_i`` (not all 0): the empirical distribution is ``pi_i = s_i / sum_j s_j`` (None:
+        ``1/L``).
     """
 
     name = "wasserstein"
@@ -126,12 +134,14 @@ class WassersteinProblem(Formulation):
         "scs": "CVXPY + SCS (first-order conic); certificate: recomputed duality gap",
     }
 
-    def __init__(self, X, y, radius=0.1, norm=2, kappa=np.inf, *, check_input: bool = True, sample_weight=None):
+    def __init__(self, X, y, radius=0.01, norm=2, kappa=np.inf, *, check_input: bool = True, sample_weight=None):
         if check_input:
             X = check_X(X)
             y, _ = check_binary_labels(y, X.shape[0])
             kappa = check_positive(kappa, "kappa", allow_inf=True)
             norm = check_norm(norm)
+            if sample_weight is not None:
+                sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.X, self.y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         self.p = float(norm)
         self.q = dual_norm(self.p)
@@ -374,13 +384,62 @@ class WassersteinProblem(Formulation):
         keep = W > 0
         return P[keep], Y[keep], W[keep]
 
+    def zero_threshold(self) -> float | None:
+        """For ``kappa = inf``: the radius ``R*`` from which ``w = 0`` is optimal (``w != 0`` below it), None for finite
+        ``kappa``.
+
+        ``w = 0`` with the best bias has objective ``U0 = 2 min(pi(+), pi(-))`` (the two classes' shares); the dual of
+        the module docstring reaches ``U0`` exactly when each class's ``alpha`` sums to ``U0 / 2``, so
+        ``R* = min ||sum_i y_i alpha_i x_i||_p`` over ``0 <= alpha <= pi`` with those class sums: a small conic
+        program (Clarabel), solved only when asked (the estimator's constant-classifier warning).
+
+        Returns
+        -------
+        float or None
+        """
+        if np.isfinite(self.kappa):
+            return None
+        import cvxpy as cp
+
+        pos = self.y > 0
+        half = min(float(self.pi[pos].sum()), float(self.pi[~pos].sum()))
+        alpha = cp.Variable(self.X.shape[0], nonneg=True)
+        cons = [
+            alpha <= self.pi,
+            cp.sum(alpha[np.flatnonzero(pos)]) == half,
+            cp.sum(alpha[np.flatnonzero(~pos)]) == half,
+        ]
+        problem = cp.Problem(cp.Minimize(cp.norm(self.X.T @ cp.multiply(self.y, alpha), self.p)), cons)
+        problem.solve(solver="CLARABEL")
+        return float(problem.value)
+
     # ------------------------------------------------------------------ routes
     def auto_routes(self) -> tuple[str, ...]:
         """The structured interior point, then Clarabel and SCS."""
         return ("ipm", "clarabel", "scs")
 
+    def _retrying(self, route: str, once, tol: float, options: dict) -> Solution:
+        """``once(tol, options)``; when its point does not certify and the caller set no tolerances, once more at
+        :data:`TIGHT` (the routes' first run stops at tolerances that certify most problems in fewer iterations).
+        The interior point's second run also divides the objective by the first point's (an upper bound on the
+        optimum, and closer to it than a constant classifier's), since its stopping test is absolute below 1."""
+        try:
+            return once(tol, options)
+        except SolverError as exc:
+            tight = TIGHT.get(route)
+            if tight is None or any(key in options for key in tight):
+                raise
+            tight = dict(tight)
+            primal = getattr(getattr(exc, "certificate", None), "primal", np.nan)
+            if route == "ipm" and 0.0 < primal < self.trivial_objective():
+                tight["scale"] = primal
+            return once(tol, {**options, **tight})
+
     def _solve_conic(self, backend, *, tol: float = EXACT_TOL, **options) -> Solution:
-        """Clarabel / SCS through CVXPY, certified from the constraints' dual values."""
+        """Clarabel / SCS through CVXPY, certified from the constraints' dual values (:meth:`_retrying`)."""
+        return self._retrying(backend, lambda tol, o: self._solve_conic_once(backend, tol, **o), tol, options)
+
+    def _solve_conic_once(self, backend, tol: float, **options) -> Solution:
         t0 = time.perf_counter()
         self._materialise()
         stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
@@ -399,11 +458,18 @@ class WassersteinProblem(Formulation):
 
     def _solve_ipm(self, *, tol: float = EXACT_TOL, warm: bool = False, **options) -> Solution:
         """The structured interior point (:mod:`rsvm_conic.solvers.ipm.wasserstein`); ``warm``: start from the last
-        run's point (same data, another radius)."""
+        run's point (same data, another radius).  A point that does not certify is solved again, cold, at
+        :data:`TIGHT` (:meth:`_retrying`)."""
+        start = self.last_ipm if warm else None
+        first = dict(options)  # the retry gets a new dict, and starts cold
+        return self._retrying(
+            "ipm", lambda tol, o: self._solve_ipm_once(tol, start if o is first else None, **o), tol, first
+        )
+
+    def _solve_ipm_once(self, tol: float, start, scale: float | None = None, **options) -> Solution:
         from ..solvers.ipm.wasserstein import solve_wasserstein_ipm
 
         t0 = time.perf_counter()
-        start = self.last_ipm if warm else None
         values, info = solve_wasserstein_ipm(
             self.X,
             self.y,
@@ -411,7 +477,7 @@ class WassersteinProblem(Formulation):
             self.radius,
             self.kappa,
             self.q,
-            scale=self.trivial_objective(),
+            scale=self.trivial_objective() if scale is None else scale,
             start=start,
             **options,
         )

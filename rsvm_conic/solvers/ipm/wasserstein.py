@@ -16,9 +16,10 @@ rows, with diagonal ``e_i = dA_i + dB_i + dC_i`` (``d = z / s`` of its three row
     S_uu   = [X 1]' diag(rho) [X 1],        rho_i = (4 dA_i dB_i + dC_i (dA_i + dB_i)) / e_i
     S_ulam = -kappa [X 1]' (y dB (2 dA + dC) / e),   S_lamlam = kappa^2 sum_i dB_i (dA_i + dC_i) / e_i
 
-(``u = (w, b)``; without the flipped rows ``dB = 0``) plus the norm rows' ``G_N' W_N^-2 G_N``, written without
-cancellation.  One pass over ``X`` per factorisation (``L m^2`` flops) and two per solve; nothing of size
-``L x n`` is formed besides ``[X 1]``.
+(``u = (w, b)``; without the flipped rows ``dB = 0``; ``rho`` written without cancellation) plus the norm rows' block
+``G_N' W_N^-2 G_N``, placed in closed form (``O(n^2)``).  Per factorisation one weighted Gram matrix (``L m^2``
+flops, through one weighted copy of ``[X 1]``) and a Cholesky factorisation of ``S``; per solve four matrix-vector
+products with ``[X 1]``.  No array of shape ``(L, n, n)``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import scipy.linalg as sla
 
 from ..._threads import blas_threads_for
 from .engine import ConeSpec, Scaling, cone_ipm
+from .row_kernels import numpy_path_for
 from .status import column_rms, finish_status
 
 __all__ = ["WassersteinCone", "solve_wasserstein_ipm"]
@@ -144,6 +146,36 @@ class WassersteinCone:
         return out
 
     # ------------------------------------------------------------------ KKT solve
+    def _add_norm_rows(self, S, dN, scaling: Scaling) -> None:
+        """``S += G_N' W_N^-2 G_N``, the norm rows' block, in closed form (O(n^2); the rows' matrices are never
+        multiplied): q = 2: ``W^-2`` of the cone ``(lam, w)`` placed on those coordinates; q = inf: the pairs
+        ``+-w_j - lam``; q = 1: the pairs ``+-w_j - v_j`` and the row ``sum v - lam``."""
+        n, lam, j = self.n, self.lam, np.arange(self.n)
+        if self.q_norm == 2.0:
+            beta, wbar = float(scaling.beta[0][0]), scaling.wbar[0][0]
+            jw = wbar / (beta / np.sqrt(2.0))  # W^-2 = beta^-2 (2 J wbar wbar' J - J)
+            jw[1:] = -jw[1:]
+            idx = np.concatenate([[lam], j])
+            S[np.ix_(idx, idx)] += np.outer(jw, jw)
+            S[lam, lam] -= 1.0 / (beta * beta)
+            S[j, j] += 1.0 / (beta * beta)
+            return
+        d1, d2 = dN[:n], dN[n : 2 * n]
+        S[j, j] += d1 + d2
+        if np.isinf(self.q_norm):
+            S[j, lam] += d2 - d1
+            S[lam, j] += d2 - d1
+            S[lam, lam] += float(np.sum(d1 + d2))
+            return
+        v, d3 = n + 2 + j, float(dN[2 * n])
+        S[j, v] += d2 - d1
+        S[v, j] += d2 - d1
+        S[v, v] += d1 + d2
+        S[np.ix_(v, v)] += d3
+        S[v, lam] -= d3
+        S[lam, v] -= d3
+        S[lam, lam] += d3
+
     def kkt_factor(self, scaling: Scaling):
         L, n, m, y, X1 = self.L, self.n, self.m, self.y, self.X1
         dl = scaling.d_l
@@ -159,17 +191,7 @@ class WassersteinCone:
             S[: n + 1, self.lam] += col
             S[self.lam, : n + 1] += col
             S[self.lam, self.lam] += k * k * float(np.sum(dB * (dA + dC) / e))
-        if self.GN.shape[0]:
-            S += self.GN.T @ (self.GN * dN[:, None])
-        if self.GC.shape[0]:
-            beta, wbar = float(scaling.beta[0][0]), scaling.wbar[0][0]
-            jw = wbar.copy()
-            jw[1:] = -jw[1:]
-            Dc = 2.0 * np.outer(jw, jw)
-            Dc[0, 0] -= 1.0
-            Dc[np.arange(1, n + 1), np.arange(1, n + 1)] += 1.0
-            Dc /= beta * beta
-            S += self.GC.T @ Dc @ self.GC
+        self._add_norm_rows(S, dN, scaling)
         cho = sla.cho_factor(S, lower=False, check_finite=True)
         gA = dA - dB  # the s-coupling of the margin rows, times y_i [x_i; 1]
 
@@ -267,17 +289,25 @@ def solve_wasserstein_ipm(
                 c = v[prob.cones.n_l :]
                 c[0] = max(c[0], float(np.linalg.norm(c[1:]))) + shift
         prob.initial_point = lambda: (x0, np.zeros(0), z0, s0)
-    with blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2), warnings.catch_warnings():
+    # small data: the cone kernels' numpy twins (nothing compiled: a first fit in a fresh process starts at once)
+    with (
+        numpy_path_for(X.size),
+        blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2),
+        warnings.catch_warnings(),
+    ):
         if accept_inaccurate:
             warnings.simplefilter("ignore", SolverWarning)
-        res = cone_ipm(
-            prob,
-            max_iter=max_iter,
-            tol_gap_abs=tol_gap_abs,
-            tol_gap_rel=tol_gap_rel,
-            tol_feas=tol_feas,
-            verbose=verbose,
-        )
+        # a step onto a cone's boundary divides by 0 in the cone kernels: the run's status and the caller's
+        # certificate judge the point, and a non-finite one is never returned as a model (require_finite)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            res = cone_ipm(
+                prob,
+                max_iter=max_iter,
+                tol_gap_abs=tol_gap_abs,
+                tol_gap_rel=tol_gap_rel,
+                tol_feas=tol_feas,
+                verbose=verbose,
+            )
         n = prob.n
         zA, zB, _, _, _ = prob.split_rows(res.z)
         info = {
