@@ -269,6 +269,36 @@ class LinearSVMFormulation(Formulation):
             return t * w, t * b, t
         return w, b, 1.0
 
+    def certificate(self, route: str, w, b, alpha, *, tol: float = EXACT_TOL, multipliers=None, **kwargs):
+        """The certificate of ``(w, b)`` against the dual value of ``alpha`` (:meth:`dual_value`; None: no dual point,
+        uncertified) and the solver's cone ``multipliers`` if any (:func:`~rsvm_conic.certify.linear.certify_point`).
+
+        Parameters
+        ----------
+        route : str
+            The route's name.
+        w, b : ndarray of shape (n,), float
+            The point.
+        alpha : ndarray of shape (L,) or None
+            The dual point.
+        tol : float, default=EXACT_TOL
+            The relative tolerance.
+        multipliers : ndarray or None, default=None
+            The solver's multipliers of the robust cones.
+        **kwargs
+            Passed to :func:`~rsvm_conic.certify.contract.certify` (``time``, ``iterations``, ``detail``).
+
+        Returns
+        -------
+        SolveInfo
+        """
+
+        def dual_value(optimise_u):
+            return self.dual_value(alpha, w, optimise_u=optimise_u, multipliers=multipliers)
+
+        kwargs.setdefault("floor", 1e-9 * self.C * self.total_weight())  # P(0, 0) = C sum s: the trivial objective
+        return certify_point(route, self.objective_wb(w, b), None if alpha is None else dual_value, tol, **kwargs)
+
     def _certified(self, sol: Solution, alpha, tol: float, multipliers=None, **kwargs) -> Solution:
         """Attach the certificate of ``(w, b)`` with the dual value of ``alpha`` (:meth:`dual_value`; None: no dual
         point, uncertified) and, if the solver returned them, its cone ``multipliers``
@@ -280,14 +310,8 @@ class LinearSVMFormulation(Formulation):
             sol.values["w"], sol.values["b"] = w, float(b)
             kwargs.setdefault("detail", {})["scale"] = t
         w, b = sol["w"], sol["b"]
-
-        def dual_value(optimise_u):  # the dual value of alpha (see dual_value)
-            return self.dual_value(alpha, w, optimise_u=optimise_u, multipliers=multipliers)
-
-        kwargs.setdefault("floor", 1e-9 * self.C * self.total_weight())  # P(0, 0) = C sum s: the trivial objective
-        primal, iterations = self.objective_wb(w, b), sol.info.get("iterations")
-        info = certify_point(sol.backend, primal, None if alpha is None else dual_value, tol, time=sol.time,
-                             iterations=iterations, **kwargs)  # fmt: skip
+        info = self.certificate(sol.backend, w, b, alpha, tol=tol, multipliers=multipliers, time=sol.time,
+                                iterations=sol.info.get("iterations"), **kwargs)  # fmt: skip
         info.detail.setdefault("solver_status", sol.status)
         sol.certificate = info
         sol.objective = info.primal

@@ -29,7 +29,7 @@ import scipy.linalg as sla
 
 from ..._threads import blas_threads_for
 from .engine import ConeSpec, Scaling, cone_ipm
-from .row_kernels import numpy_path_for
+from .cone_loops import numpy_path_for
 from .status import column_rms, finish_status
 
 __all__ = ["WassersteinCone", "solve_wasserstein_ipm"]
