@@ -94,8 +94,28 @@ def test_wasserstein_cv_selects_what_grid_search_selects():
     assert ours.C_ is None and ours.scores_.shape == (3, 1, 4) and np.all(ours.gaps_ <= 1e-6)
     assert np.allclose(ours.scores_.mean(axis=0).ravel(), grid.cv_results_["mean_test_score"], atol=1e-12)
     assert ours.radius_ == grid.best_params_["radius"]
-    with pytest.raises(ValueError, match="WassersteinSVCCV needs radii"):
-        WassersteinSVCCV().fit(X, y)
+    with pytest.raises(ValueError, match=r"kappa = inf\) only; got kappa = 1"):
+        WassersteinSVCCV(kappa=1.0).fit(X, y)
+
+
+def test_wasserstein_default_radii_start_where_w_becomes_zero():
+    """The default grid of WassersteinSVCCV starts at R* (WassersteinSVC.radius_threshold): a cold fit just above it
+    is constant (at R* itself w = 0 is one optimum of several), a fit at the grid's second radius is not."""
+    from rsvm_conic.estimators import WassersteinSVC, WassersteinSVCCV
+    from rsvm_conic.estimators.path import default_radii
+
+    X, y, _, _ = _data(5, L=150)
+    radii = default_radii(WassersteinSVC(), X, y, n_radii=6)
+    assert np.all(np.diff(radii) < 0)
+
+    def norm_w(r):
+        return np.linalg.norm(_quiet(lambda: WassersteinSVC(radius=r).fit(X, y)).coef_)
+
+    scale = np.linalg.norm(X, axis=1).max()
+    assert norm_w(radii[0] * 1.01) <= 1e-6 * scale
+    assert norm_w(radii[1]) > 1e-2
+    ours = _quiet(lambda: WassersteinSVCCV(n_radii=6, cv=3).fit(X, y))
+    assert np.allclose(ours.radii_, radii) and np.all(ours.gaps_ <= 1e-6)
 
 
 def test_folds_in_parallel_give_the_same_scores():

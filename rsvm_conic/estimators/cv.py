@@ -262,8 +262,11 @@ class WassersteinSVCCV(PathCV):
     Parameters
     ----------
     radii : array-like of float
-        The radii (> 0; in the units of X).  Required: ``WassersteinSVC`` has no ``radius_threshold``, from which a
-        default grid would start.
+        The radii (> 0; in the units of X).  None: ``n_radii`` radii falling geometrically from the radius at which
+        ``w = 0`` (:meth:`~rsvm_conic.estimators.WassersteinSVC.radius_threshold`; ``kappa = inf`` only, else
+        required).
+    n_radii : int, default=10
+        Length of the default grid.
     cv : int, cross-validation generator or iterable, default=5
         As in ``GridSearchCV``.
     scoring : str, callable or None, default=None
@@ -303,6 +306,7 @@ class WassersteinSVCCV(PathCV):
     def __init__(
         self,
         radii=None,
+        n_radii=10,
         cv=5,
         scoring=None,
         refit=True,
@@ -315,6 +319,7 @@ class WassersteinSVCCV(PathCV):
         class_weight=None,
     ):
         self.radii = radii
+        self.n_radii = n_radii
         self.cv = cv
         self.scoring = scoring
         self.refit = refit

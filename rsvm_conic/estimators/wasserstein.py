@@ -156,6 +156,47 @@ class WassersteinSVC(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         warn_constant_classifier(self, formulation, X, _constant_reason)
         return self
 
+    def radius_threshold(self, X, y, sample_weight=None):
+        """The radius ``R*`` from which the fit is constant (``w = 0``) on these data (labels certain: ``kappa =
+        inf``), by one small conic program instead of the SVM
+        (:meth:`~rsvm_conic.formulations.wasserstein.WassersteinProblem.zero_threshold`): the start of
+        :func:`~rsvm_conic.estimators.path.default_radii`'s grid.
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        ZeroThreshold
+            ``lower = upper = R*`` (``direction`` zeros, ``programs`` 1).
+
+        Raises
+        ------
+        ValueError
+            For a finite ``kappa`` (no closed threshold: pass the radii).
+        """
+        import time
+
+        from ..solvers.zero_threshold import ZeroThreshold
+
+        kappa = check_positive(self.kappa, "kappa", allow_inf=True)
+        if np.isfinite(kappa):
+            raise ValueError(
+                f"the radius threshold is computed for certain labels (kappa = inf) only; got kappa = {kappa:g}: "
+                "pass the radii explicitly."
+            )
+        p = check_norm(self.norm)
+        X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
+        weights = sample_weights(y_pm, classes, sample_weight, self.class_weight)
+        if weights is not None:
+            keep = keep_weighted(weights, y_pm, classes)
+            X, y_pm, weights = X[keep], y_pm[keep], weights[keep]
+        t0 = time.perf_counter()
+        r = WassersteinProblem(X, y_pm, 1.0, p, kappa, check_input=False, sample_weight=weights).zero_threshold()
+        return ZeroThreshold(r, r, np.zeros(X.shape[1]), 1, time.perf_counter() - t0)
+
     def __getstate__(self):
         """The warm-start state (the last formulation, with its compiled CVXPY model) is not pickled."""
         state = self.__dict__.copy()
