@@ -486,7 +486,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         """
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
-        check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
+        check_choice(self.solver, "solver", ("auto", "fista", "ccp", "anchors"))
         weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
         if weights is not None:
             keep = weights > 0
@@ -499,7 +499,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
         self.gamma_ = machine.gamma
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
-        options = {"ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        options = {"fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
         self.solver_ = solver
@@ -509,6 +509,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.histories_ = sol.info["histories"]
         self.stops_ = sol.info["stops"]
         self.n_iter_ = max(len(h) for h in self.histories_)  # CCP iterations of the longest start
+        self.solver_stats_ = solver_stats(sol)
         return self
 
     def class_scores(self, X):

@@ -5,8 +5,10 @@ The driver sees points only through two callables, never a formulation:
 
 * ``objective(point) -> float``: ``f`` at a point (computed exactly, in numpy);
 * ``step(point) -> (candidate, majoriser, inaccurate, failures)``: one convex step from ``point``: the minimiser of
-  the majoriser ``M(. | point)`` (or None when every solver failed), ``M(candidate | point)``, whether the solver
-  reported an inaccurate status, and the failure messages of the attempts made.
+  the majoriser ``M(. | point)`` (or None: when every solver failed, with their failure messages; with no failure,
+  when the step certified that no point lowers the majoriser by more than the tolerance, which ends the run as
+  ``stationary``), ``M(candidate | point)``, whether the solver reported an inaccurate status, and the failure
+  messages of the attempts made.
 
 Monotone decrease: ``f(candidate) <= M(candidate | point) <= M(point | point) = f(point)`` in exact arithmetic.
 The step's solver is inexact, so a candidate that increases ``f`` by more than ``1e-9 (1 + |f|)`` is rejected and the
@@ -92,9 +94,9 @@ def ccp_runs(starts, objective, step, *, max_iter: int, tol: float) -> list[dict
     -------
     list of dict
         One per start: ``point`` (the last accepted point), ``f``, ``history`` (f per accepted point), ``stop``
-        (``converged``, ``fixed_point``, ``max_iter`` or ``solver_failed: ...``), ``inaccurate`` (inaccurate solves),
-        ``retries`` (failure messages), ``majorizer_drops`` (``f(point) - M(candidate | point)`` per step,
-        non-negative up to the solver's accuracy).
+        (``converged``, ``fixed_point``, ``stationary``, ``max_iter`` or ``solver_failed: ...``), ``inaccurate``
+        (inaccurate solves), ``retries`` (failure messages), ``majorizer_drops`` (``f(point) - M(candidate | point)``
+        per step, non-negative up to the solver's accuracy).
     """
     runs = []
     for point in starts:
@@ -103,8 +105,8 @@ def ccp_runs(starts, objective, step, *, max_iter: int, tol: float) -> list[dict
         for _ in range(max_iter):
             candidate, majoriser, inaccurate, failures = step(point)
             retries.extend(failures)
-            if candidate is None:
-                stop = "solver_failed: " + " | ".join(failures)
+            if candidate is None:  # no failure: the step certified that no step can lower f by more than tol
+                stop = "solver_failed: " + " | ".join(failures) if failures else "stationary"
                 break
             if inaccurate:
                 n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
