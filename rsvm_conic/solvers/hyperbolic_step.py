@@ -34,11 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._jit import jit
+from .ccp import ccp_runs
 
 #: gradient steps between two evaluations of the certificate
 CHUNK = 10
 
-__all__ = ["MajoriserStep", "StepResult", "simplex_project", "solve_majoriser"]
+__all__ = ["MajoriserStep", "StepResult", "first_order_ccp", "simplex_project", "solve_majoriser"]
 
 
 def simplex_project(v, groups, n_groups: int, weights=None) -> np.ndarray:
@@ -449,3 +450,85 @@ def solve_majoriser(
     state["L"], state["tau"] = scal[1], tau
     best, best_P = (best_mu, best_R), scal[2]
     return StepResult(best[0], best[1], float(best_P), float(best_D), float(P0), it, stop)
+
+
+def first_order_ccp(
+    Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol, eta, step_iter
+) -> list[dict]:
+    """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start, each step by :func:`solve_majoriser`
+    from the current point, warm-started from the previous step (step size, smoothing, dual point) across starts.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        Feature vectors (the class points are the anchors).
+    codes : ndarray of shape (n,)
+        Class codes.
+    members : list of ndarray
+        The indices of each class's points.
+    sample_weight : ndarray of shape (n,) or None
+        The weights ``s_i`` (ones when None).
+    gamma, lam : float
+        The machine's margin parameter and the weight of ``||R||^2``.
+    starts : list of tuple
+        Points ``(mus, R, O)``: simplex weights per class, radii, centres.
+    objective : callable
+        ``objective(point) -> f``.
+    tangent : callable
+        ``tangent(O, R) -> (Q, e)``: the tangent of the concave part at the point, its gradient in the centres
+        (C, D) and in ``R`` (C,).
+    max_iter : int
+        CCP steps per start at most.
+    tol : float
+        A step certifying that no point lowers the majoriser by more than ``tol (1 + |f|)`` ends the run
+        (``stationary``); a small decrease after an inexact step does not.
+    eta : float
+        :func:`solve_majoriser`'s relative gap.
+    step_iter : int
+        Gradient steps per CCP step at most.
+
+    Returns
+    -------
+    list of dict
+        :func:`~rsvm_conic.solvers.ccp.ccp_runs`' runs, each with its final ``mus``, ``R``, ``O`` and, per step,
+        ``step_gaps`` (the certified gap in units of the objective) and ``step_iterations``.
+    """
+    order = np.concatenate(members)
+    weights = np.ones(Phi.shape[0]) if sample_weight is None else sample_weight
+    # the gradient steps' metric in mu: each point's share of its class's weight (the copies of a repeated row
+    # share its weight, so integer weights take the repeated rows' steps)
+    metric = weights[order] / np.bincount(codes, weights=weights)[codes[order]]
+    step = MajoriserStep(Phi, codes, Phi[order], codes[order], weights, gamma, lam, metric)
+    bounds = np.cumsum([0] + [idx.size for idx in members])
+    state: dict = {}
+    records: list = []
+
+    def step_fn(point):
+        mus, R, O = point
+        fval = objective(point)
+        step.set_tangent(*tangent(O, R))
+        res = solve_majoriser(
+            step,
+            np.concatenate(mus),
+            R,
+            eta=eta,
+            abs_tol=gamma * tol * (1.0 + abs(fval)),
+            max_iter=step_iter,
+            state=state,
+        )
+        records.append(((res.primal - res.dual) / gamma, res.iterations))
+        if res.stop == "stationary":
+            return None, None, False, []
+        mus_new = [res.mu[a:b] / res.mu[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])]
+        O_new = np.stack([mu @ Phi[idx] for mu, idx in zip(mus_new, members)])
+        return (mus_new, res.R, O_new), fval - (res.start_value - res.primal) / gamma, False, []
+
+    runs = []
+    for start in starts:
+        records.clear()
+        (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=0.0)
+        run["mus"], run["R"], run["O"] = run.pop("point")
+        run["step_gaps"] = [g for g, _ in records]
+        run["step_iterations"] = [i for _, i in records]
+        runs.append(run)
+    return runs
