@@ -91,7 +91,7 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_runs, solve_step
+from ..solvers.ccp import CLARABEL_CCP, best_run, socp_ccp
 from ..solvers.hyperbolic_step import first_order_ccp
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
@@ -564,11 +564,6 @@ class HyperbolicMachine(Formulation):
         t0 = time.perf_counter()
         members, starts = self._exact_starts(n_starts, random_state, init)
 
-        def tangent(O, R):
-            dist = centre_distances(O, self.Phi)
-            c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
-            return self._tangent_Q(c, dist, O)[0], e.sum(axis=0)
-
         runs = first_order_ccp(
             self.Phi,
             self.codes,
@@ -578,7 +573,7 @@ class HyperbolicMachine(Formulation):
             self.lam,
             [(mus, R, self._O_of(mus, members)) for mus, R in starts],
             lambda point: self.f(point[2], point[1]),
-            tangent,
+            self._tangent,
             max_iter=max_iter,
             tol=tol,
             eta=eta,
@@ -591,51 +586,36 @@ class HyperbolicMachine(Formulation):
         return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])
 
     def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
-        """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start ``(mus, R)`` over the hulls of
-        ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and
-        kept on the machine for later solves when ``cache``.  Each run also holds its final ``mus``, ``R``, ``O``."""
-        import cvxpy as cp
+        """The CCP with SOCP steps (:func:`~rsvm_conic.solvers.ccp.socp_ccp`) from each start ``(mus, R)`` over the
+        hulls of ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with
+        ``max_iter = 0``), and kept on the machine for later solves when ``cache``."""
 
-        if solver == "clarabel":
-            options = {**CLARABEL_CCP, **options}
-        built = {"P": self._socp if cache else None}
+        def build():
+            if cache and self._socp is not None:
+                return self._socp
+            P = self._class_socp(anchors)
+            if cache:
+                self._socp = P
+            return P
 
-        def O_of(mus):
-            return np.stack([mu @ A for mu, A in zip(mus, anchors)])
+        return socp_ccp(
+            build,
+            anchors,
+            starts,
+            lambda point: self.f(point[2], point[1]),
+            self._tangent,
+            self.majorizer,
+            solver=solver,
+            options={**CLARABEL_CCP, **options} if solver == "clarabel" else options,
+            max_iter=max_iter,
+            tol=tol,
+        )
 
-        def objective(point):
-            return self.f(point[2], point[1])
-
-        def step(point):
-            """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
-            _, R, O = point
-            dist = centre_distances(O, self.Phi)
-            c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
-            Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
-            P = built["P"]
-            if P is None:
-                P = built["P"] = self._class_socp(anchors)
-                if cache:
-                    self._socp = P
-            for k, A in enumerate(anchors):
-                P["qs"][k].value = A @ Q[k]
-            P["e"].value = e.sum(axis=0)
-            stats, failures = solve_step(P["problem"], solver, options)
-            if stats is None:
-                return None, None, False, failures
-            mus_new = []
-            for mu in P["mus"]:  # renormalise round-off on each simplex
-                v = np.clip(np.asarray(mu.value), 0.0, None)
-                mus_new.append(v / v.sum())
-            R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
-            O_new = O_of(mus_new)
-            # the majoriser at its minimiser (its value at the current point is f there)
-            return (mus_new, R_new, O_new), self.majorizer(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
-
-        runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
-        for run in runs:
-            run["mus"], run["R"], run["O"] = run.pop("point")
-        return runs
+    def _tangent(self, O, R):
+        """The tangent of the concave part at ``(O, R)``: its gradient in the centres (C, D) and in ``R`` (C,)."""
+        dist = centre_distances(O, self.Phi)
+        c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
+        return self._tangent_Q(c, dist, O)[0], e.sum(axis=0)
 
     @staticmethod
     def _ccp_solution(route, runs, best, t0, values, **info) -> Solution:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..exceptions import SolverError, SolverWarning
 from .conic import solve_cvxpy
 
-__all__ = ["CLARABEL_CCP", "best_run", "ccp_runs", "solve_step"]
+__all__ = ["CLARABEL_CCP", "best_run", "ccp_runs", "socp_ccp", "solve_step"]
 
 #: Clarabel's settings for the CCP majorisers.  The CCP checks every step in numpy, so 1e-7 solves suffice
 #: and are robust.  QDLDL, not the multithreaded faer factorisation that Clarabel 0.11 picks by default:
@@ -172,3 +174,70 @@ def best_run(runs, label) -> int:
             stacklevel=4,
         )
     return min(ok, key=lambda i: runs[i]["f"])
+
+
+def socp_ccp(build, anchors, starts, objective, tangent, majoriser, *, solver, options, max_iter, tol) -> list[dict]:
+    """The CCP with each step a CVXPY model (:func:`solve_step`), the centres in the hulls of ``anchors``.
+
+    Parameters
+    ----------
+    build : callable
+        ``build() -> dict``: the step's model, called at the first step: ``problem`` (a cvxpy.Problem), its
+        variables ``mus`` (simplex weights per class) and ``R``, its parameters ``qs`` (per class) and ``e``.
+    anchors : list of ndarray
+        Per class, the points whose hull holds the centre.
+    starts : list of tuple
+        Points ``(mus, R)``.
+    objective : callable
+        ``objective((mus, R, O)) -> f``.
+    tangent : callable
+        ``tangent(O, R) -> (Q, e)``: the tangent's gradient in the centres (C, D) and in ``R`` (C,).
+    majoriser : callable
+        ``majoriser(O, R, O_t, R_t) -> M(O, R | O_t, R_t)``.
+    solver : str
+        The CVXPY solver tried first.
+    options : dict
+        Its options.
+    max_iter : int
+        Steps per start at most.
+    tol : float
+        :func:`ccp_runs`' tolerance.
+
+    Returns
+    -------
+    list of dict
+        :func:`ccp_runs`' runs, each with its final ``mus``, ``R``, ``O``.
+    """
+    built = {}
+
+    def O_of(mus):
+        return np.stack([mu @ A for mu, A in zip(mus, anchors)])
+
+    def step(point):
+        """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
+        import cvxpy as cp
+
+        _, R, O = point
+        Q, e = tangent(O, R)  # d/dmu_k of the tangent = A_k Q_k
+        if "P" not in built:
+            built["P"] = build()
+        P = built["P"]
+        for k, A in enumerate(anchors):
+            P["qs"][k].value = A @ Q[k]
+        P["e"].value = e
+        stats, failures = solve_step(P["problem"], solver, options)
+        if stats is None:
+            return None, None, False, failures
+        mus_new = []
+        for mu in P["mus"]:  # renormalise round-off on each simplex
+            v = np.clip(np.asarray(mu.value), 0.0, None)
+            mus_new.append(v / v.sum())
+        R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+        O_new = O_of(mus_new)
+        # the majoriser at its minimiser (its value at the current point is f there)
+        return (mus_new, R_new, O_new), majoriser(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
+
+    runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
+    for run in runs:
+        run["mus"], run["R"], run["O"] = run.pop("point")
+    return runs
