@@ -299,6 +299,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "hyperbolic",
+        "bench_hyperbolic",
+        "HyperbolicSVC on 300 / 1797 digits and iris beside SVC and the class means; SOCP vs first-order steps",
+    ),
+    Entry(
+        "BENCHMARKS",
         "kernel-qp",
         "bench_kernel",
         "the kernel-robust QP route (libsvm) against CVXPY + Clarabel and scikit-learn's SVC",

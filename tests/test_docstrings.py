@@ -142,11 +142,10 @@ NUMPYDOC_ROOMS = {
     "problems": ("rsvm_conic.problems", "rsvm_conic.problems._reproduction", "rsvm_conic.problems._bench"),
     "solvers": "rsvm_conic.solvers",
     "certify": "rsvm_conic.certify",
-    # every module of formulations/ but hyperbolic.py, whose numpydoc sections are still to be written
     "formulations": tuple(
         f"rsvm_conic.formulations.{name}"
         for name in ("base", "_linear", "chance", "feature_robust", "kernel_robust", "multiclass_ww", "nominal")
-        + ("robust", "safe")
+        + ("robust", "safe", "hyperbolic")
     )
     + ("rsvm_conic.formulations",),
 }

@@ -357,7 +357,10 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
-    solver : ``"ccp"`` (SOCPs, Clarabel), ``"anchors"`` (the centres restricted to the hulls of
+    solver : ``"ccp"`` (SOCPs, Clarabel), ``"fista"`` (the same CCP, each step by a compiled accelerated
+        projected gradient warm-started from the previous step, at most 300 gradient steps, its certified gap
+        recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`; ``rsvm-conic bench hyperbolic`` measures it against
+        ``ccp``), ``"anchors"`` (the centres restricted to the hulls of
         ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
         anchors' dimension), ``"auto"`` (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
         Both start from the class means with equal radii (the nearest-class-mean rule) and never end
@@ -387,9 +390,15 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     stops_ : list of str
         Why each start stopped: ``"converged"`` (decrease below ``tol``), ``"fixed_point"`` (the
         majoriser's minimiser does not lower the objective: a fixed point of the CCP to the SOCP
-        solver's accuracy), ``"max_iter"``, or ``"solver_failed: ..."``.
+        solver's accuracy), ``"stationary"`` (``"fista"``: the step certified that no point lowers the majoriser by
+        more than ``tol``), ``"max_iter"``, or ``"solver_failed: ..."``.
     solver_ : str
-        The route used (``"ccp"`` or ``"anchors"``).
+        The route used (``"ccp"``, ``"fista"`` or ``"anchors"``).
+    solver_stats_ : dict
+        The record of the fit (:func:`~rsvm_conic.certify.contract.solver_stats`): route, status (``local_optimum``
+        when the best start converged or stopped at a fixed point, else its stopping reason), time, every start's
+        stopping reason (``stops``) and objective history; with ``"fista"`` also each convex step's certified gap
+        (``step_gaps``, per start, in units of the objective) and gradient steps (``step_iterations``).
     sigma_ : float
         The length scale used.
     nystrom_ : ndarray or None
@@ -486,7 +495,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         """
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
-        check_choice(self.solver, "solver", ("auto", "ccp", "anchors"))
+        check_choice(self.solver, "solver", ("auto", "fista", "ccp", "anchors"))
         weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
         if weights is not None:
             keep = weights > 0
@@ -499,7 +508,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
         self.gamma_ = machine.gamma
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
-        options = {"ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        options = {"fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
         self.solver_ = solver
@@ -509,6 +518,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.histories_ = sol.info["histories"]
         self.stops_ = sol.info["stops"]
         self.n_iter_ = max(len(h) for h in self.histories_)  # CCP iterations of the longest start
+        self.solver_stats_ = solver_stats(sol)
         return self
 
     def class_scores(self, X):

@@ -63,6 +63,14 @@ training never ends worse than the nearest-class-mean rule.  (Version 1 ran proj
 steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
 of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
 
+First-order steps (backend ``fista``): the same CCP from the same starts, with the same exact acceptance test,
+each majoriser minimised by :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` (accelerated projected
+gradient on its smoothing, compiled, warm-started from the current point and the previous step's step size,
+smoothing and dual point) to a certified gap at most ``eta`` times the largest decrease still possible, or
+``step_iter`` gradient steps; the gaps are in ``info["step_gaps"]``.  A step is then inexact, so a small decrease is
+no sign of convergence: only a step certifying that no point lowers the majoriser by more than ``tol (1 + |f|)``
+ends the run (``stationary``).  Measured against ``ccp`` by ``rsvm-conic bench hyperbolic``.
+
 Stop reasons (``info["stops"]``): ``converged`` (decrease below ``tol``), ``fixed_point`` (the
 majoriser's minimiser does not lower ``f``: the current point is a fixed point of the CCP to the
 solver's accuracy; the step is not taken), ``max_iter``, ``solver_failed: ...``.
@@ -83,21 +91,50 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_runs, solve_step
+from ..solvers.ccp import CLARABEL_CCP, best_run, socp_ccp
+from ..solvers.hyperbolic_step import first_order_ccp
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
 DUMMY = -1  #: the dummy category of Def. 3.2
+#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors route beyond
+CCP_MAX = 1000
 
 
 # ----------------------------------------------------------------------------- model pieces
 def hyperbolic_scores(R, dist) -> np.ndarray:
-    """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` from the (n, C) distances."""
+    """``h_k(x_i) = R_k - ||O_k - phi(x_i)||`` (Def. 3.1).
+
+    Parameters
+    ----------
+    R : array-like of shape (C,)
+        The radii.
+    dist : array-like of shape (n, C)
+        The distances ``||O_k - phi(x_i)||``.
+
+    Returns
+    -------
+    ndarray of shape (n, C)
+        The scores.
+    """
     return np.asarray(R)[None, :] - np.asarray(dist)
 
 
 def decision_rule(H, tol: float = 0.0) -> np.ndarray:
-    """Def. 3.2: argmax if unique (within ``tol``), else the dummy category ``-1``."""
+    """Def. 3.2: the argmax class if it is unique (within ``tol``), else the dummy category ``-1``.
+
+    Parameters
+    ----------
+    H : array-like of shape (n, C)
+        The scores.
+    tol : float, default=0.0
+        Scores within ``tol`` of the top one tie with it.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Class codes, ``-1`` on ties.
+    """
     H = np.asarray(H, dtype=np.float64)
     top = H.max(axis=1, keepdims=True)
     n_top = np.sum(H >= top - tol, axis=1)
@@ -105,7 +142,20 @@ def decision_rule(H, tol: float = 0.0) -> np.ndarray:
 
 
 def margins(H, codes) -> np.ndarray:
-    """Def. 3.3: ``rho_h(x_i, y_i) = (h_{y_i} - max_{l != y_i} h_l) / 2``."""
+    """Def. 3.3: ``rho_h(x_i, y_i) = (h_{y_i} - max_{l != y_i} h_l) / 2``.
+
+    Parameters
+    ----------
+    H : array-like of shape (n, C)
+        The scores.
+    codes : ndarray of shape (n,)
+        The class codes ``y_i``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The margins.
+    """
     H = np.asarray(H, dtype=np.float64)
     n = H.shape[0]
     hy = H[np.arange(n), codes]
@@ -115,27 +165,86 @@ def margins(H, codes) -> np.ndarray:
 
 
 def truncated_hinge(t, gamma: float) -> np.ndarray:
-    """Def. 3.4: ``phi_{2,gamma}(t) = 1{t <= 0} + (1 - t/gamma) 1{0 < t <= gamma}``."""
+    """Def. 3.4: ``phi_{2,gamma}(t) = 1{t <= 0} + (1 - t/gamma) 1{0 < t <= gamma}``.
+
+    Parameters
+    ----------
+    t : array-like
+        The margins.
+    gamma : float
+        The margin parameter.
+
+    Returns
+    -------
+    ndarray
+        The losses, shaped like ``t``.
+    """
     t = np.asarray(t, dtype=np.float64)
     return np.where(t <= 0, 1.0, np.where(t <= gamma, 1.0 - t / gamma, 0.0))
 
 
 def squash(t, gamma: float) -> np.ndarray:
-    """Def. 3.5: ``pi_gamma(t) = t 1{0 < t <= gamma} + gamma 1{t > gamma}``."""
+    """Def. 3.5: ``pi_gamma(t) = t 1{0 < t <= gamma} + gamma 1{t > gamma}``.
+
+    Parameters
+    ----------
+    t : array-like
+        The margins.
+    gamma : float
+        The margin parameter.
+
+    Returns
+    -------
+    ndarray
+        The squashed margins, shaped like ``t``.
+    """
     t = np.asarray(t, dtype=np.float64)
     return np.where(t <= 0, 0.0, np.minimum(t, gamma))
 
 
 def problem1_objective(H, codes, R, gamma: float, lam: float, sample_weight=None) -> float:
-    """``sum_i s_i phi_{2,gamma}(rho_i) + lam ||R||^2`` (Problem 1 / Problem 2; ``s_i = 1`` when ``sample_weight`` is
-    None)."""
+    """``sum_i s_i phi_{2,gamma}(rho_i) + lam ||R||^2`` (Problem 1 / Problem 2).
+
+    Parameters
+    ----------
+    H : array-like of shape (n, C)
+        The scores.
+    codes : ndarray of shape (n,)
+        The class codes.
+    R : array-like of shape (C,)
+        The radii.
+    gamma : float
+        The margin parameter.
+    lam : float
+        The weight of ``||R||^2``.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        The weights ``s_i`` (ones when None).
+
+    Returns
+    -------
+    float
+        The objective.
+    """
     loss = truncated_hinge(margins(H, codes), gamma)
     total = loss.sum() if sample_weight is None else np.asarray(sample_weight) @ loss
     return float(total + lam * np.sum(np.asarray(R) ** 2))
 
 
 def centre_distances(O, Phi) -> np.ndarray:
-    """(n, C) matrix ``||O_k - phi_i||`` for centres O (C, D) and features Phi (n, D)."""
+    """The distances ``||O_k - phi_i||``.
+
+    Parameters
+    ----------
+    O : array-like of shape (C, D)
+        The centres.
+    Phi : array-like of shape (n, D)
+        The feature vectors.
+
+    Returns
+    -------
+    ndarray of shape (n, C)
+        The distances.
+    """
     return np.sqrt(squared_distances(np.asarray(Phi, dtype=np.float64), np.asarray(O, dtype=np.float64)))
 
 
@@ -179,7 +288,20 @@ def _tangent_coefficients(dist, R, codes, shift: float = 0.0, sample_weight=None
 
 def weighted_median(values, weights) -> float:
     """The median of ``values`` with each value counted ``weights[i]`` times: for integer weights, ``np.median`` of
-    the repeated values (the mean of the two middle ones when the total weight is even)."""
+    the repeated values (the mean of the two middle ones when the total weight is even).
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        The values.
+    weights : array-like of shape (n,)
+        Their positive weights.
+
+    Returns
+    -------
+    float
+        The weighted median.
+    """
     order = np.argsort(values, kind="stable")
     v, cum = np.asarray(values, dtype=np.float64)[order], np.cumsum(np.asarray(weights, dtype=np.float64)[order])
     half = 0.5 * cum[-1]
@@ -191,7 +313,24 @@ def weighted_median(values, weights) -> float:
 def auto_gamma(Phi, codes, n_classes: int, sample_weight=None) -> float:
     """``gamma="auto"``: the median of ``|rho|`` at the initial point (class means, equal radii), clipped to
     [1e-3, 1]; with ``sample_weight``, the weighted class means and the weighted median (those of the repeated rows
-    for integer weights)."""
+    for integer weights).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        The feature vectors.
+    codes : ndarray of shape (n,)
+        The class codes.
+    n_classes : int
+        The number of classes.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        The weights ``s_i`` (ones when None).
+
+    Returns
+    -------
+    float
+        The margin parameter.
+    """
     n = Phi.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     Y = np.zeros((n, n_classes))
@@ -201,10 +340,6 @@ def auto_gamma(Phi, codes, n_classes: int, sample_weight=None) -> float:
     if sample_weight is None:
         return float(np.clip(np.median(np.abs(rho)), 1e-3, 1.0))
     return float(np.clip(weighted_median(np.abs(rho), w), 1e-3, 1.0))
-
-
-#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors route beyond
-CCP_MAX = 1000
 
 
 class HyperbolicMachine(Formulation):
@@ -237,6 +372,8 @@ class HyperbolicMachine(Formulation):
     name = "hyperbolic-msvm"
     conic_backends = ()
     BACKENDS = {
+        "fista": "convex-concave procedure, each step by accelerated projected gradient to a certified gap; never "
+        "increases the objective",
         "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
         "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
     }
@@ -373,6 +510,24 @@ class HyperbolicMachine(Formulation):
     def _O_from_lambda(self, lam_w):
         return (self.Y * lam_w[:, None]).T @ self.Phi
 
+    def _exact_starts(self, n_starts, random_state, init):
+        """The class members and the starts ``(mus, R)`` of the exact routes (``init = (lam, R)``: that point alone)."""
+        members = [np.flatnonzero(self.codes == k) for k in range(self.n_classes)]
+        if init is not None:
+            lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
+            return members, [([lam_w[idx] for idx in members], R)]
+        w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
+        return members, self._initial_points([w[idx] for idx in members], n_starts, np.random.default_rng(random_state))
+
+    def _exact_solution(self, route, members, runs, t0, **info) -> Solution:
+        best = best_run(runs, "hyperbolic CCP")
+        lam_w = np.zeros(self.Phi.shape[0])
+        for idx, mu in zip(members, runs[best]["mus"]):
+            lam_w[idx] = mu
+        return self._ccp_solution(
+            route, runs, best, t0, {"lam": lam_w, "R": runs[best]["R"], "O": runs[best]["O"]}, **info
+        )
+
     def _solve_ccp(
         self,
         solver: str = "clarabel",
@@ -386,72 +541,86 @@ class HyperbolicMachine(Formulation):
         """CCP with exact SOCP majorisers (every class point an anchor); returns the best of ``n_starts`` runs.
         ``init = (lam, R)`` replaces the starts by one given point (``lam``: simplex weights per class)."""
         t0 = time.perf_counter()
-        members = [np.flatnonzero(self.codes == k) for k in range(self.n_classes)]
-        anchors = [self.Phi[idx] for idx in members]
-        if init is not None:
-            lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
-            starts = [([lam_w[idx] for idx in members], R)]
-        else:
-            w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
-            starts = self._initial_points([w[idx] for idx in members], n_starts, np.random.default_rng(random_state))
-        runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options, cache=True)
-        best = best_run(runs, "hyperbolic CCP")
-        lam_w = np.zeros(self.Phi.shape[0])
-        for idx, mu in zip(members, runs[best]["mus"]):
-            lam_w[idx] = mu
-        return self._ccp_solution("ccp", runs, best, t0, {"lam": lam_w, "R": runs[best]["R"], "O": runs[best]["O"]})
+        members, starts = self._exact_starts(n_starts, random_state, init)
+        runs = self._ccp_runs([self.Phi[idx] for idx in members], starts, solver, max_iter, tol, options, cache=True)
+        return self._exact_solution("ccp", members, runs, t0)
+
+    def _solve_fista(
+        self,
+        max_iter: int = 30,
+        tol: float = 1e-6,
+        n_starts: int = 3,
+        random_state=0,
+        init=None,
+        eta: float = 0.05,
+        step_iter: int = 300,
+    ) -> Solution:
+        """The CCP of :meth:`_solve_ccp` (same starts, same exact acceptance test), each step solved by
+        :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` from the current point to a certified gap
+        at most ``eta`` times the largest decrease still possible, or ``step_iter`` gradient steps; a step that
+        certifies that no step can lower the majoriser by more than ``tol (1 + |f|)`` ends the run
+        (``stationary``).  The step size, the smoothing and the last dual point carry over between steps and
+        starts.  ``info["step_gaps"]``: per start, each step's certified gap in units of the objective."""
+        t0 = time.perf_counter()
+        members, starts = self._exact_starts(n_starts, random_state, init)
+
+        runs = first_order_ccp(
+            self.Phi,
+            self.codes,
+            members,
+            self.sample_weight,
+            self.gamma,
+            self.lam,
+            [(mus, R, self._O_of(mus, members)) for mus, R in starts],
+            lambda point: self.f(point[2], point[1]),
+            self._tangent,
+            max_iter=max_iter,
+            tol=tol,
+            eta=eta,
+            step_iter=step_iter,
+        )
+        info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
+        return self._exact_solution("fista", members, runs, t0, **info)
+
+    def _O_of(self, mus, members):
+        return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])
 
     def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
-        """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start ``(mus, R)`` over the hulls of
-        ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with ``max_iter = 0``), and
-        kept on the machine for later solves when ``cache``.  Each run also holds its final ``mus``, ``R``, ``O``."""
-        import cvxpy as cp
+        """The CCP with SOCP steps (:func:`~rsvm_conic.solvers.ccp.socp_ccp`) from each start ``(mus, R)`` over the
+        hulls of ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with
+        ``max_iter = 0``), and kept on the machine for later solves when ``cache``."""
 
-        if solver == "clarabel":
-            options = {**CLARABEL_CCP, **options}
-        built = {"P": self._socp if cache else None}
+        def build():
+            if cache and self._socp is not None:
+                return self._socp
+            P = self._class_socp(anchors)
+            if cache:
+                self._socp = P
+            return P
 
-        def O_of(mus):
-            return np.stack([mu @ A for mu, A in zip(mus, anchors)])
+        return socp_ccp(
+            build,
+            anchors,
+            starts,
+            lambda point: self.f(point[2], point[1]),
+            self._tangent,
+            self.majorizer,
+            solver=solver,
+            options={**CLARABEL_CCP, **options} if solver == "clarabel" else options,
+            max_iter=max_iter,
+            tol=tol,
+        )
 
-        def objective(point):
-            return self.f(point[2], point[1])
-
-        def step(point):
-            """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
-            _, R, O = point
-            dist = centre_distances(O, self.Phi)
-            c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
-            Q, _ = self._tangent_Q(c, dist, O)  # d/dO of the tangent; d/dmu_k = A_k Q_k
-            P = built["P"]
-            if P is None:
-                P = built["P"] = self._class_socp(anchors)
-                if cache:
-                    self._socp = P
-            for k, A in enumerate(anchors):
-                P["qs"][k].value = A @ Q[k]
-            P["e"].value = e.sum(axis=0)
-            stats, failures = solve_step(P["problem"], solver, options)
-            if stats is None:
-                return None, None, False, failures
-            mus_new = []
-            for mu in P["mus"]:  # renormalise round-off on each simplex
-                v = np.clip(np.asarray(mu.value), 0.0, None)
-                mus_new.append(v / v.sum())
-            R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
-            O_new = O_of(mus_new)
-            # the majoriser at its minimiser (its value at the current point is f there)
-            return (mus_new, R_new, O_new), self.majorizer(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
-
-        runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
-        for run in runs:
-            run["mus"], run["R"], run["O"] = run.pop("point")
-        return runs
+    def _tangent(self, O, R):
+        """The tangent of the concave part at ``(O, R)``: its gradient in the centres (C, D) and in ``R`` (C,)."""
+        dist = centre_distances(O, self.Phi)
+        c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
+        return self._tangent_Q(c, dist, O)[0], e.sum(axis=0)
 
     @staticmethod
     def _ccp_solution(route, runs, best, t0, values, **info) -> Solution:
         r = runs[best]
-        status = "local_optimum" if r["stop"] in ("converged", "fixed_point") else r["stop"]
+        status = "local_optimum" if r["stop"] in ("converged", "fixed_point", "stationary") else r["stop"]
         return Solution(
             route,
             status,

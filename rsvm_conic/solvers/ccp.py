@@ -5,8 +5,10 @@ The driver sees points only through two callables, never a formulation:
 
 * ``objective(point) -> float``: ``f`` at a point (computed exactly, in numpy);
 * ``step(point) -> (candidate, majoriser, inaccurate, failures)``: one convex step from ``point``: the minimiser of
-  the majoriser ``M(. | point)`` (or None when every solver failed), ``M(candidate | point)``, whether the solver
-  reported an inaccurate status, and the failure messages of the attempts made.
+  the majoriser ``M(. | point)`` (or None: when every solver failed, with their failure messages; with no failure,
+  when the step certified that no point lowers the majoriser by more than the tolerance, which ends the run as
+  ``stationary``), ``M(candidate | point)``, whether the solver reported an inaccurate status, and the failure
+  messages of the attempts made.
 
 Monotone decrease: ``f(candidate) <= M(candidate | point) <= M(point | point) = f(point)`` in exact arithmetic.
 The step's solver is inexact, so a candidate that increases ``f`` by more than ``1e-9 (1 + |f|)`` is rejected and the
@@ -18,10 +20,12 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..exceptions import SolverError, SolverWarning
 from .conic import solve_cvxpy
 
-__all__ = ["CLARABEL_CCP", "best_run", "ccp_runs", "solve_step"]
+__all__ = ["CLARABEL_CCP", "best_run", "ccp_runs", "socp_ccp", "solve_step"]
 
 #: Clarabel's settings for the CCP majorisers.  The CCP checks every step in numpy, so 1e-7 solves suffice
 #: and are robust.  QDLDL, not the multithreaded faer factorisation that Clarabel 0.11 picks by default:
@@ -92,9 +96,9 @@ def ccp_runs(starts, objective, step, *, max_iter: int, tol: float) -> list[dict
     -------
     list of dict
         One per start: ``point`` (the last accepted point), ``f``, ``history`` (f per accepted point), ``stop``
-        (``converged``, ``fixed_point``, ``max_iter`` or ``solver_failed: ...``), ``inaccurate`` (inaccurate solves),
-        ``retries`` (failure messages), ``majorizer_drops`` (``f(point) - M(candidate | point)`` per step,
-        non-negative up to the solver's accuracy).
+        (``converged``, ``fixed_point``, ``stationary``, ``max_iter`` or ``solver_failed: ...``), ``inaccurate``
+        (inaccurate solves), ``retries`` (failure messages), ``majorizer_drops`` (``f(point) - M(candidate | point)``
+        per step, non-negative up to the solver's accuracy).
     """
     runs = []
     for point in starts:
@@ -103,8 +107,8 @@ def ccp_runs(starts, objective, step, *, max_iter: int, tol: float) -> list[dict
         for _ in range(max_iter):
             candidate, majoriser, inaccurate, failures = step(point)
             retries.extend(failures)
-            if candidate is None:
-                stop = "solver_failed: " + " | ".join(failures)
+            if candidate is None:  # no failure: the step certified that no step can lower f by more than tol
+                stop = "solver_failed: " + " | ".join(failures) if failures else "stationary"
                 break
             if inaccurate:
                 n_inaccurate += 1  # still only a candidate: accepted below iff f decreases
@@ -170,3 +174,70 @@ def best_run(runs, label) -> int:
             stacklevel=4,
         )
     return min(ok, key=lambda i: runs[i]["f"])
+
+
+def socp_ccp(build, anchors, starts, objective, tangent, majoriser, *, solver, options, max_iter, tol) -> list[dict]:
+    """The CCP with each step a CVXPY model (:func:`solve_step`), the centres in the hulls of ``anchors``.
+
+    Parameters
+    ----------
+    build : callable
+        ``build() -> dict``: the step's model, called at the first step: ``problem`` (a cvxpy.Problem), its
+        variables ``mus`` (simplex weights per class) and ``R``, its parameters ``qs`` (per class) and ``e``.
+    anchors : list of ndarray
+        Per class, the points whose hull holds the centre.
+    starts : list of tuple
+        Points ``(mus, R)``.
+    objective : callable
+        ``objective((mus, R, O)) -> f``.
+    tangent : callable
+        ``tangent(O, R) -> (Q, e)``: the tangent's gradient in the centres (C, D) and in ``R`` (C,).
+    majoriser : callable
+        ``majoriser(O, R, O_t, R_t) -> M(O, R | O_t, R_t)``.
+    solver : str
+        The CVXPY solver tried first.
+    options : dict
+        Its options.
+    max_iter : int
+        Steps per start at most.
+    tol : float
+        :func:`ccp_runs`' tolerance.
+
+    Returns
+    -------
+    list of dict
+        :func:`ccp_runs`' runs, each with its final ``mus``, ``R``, ``O``.
+    """
+    built = {}
+
+    def O_of(mus):
+        return np.stack([mu @ A for mu, A in zip(mus, anchors)])
+
+    def step(point):
+        """One majoriser from ``(mus, R, O)``: its minimiser, its value there, inaccurate, failures."""
+        import cvxpy as cp
+
+        _, R, O = point
+        Q, e = tangent(O, R)  # d/dmu_k of the tangent = A_k Q_k
+        if "P" not in built:
+            built["P"] = build()
+        P = built["P"]
+        for k, A in enumerate(anchors):
+            P["qs"][k].value = A @ Q[k]
+        P["e"].value = e
+        stats, failures = solve_step(P["problem"], solver, options)
+        if stats is None:
+            return None, None, False, failures
+        mus_new = []
+        for mu in P["mus"]:  # renormalise round-off on each simplex
+            v = np.clip(np.asarray(mu.value), 0.0, None)
+            mus_new.append(v / v.sum())
+        R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
+        O_new = O_of(mus_new)
+        # the majoriser at its minimiser (its value at the current point is f there)
+        return (mus_new, R_new, O_new), majoriser(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
+
+    runs = ccp_runs([(mus, R, O_of(mus)) for mus, R in starts], objective, step, max_iter=max_iter, tol=tol)
+    for run in runs:
+        run["mus"], run["R"], run["O"] = run.pop("point")
+    return runs
