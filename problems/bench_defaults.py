@@ -184,7 +184,18 @@ def _class_covariances(X, y, scale=0.1):
 def _peer_cases(quick):
     """The rows of :func:`peer_table`: (name, data label, default fit, route of the fit, peer name, peer fit,
     floor name, floor fit)."""
-    from rsvm_conic.estimators import HyperbolicSVC, RobustFeatureSVC, SafeSVC
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import GridSearchCV
+
+    from rsvm_conic.estimators.path import default_radii
+    from rsvm_conic.estimators import (
+        HyperbolicSVC,
+        RobustFeatureSVC,
+        RobustSVCCV,
+        SafeSVC,
+        WassersteinSVC,
+        WassersteinSVCCV,
+    )
     from rsvm_conic.kernels.rbf import gaussian_kernel, thesis_sigma
     from rsvm_conic.solvers.multiclass.certificate import gram_rows
 
@@ -250,6 +261,31 @@ def _peer_cases(quick):
     rows.append(
         ("WestonWatkinsSVC()", dg, lambda: WestonWatkinsSVC().fit(Xd, yd), "SVC()", lambda: SVC().fit(Xd, yd),
          "the kernel's Cholesky rows + LinearSVC(crammer_singer) on them", ww_floor)
+    )  # fmt: skip
+    # the Wasserstein SVM: an LP/SOCP of the robust SVM's shape, by its own structured interior point
+    rows.append(
+        ("WassersteinSVC()", bc, lambda: WassersteinSVC().fit(Xc, yc), *lin,
+         "the nominal SVM by the robust SVM's interior point", nominal_ipm)
+    )  # fmt: skip
+    # the CV estimators: 5 folds x 10 radii along warm-started paths, against scikit-learn's path CV estimator
+    # and, as the floor, the same grid by GridSearchCV with cold fits
+    lrcv = ("LogisticRegressionCV(Cs=10)", lambda: LogisticRegressionCV(Cs=10).fit(Xc, yc))
+    grid = "GridSearchCV over the same grid (cold fits)"
+
+    def radii(est, **fit_kw):  # the CV estimators' default grid (best of 2 times the second, cached call)
+        key = type(est).__name__
+        if key not in grids:
+            grids[key] = list(default_radii(est, Xc, yc, n_radii=10, **fit_kw))
+        return grids[key]
+
+    grids = {}
+    rows.append(
+        ("RobustSVCCV()", bc, lambda: RobustSVCCV().fit(Xc, yc, **cov), *lrcv, grid,
+         lambda: GridSearchCV(RobustSVC(), {"radius": radii(RobustSVC(), **cov)}).fit(Xc, yc, **cov))
+    )  # fmt: skip
+    rows.append(
+        ("WassersteinSVCCV()", bc, lambda: WassersteinSVCCV().fit(Xc, yc), *lrcv, grid,
+         lambda: GridSearchCV(WassersteinSVC(), {"radius": radii(WassersteinSVC())}).fit(Xc, yc))
     )  # fmt: skip
     Xh, yh = (Xd[:100], yd[:100]) if quick else (Xd[:300], yd[:300])
     rows.append(
