@@ -46,7 +46,7 @@ import numpy as np
 
 from rsvm_conic import problems
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
 from rsvm_conic.runner import check_instance, format_reports
 from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
@@ -67,7 +67,7 @@ ytr, yte = data.y[tr], data.y[te]
 test_rows = data.K_samples[:, te][:, :, tr]  # one (n_test, n_train) block per kernel sample
 eps, C = 0.1, 10.0
 results = {}
-for route, cls, backend in [("QP", RSVMQP, "libsvm"), ("SOCP", RSVMSOCP, "ipm"), ("QN", RSVMQN, "dfp")]:
+for route, cls, backend in [("QP", KernelRobustQPProblem, "libsvm"), ("SOCP", KernelRobustSOCPProblem, "ipm"), ("QN", KernelRobustQNProblem, "dfp")]:
     for noise, tag in [("gaussian", "(g)"), ("finite", "")]:
         f = cls.from_uncertainty(unc, ytr, noise, eps, C=C)
         sol = f.solve(backend)

@@ -7,7 +7,7 @@ which ``w != 0``, computed from the data (:mod:`rsvm_conic.solvers.zero_threshol
 ``w = 0`` and small conic programs), not by solving the SVM again.
 
 Printed, measured side by side in one run (best of ``REPEATS``, the timed calls alternating so that both see the
-same load): the solve (``RobustSVM(...).solve("auto")``: the interior point and its certificate), the fit
+same load): the solve (``RobustProblem(...).solve("auto")``: the interior point and its certificate), the fit
 (validation, the same solve, the warning), the threshold computation alone, and the ratios fit / solve and
 threshold / solve.  Then the threshold is checked by two exact solves (the interior point at 0.999 and 1.001 times
 it: ``w != 0`` below, ``w = 0`` above; ``max |X w|`` printed).
@@ -25,7 +25,7 @@ import numpy as np
 
 from rsvm_conic.estimators import RobustSVC
 from rsvm_conic.exceptions import ConstantClassifierWarning
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.robust import RobustProblem
 
 from .bench_robust_ipm import _data
 
@@ -51,7 +51,7 @@ def measure(L, n=50, repeats=REPEATS, print_fn=print):
     t_solve = t_fit = t_thr = np.inf
     msgs = []
     for _ in range(repeats):  # alternate the three timed calls
-        t, sol = _best(lambda: RobustSVM(X, y, unc, C=1.0, radius=RADIUS).solve("auto"), 1)
+        t, sol = _best(lambda: RobustProblem(X, y, unc, C=1.0, radius=RADIUS).solve("auto"), 1)
         t_solve = min(t_solve, t)
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
@@ -60,11 +60,11 @@ def measure(L, n=50, repeats=REPEATS, print_fn=print):
             )
         t_fit = min(t_fit, t)
         msgs = [str(w.message) for w in rec if w.category is ConstantClassifierWarning]
-        f = RobustSVM(X, y, unc, C=1.0, radius=RADIUS)
+        f = RobustProblem(X, y, unc, C=1.0, radius=RADIUS)
         t, zt = _best(f.zero_threshold, 1)
         t_thr = min(t_thr, t)
     checks = {}
-    f = RobustSVM(X, y, unc, C=1.0, radius=RADIUS)
+    f = RobustProblem(X, y, unc, C=1.0, radius=RADIUS)
     for factor in (0.999, 1.001):
         f.set_params(radius=factor * zt.upper)
         with warnings.catch_warnings():

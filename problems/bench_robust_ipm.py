@@ -2,7 +2,7 @@
 
 Part 1 -- robust linear SVM SOCP [CJ20, eq. 4, p = 2]: the ``ipm`` backend
 (:mod:`rsvm_conic.solvers.ipm.robust_svm`, Schur complement of size n + 1 built with BLAS) against
-the vectorised CVXPY model ``RobustSVM(...).solve("clarabel")`` (the project's builder; time
+the vectorised CVXPY model ``RobustProblem(...).solve("clarabel")`` (the project's builder; time
 includes building the model, as a user pays it; Clarabel's own solve time is printed too).
 Grid: L in {2000, 20000, 200000}, n in {20, 50, 200}, k in {1, 2, L} (one shared ellipsoid, one
 per class, one diagonal ellipsoid per sample).  The CVXPY side is skipped where L * n > 10^6
@@ -16,7 +16,7 @@ Part 2 -- RSVM_SOCP [BBBB10, eq. 16] re-solved over the paper's grid C in {0.1, 
 100} x epsilon in {0.05, ..., 0.5} (60 points, kappa = sqrt(2 log(1/epsilon))) at n = 160 (Sec. 5.1
 synthetic data: two Gaussian classes of 80 points, linear kernel, beta = (0.25 K_bar)^2): the warm-started
 route :func:`rsvm_conic.solvers.rsvm_socp.rsvm_socp_grid` against the CVXPY DPP re-solve loop
-(``RSVMSOCP`` of :mod:`rsvm_conic.formulations.kernel_robust`, compiled once, ``set_params`` per point,
+(``KernelRobustSOCPProblem`` of :mod:`rsvm_conic.formulations.kernel_robust`, compiled once, ``set_params`` per point,
 Clarabel), and against the same route without warm starts and the exact cone IPM alone (why the
 projected Newton route was chosen).
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from ._bench import available_mb, peak_mb
 
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.solvers.ipm.robust_svm import robust_svm_ipm
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
@@ -121,7 +121,7 @@ def part1(Ls, ns, ks, C=1.0):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         t0 = time.perf_counter()
-                        f = RobustSVM(X, y, unc, C=C)
+                        f = RobustProblem(X, y, unc, C=C)
                         sol = f.solve("clarabel")
                         t_cvx = time.perf_counter() - t0
                     t_solve = sol.info.get("solve_time") or float("nan")
@@ -173,10 +173,10 @@ def part2(n=160):
     points = [(C, kp) for C in Cs for kp in kappas]
 
     # CVXPY DPP loop (one compiled problem, parameters changed per point)
-    from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+    from rsvm_conic.formulations.kernel_robust import KernelRobustSOCPProblem
 
-    f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.0)
-    label = "CVXPY DPP loop (kernel_robust.RSVMSOCP, Clarabel)"
+    f = KernelRobustSOCPProblem(K, y, beta, C=1.0, kappa=1.0)
+    label = "CVXPY DPP loop (kernel_robust.KernelRobustSOCPProblem, Clarabel)"
     ref, n_inacc = {}, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -336,7 +336,7 @@ def part_bound(Ls, ns, ks, C=1.0, print_fn=functools.partial(print, flush=True))
                 if k != "L" and L * n <= CVXPY_MAX_LN:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        sol = RobustSVM(X, y, unc, C=C).solve("clarabel")
+                        sol = RobustProblem(X, y, unc, C=C).solve("clarabel")
                     clar = str(sol.info.get("num_iters", sol.info.get("iterations", "?")))
                 unit = _lower_bound_unit(X)
                 xmb = X.nbytes / 2**20
@@ -392,7 +392,7 @@ def _refined_solve(X, y, g, Sigma, refine, chunks=None):
         import dask.array as da
 
         X, y, g = (da.from_array(a, chunks=(chunks,) + a.shape[1:]) for a in (X, y, g))
-    f = RobustSVM(X, y, UncertaintySet(Sigma=Sigma, groups=g, radius=0.5), C=1.0)
+    f = RobustProblem(X, y, UncertaintySet(Sigma=Sigma, groups=g, radius=0.5), C=1.0)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -466,7 +466,7 @@ def run_scale(quick: bool = False) -> int:
                 X, y, g, Sigma = _two_groups(3000, 20, 100 + seed)
                 X = X * d
                 rms = column_rms(X)
-                f = RobustSVM(X, y, UncertaintySet(Sigma=Sigma * np.outer(d, d), groups=g, radius=0.5), C=1.0)
+                f = RobustProblem(X, y, UncertaintySet(Sigma=Sigma * np.outer(d, d), groups=g, radius=0.5), C=1.0)
                 try:
                     runs.append(str(f.solve("ipm").info["iterations"]))
                 except SolverError:
@@ -477,7 +477,7 @@ def run_scale(quick: bool = False) -> int:
 
 # ---------------------------------------------------------------------------- runner cross-checks
 def _with_ipm(cls):
-    """``cls`` plus the ``ipm`` backend (what ``RobustSVM._solve_ipm`` will do once the lead adds it)."""
+    """``cls`` plus the ``ipm`` backend (what ``RobustProblem._solve_ipm`` will do once the lead adds it)."""
 
     return type(cls.__name__ + "IPM", (cls,), {"_solve_ipm": lambda self, **opts: self.ipm_solution(**opts)})
 
@@ -487,12 +487,12 @@ def _instance(k, chance=False):
         X, y, unc = _data(1500, 10, k, seed=3)
         Xt, yt, _ = _data(500, 10, k, seed=4)
         if chance:
-            from rsvm_conic.formulations.chance import ChanceConstrainedSVM
+            from rsvm_conic.formulations.chance import ChanceConstrainedProblem
 
             groups = (y > 0).astype(int)
             S = np.stack([np.diag(np.full(10, 0.05)), np.diag(np.linspace(0.01, 0.1, 10))])
-            return _with_ipm(ChanceConstrainedSVM)(X, y, Sigma=S, groups=groups, C=1.0, epsilon=0.1), Xt, yt
-        return _with_ipm(RobustSVM)(X, y, unc, C=1.0), Xt, yt
+            return _with_ipm(ChanceConstrainedProblem)(X, y, Sigma=S, groups=groups, C=1.0, epsilon=0.1), Xt, yt
+        return _with_ipm(RobustProblem)(X, y, unc, C=1.0), Xt, yt
 
     return build
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010, sample_kernels
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from rsvm_conic.solvers.kernel_uncertainty import paper_bias
 from rsvm_conic.metrics import epsilon_effective, kernel_robust_errors
 from rsvm_conic.runner import (
@@ -324,7 +324,7 @@ def _table_cell(cell: dict) -> dict:
         info["neg_eig_mass"][noise] = negative_eigenvalue_mass(beta)
         # RSVM_QP (libsvm)
         t0 = time.process_time()
-        f = RSVMQP(U.K_bar, y_tr, beta)
+        f = KernelRobustQPProblem(U.K_bar, y_tr, beta)
         for i, C in enumerate(Cs):
             for j, eps in enumerate(epss):
                 f.set_params(C=C, kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
@@ -334,7 +334,7 @@ def _table_cell(cell: dict) -> dict:
         times["qp" + suffix] += time.process_time() - t0
         # RSVM_SOCP (projected Newton warm-started along the grid, Clarabel fallback)
         t0 = time.process_time()
-        f = RSVMSOCP(U.K_bar, y_tr, beta)
+        f = KernelRobustSOCPProblem(U.K_bar, y_tr, beta)
         info["beta_hat_min"][noise] = f.beta_hat_min
         prev = None
         for i, C in enumerate(Cs):
@@ -352,7 +352,9 @@ def _table_cell(cell: dict) -> dict:
         times["socp" + suffix] += time.process_time() - t0
         # RSVM_QN (DFP on (17), warm start along epsilon + nominal start)
         t0 = time.process_time()
-        f = RSVMQN(U.K_bar, y_tr, beta, n_random=qn_starts, nominal_start=False, seed=seed_from_cell(cell))
+        f = KernelRobustQNProblem(
+            U.K_bar, y_tr, beta, n_random=qn_starts, nominal_start=False, seed=seed_from_cell(cell)
+        )
         for i, C in enumerate(Cs):
             f._warm = None
             for j, eps in enumerate(epss):
@@ -978,10 +980,10 @@ def _figure_cell(cell: dict) -> dict:
         def fits(noise, k, warm):  # the figure's RSVMs at training kappa k: {method: (alpha, b)}
             beta, suffix = betas[noise], "_g" if noise == "gaussian" else ""
             if kind == "fig2":
-                s = RSVMQP(U.K_bar, y_tr, beta, C=C, kappa=k).solve("libsvm")
+                s = KernelRobustQPProblem(U.K_bar, y_tr, beta, C=C, kappa=k).solve("libsvm")
                 return {"qp" + suffix: (s["alpha"], s["b"])}
-            s = _socp(RSVMSOCP(U.K_bar, y_tr, beta, C=C, kappa=k), warm_start=warm)
-            q = RSVMQN(U.K_bar, y_tr, beta, C=C, kappa=k, n_random=0).solve("dfp")
+            s = _socp(KernelRobustSOCPProblem(U.K_bar, y_tr, beta, C=C, kappa=k), warm_start=warm)
+            q = KernelRobustQNProblem(U.K_bar, y_tr, beta, C=C, kappa=k, n_random=0).solve("dfp")
             return {"socp" + suffix: None if s is None else (s["alpha"], s["b"]), "qn" + suffix: (q["alpha"], q["b"])}
 
         for noise in ("gaussian", "finite"):
@@ -1001,7 +1003,7 @@ def _figure_cell(cell: dict) -> dict:
     fresh = sample_kernels(rng, K_tr, l_tr, law, cell["fig_samples"], symmetric=cell.get("noise") == "symmetric")
     out = {}
     for noise, m in (("gaussian", "socp_g"), ("finite", "socp")):
-        f = RSVMSOCP(U.K_bar, y_tr, U.beta(noise, rule=cell.get("beta_rule", "paper")), C=C)
+        f = KernelRobustSOCPProblem(U.K_bar, y_tr, U.beta(noise, rule=cell.get("beta_rule", "paper")), C=C)
         prev = None
         for eps in cell["eps_grid"]:
             f.set_params(kappa=max(kappa(eps, noise, allow_negative=True), 0.0))
@@ -1460,7 +1462,7 @@ def benchmark(quick: bool = False) -> int:
         data, unc = _dataset(cells[0])
         tr = np.arange(160)
         U = unc.subset(tr)
-        f = RSVMSOCP(U.K_bar, data.y[tr], U.beta("finite", rule="paper"), C=10.0)
+        f = KernelRobustSOCPProblem(U.K_bar, data.y[tr], U.beta("finite", rule="paper"), C=10.0)
         t_newton, t_cla, gaps = [], [], []
         f.solve("clarabel")  # compile once (DPP)
         for eps in (0.05, 0.2, 0.5) if quick else EPS_GRID:
@@ -1490,7 +1492,7 @@ def _bench_qp(n, SVC, KernelRobustSVC, check_mean_kernel, rank_one_approx):
     K, y = big.K_bar, big.y
     beta = (0.25 * K) ** 2 * (1 + 0.1 * rng.random((n, n)))
     beta = 0.5 * (beta + beta.T)
-    f = RSVMQP(K, y, beta, C=10.0, kappa=1.0)
+    f = KernelRobustQPProblem(K, y, beta, C=10.0, kappa=1.0)
     kappas = (1.0, 1.5, 2.0)
 
     def best(fn, repeats=3):
@@ -1513,7 +1515,7 @@ def _bench_qp(n, SVC, KernelRobustSVC, check_mean_kernel, rank_one_approx):
         t, sol = best(first_solve)
         t_route.append(t)
         gaps.append(sol.certificate.gap_rel)
-        t, sol = best(lambda: RSVMQP(K, y, beta, C=10.0, kappa=k).solve("libsvm"))
+        t, sol = best(lambda: KernelRobustQPProblem(K, y, beta, C=10.0, kappa=k).solve("libsvm"))
         t_full.append(t)
         gaps.append(sol.certificate.gap_rel)
         t, est = best(lambda: KernelRobustSVC(method="qp", epsilon=0.1, C=10.0).fit(K, y, sigma2=beta))
@@ -1537,7 +1539,8 @@ def _bench_qp(n, SVC, KernelRobustSVC, check_mean_kernel, rank_one_approx):
         f"  route solve (modified kernel + libsvm + polish + certificate + bias) "
         f"{np.median(t_route) * 1e3:.1f} ms: ratio {r_route:.2f} "
         f"(target <= 1.2: {'met' if r_route <= 1.2 else 'NOT met'})"
-        f"\n  RSVMQP(K_bar, y, beta) built and solved {np.median(t_full) * 1e3:.1f} ms: ratio {r_full:.2f}; "
+        f"\n  KernelRobustQPProblem(K_bar, y, beta) built and solved {np.median(t_full) * 1e3:.1f} ms: "
+        f"ratio {r_full:.2f}; "
         f"KernelRobustSVC(method='qp').fit(K_bar, y, sigma2) {np.median(t_est) * 1e3:.1f} ms: ratio {r_est:.2f}\n"
         f"  of which O(n^3)/Lanczos preprocessing SVC does not do: proving K_bar PSD (check_mean_kernel) "
         f"{t_check * 1e3:.1f} ms, rank-one approximation of beta {t_rank * 1e3:.1f} ms\n"
@@ -1555,7 +1558,9 @@ def _instance(kind: str):
         rows = data.K_samples[:, te][:, :, tr].mean(axis=0)
         beta = U.beta("finite", rule="paper")
         k = kappa(0.1, "finite")
-        f = (RSVMQP if kind == "qp" else RSVMSOCP)(U.K_bar, data.y[tr], beta, C=10.0, kappa=k)
+        f = (KernelRobustQPProblem if kind == "qp" else KernelRobustSOCPProblem)(
+            U.K_bar, data.y[tr], beta, C=10.0, kappa=k
+        )
         return f, rows, data.y[te]
 
     return build

@@ -1008,13 +1008,13 @@ def _ww_instance():
         from sklearn.kernel_approximation import RBFSampler
 
         from rsvm_conic._validation import encode_labels
-        from rsvm_conic.formulations.multiclass_ww import WWFeatures
+        from rsvm_conic.formulations.multiclass_ww import WestonWatkinsFeatures
         from rsvm_conic.kernels.rbf import thesis_sigma
 
         Xtr, Xte, ytr, yte = _data("wine")
         rff = RBFSampler(gamma=1.0 / (2 * thesis_sigma(13) ** 2 / 4), n_components=60, random_state=0).fit(Xtr)
         codes, classes = encode_labels(ytr)
-        f = WWFeatures(rff.transform(Xtr), codes, len(classes), zeta=1.0)
+        f = WestonWatkinsFeatures(rff.transform(Xtr), codes, len(classes), zeta=1.0)
         return f, rff.transform(Xte), np.searchsorted(classes, yte)
 
     return ProblemInstance(

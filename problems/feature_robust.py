@@ -30,7 +30,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from rsvm_conic.estimators.feature import RobustFeatureSVC
-from rsvm_conic.formulations.feature_robust import FeatureRobustSVM
+from rsvm_conic.formulations.feature_robust import FeatureRobustProblem
 from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from rsvm_conic.runner.compare import ProblemInstance
 from rsvm_conic.evaluation import adversarial_error, rbf_svc_functions
@@ -53,7 +53,7 @@ def build_rff_instance(pbar=np.inf, L=120, D=16, gamma=0.1, C=1.0, seed=0):
     Xtr, ytr, Xte, yte = X[:L], y[:L], X[L:], y[L:]
     rff = RandomFourierFeatures(D, sigma=6.0, random_state=seed).fit(Xtr)
     G = rff_feature_bound(rff, Xtr, UncertaintySet(p=2, radius=gamma), pbar)
-    form = FeatureRobustSVM(rff.transform(Xtr), ytr, G, pbar=pbar, C=C, rotations=rff.rotations(Xtr))
+    form = FeatureRobustProblem(rff.transform(Xtr), ytr, G, pbar=pbar, C=C, rotations=rff.rotations(Xtr))
     return form, rff.transform(Xte), yte
 
 
@@ -62,7 +62,7 @@ def build_nystroem_instance(L=120, m=16, gamma=0.1, C=1.0, seed=0):
     Xtr, ytr, Xte, yte = X[:L], y[:L], X[L:], y[L:]
     nys = NystroemMap(m, sigma=6.0, random_state=seed).fit(Xtr)
     G = nystroem_feature_bound(nys, Xtr, UncertaintySet(p=2, radius=gamma))
-    form = FeatureRobustSVM(nys.transform(Xtr), ytr, G, pbar=2, C=C, R=np.sqrt(nys.eigenvalues_))
+    form = FeatureRobustProblem(nys.transform(Xtr), ytr, G, pbar=2, C=C, R=np.sqrt(nys.eigenvalues_))
     return form, nys.transform(Xte), yte
 
 

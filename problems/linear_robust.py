@@ -6,9 +6,9 @@ import numpy as np
 
 from rsvm_conic.datasets.synthetic import make_uncertain_classification, train_test_split_arrays
 from rsvm_conic.formulations import (
-    ChanceConstrainedSVM,
-    NominalSVM,
-    RobustSVM,
+    ChanceConstrainedProblem,
+    NominalProblem,
+    RobustProblem,
     chance_constrained_svm,
     nominal_svm,
     robust_svm,
@@ -17,7 +17,7 @@ from rsvm_conic.runner import ProblemInstance
 from rsvm_conic.uncertainty import UncertaintySet
 
 #: every backend of each family (``rsvm-conic check NAME`` runs them all; ``--backends`` takes a subset)
-ROBUST, NOMINAL, CHANCE = (tuple(cls.BACKENDS) for cls in (RobustSVM, NominalSVM, ChanceConstrainedSVM))
+ROBUST, NOMINAL, CHANCE = (tuple(cls.BACKENDS) for cls in (RobustProblem, NominalProblem, ChanceConstrainedProblem))
 BOX = tuple(b for b in ROBUST if b != "ipm")  # the interior point's cones are for p = 2 only
 STOCHASTIC_OPTS = {"max_epochs": 2000, "tol": 1e-7, "batch_size": 32, "patience": 20, "seed": 0}
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from rsvm_conic.datasets.synthetic import make_uncertain_classification, train_test_split_arrays
 from rsvm_conic.formulations.base import Formulation
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.runner import GridExperiment, Number, ProblemInstance, Record, Text
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
@@ -55,7 +55,7 @@ class DaskVsMemory(Formulation):
         "ipm_dask": "the same interior point on the row blocks of a Dask array (current scheduler)",
     }
 
-    def __init__(self, memory: RobustSVM, chunked: RobustSVM):
+    def __init__(self, memory: RobustProblem, chunked: RobustProblem):
         self.memory, self.chunked = memory, chunked
 
     def _solve_ipm(self, **options):
@@ -84,8 +84,10 @@ def _pair(X, y, unc_args, C, chunk_rows):
             else v
         )
 
-    memory = RobustSVM(X, y, UncertaintySet(**unc_args), C=C)
-    chunked = RobustSVM(dask_arg(X), dask_arg(y), UncertaintySet(**{k: dask_arg(v) for k, v in unc_args.items()}), C=C)
+    memory = RobustProblem(X, y, UncertaintySet(**unc_args), C=C)
+    chunked = RobustProblem(
+        dask_arg(X), dask_arg(y), UncertaintySet(**{k: dask_arg(v) for k, v in unc_args.items()}), C=C
+    )
     return DaskVsMemory(memory, chunked)
 
 
@@ -119,8 +121,8 @@ def _from_store(path):
     memory_unc = {k: np.asarray(v) for k, v in chunked_unc.items()}
     Xtr = ds.X[:cut]
     f = DaskVsMemory(
-        RobustSVM(np.asarray(Xtr), np.asarray(y_pm[:cut]), UncertaintySet(**memory_unc, radius=0.5)),
-        RobustSVM(Xtr, y_pm[:cut], UncertaintySet(**chunked_unc, radius=0.5)),
+        RobustProblem(np.asarray(Xtr), np.asarray(y_pm[:cut]), UncertaintySet(**memory_unc, radius=0.5)),
+        RobustProblem(Xtr, y_pm[:cut], UncertaintySet(**chunked_unc, radius=0.5)),
     )
     return f, np.asarray(ds.X[cut:]), np.asarray(y_pm[cut:])
 

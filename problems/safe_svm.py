@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rsvm_conic.formulations.safe import SafeSVM
+from rsvm_conic.formulations.safe import SafeProblem
 from rsvm_conic.runner.compare import ProblemInstance
 
 
@@ -35,7 +35,7 @@ def build_safe_instance(L=100, L_val=200, L_test=500, noise=0.3, C=1.0, seed=0):
     X, y = _two_gaussians(L, noise, rng)
     Xv, yv = _two_gaussians(L_val, noise, rng)
     Xt, yt = _two_gaussians(L_test, noise, rng)
-    return SafeSVM(X, y, Xv, yv, C=C, sigma_min=0.05, sigma_max=2.0), Xt, yt
+    return SafeProblem(X, y, Xv, yv, C=C, sigma_min=0.05, sigma_max=2.0), Xt, yt
 
 
 INSTANCES = {

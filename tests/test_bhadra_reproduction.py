@@ -197,7 +197,7 @@ def test_data_scale_is_exactly_a_factor_on_C():
     Checked by solving both (the nominal SVM, RSVM_QP by libsvm, RSVM_SOCP by projected Newton and by the
     cone interior point).
     """
-    from rsvm_conic.formulations.kernel_robust import RSVMQP, RSVMSOCP
+    from rsvm_conic.formulations.kernel_robust import KernelRobustQPProblem, KernelRobustSOCPProblem
     from rsvm_conic.problems.bhadra2010_table1 import _nominal
     from rsvm_conic.uncertainty.chance import kappa
     from rsvm_conic.uncertainty.kernel_matrix import KernelUncertainty
@@ -214,13 +214,19 @@ def test_data_scale_is_exactly_a_factor_on_C():
         a, b = _nominal(U.K_bar, y, Ct)
         out["svm"] = (rows @ (y * a) + b, None)
         for name, f, route in (
-            ("qp", RSVMQP(U.K_bar, y, U.beta("finite", rule="paper"), C=Ct, kappa=kappa(0.1, "finite")), "libsvm"),
+            (
+                "qp",
+                KernelRobustQPProblem(U.K_bar, y, U.beta("finite", rule="paper"), C=Ct, kappa=kappa(0.1, "finite")),
+                "libsvm",
+            ),
             (
                 "socp",
-                RSVMSOCP(U.K_bar, y, U.beta("gaussian", rule="paper"), C=Ct, kappa=kappa(0.1, "gaussian")),
+                KernelRobustSOCPProblem(
+                    U.K_bar, y, U.beta("gaussian", rule="paper"), C=Ct, kappa=kappa(0.1, "gaussian")
+                ),
                 "newton",
             ),
-            ("socp_ipm", RSVMSOCP(U.K_bar, y, U.beta("finite", rule="paper"), C=Ct, kappa=1.0), "ipm"),
+            ("socp_ipm", KernelRobustSOCPProblem(U.K_bar, y, U.beta("finite", rule="paper"), C=Ct, kappa=1.0), "ipm"),
         ):
             sol = f.solve(route)
             out[name] = (rows @ (y * sol["alpha"]) + sol["b"], sol.objective)

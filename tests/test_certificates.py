@@ -125,7 +125,7 @@ def test_bound_is_tight_at_the_optimum(kind, p, diag, C):
 
 
 def test_rotated_feature_loss_certificate_valid_and_tight():
-    from rsvm_conic.formulations.feature_robust import FeatureRobustSVM
+    from rsvm_conic.formulations.feature_robust import FeatureRobustProblem
     from rsvm_conic.kernels.feature_maps import RandomFourierFeatures
     from rsvm_conic.uncertainty import feature_bounds as fb
 
@@ -135,7 +135,7 @@ def test_rotated_feature_loss_certificate_valid_and_tight():
     rff = RandomFourierFeatures(12, 4.0, random_state=1).fit(X)
     for pbar, gamma in ((2, 0.4), (np.inf, 0.1)):
         G = fb.rff_feature_bound(rff, X, UncertaintySet(radius=gamma), pbar)
-        form = FeatureRobustSVM(rff.transform(X), y, G, pbar=pbar, C=10.0, rotations=rff.rotations(X))
+        form = FeatureRobustProblem(rff.transform(X), y, G, pbar=pbar, C=10.0, rotations=rff.rotations(X))
         sol = form.solve("clarabel", tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
         fit = form.datafit()
         ops = fit.factor_ops()

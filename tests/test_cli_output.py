@@ -63,9 +63,9 @@ def test_linear_instances_run_every_backend_their_formulation_takes(name):
 
 
 def test_the_large_instance_runs_every_backend_of_its_family():
-    from rsvm_conic.formulations import RobustSVM
+    from rsvm_conic.formulations import RobustProblem
 
-    assert problems.get("INSTANCES", "robust-large").backends == tuple(RobustSVM.BACKENDS)
+    assert problems.get("INSTANCES", "robust-large").backends == tuple(RobustProblem.BACKENDS)
 
 
 def test_check_accepts_ipm_and_prints_what_each_column_holds(capsys):

@@ -12,9 +12,9 @@ import pytest
 da = pytest.importorskip("dask.array")
 
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC  # noqa: E402
-from rsvm_conic.formulations.chance import ChanceConstrainedSVM  # noqa: E402
-from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
-from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
+from rsvm_conic.formulations.chance import ChanceConstrainedProblem  # noqa: E402
+from rsvm_conic.formulations.nominal import NominalProblem  # noqa: E402
+from rsvm_conic.formulations.robust import RobustProblem  # noqa: E402
 from rsvm_conic.certify.projections import project_dual_set  # noqa: E402
 from rsvm_conic.exceptions import SolverError, SolverWarning  # noqa: E402
 from rsvm_conic.solvers.ipm.kkt import centred_gram  # noqa: E402
@@ -86,9 +86,9 @@ def test_dask_route_equals_memory(kind):
     rng, X, y = _data(10 + KINDS.index(kind))
     n = X.shape[1]
     state = rng.bit_generator.state
-    mem = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=False)), C=1.0).solve("ipm")
+    mem = RobustProblem(X, y, UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=False)), C=1.0).solve("ipm")
     rng.bit_generator.state = state
-    f = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=True)), C=1.0)
+    f = RobustProblem(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, n, lazy=True)), C=1.0)
     assert not f.samples.in_memory and f.backends == ("ipm", "sgd", "prox") and f.auto_routes() == ("ipm",)
     sol = f.solve("auto")
     assert sol.backend == "ipm" and sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
@@ -120,13 +120,13 @@ def _every_chunking_gives_the_memory_iterates(L, seed, chunkings):
     (measured: w within 1e-11 to 1e-9 relative, each iteration's primal value within 2e-12 to 1e-11); asserted:
     w and b within 1e-7 of the largest entry of w, the primal values within 1e-9, the objective within 1e-12."""
     X, y, g, Sigma = _two_groups(L, 20, seed)
-    mem = RobustSVM(X, y, UncertaintySet(Sigma=Sigma, groups=g, radius=0.5), C=1.0).solve("ipm")
+    mem = RobustProblem(X, y, UncertaintySet(Sigma=Sigma, groups=g, radius=0.5), C=1.0).solve("ipm")
     assert mem.status == "optimal"
     pcost = np.array([e["pcost"] for e in mem.info["log"]])
     scale = np.abs(mem.values["w"]).max()
     for chunks in chunkings:
         rows = lambda a: da.from_array(a, chunks=(chunks,) + a.shape[1:])  # noqa: E731
-        f = RobustSVM(rows(X), rows(y), UncertaintySet(Sigma=Sigma, groups=rows(g), radius=0.5), C=1.0)
+        f = RobustProblem(rows(X), rows(y), UncertaintySet(Sigma=Sigma, groups=rows(g), radius=0.5), C=1.0)
         sol = f.solve("ipm")
         assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-7, chunks
         assert sol.info["iterations"] == mem.info["iterations"], chunks
@@ -271,12 +271,12 @@ def test_numerical_error_on_standard_data_names_a_dask_route(monkeypatch):
 def test_nominal_and_chance_equal_memory():
     rng, X, y = _data(3)
     Xd, yd = _rows(X), _rows(y)
-    mem, dsk = NominalSVM(X, y, C=2.0).solve("ipm"), NominalSVM(Xd, yd, C=2.0).solve("auto")
+    mem, dsk = NominalProblem(X, y, C=2.0).solve("ipm"), NominalProblem(Xd, yd, C=2.0).solve("auto")
     assert dsk.objective == pytest.approx(mem.objective, rel=1e-8) and dsk.certificate.status == "optimal"
     S = np.stack([np.diag(rng.uniform(0.1, 1.0, 6)), 0.2 * np.eye(6)])
     g = (y > 0).astype(int)
-    mem = ChanceConstrainedSVM(X, y, S, g, C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
-    dsk = ChanceConstrainedSVM(Xd, yd, S, _rows(g), C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
+    mem = ChanceConstrainedProblem(X, y, S, g, C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
+    dsk = ChanceConstrainedProblem(Xd, yd, S, _rows(g), C=1.0, epsilon=0.3, distribution="gaussian").solve("ipm")
     assert dsk.objective == pytest.approx(mem.objective, rel=1e-8) and dsk.certificate.status == "optimal"
 
 
@@ -372,7 +372,7 @@ def test_validation_is_lazy_and_clear():
     with pytest.raises(ValueError, match="sigma_index was given without Sigma"):
         RobustSVC().fit(_rows(X), _rows(y), sigma_index="sample")
     with pytest.raises(ValueError, match="no CVXPY model"):
-        RobustSVM(_rows(X), _rows(y)).problem
+        RobustProblem(_rows(X), _rows(y)).problem
     # several column chunks and integer data are fine (rechunked and cast lazily)
     Xi = np.round(3 * X).astype(int)
     ref = NominalSVC(C=1.0).fit(Xi.astype(float), y).objective_
@@ -419,9 +419,9 @@ def test_certificate_pieces_equal_memory():
     rng, X, y = _data(11)
     for kind in ("class", "sample"):
         state = rng.bit_generator.state
-        fm = RobustSVM(X, y, UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=False)), C=0.7)
+        fm = RobustProblem(X, y, UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=False)), C=0.7)
         rng.bit_generator.state = state
-        fd = RobustSVM(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=True)), C=0.7)
+        fd = RobustProblem(_rows(X), _rows(y), UncertaintySet(**_uncertainty(kind, rng, y, 6, lazy=True)), C=0.7)
         w, b, alpha = rng.normal(size=6), 0.3, rng.uniform(0, 0.7, 600)
         assert fd.objective_wb(w, b) == pytest.approx(fm.objective_wb(w, b), rel=1e-12)
         assert fd.dual_value(_rows(alpha), w) == pytest.approx(fm.dual_value(alpha, w), rel=1e-9)
@@ -458,7 +458,7 @@ def test_sample_layouts_give_the_same_sums():
     with pytest.raises(ValueError, match="one -1/\\+1 label per row"):
         samples_of(_rows(X), _rows(y + 1.0), labels_message="y must hold one -1/+1 label per row")
     unc_set = UncertaintySet(Sigma=np.stack([np.eye(6), 0.2 * np.eye(6)]), groups=(y > 0).astype(int), radius=0.4)
-    fm = RobustSVM(X, y, unc_set, C=0.3)
+    fm = RobustProblem(X, y, unc_set, C=0.3)
     unc_rows = rows.resolve(UncertaintySet(Sigma=unc_set.Sigma, groups=_rows((y > 0).astype(int)), radius=0.4))
     calls = []
 

@@ -11,8 +11,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 
 from rsvm_conic.estimators import RobustSVC  # noqa: E402
-from rsvm_conic.formulations.nominal import NominalSVM  # noqa: E402
-from rsvm_conic.formulations.robust import RobustSVM  # noqa: E402
+from rsvm_conic.formulations.nominal import NominalProblem  # noqa: E402
+from rsvm_conic.formulations.robust import RobustProblem  # noqa: E402
 from rsvm_conic.uncertainty.sets import UncertaintySet  # noqa: E402
 
 CHUNKS = (700, 500, 800)  # uneven row chunks, L = 2000
@@ -29,7 +29,7 @@ def _problem(kind, lazy, seed=0, L=2000, n=5):
     wrap = _rows if lazy else (lambda a: a)
     Xw, yw = wrap(X), wrap(y)
     if kind == "nominal":
-        return NominalSVM(Xw, yw, C=0.5)
+        return NominalProblem(Xw, yw, C=0.5)
     if kind == "class":
         unc = UncertaintySet(
             Sigma=np.stack([np.diag(rng.uniform(0.1, 1.0, n)), 0.3 * np.eye(n)]),
@@ -38,7 +38,7 @@ def _problem(kind, lazy, seed=0, L=2000, n=5):
         )
     else:  # one diagonal ellipsoid per sample
         unc = UncertaintySet(Sigma=wrap(rng.uniform(0.01, 0.4, (L, n))), groups="sample", radius=0.8)
-    return RobustSVM(Xw, yw, unc, C=0.5)
+    return RobustProblem(Xw, yw, unc, C=0.5)
 
 
 @pytest.mark.parametrize("kind", ["nominal", "class", "sample"])

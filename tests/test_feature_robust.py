@@ -9,8 +9,8 @@ from sklearn.svm import SVC
 
 from rsvm_conic import evaluation as ev
 from rsvm_conic.estimators.feature import RobustFeatureSVC
-from rsvm_conic.formulations.feature_robust import FeatureRobustSVM, rotation_operator
-from rsvm_conic.formulations.nominal import NominalSVM
+from rsvm_conic.formulations.feature_robust import FeatureRobustProblem, rotation_operator
+from rsvm_conic.formulations.nominal import NominalProblem
 from rsvm_conic.kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from rsvm_conic.runner.compare import check_instance
 from rsvm_conic.solvers.feature_datafits import rotate
@@ -83,10 +83,10 @@ def test_radius_zero_equals_nominal_linear_svm_on_features(pbar):
     rff = RandomFourierFeatures(20, 6.0, random_state=0).fit(X)
     Phi = rff.transform(X)
     G = fb.rff_feature_bound(rff, X, UncertaintySet(radius=0.3), pbar)
-    form = FeatureRobustSVM(Phi, y, G, pbar=pbar, C=1.0, radius=0.0, rotations=rff.rotations(X))
+    form = FeatureRobustProblem(Phi, y, G, pbar=pbar, C=1.0, radius=0.0, rotations=rff.rotations(X))
     sol = form.solve("clarabel")
     svc = SVC(kernel="linear", C=1.0, tol=1e-10).fit(Phi, y)
-    ref = NominalSVM(Phi, y, 1.0).objective_wb(svc.coef_.ravel(), svc.intercept_[0])
+    ref = NominalProblem(Phi, y, 1.0).objective_wb(svc.coef_.ravel(), svc.intercept_[0])
     assert abs(sol.objective - ref) <= 1e-5 * abs(ref)
     assert abs(form.objective_wb(svc.coef_.ravel(), svc.intercept_[0]) - ref) <= 1e-12 * abs(ref)
 
@@ -103,7 +103,7 @@ def test_clarabel_scs_agree_nystroem_and_robust_costs_more():
     X, y = _data(60, 1)
     nys = NystroemMap(12, 6.0, random_state=0).fit(X)
     G = fb.nystroem_feature_bound(nys, X, UncertaintySet(radius=0.2))
-    form = FeatureRobustSVM(nys.transform(X), y, G, C=1.0, R=np.sqrt(nys.eigenvalues_))
+    form = FeatureRobustProblem(nys.transform(X), y, G, C=1.0, R=np.sqrt(nys.eigenvalues_))
     tol8 = dict(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8)  # Clarabel stalls at the default 1e-9 here
     a, b = form.solve("clarabel", **tol8), form.solve("scs")
     assert abs(a.objective - b.objective) <= 1e-4 * abs(a.objective)
@@ -118,7 +118,7 @@ def test_robust_loss_upper_bounds_hinge_under_input_attacks():
     for pbar, gamma in ((2, 0.4), (np.inf, 0.1)):
         rff = RandomFourierFeatures(12, 4.0, random_state=1).fit(X)
         G = fb.rff_feature_bound(rff, X, UncertaintySet(radius=gamma), pbar)
-        form = FeatureRobustSVM(rff.transform(X), y, G, pbar=pbar, C=10.0, rotations=rff.rotations(X))
+        form = FeatureRobustProblem(rff.transform(X), y, G, pbar=pbar, C=10.0, rotations=rff.rotations(X))
         sol = form.solve("clarabel")
         zeta, b = sol["w"], sol["b"]
         assert np.linalg.norm(zeta) > 0.1  # not the trivial zeta = 0 solution
@@ -181,9 +181,9 @@ def test_estimator_bad_inputs():
     with pytest.raises(ValueError):
         RobustFeatureSVC().fit(X, np.zeros(20))
     with pytest.raises(ValueError):
-        FeatureRobustSVM(np.zeros((3, 4)), np.array([1.0, -1, 1]), [1.0, 2.0])
+        FeatureRobustProblem(np.zeros((3, 4)), np.array([1.0, -1, 1]), [1.0, 2.0])
     with pytest.raises(ValueError):
-        FeatureRobustSVM(
+        FeatureRobustProblem(
             np.zeros((3, 4)), np.array([1.0, -1, 1]), 1.0, pbar=np.inf, rotations=(np.ones((3, 1)), np.ones((3, 1)))
         )
 
@@ -285,7 +285,7 @@ def test_auto_falls_back_through_the_one_chain(monkeypatch):
     rng = np.random.default_rng(5)
     Phi = rng.normal(size=(40, 6))
     y = np.where(Phi[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
-    f = FeatureRobustSVM(Phi, y, rng.uniform(0.05, 0.2, size=40), pbar=2, R=rng.uniform(0.5, 2.0, size=6))
+    f = FeatureRobustProblem(Phi, y, rng.uniform(0.05, 0.2, size=40), pbar=2, R=rng.uniform(0.5, 2.0, size=6))
     assert f.auto_routes() == ("ipm", "clarabel", "clarabel at 1e-7", "scs at 1e-6")
 
     def broken(**options):

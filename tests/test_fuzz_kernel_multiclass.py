@@ -1,8 +1,9 @@
 """Fuzzing the uncertain-kernel and multi-class estimators and builders with hypothesis.
 
 Targets: KernelRobustSVC (kernel samples, mean kernel + sigma2 / a, b, noise-free mean kernel),
-WestonWatkinsSVC, HyperbolicSVC, the builders RSVMQP / RSVMSOCP / RSVMQN, WWKernelDual, WWFeatures,
-HyperbolicMachine, ConsolidationKernel and KernelUncertainty.
+WestonWatkinsSVC, HyperbolicSVC, the builders KernelRobustQPProblem / KernelRobustSOCPProblem /
+KernelRobustQNProblem, WestonWatkinsKernelDual, WestonWatkinsFeatures, HyperbolicProblem, ConsolidationKernel and
+KernelUncertainty.
 
 Each generated input either fits -- and then the result is checked: finite scores and known labels,
 plus a target-specific certificate that the model is not silently non-optimal (a second backend
@@ -29,9 +30,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rsvm_conic.estimators import HyperbolicSVC, KernelRobustSVC, WestonWatkinsSVC
-from rsvm_conic.formulations.hyperbolic import HyperbolicMachine
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual, msvmpack_objective
+from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
+from rsvm_conic.formulations.multiclass_ww import WestonWatkinsFeatures, WestonWatkinsKernelDual, msvmpack_objective
 from rsvm_conic.solvers.multiclass import ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.exceptions import SolverError
@@ -306,7 +307,7 @@ def _certify(f, sol, method):
     agrees with ours when it is certified too.  RSVM_QN (non-convex): no worse than its nominal start."""
     obj = sol.objective
     assert np.isfinite(obj)
-    kind = {"RSVMQP": "qp", "RSVMSOCP": "socp"}.get(type(f).__name__, method)
+    kind = {"KernelRobustQPProblem": "qp", "KernelRobustSOCPProblem": "socp"}.get(type(f).__name__, method)
     if kind in ("qp", "socp"):
         cert = sol.certificate
         assert cert["status"] == "optimal", cert
@@ -333,9 +334,10 @@ def _certify(f, sol, method):
 @fuzz(400)
 @given(data=kernel_problem(), st_=st.data())
 def test_fuzz_kernel_builders(data, st_):
-    """RSVMQP / RSVMSOCP / RSVMQN called directly: labels in {-1, +1}, beta, C and kappa."""
+    """KernelRobustQPProblem / KernelRobustSOCPProblem / KernelRobustQNProblem called directly: labels in {-1, +1},
+    beta, C and kappa."""
     draw = st_.draw
-    cls = draw(st.sampled_from([RSVMQP, RSVMSOCP, RSVMQN]))
+    cls = draw(st.sampled_from([KernelRobustQPProblem, KernelRobustSOCPProblem, KernelRobustQNProblem]))
     C, bad_c = pick(draw, C_GOOD, C_BAD)
     kappa, bad_k = pick(draw, [0.0, 0.5, 1.28, 3.0, 30.0], [-1.0, np.nan, np.inf])
     K, y = data["K"], data["y"].astype(float)
@@ -365,10 +367,12 @@ def test_fuzz_kernel_builders(data, st_):
     bad = bad_kind or bad_c or bad_k or beta_kind in ("neg", "nan", "shape")
     if data["kind"] == "sigma2_shape" and beta_kind in ("zero", "neg", "nan", "asym", "sigma2"):
         bad = True
-    method = {RSVMQP: "qp", RSVMSOCP: "socp", RSVMQN: "qn"}[cls]
-    routes = {RSVMQP: ("libsvm", "clarabel", "scs"), RSVMSOCP: ("newton", "ipm", "clarabel", "scs"), RSVMQN: ("dfp",)}[
-        cls
-    ]
+    method = {KernelRobustQPProblem: "qp", KernelRobustSOCPProblem: "socp", KernelRobustQNProblem: "qn"}[cls]
+    routes = {
+        KernelRobustQPProblem: ("libsvm", "clarabel", "scs"),
+        KernelRobustSOCPProblem: ("newton", "ipm", "clarabel", "scs"),
+        KernelRobustQNProblem: ("dfp",),
+    }[cls]
     key = _digest(cls.__name__, K, y, beta, C, kappa)
 
     def fit():
@@ -380,7 +384,7 @@ def test_fuzz_kernel_builders(data, st_):
             except SolverError as exc:
                 errors.append(f"{route}: {exc}")
                 continue
-            if sol.status == "optimal" or cls is RSVMQN:  # (15) is non-convex: QN may stay uncertified
+            if sol.status == "optimal" or cls is KernelRobustQNProblem:  # (15) is non-convex: QN may stay uncertified
                 return f, sol
             errors.append(f"{route}: status {sol.status}")
         raise SolverError("; ".join(errors))
@@ -633,9 +637,9 @@ def _ww_trivial(zeta, n, nC):
     return 2.0 * zeta * n * (nC - 1)
 
 
-# pinned inputs (found by fuzzing, cf90aa0 / f3c0cd5): non-integer class codes (WWFeatures crashed with
-# IndexError, WWKernelDual and HyperbolicMachine truncated them or raised TypeError) and a non-symmetric
-# Gram matrix (WWKernelDual silently symmetrised it); each must raise ValueError
+# pinned inputs (found by fuzzing, cf90aa0 / f3c0cd5): non-integer class codes (WestonWatkinsFeatures crashed with
+# IndexError, WestonWatkinsKernelDual and HyperbolicProblem truncated them or raised TypeError) and a non-symmetric
+# Gram matrix (WestonWatkinsKernelDual silently symmetrised it); each must raise ValueError
 _PHI4 = np.array([[0.0], [1.0], [2.0], [3.0]])
 _FLOAT_CODES = (_PHI4, np.array([0.5, 1.5, 0.5, 1.5]), 2, "float_code", True)
 _OK_CODES = (_PHI4, np.array([0, 1, 0, 1]), 2, "ok", False)
@@ -671,9 +675,9 @@ def test_fuzz_ww_builders(data, zeta_, which, Kkind):
                 K = K + np.triu(np.ones_like(K), 1)
             elif Kkind == "nonsquare":
                 K = K[:, :-1] if K.shape[1] > 1 else np.ones((K.shape[0], 2))
-            f = WWKernelDual(K, codes, n_classes, zeta)
+            f = WestonWatkinsKernelDual(K, codes, n_classes, zeta)
             return f, f.solve("clarabel"), K
-        f = WWFeatures(Phi, codes, n_classes, zeta)
+        f = WestonWatkinsFeatures(Phi, codes, n_classes, zeta)
         if which == "features_qp":
             return f, f.solve("clarabel"), None
         # a cheaper continuation (the default mu_min 1e-6, maxiter 2000 takes up to seconds per fit);
@@ -694,31 +698,31 @@ def test_fuzz_ww_builders(data, zeta_, which, Kkind):
         assert obj <= _ww_trivial(zeta, Phi.shape[0], nC) * (1 + 1e-6) + 1e-9, (obj, which)
         if which == "features_lbfgs":  # no solver may get below the QP optimum; and it should get close
             try:
-                opt = WWFeatures(Phi, codes, n_classes, zeta).solve("clarabel").objective
+                opt = WestonWatkinsFeatures(Phi, codes, n_classes, zeta).solve("clarabel").objective
             except SolverError:
                 return "fit (second solver declined)"
             assert obj >= opt - 1e-6 * max(1.0, abs(opt)), (obj, opt)
         return None
 
-    _attempt({"kernel_dual": "WWKernelDual"}.get(which, "WWFeatures"), key, bad, fit, check)
+    _attempt({"kernel_dual": "WestonWatkinsKernelDual"}.get(which, "WestonWatkinsFeatures"), key, bad, fit, check)
 
 
-@pytest.mark.parametrize("builder", ["WWFeatures", "WWKernelDual"])
+@pytest.mark.parametrize("builder", ["WestonWatkinsFeatures", "WestonWatkinsKernelDual"])
 def test_ww_builders_reject_non_integer_codes(builder):
     Phi = np.array([[0.0], [1.0], [2.0], [3.0]])
     codes = np.array([0.5, 1.5, 0.5, 1.5])
     with pytest.raises(ValueError):
-        if builder == "WWFeatures":
-            WWFeatures(Phi, codes, 2, 1.0)
+        if builder == "WestonWatkinsFeatures":
+            WestonWatkinsFeatures(Phi, codes, 2, 1.0)
         else:
-            WWKernelDual(Phi @ Phi.T, codes, 2, 1.0)
+            WestonWatkinsKernelDual(Phi @ Phi.T, codes, 2, 1.0)
 
 
 def test_ww_kernel_dual_rejects_nonsym():
     Phi = np.array([[0.0], [1.0], [2.0], [3.0]])
     K = Phi @ Phi.T + np.triu(np.ones((4, 4)), 1)
     with pytest.raises(ValueError, match="symmetric"):
-        WWKernelDual(K, np.array([0, 1, 0, 1]), 2, 1.0)
+        WestonWatkinsKernelDual(K, np.array([0, 1, 0, 1]), 2, 1.0)
 
 
 @fuzz(130)
@@ -738,7 +742,7 @@ def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
     key = _digest(Phi, codes, n_classes, gamma, lam, backend)
 
     def fit():
-        f = HyperbolicMachine(Phi, codes, n_classes, gamma=gamma, lam=lam)
+        f = HyperbolicProblem(Phi, codes, n_classes, gamma=gamma, lam=lam)
         opts = dict(n_starts=1, max_iter=3) if backend == "ccp" else dict(n_starts=1, max_iter=3, n_anchors=3)
         return f, f.solve(backend, **opts)
 
@@ -756,7 +760,7 @@ def test_fuzz_hyperbolic_builder(data, gamma_, lam_, backend):
             return "fit (a CCP step needed a retry: recorded in info['retries'])"
         return None
 
-    _attempt("HyperbolicMachine", key, bad, fit, check)
+    _attempt("HyperbolicProblem", key, bad, fit, check)
 
 
 # pinned: one point far from the origin, one class (no direction): kappa^11(x, x) must be exactly 1;

@@ -14,7 +14,7 @@ import pytest
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from rsvm_conic.certify.hinge import hinge_min
 from rsvm_conic.certify.projections import project_dual_set
 from rsvm_conic.exceptions import SolverError, SolverWarning
@@ -54,7 +54,7 @@ def test_lagrangian_bound_is_below_every_feasible_point(C):
     X = rng.standard_normal((n, 3))
     y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
     K = X @ X.T
-    f = RSVMQP(K, y, np.zeros((n, n)), C=C, kappa=0.0)
+    f = KernelRobustQPProblem(K, y, np.zeros((n, n)), C=C, kappa=0.0)
     opt = f.solve("clarabel").certificate
     Q = (y[:, None] * K) * y[None, :]
     pts = _random_feasible(y, C, rng)
@@ -68,7 +68,11 @@ def test_lagrangian_bound_is_below_every_feasible_point(C):
 
 
 @pytest.mark.parametrize(
-    "cls,routes", [(RSVMQP, ("libsvm", "clarabel", "scs")), (RSVMSOCP, ("newton", "ipm", "clarabel", "scs"))]
+    "cls,routes",
+    [
+        (KernelRobustQPProblem, ("libsvm", "clarabel", "scs")),
+        (KernelRobustSOCPProblem, ("newton", "ipm", "clarabel", "scs")),
+    ],
 )
 def test_every_route_is_certified_and_bounds_the_others(noisy, cls, routes):
     data, U = noisy
@@ -83,7 +87,7 @@ def test_every_route_is_certified_and_bounds_the_others(noisy, cls, routes):
 
 def test_certificate_rejects_a_perturbed_point(noisy):
     data, U = noisy
-    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
+    f = KernelRobustSOCPProblem(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.28)
     a = f.solve("newton")["alpha"]
     bad = project_dual_set(a * 0.97, f.y, f.C)
     cert = f.certificate(bad, "perturbed")
@@ -96,7 +100,7 @@ def test_estimator_falls_back_visibly_and_records_it(noisy, monkeypatch):
     def broken(self, *a, **k):
         raise SolverError("injected failure")
 
-    monkeypatch.setattr(RSVMSOCP, "_solve_newton", broken)
+    monkeypatch.setattr(KernelRobustSOCPProblem, "_solve_newton", broken)
     with pytest.warns(SolverWarning, match="route 'rsvm-socp/newton' failed .*falling back to 'rsvm-socp/ipm'"):
         clf = KernelRobustSVC(method="socp", C=10.0).fit(data.K_samples, data.y)
     info = clf.solver_info_
@@ -111,7 +115,7 @@ def test_estimator_raises_when_no_route_certifies(noisy, monkeypatch):
         raise SolverError("injected failure")
 
     for name in ("_solve_libsvm", "_solve_conic"):
-        monkeypatch.setattr(RSVMQP, name, broken)
+        monkeypatch.setattr(KernelRobustQPProblem, name, broken)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverWarning)
         with pytest.raises(SolverError, match="no route returned a certified solution.*libsvm.*clarabel.*scs"):
@@ -122,7 +126,7 @@ def test_qn_certificate_is_a_valid_bound(noisy):
     """RSVM_QN (non-convex (15)): the relaxation bound is below the QN objective and below the
     objective of (15) at random feasible points."""
     data, U = noisy
-    f = RSVMQN(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0, n_random=0)
+    f = KernelRobustQNProblem(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0, n_random=0)
     sol = f.solve("dfp")
     cert = sol.certificate
     assert cert["dual"] <= cert["primal"] + 1e-9 * abs(cert["primal"])
@@ -149,7 +153,7 @@ def test_pinned_qp_libsvm_inaccurate_is_polished():
 def test_pinned_socp_zero_beta_newton_certifies():
     """The cone IPM failed (LinAlgError) and Clarabel 0.7 raised on this beta = 0 instance."""
     K, y, beta = (PINS[f"builder_socp__{k}"] for k in ("K", "y", "sigma2"))
-    sol = RSVMSOCP(K, y.astype(float), beta, C=1e4, kappa=0.5).solve("newton")
+    sol = KernelRobustSOCPProblem(K, y.astype(float), beta, C=1e4, kappa=0.5).solve("newton")
     assert sol.status == "optimal" and sol.certificate["gap_rel"] <= 1e-6
 
 
@@ -279,12 +283,12 @@ def test_newton_and_libsvm_routes_are_the_array_solvers_on_the_formulations_data
     _, B = psd_part(beta)
     socp = ku.SOCPDual(products, C, C * n, 1e-6, RobustKernelObjective(Q, psd_part(beta)[0], kappa, B))
     a, _, cert, _ = ku.newton_route(socp, "rsvm-socp/newton", 1e-8)
-    sol = RSVMSOCP(K, y, beta, C=C, kappa=kappa).solve("newton")
+    sol = KernelRobustSOCPProblem(K, y, beta, C=C, kappa=kappa).solve("newton")
     np.testing.assert_array_equal(sol["alpha"], a)
     assert sol.certificate.dual == cert.dual and sol.certificate.primal == cert.primal
     kr = kappa * rank_one_approx(beta, symmetric=True)
     qp = ku.QPDual(products, C, C * n, 1e-6, kr, lambda: K + np.diag(kr))
     a, cert, _ = ku.libsvm_route(qp, "rsvm-qp/libsvm")
-    sol = RSVMQP(K, y, beta, C=C, kappa=kappa).solve("libsvm")
+    sol = KernelRobustQPProblem(K, y, beta, C=C, kappa=kappa).solve("libsvm")
     np.testing.assert_array_equal(sol["alpha"], a)
     assert sol.certificate.dual == cert.dual

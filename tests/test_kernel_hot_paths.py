@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from rsvm_conic.solvers.rsvm_socp import RobustKernelObjective
 from rsvm_conic.solvers.svm_dual import submatrix
 
@@ -19,12 +19,12 @@ def _data(n=40, seed=0):
 
 def test_set_params_reaches_the_cvxpy_model():
     K, y, beta = _data()
-    f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.0)
+    f = KernelRobustSOCPProblem(K, y, beta, C=1.0, kappa=1.0)
     f.solve("clarabel")  # builds the DPP model with C = 1, kappa = 1
     f.set_params(C=5.0, kappa=0.5)
     assert (f.C, f.kappa) == (5.0, 0.5)
     assert f.parameters["C"].value == 5.0 and f.parameters["kappa"].value == 0.5
-    ref = RSVMSOCP(K, y, beta, C=5.0, kappa=0.5).solve("clarabel")
+    ref = KernelRobustSOCPProblem(K, y, beta, C=5.0, kappa=0.5).solve("clarabel")
     assert f.solve("clarabel").objective == pytest.approx(ref.objective, rel=1e-9)
     with pytest.raises(ValueError, match="no parameter"):
         f.set_params(radius=1.0)
@@ -34,18 +34,20 @@ def test_set_params_reaches_the_cvxpy_model():
 
 def test_qn_relaxation_model_reused_across_parameters():
     K, y, beta = _data(seed=1)
-    f = RSVMQN(K, y, beta, C=1.0, kappa=1.0, n_random=0)
+    f = KernelRobustQNProblem(K, y, beta, C=1.0, kappa=1.0, n_random=0)
     f.solve("dfp")
     for C, k in ((10.0, 0.5), (1.0, 2.0)):
         f.set_params(C=C, kappa=k)
-        got = f.solve("dfp")  # the relaxation's RSVMSOCP (and its eigen-solves) built once, parameters set
-        assert f.relaxation_bound()[0] == RSVMQN(K, y, beta, C=C, kappa=k).relaxation_bound()[0]
+        got = f.solve(
+            "dfp"
+        )  # the relaxation's KernelRobustSOCPProblem (and its eigen-solves) built once, parameters set
+        assert f.relaxation_bound()[0] == KernelRobustQNProblem(K, y, beta, C=C, kappa=k).relaxation_bound()[0]
         assert got.certificate["dual"] == f.relaxation_bound()[0]
 
 
 def test_qp_products_and_certificates_match_the_dense_formulas():
     K, y, beta = _data(60, seed=2)
-    f = RSVMQP(K, y, beta, C=10.0, kappa=1.0)
+    f = KernelRobustQPProblem(K, y, beta, C=10.0, kappa=1.0)
     sol = f.solve("libsvm")
     a = sol["alpha"]
     Q = (y[:, None] * K) * y[None, :]

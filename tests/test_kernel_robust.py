@@ -10,7 +10,7 @@ from sklearn.svm import SVC
 
 from rsvm_conic.datasets.bhadra2010 import make_bhadra2010
 from rsvm_conic.estimators.kernel_robust import KernelRobustSVC
-from rsvm_conic.formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from rsvm_conic.solvers.kernel_uncertainty import paper_bias
 from rsvm_conic.certify.projections import project_dual_set
 from rsvm_conic.exceptions import SolverError, SolverWarning
@@ -57,11 +57,11 @@ def test_kappa_zero_is_nominal_svm(noisy, C):
     ref = libsvm_dual(U.K_bar, data.y, C)
     for noise in ("gaussian", "finite"):
         beta = U.beta(noise)
-        assert rel(RSVMQP(U.K_bar, data.y, beta, C=C, kappa=0.0).solve("libsvm").objective, ref) <= 1e-5
-        s = RSVMSOCP(U.K_bar, data.y, beta, C=C, kappa=0.0)
+        assert rel(KernelRobustQPProblem(U.K_bar, data.y, beta, C=C, kappa=0.0).solve("libsvm").objective, ref) <= 1e-5
+        s = KernelRobustSOCPProblem(U.K_bar, data.y, beta, C=C, kappa=0.0)
         assert rel(s.solve("ipm").objective, ref) <= 1e-5
         assert rel(s.solve("clarabel").objective, ref) <= 1e-5
-    q = RSVMQN(U.K_bar, data.y, U.beta("finite"), C=C, kappa=0.0).solve("dfp")
+    q = KernelRobustQNProblem(U.K_bar, data.y, U.beta("finite"), C=C, kappa=0.0).solve("dfp")
     assert rel(q.objective, ref) <= 1e-5
 
 
@@ -69,7 +69,7 @@ def test_kappa_zero_is_nominal_svm(noisy, C):
 def test_qp_libsvm_matches_cvxpy(noisy):
     data, U = noisy
     for noise, eps in (("gaussian", 0.1), ("finite", 0.3)):
-        f = RSVMQP(U.K_bar, data.y, U.beta(noise), C=5.0, kappa=kappa(eps, noise))
+        f = KernelRobustQPProblem(U.K_bar, data.y, U.beta(noise), C=5.0, kappa=kappa(eps, noise))
         lib = f.solve("libsvm")
         cla = f.solve("clarabel")
         assert rel(lib.objective, cla.objective) <= 1e-5
@@ -87,11 +87,11 @@ def test_qp_built_at_kappa_zero_then_set_params(noisy):
     data, U = noisy
     beta = U.beta("finite", rule="paper")
     k = kappa(0.1, "finite")
-    f = RSVMQP(U.K_bar, data.y, beta, C=5.0)
+    f = KernelRobustQPProblem(U.K_bar, data.y, beta, C=5.0)
     nominal = f.solve("libsvm")
     f.set_params(kappa=k)
     late = f.solve("libsvm")
-    ref = RSVMQP(U.K_bar, data.y, beta, C=5.0, kappa=k)
+    ref = KernelRobustQPProblem(U.K_bar, data.y, beta, C=5.0, kappa=k)
     assert np.any(f.rho > 0)
     np.testing.assert_array_equal(f.rho, ref.rho)
     np.testing.assert_array_equal(late["alpha"], ref.solve("libsvm")["alpha"])
@@ -102,20 +102,20 @@ def test_qp_built_at_kappa_zero_then_set_params(noisy):
 
 def test_variants_from_uncertainty(noisy):
     data, U = noisy
-    g = RSVMSOCP.from_uncertainty(U, data.y, "gaussian", 0.1, C=2.0)
-    fs = RSVMQP.from_uncertainty(U, data.y, "finite", 0.1, C=2.0)
+    g = KernelRobustSOCPProblem.from_uncertainty(U, data.y, "gaussian", 0.1, C=2.0)
+    fs = KernelRobustQPProblem.from_uncertainty(U, data.y, "finite", 0.1, C=2.0)
     assert g.kappa == pytest.approx(kappa(0.1, "gaussian")) and fs.kappa == pytest.approx(np.sqrt(2 * np.log(10)))
     np.testing.assert_allclose(g.beta, U.beta("gaussian"))
     np.testing.assert_allclose(fs.beta, U.beta("finite"))
     with pytest.raises(ValueError, match="kappa"):
-        RSVMSOCP.from_uncertainty(U, data.y, "gaussian", 0.8)
+        KernelRobustSOCPProblem.from_uncertainty(U, data.y, "gaussian", 0.8)
 
 
 def test_theorem5_iid_noise_gives_diagonal_shift(noisy):
     data, U = noisy
     sigma, k = 0.7, 1.3
     n = data.y.size
-    f = RSVMQP(U.K_bar, data.y, np.full((n, n), sigma**2), C=2.0, kappa=k)
+    f = KernelRobustQPProblem(U.K_bar, data.y, np.full((n, n), sigma**2), C=2.0, kappa=k)
     np.testing.assert_allclose(f.rho, sigma, rtol=1e-10)
     ref = libsvm_dual(U.K_bar + sigma * k * np.eye(n), data.y, 2.0)
     Q = (data.y[:, None] * (U.K_bar + sigma * k * np.eye(n))) * data.y[None, :]
@@ -126,7 +126,7 @@ def test_theorem5_iid_noise_gives_diagonal_shift(noisy):
 # ---------------------------------------------------------------------------- RSVM_SOCP
 def test_socp_backends_agree(noisy):
     data, U = noisy
-    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=kappa(0.1, "gaussian"))
+    f = KernelRobustSOCPProblem(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=kappa(0.1, "gaussian"))
     sols = {b: f.solve(b) for b in ("ipm", "clarabel", "scs")}
     assert rel(sols["clarabel"].objective, sols["ipm"].objective) <= 1e-6
     assert rel(sols["scs"].objective, sols["ipm"].objective) <= 1e-5
@@ -143,7 +143,7 @@ def test_socp_satisfies_15_with_original_beta_and_matches_qn():
         K, y, beta = positive_instance(seed=seed)
         assert np.linalg.eigvalsh(beta)[0] >= -1e-10 and beta.min() >= 0
         k = kappa(0.1, "finite")
-        s = RSVMSOCP(K, y, beta, C=1.0, kappa=k)
+        s = KernelRobustSOCPProblem(K, y, beta, C=1.0, kappa=k)
         cla = s.solve("clarabel")
         a = cla["alpha"]
         nu = a**2
@@ -152,7 +152,7 @@ def test_socp_satisfies_15_with_original_beta_and_matches_qn():
         assert t15 <= t16 * (1 + 1e-6) + 1e-9
         assert cla["relaxation_slack"] <= 1e-5  # nu = alpha^2 at the optimum (Thm 6)
         ipm = s.solve("ipm")
-        qn = RSVMQN(K, y, beta, C=1.0, kappa=k, n_random=2, seed=seed).solve("dfp")
+        qn = KernelRobustQNProblem(K, y, beta, C=1.0, kappa=k, n_random=2, seed=seed).solve("dfp")
         assert qn.info["violation"] <= 1e-6
         assert rel(qn.objective, ipm.objective) <= 1e-4
         assert rel(cla.objective, ipm.objective) <= 1e-6
@@ -180,7 +180,7 @@ def test_projection_and_lmo_against_brute_force():
 
 def test_uncertified_solves_raise_or_fall_back_visibly(noisy):
     data, U = noisy
-    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.0)
+    f = KernelRobustSOCPProblem(U.K_bar, data.y, U.beta("gaussian"), C=10.0, kappa=1.0)
     with pytest.raises(SolverError):
         f.solve("ipm", max_iter=2)
     with pytest.warns(SolverWarning, match="route 'ipm' failed .*; falling back to 'clarabel'"):
@@ -205,7 +205,7 @@ def test_qn_gradient_matches_finite_differences(noisy):
 
 def test_qn_multiple_starts_recorded(noisy):
     data, U = noisy
-    f = RSVMQN(U.K_bar, data.y, U.beta("gaussian"), C=5.0, kappa=1.0, n_random=2)
+    f = KernelRobustQNProblem(U.K_bar, data.y, U.beta("gaussian"), C=5.0, kappa=1.0, n_random=2)
     assert f.problem is None and "dfp" in f.backends
     q = f.solve("dfp")
     assert len(q.info["starts"]) == 3  # nominal SVM + 2 random
@@ -215,7 +215,7 @@ def test_qn_multiple_starts_recorded(noisy):
 # ---------------------------------------------------------------------------- bias / decision
 def test_paper_bias_and_decision_function(noisy):
     data, U = noisy
-    f = RSVMSOCP(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0)
+    f = KernelRobustSOCPProblem(U.K_bar, data.y, U.beta("gaussian"), C=1.0, kappa=1.0)
     sol = f.solve("ipm")
     a, y = sol["alpha"], data.y
     sv = np.flatnonzero(a > 1e-6 * f.C)
@@ -239,25 +239,25 @@ def test_bad_input_raises(noisy):
     nonsym = K.copy()
     nonsym[0, 1] += 1.0
     with pytest.raises(ValueError, match="symmetric"):
-        RSVMSOCP(nonsym, y, beta)
+        KernelRobustSOCPProblem(nonsym, y, beta)
     with pytest.raises(ValueError, match="positive semidefinite"):
-        RSVMQP(K - 10 * np.abs(K).max() * np.eye(y.size), y, beta)
+        KernelRobustQPProblem(K - 10 * np.abs(K).max() * np.eye(y.size), y, beta)
     with pytest.raises(ValueError, match="labels"):
-        RSVMQN(K, y[:-1], beta)
+        KernelRobustQNProblem(K, y[:-1], beta)
     with pytest.raises(ValueError, match="shape"):
-        RSVMSOCP(K, y, beta[:-1, :-1])
+        KernelRobustSOCPProblem(K, y, beta[:-1, :-1])
     bad = beta.copy()
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        RSVMSOCP(K, y, bad)
+        KernelRobustSOCPProblem(K, y, bad)
     with pytest.raises(ValueError, match=">= 0"):
-        RSVMSOCP(K, y, -beta - 1)
+        KernelRobustSOCPProblem(K, y, -beta - 1)
     with pytest.raises(ValueError):
-        RSVMSOCP(K, y, beta, C=0.0)
+        KernelRobustSOCPProblem(K, y, beta, C=0.0)
     with pytest.raises(ValueError):
-        RSVMSOCP(K, y, beta).set_params(kappa=-1.0)
+        KernelRobustSOCPProblem(K, y, beta).set_params(kappa=-1.0)
     with pytest.raises(ValueError, match="backend"):
-        RSVMQP(K, y, beta).solve("nope")
+        KernelRobustQPProblem(K, y, beta).solve("nope")
 
 
 # ---------------------------------------------------------------------------- estimator

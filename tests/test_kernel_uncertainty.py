@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import norm
 
 from rsvm_conic.datasets.bhadra2010 import base_noise, make_bhadra2010, noise_std, sample_kernels
-from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+from rsvm_conic.formulations.kernel_robust import KernelRobustSOCPProblem
 from rsvm_conic.metrics import epsilon_effective
 from rsvm_conic.uncertainty.chance import epsilon_from_kappa, kappa
 from rsvm_conic.uncertainty.kernel_matrix import (
@@ -179,7 +179,7 @@ def test_theorem1_gaussian_chance_constraint(eps):
     is exact (Tr(ZV) is Gaussian with the modelled variance), so epsilon_effective ~ eps."""
     K, l, y = _positive_instance()
     sigma2 = l**2
-    f = RSVMSOCP(K, y, sigma2, C=1.0, kappa=kappa(eps, "gaussian"))
+    f = KernelRobustSOCPProblem(K, y, sigma2, C=1.0, kappa=kappa(eps, "gaussian"))
     sol = f.solve("ipm")
     rng = np.random.default_rng(1)
     Ks = sample_kernels(rng, K, l, "gaussian", 20000)
@@ -196,7 +196,7 @@ def test_theorem3_finite_support_chance_constraint(law):
     a, b = -0.5 * l, 0.5 * l
     U = KernelUncertainty.from_parameters(K, a=a, b=b)
     eps = 0.2
-    f = RSVMSOCP(K, y, U.beta("finite"), C=1.0, kappa=kappa(eps, "finite"))
+    f = KernelRobustSOCPProblem(K, y, U.beta("finite"), C=1.0, kappa=kappa(eps, "finite"))
     sol = f.solve("ipm")
     Ks = sample_kernels(np.random.default_rng(3), K, l, law, 20000)
     e = epsilon_effective(sol["alpha"], y, sol["t"], Ks)
@@ -212,10 +212,10 @@ def test_symmetric_noise_breaks_theorem1_and_corrected_beta_restores_it():
     rng = np.random.default_rng(5)
     Ks = sample_kernels(rng, K, l, "gaussian", 20000, symmetric=True)
     mc = 4 * np.sqrt(eps * (1 - eps) / 20000)
-    printed = RSVMSOCP(K, y, l**2, C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
+    printed = KernelRobustSOCPProblem(K, y, l**2, C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
     e_printed = epsilon_effective(printed["alpha"], y, printed["t"], Ks)
     assert e_printed > eps + mc
-    fixed = RSVMSOCP(K, y, symmetric_noise_beta(l**2), C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
+    fixed = KernelRobustSOCPProblem(K, y, symmetric_noise_beta(l**2), C=1.0, kappa=kappa(eps, "gaussian")).solve("ipm")
     e_fixed = epsilon_effective(fixed["alpha"], y, fixed["t"], Ks)
     assert e_fixed <= eps + mc
 

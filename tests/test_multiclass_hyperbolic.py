@@ -5,7 +5,7 @@ from sklearn.datasets import make_blobs
 from rsvm_conic.estimators.multiclass import HyperbolicSVC, WestonWatkinsSVC
 from rsvm_conic.formulations.hyperbolic import (
     DUMMY,
-    HyperbolicMachine,
+    HyperbolicProblem,
     centre_distances,
     decision_rule,
     hyperbolic_scores,
@@ -20,7 +20,7 @@ def _machine(n=36, C=3, D=4, gamma=0.2, seed=0):
     rng = np.random.default_rng(seed)
     X, y = make_blobs(n_samples=n, centers=C, n_features=D, cluster_std=1.5, random_state=seed)
     Phi = X / np.linalg.norm(X, axis=1).max()
-    return HyperbolicMachine(Phi, y, C, gamma=gamma, lam=0.05), rng
+    return HyperbolicProblem(Phi, y, C, gamma=gamma, lam=0.05), rng
 
 
 def test_loss_definitions_and_dc_identity():
@@ -173,7 +173,7 @@ def test_estimator_and_bad_input():
     with pytest.raises(ValueError):
         HyperbolicSVC(solver="metropolis").fit(X, y)
     with pytest.raises(ValueError):
-        HyperbolicMachine(np.ones((4, 2)), [0, 0, 2, 2], 3)  # class 1 empty
+        HyperbolicProblem(np.ones((4, 2)), [0, 0, 2, 2], 3)  # class 1 empty
     with pytest.raises(ValueError):
         est.predict(X[:, :2])
 
@@ -309,7 +309,7 @@ def test_class_coordinate_majoriser_matches_the_feature_coordinate_socp(n, C, D,
     X, y = make_blobs(n_samples=n, centers=C, n_features=D, cluster_std=1.5, random_state=n)
     if singleton:
         y = np.where(np.arange(n) == 0, 2, np.where(y == 2, 1, y))  # class 2 = one point
-    f = HyperbolicMachine(X / np.linalg.norm(X, axis=1).max(), y, C, gamma=0.3, lam=0.05)
+    f = HyperbolicProblem(X / np.linalg.norm(X, axis=1).max(), y, C, gamma=0.3, lam=0.05)
     members = [np.flatnonzero(f.codes == k) for k in range(C)]
     for s in range(2):
         lam_t = np.zeros(n)
@@ -408,7 +408,7 @@ def _random_step(seed, weighted):
     C = 2 + seed % 3
     X, y = make_blobs(n_samples=24 + 4 * seed, centers=C, n_features=3 + seed % 4, cluster_std=2.0, random_state=seed)
     w = rng.uniform(0.2, 3.0, size=y.size) if weighted else None
-    f = HyperbolicMachine(
+    f = HyperbolicProblem(
         X / np.linalg.norm(X, axis=1).max(), y, C, gamma=(0.05, 0.2, 0.6)[seed % 3], lam=0.05, sample_weight=w
     )
     members = [np.flatnonzero(f.codes == k) for k in range(C)]

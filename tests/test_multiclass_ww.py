@@ -5,7 +5,7 @@ from sklearn.svm import SVC
 
 from rsvm_conic.estimators.multiclass import WestonWatkinsSVC
 from rsvm_conic._validation import encode_labels
-from rsvm_conic.formulations.multiclass_ww import WWFeatures, WWKernelDual
+from rsvm_conic.formulations.multiclass_ww import WestonWatkinsFeatures, WestonWatkinsKernelDual
 from rsvm_conic.solvers.multiclass import ww_dual_cd, ww_losses, ww_primal_alm, ww_primal_lbfgs
 from rsvm_conic.kernels.rbf import gaussian_kernel
 from rsvm_conic.runner import check_instance
@@ -28,7 +28,7 @@ def test_runner_instance_dual_vs_primal_agree():
 def test_dual_kkt_and_zero_duality_gap():
     X, y = _blobs(45, 3, seed=1)
     K = gaussian_kernel(X, X, 1.5)
-    f = WWKernelDual(K, y, 3, zeta=2.0)
+    f = WestonWatkinsKernelDual(K, y, 3, zeta=2.0)
     sol = f.solve("clarabel")
     alpha, beta, b = sol["alpha"], sol["beta"], sol["b"]
     zeta = 2.0
@@ -55,7 +55,7 @@ def test_dual_kkt_and_zero_duality_gap():
 def test_binary_ww_equals_twice_svc():
     X, y = _blobs(80, 2, seed=3, std=3.0)
     K = gaussian_kernel(X, X, 2.0)
-    f = WWKernelDual(K, y, 2, zeta=1.5)
+    f = WestonWatkinsKernelDual(K, y, 2, zeta=1.5)
     s_qp = f.solve("clarabel")
     s_lib = f.solve("libsvm")
     assert s_lib.objective == pytest.approx(s_qp.objective, rel=1e-5)
@@ -74,7 +74,7 @@ def test_lbfgs_primal_matches_qp_on_features():
     rng = np.random.default_rng(4)
     X, y = _blobs(30, 4, seed=4)
     Phi = np.hstack([X, rng.normal(size=(30, 3))])
-    f = WWFeatures(Phi, y, 4, zeta=0.7)
+    f = WestonWatkinsFeatures(Phi, y, 4, zeta=0.7)
     a, b = f.solve("clarabel"), f.solve("lbfgs")
     assert b.objective == pytest.approx(a.objective, rel=1e-5)
     assert b.objective >= a.objective - 1e-6 * a.objective  # QP optimum is a lower bound
@@ -128,7 +128,7 @@ def test_bad_input():
     with pytest.raises(ValueError):
         est.predict(X[:, :1])
     with pytest.raises(ValueError):
-        WWKernelDual(np.ones((3, 4)), [0, 1, 0])
+        WestonWatkinsKernelDual(np.ones((3, 4)), [0, 1, 0])
     with pytest.raises(ValueError):
         encode_labels(np.ones(5))
 
@@ -151,7 +151,7 @@ def test_sigma_dir_reaches_the_consolidation_kernel():
 def _ww_instance(n=36, C=3, seed=5, zeta=2.0):
     X, y = _blobs(n, C, seed=seed, std=2.5)
     K = gaussian_kernel(X, X, 1.5)
-    exact = WWKernelDual(K, y, C, zeta=zeta).solve("clarabel")
+    exact = WestonWatkinsKernelDual(K, y, C, zeta=zeta).solve("clarabel")
     return K, y, zeta, exact
 
 
@@ -272,7 +272,7 @@ def _features_instance(n_classes, zeta):
     y[:n_classes] = np.arange(n_classes)
     X[np.arange(n), y % D] += 1.0
     X[:, 0] += 3.0  # an offset the bias must absorb
-    return X, y, WWFeatures(X, y, n_classes, zeta).solve("clarabel")
+    return X, y, WestonWatkinsFeatures(X, y, n_classes, zeta).solve("clarabel")
 
 
 def _check_exact_route(route, W, b, info, X, y, n_classes, zeta, ref):
@@ -281,7 +281,7 @@ def _check_exact_route(route, W, b, info, X, y, n_classes, zeta, ref):
     assert info["status"] == cert.status == "optimal" and cert.route == route and cert.gap_rel <= 1e-6
     assert cert.dual <= ref.objective * (1 + 1e-7)
     assert cert.primal == pytest.approx(ref.objective, rel=1e-6)
-    assert WWFeatures(X, y, n_classes, zeta, build_conic=False).objective(
+    assert WestonWatkinsFeatures(X, y, n_classes, zeta, build_conic=False).objective(
         type(ref)(route, "optimal", 0.0, 0.0, {"W": W, "b": b})
     ) == pytest.approx(cert.primal, rel=1e-12)
     return cert
@@ -346,7 +346,7 @@ def test_cd_is_the_default_on_random_features(monkeypatch):
     assert est.solver_ == "cd" and est.solver_stats_["gap_rel"] <= 1e-6
     # issue 15 changed the convention: the estimator's C is MSVMpack's (margin 1), eq. 1.9's zeta = 2 C and
     # eq. 1.9's objective is 4 x MSVMpack's (before: zeta = C, objective compared directly)
-    ref = WWFeatures(est._features(X), np.searchsorted(est.classes_, y), 4, 20.0).solve("clarabel")
+    ref = WestonWatkinsFeatures(est._features(X), np.searchsorted(est.classes_, y), 4, 20.0).solve("clarabel")
     assert est.solver_stats_["primal"] == pytest.approx(ref.objective / 4, rel=1e-6)
 
 
@@ -373,9 +373,9 @@ def test_C_is_msvmpacks_margin_one_convention(n_classes):
     assert np.allclose(Wd, W.value, atol=1e-3 * (1 + np.abs(W.value).max()))
     # the old convention (eq. 1.9, margin 2, zeta = C) is MSVMpack's C / 2: same classifier, scores doubled
     half = WestonWatkinsSVC(C=C / 2, kernel="linear", solver="dual").fit(X, y)
-    from rsvm_conic.formulations.multiclass_ww import WWKernelDual
+    from rsvm_conic.formulations.multiclass_ww import WestonWatkinsKernelDual
 
-    old = WWKernelDual(X @ X.T, codes, n_classes, zeta=C).solve("clarabel")
+    old = WestonWatkinsKernelDual(X @ X.T, codes, n_classes, zeta=C).solve("clarabel")
     assert old.objective == pytest.approx(4 * half.solver_stats_["primal"], rel=1e-5)
 
 
@@ -391,7 +391,7 @@ def test_feature_routes_in_the_rows_coordinates_match_the_qp(solver):
     Phi = est._features(X)
     assert Phi.shape[0] <= ROW_SPACE_RATIO * Phi.shape[1]  # the row-space path is the one under test
     assert est.solver_ == solver and est.solver_stats_["status"] == "optimal"
-    ref_f = WWFeatures(Phi, np.searchsorted(est.classes_, y), 3, 6.0)
+    ref_f = WestonWatkinsFeatures(Phi, np.searchsorted(est.classes_, y), 3, 6.0)
     ref = ref_f.solve("clarabel")
     assert est.solver_stats_["primal"] == pytest.approx(ref.objective / 4, rel=est.solver_stats_["gap_rel"] + 1e-6)
     # W maps back to the feature coordinates: eq. 1.9's objective is 1-strongly convex in W, so

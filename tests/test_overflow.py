@@ -31,7 +31,7 @@ from rsvm_conic import (
 )
 from rsvm_conic._validation import OVERFLOW_LIMIT, check_no_overflow
 from rsvm_conic.formulations.base import Formulation
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.solvers.conic import captured_stdout
 from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.uncertainty import UncertaintySet
@@ -238,8 +238,8 @@ def test_a_route_with_non_finite_values_is_never_returned_as_a_model(every_route
 
 def test_auto_falls_back_from_a_route_with_non_finite_values(monkeypatch):
     X, y = _data(30, 3, 0)
-    original = RobustSVM._solve_ipm
-    monkeypatch.setattr(RobustSVM, "_solve_ipm", lambda self, **kw: _poison(original(self, **kw)))
+    original = RobustProblem._solve_ipm
+    monkeypatch.setattr(RobustProblem, "_solve_ipm", lambda self, **kw: _poison(original(self, **kw)))
     with pytest.raises(SolverError, match=r"route 'ipm' returned non-finite values \(w\)"):
         RobustSVC(radius=0.1, solver="ipm").fit(X, y)
     with pytest.warns(SolverWarning, match="route 'ipm' failed .*non-finite values.*falling back to 'clarabel'"):
@@ -251,7 +251,7 @@ def test_auto_falls_back_from_a_route_with_non_finite_values(monkeypatch):
 def test_scs_output_is_captured_and_quoted_in_the_solver_error(capfd):
     """SCS prints its set-up errors even with verbose=False; the solve raises SolverError quoting them."""
     X, y = _data(30, 3, 0)
-    f = RobustSVM(X * 1e300, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.1), C=1.0, check_input=False)
+    f = RobustProblem(X * 1e300, np.where(y == 1, 1.0, -1.0), UncertaintySet(radius=0.1), C=1.0, check_input=False)
     with pytest.raises(SolverError, match=r"SCS raised an error: .*\(solver output: .*\S"):
         f.solve("scs")
     out, _ = capfd.readouterr()

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from rsvm_conic.formulations.chance import ChanceConstrainedSVM
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.chance import ChanceConstrainedProblem
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.exceptions import SolverError, SolverWarning
 from rsvm_conic.solvers.ipm.engine import ConeSpec, DenseConeQP, Refinement, Scaling, cone_ipm, jdiv, jprod, max_step
 from rsvm_conic.solvers.ipm.kkt import weighted_gram
@@ -223,7 +223,7 @@ def test_two_group_solves_certify_on_standard_data(L, seed):
     The refined corrector takes the residuals back to rounding: certified, with primal and dual residuals far
     below the tolerance."""
     X, y, unc = _two_groups(L, 20, seed)
-    sol = RobustSVM(X, y, UncertaintySet(**unc), C=1.0).solve("ipm")
+    sol = RobustProblem(X, y, UncertaintySet(**unc), C=1.0).solve("ipm")
     assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-7
     assert max(sol.info["pres"], sol.info["dres"]) <= 1e-9
 
@@ -334,7 +334,7 @@ def _instance(rng, kind, L, n, radius, separable):
         A = rng.normal(size=(L, n, n)) * 0.3
         unc = UncertaintySet(factor=A, radius=radius)
     C = float(rng.choice([0.1, 1.0, 10.0]))
-    return RobustSVM(X, y, unc, C=C)
+    return RobustProblem(X, y, unc, C=C)
 
 
 KINDS = ["shared", "shared_full", "class", "sample", "sample_full"]
@@ -379,7 +379,7 @@ def test_chance_constrained_and_worst_case_certificate():
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(L, n)) + y[:, None]
     S = np.stack([np.diag(rng.uniform(0.1, 0.5, n)), np.diag(rng.uniform(0.1, 0.5, n))])
-    f = ChanceConstrainedSVM(X, y, Sigma=S, groups=(y > 0).astype(int), C=2.0, epsilon=0.2)
+    f = ChanceConstrainedProblem(X, y, Sigma=S, groups=(y > 0).astype(int), C=2.0, epsilon=0.2)
     sol = f.ipm_solution()
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
     unc = f.current_uncertainty()
@@ -400,7 +400,7 @@ def test_nominal_limit_matches_libsvm():
     L, n = 150, 3
     y = np.where(rng.random(L) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(L, n)) + 0.7 * y[:, None]
-    f = RobustSVM(X, y, UncertaintySet(radius=0.0), C=0.7)
+    f = RobustProblem(X, y, UncertaintySet(radius=0.0), C=0.7)
     sol = f.ipm_solution()
     clf = SVC(kernel="linear", C=0.7, tol=1e-10).fit(X, y)
     w = clf.coef_.ravel()
@@ -441,7 +441,7 @@ def test_nan_and_bad_gamma_are_clear_errors():
 def test_p_not_2_is_rejected():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(20, 3)), np.r_[np.ones(10), -np.ones(10)]
-    f = RobustSVM(X, y, UncertaintySet(p=np.inf, radius=0.1))
+    f = RobustProblem(X, y, UncertaintySet(p=np.inf, radius=0.1))
     with pytest.raises(ValueError, match="p = 2"):
         f.ipm_solution()
 
@@ -450,7 +450,7 @@ def test_zero_variance_data_gives_w_zero():
     """All rows equal: the optimum has w = 0; the intercept minimises the hinge sum (b = +-1 side)."""
     X = np.ones((30, 3))
     y = np.r_[np.ones(20), -np.ones(10)]
-    f = RobustSVM(X, y, UncertaintySet(radius=0.5), C=1.0)
+    f = RobustProblem(X, y, UncertaintySet(radius=0.5), C=1.0)
     sol = f.ipm_solution()
     np.testing.assert_allclose(sol["w"], 0.0, atol=1e-6)
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)

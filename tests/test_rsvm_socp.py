@@ -348,7 +348,7 @@ def test_factor_input_equals_matrix_input():
 def test_cross_check_with_kernel_robust_formulation():
     kr = pytest.importorskip("rsvm_conic.formulations.kernel_robust")
     K, y, beta = _data(40, 7)
-    f = kr.RSVMSOCP(K, y, beta, C=5.0, kappa=1.5)
+    f = kr.KernelRobustSOCPProblem(K, y, beta, C=5.0, kappa=1.5)
     ref = f.solve("clarabel", accept_inaccurate=True)
     res = solve_rsvm_socp(K, f.beta_hat, y, 5.0, 1.5)
     assert res.objective == pytest.approx(ref.objective, rel=1e-6)
@@ -401,10 +401,10 @@ def test_objective_gradient_hessian_and_multipliers(low_rank):
 
 
 def test_formulation_newton_route_warm_starts_and_is_the_auto_route():
-    from rsvm_conic.formulations.kernel_robust import RSVMSOCP
+    from rsvm_conic.formulations.kernel_robust import KernelRobustSOCPProblem
 
     K, y, beta = _data(40, 11)
-    f = RSVMSOCP(K, y, beta, C=1.0, kappa=1.2)
+    f = KernelRobustSOCPProblem(K, y, beta, C=1.0, kappa=1.2)
     assert f.auto_routes()[0] == "rsvm-socp/newton"  # auto_routes labels "<model>/<route>"
     auto = f.solve("auto")
     assert auto.certificate.route == "rsvm-socp/newton" and auto.status == "optimal"

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from rsvm_conic.estimators.feature import SafeSVC
-from rsvm_conic.formulations.robust import RobustSVM
-from rsvm_conic.formulations.safe import SafeSVM
+from rsvm_conic.formulations.robust import RobustProblem
+from rsvm_conic.formulations.safe import SafeProblem
 from rsvm_conic.uncertainty.sets import UncertaintySet
 
 
@@ -17,7 +17,7 @@ def test_hypergradient_matches_finite_differences():
     rng = np.random.default_rng(0)
     X, y = _data(80, 0.5, rng)
     Xv, yv = _data(80, 0.5, rng)
-    s = SafeSVM(X, y, Xv, yv, C=1.0, sigma_min=0.0, sigma_max=3.0, tau=0.05)
+    s = SafeProblem(X, y, Xv, yv, C=1.0, sigma_min=0.0, sigma_max=3.0, tau=0.05)
     for sig in (np.array([0.4, 0.7]), np.array([1.2, 0.1])):
         _, g = s.hypergradient(sig)
         h = 1e-5
@@ -32,10 +32,10 @@ def test_smoothed_lower_level_is_within_its_smoothing_bound_of_the_conic_robust_
     rng = np.random.default_rng(1)
     X, y = _data(60, 0.3, rng)
     sig = np.array([0.3, 0.6])
-    conic = RobustSVM(X, y, UncertaintySet(Sigma=sig**2, radius=1.0), C=1.0)
+    conic = RobustProblem(X, y, UncertaintySet(Sigma=sig**2, radius=1.0), C=1.0)
     best = conic.solve("clarabel").objective
     for tau, eps in ((0.05, 1e-3), (1e-3, 1e-6)):
-        s = SafeSVM(X, y, X, y, C=1.0, sigma_min=0.0, sigma_max=1.0, tau=tau, eps=eps)
+        s = SafeProblem(X, y, X, y, C=1.0, sigma_min=0.0, sigma_max=1.0, tau=tau, eps=eps)
         th = s.solve_lower(sig)
         val = conic.objective_wb(th[:-1], th[-1])
         # 0 <= softplus - hinge <= tau log 2 and ||.|| <= smoothed norm <= ||.|| + eps, per sample
@@ -46,7 +46,7 @@ def test_bilevel_solution_beats_grid_search_and_respects_box():
     rng = np.random.default_rng(0)
     X, y = _data(60, 0.3, rng)
     Xv, yv = _data(100, 0.3, rng)
-    s = SafeSVM(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=2.0)
+    s = SafeProblem(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=2.0)
     res = s.solve()
     assert np.all(res.sigma >= 0.05) and np.all(res.sigma <= 2.0)
     grid = np.linspace(0.05, 2.0, 9)
@@ -61,7 +61,7 @@ def _mean_volume(v, seeds=range(6)):
         r = np.random.default_rng(seed)
         X, y = _data(100, v, r)
         Xv, yv = _data(200, v, r)
-        res = SafeSVM(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=3.0).solve(sigma0=0.05)
+        res = SafeProblem(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=3.0).solve(sigma0=0.05)
         vols.append(np.prod(res.sigma))
     return float(np.mean(vols))
 
@@ -88,23 +88,23 @@ def test_safe_svc_and_bad_inputs():
     # learned sigma confirms its objective within the certified gap
     info = est.solver_stats_
     assert info["status"] == "optimal" and info["gap_rel"] <= 1e-6
-    ref = RobustSVM(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0).solve("clarabel")
+    ref = RobustProblem(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0).solve("clarabel")
     assert info["dual"] <= ref.objective * (1 + 1e-7) + 1e-12
     assert info["primal"] - ref.objective <= info["gap_abs"] + 1e-7 * abs(ref.objective)
     # objective_ (documented) is the robust objective of the returned coefficients, the certificate's primal
-    own = RobustSVM(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0)
+    own = RobustProblem(X, y, UncertaintySet(Sigma=est.sigma_**2, radius=1.0), C=1.0)
     assert est.objective_ == pytest.approx(own.objective_wb(est.coef_.ravel(), est.intercept_[0]), rel=1e-12)
     assert est.objective_ == pytest.approx(info["primal"], rel=1e-12)
     with pytest.raises(ValueError):
-        SafeSVM(X, y, X, y, sigma_min=1.0, sigma_max=0.5)
+        SafeProblem(X, y, X, y, sigma_min=1.0, sigma_max=0.5)
     with pytest.raises(ValueError):
-        SafeSVM(X, y, X, y, sigma_min=-1.0)
+        SafeProblem(X, y, X, y, sigma_min=-1.0)
     with pytest.raises(ValueError):
-        SafeSVM(X, y, X[:, :1], y)
+        SafeProblem(X, y, X[:, :1], y)
     with pytest.raises(ValueError):
-        SafeSVM(X, y, X, y[:-1])
+        SafeProblem(X, y, X, y[:-1])
     with pytest.raises(ValueError):
-        SafeSVM(X, y, X, y, tau=0)
+        SafeProblem(X, y, X, y, tau=0)
     with pytest.raises(ValueError):
         SafeSVC(validation_fraction=1.5).fit(X, y)
 
@@ -149,7 +149,7 @@ def test_stochastic_bilevel_is_seeded_certifies_its_lower_level_and_agrees_with_
     assert info.route == "stochastic_bilevel" and info.status == "optimal" and info.gap_rel <= 1e-4
     assert "lower level" in info.detail["certified"]
     # ... and an exact solve of the robust SVM at that sigma confirms it within the certified gap
-    ref = RobustSVM(form.X, form.y, UncertaintySet(Sigma=a.sigma**2, radius=1.0), C=1.0).solve("clarabel")
+    ref = RobustProblem(form.X, form.y, UncertaintySet(Sigma=a.sigma**2, radius=1.0), C=1.0).solve("clarabel")
     assert info.dual <= ref.objective * (1 + 1e-7) and info.primal - ref.objective <= info.gap_abs + 1e-7
     assert a.objective == pytest.approx(form.validation_hinge(np.append(a.w, a.b)))
     # the shared runner: both backends on the registered instance, objective and ellipsoid within tolerance
@@ -165,10 +165,10 @@ def test_stochastic_bilevel_does_not_lose_to_the_box_midpoint():
     rng = np.random.default_rng(0)
     X, y = _data(60, 0.3, rng)
     Xv, yv = _data(100, 0.3, rng)
-    s = SafeSVM(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=2.0)
+    s = SafeProblem(X, y, Xv, yv, C=1.0, sigma_min=0.05, sigma_max=2.0)
 
     def exact(sig):
-        sol = RobustSVM(X, y, UncertaintySet(Sigma=np.asarray(sig) ** 2, radius=1.0), C=1.0).solve("ipm")
+        sol = RobustProblem(X, y, UncertaintySet(Sigma=np.asarray(sig) ** 2, radius=1.0), C=1.0).solve("ipm")
         return s.validation_hinge(np.append(sol["w"], sol["b"]))
 
     res = s.solve("stochastic_bilevel", seed=0)
@@ -199,7 +199,7 @@ def test_hypergradient_route_is_the_array_solver_on_the_formulations_data():
     X, y = _data(50, 0.3, rng)
     Xv, yv = _data(40, 0.3, rng)
     w = rng.uniform(0.5, 2.0, 50)
-    s = SafeSVM(X, y, Xv, yv, C=2.0, sigma_min=0.05, sigma_max=2.0, tau=0.1, sample_weight=w)
+    s = SafeProblem(X, y, Xv, yv, C=2.0, sigma_min=0.05, sigma_max=2.0, tau=0.1, sample_weight=w)
     res = s.solve("hypergradient", max_iter=15)
     direct = hypergradient_descent(
         SmoothedBilevel(X, y, Xv, yv, 2.0, 0.1, 1e-3, w, 1.0), np.full(2, 0.05), np.full(2, 2.0), max_iter=15

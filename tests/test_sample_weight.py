@@ -19,8 +19,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 
 from _fuzzutil import fuzz_settings
 from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustFeatureSVC, RobustSVC
-from rsvm_conic.formulations.nominal import NominalSVM
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations.nominal import NominalProblem
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.uncertainty import UncertaintySet
 
 EPS = float(np.finfo(float).eps)
@@ -78,9 +78,9 @@ def test_every_weighted_route_solves_the_weighted_problem(route):
     ypm = np.where(y > 0, 1.0, -1.0)
     s = rng.integers(1, 5, X.shape[0]).astype(float)
     if route == "libsvm":
-        make = lambda X_, y_, w=None: NominalSVM(X_, y_, C=2.0, sample_weight=w)  # noqa: E731
+        make = lambda X_, y_, w=None: NominalProblem(X_, y_, C=2.0, sample_weight=w)  # noqa: E731
     else:
-        make = lambda X_, y_, w=None: RobustSVM(X_, y_, UncertaintySet(radius=0.2), C=2.0, sample_weight=w)  # noqa: E731
+        make = lambda X_, y_, w=None: RobustProblem(X_, y_, UncertaintySet(radius=0.2), C=2.0, sample_weight=w)  # noqa: E731
     a = make(X, ypm, s).solve(route)
     b = make(np.repeat(X, s.astype(int), axis=0), np.repeat(ypm, s.astype(int))).solve(route)
     ca, cb = a.certificate, b.certificate
@@ -97,7 +97,7 @@ def test_weighted_dual_bound_never_exceeds_the_optimum(seed):
     rng, X, y = _data(seed % 1000)
     ypm = np.where(y > 0, 1.0, -1.0)
     s = rng.uniform(0.05, 0.5, X.shape[0])
-    f = RobustSVM(X, ypm, UncertaintySet(radius=0.2), C=5.0, sample_weight=s)
+    f = RobustProblem(X, ypm, UncertaintySet(radius=0.2), C=5.0, sample_weight=s)
     opt = f.solve("ipm")
     lower = opt.objective - opt.certificate.gap_abs  # a certified lower bound would be the dual; P* >= it
     alpha = rng.uniform(0.0, 5.0, X.shape[0])
@@ -413,7 +413,7 @@ def test_weston_watkins_weights_validation_routes_and_class_weight():
     """Routes that take no weights are refused by name; a class left without positive weight says which;
     class_weight multiplies sample_weight; the certificate's dual point lies in the weighted box."""
     from rsvm_conic.estimators import WestonWatkinsSVC
-    from rsvm_conic.formulations.multiclass_ww import WWMachine
+    from rsvm_conic.formulations.multiclass_ww import WestonWatkinsProblem
     from rsvm_conic.solvers.multiclass import ww_dual_bound
 
     rng = np.random.default_rng(0)
@@ -435,7 +435,7 @@ def test_weston_watkins_weights_validation_routes_and_class_weight():
         )
     # ww_dual_bound clips any multipliers into the weighted box: a bound from the unweighted box would exceed the
     # weighted optimum when weights are below 1
-    m = WWMachine(y, 3, 2.0, K=np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, -1)), sample_weight=s)
+    m = WestonWatkinsProblem(y, 3, 2.0, K=np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, -1)), sample_weight=s)
     opt = m.solve("dual").certificate
     _, feasible = ww_dual_bound(rng.uniform(0, 10, (30, 3)), y, m.zeta, lambda B: float(np.sum(B * (m.K @ B))))
     assert np.all(feasible <= m.zeta[:, None] * (1 + 4 * EPS))
@@ -475,15 +475,15 @@ def test_safe_svc_integer_weights_equal_repeated_rows_at_a_given_sigma(seed, C):
 def test_safe_svm_weighted_hypergradient_is_the_repeated_rows_one():
     """The bi-level problem with integer weights on the training and validation rows has the smoothed upper objective
     and hypergradient of the repeated rows (the weighted lower-level derivatives and upper gradient)."""
-    from rsvm_conic.formulations.safe import SafeSVM
+    from rsvm_conic.formulations.safe import SafeProblem
 
     rng, X, y, s = _safe_data(2)
     ypm = 2.0 * y - 1
     Xa, ya, sa_ = X[:25], ypm[:25], s[:25] + 1
     Xv, yv, sv = X[25:], ypm[25:], s[25:] + 1
     sigma = rng.uniform(0.1, 0.8, 3)
-    weighted = SafeSVM(Xa, ya, Xv, yv, C=2.0, sample_weight=sa_, sample_weight_val=sv)
-    repeated = SafeSVM(np.repeat(Xa, sa_, 0), np.repeat(ya, sa_), np.repeat(Xv, sv, 0), np.repeat(yv, sv), C=2.0)
+    weighted = SafeProblem(Xa, ya, Xv, yv, C=2.0, sample_weight=sa_, sample_weight_val=sv)
+    repeated = SafeProblem(np.repeat(Xa, sa_, 0), np.repeat(ya, sa_), np.repeat(Xv, sv, 0), np.repeat(yv, sv), C=2.0)
     Fw, gw = weighted.hypergradient(sigma)
     Fr, gr = repeated.hypergradient(sigma)
     assert Fw == pytest.approx(Fr, rel=1e-8)
@@ -516,22 +516,22 @@ def _hyperbolic_data(seed, L=24, C=3):
 @fuzz_settings(8)
 @given(seed=st.integers(0, 2**31 - 1))
 def test_hyperbolic_weighted_objective_majoriser_gamma_and_anchors_are_the_repeated_rows(seed):
-    """Property, HyperbolicMachine with positive integer weights: the objective, the CCP majoriser, gamma='auto' and
+    """Property, HyperbolicProblem with positive integer weights: the objective, the CCP majoriser, gamma='auto' and
     the anchors (all points kept: the weights are the cluster sizes) are those of the repeated rows, to rounding."""
-    from rsvm_conic.formulations.hyperbolic import HyperbolicMachine
+    from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
 
     rng, X, y, s = _hyperbolic_data(seed)
     s = s + 1
     Phi = np.hstack([X, rng.standard_normal((y.size, 2))])
-    w = HyperbolicMachine(Phi, y, 3, gamma="auto", lam=0.05, sample_weight=s)
-    r = HyperbolicMachine(np.repeat(Phi, s, axis=0), np.repeat(y, s), 3, gamma="auto", lam=0.05)
+    w = HyperbolicProblem(Phi, y, 3, gamma="auto", lam=0.05, sample_weight=s)
+    r = HyperbolicProblem(np.repeat(Phi, s, axis=0), np.repeat(y, s), 3, gamma="auto", lam=0.05)
     assert w.gamma == pytest.approx(r.gamma, rel=64 * EPS)
     for _ in range(3):
         O, O_t = rng.standard_normal((2, 3, Phi.shape[1]))
         R, R_t = rng.uniform(0, 1, (2, 3))
         fw, fr = w.f(O, R), r.f(O, R)
         assert fw == pytest.approx(fr, rel=1e-12) and fw != pytest.approx(
-            HyperbolicMachine(Phi, y, 3, w.gamma, 0.05).f(O, R)
+            HyperbolicProblem(Phi, y, 3, w.gamma, 0.05).f(O, R)
         )
         mw, mr = w.majorizer(O, R, O_t, R_t), r.majorizer(O, R, O_t, R_t)
         assert mw == pytest.approx(mr, rel=1e-10, abs=1e-10 * s.sum())

@@ -206,18 +206,18 @@ def test_psd_eigh_and_factor():
 
 
 def test_ww_kernel_dual_trusted_inputs_and_shared_factor():
-    from rsvm_conic.formulations.multiclass_ww import WWKernelDual
+    from rsvm_conic.formulations.multiclass_ww import WestonWatkinsKernelDual
     from rsvm_conic.solvers.multiclass.certificate import gram_factor as ww_factor
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(24, 3))
     K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=-1))
     codes = np.arange(24) % 3
-    a = WWKernelDual(K, codes, 3, 1.0).solve("clarabel")
-    b = WWKernelDual(K, codes, 3, 1.0, check_input=False, factor=ww_factor(K)[0]).solve("clarabel")
+    a = WestonWatkinsKernelDual(K, codes, 3, 1.0).solve("clarabel")
+    b = WestonWatkinsKernelDual(K, codes, 3, 1.0, check_input=False, factor=ww_factor(K)[0]).solve("clarabel")
     np.testing.assert_array_equal(a["beta"], b["beta"])
     with pytest.raises(ValueError, match="single class"):
-        WWKernelDual(K, np.zeros(24, int), None, 1.0)
+        WestonWatkinsKernelDual(K, np.zeros(24, int), None, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -243,12 +243,12 @@ def test_formulation_inputs_are_checked_once_with_a_message(build, message):
 
 
 def _feature(X, y, Gamma=0.1, **kw):
-    from rsvm_conic.formulations import FeatureRobustSVM
+    from rsvm_conic.formulations import FeatureRobustProblem
 
-    return FeatureRobustSVM(X, y, Gamma, pbar=1 if "rotations" in kw else 2, **kw)
+    return FeatureRobustProblem(X, y, Gamma, pbar=1 if "rotations" in kw else 2, **kw)
 
 
 def _safe(X, y, Xv, yv, **kw):
-    from rsvm_conic.formulations import SafeSVM
+    from rsvm_conic.formulations import SafeProblem
 
-    return SafeSVM(X, y, Xv, yv, **kw)
+    return SafeProblem(X, y, Xv, yv, **kw)

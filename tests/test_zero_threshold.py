@@ -17,8 +17,8 @@ from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
 from rsvm_conic.estimators.linear import constant_reason, warn_constant_classifier
 from rsvm_conic.exceptions import ConstantClassifierWarning
 from rsvm_conic.formulations import chance_constrained_svm, robust_svm
-from rsvm_conic.formulations._linear import LinearSVMFormulation
-from rsvm_conic.formulations.robust import RobustSVM
+from rsvm_conic.formulations._linear import LinearProblem
+from rsvm_conic.formulations.robust import RobustProblem
 from rsvm_conic.exceptions import SolverError
 from rsvm_conic.solvers.zero_threshold import zero_threshold
 from rsvm_conic.uncertainty import UncertaintySet
@@ -143,7 +143,7 @@ def test_p_inf_constant_fit_returns_without_solving_again(monkeypatch):
     solve after the fit's own now fails here: the fit still returns, warns, and the threshold is exact."""
     X, y, Sigma, g = _sonar_like()
     radii = []
-    solve = RobustSVM.solve
+    solve = RobustProblem.solve
 
     def solve_at_the_fitted_radius(self, *args, **kwargs):
         radii.append(self.param_value("radius"))
@@ -151,12 +151,12 @@ def test_p_inf_constant_fit_returns_without_solving_again(monkeypatch):
             raise SolverError("injected: a solve at another radius fails")
         return solve(self, *args, **kwargs)
 
-    monkeypatch.setattr(RobustSVM, "solve", solve_at_the_fitted_radius)
+    monkeypatch.setattr(RobustProblem, "solve", solve_at_the_fitted_radius)
     with pytest.warns(ConstantClassifierWarning, match=r"radius < ([0-9.e+-]+) ") as rec:
         est = RobustSVC(norm=np.inf, radius=3.0).fit(X, y, Sigma=Sigma, sigma_index=g)
     assert set(radii) == {3.0} and est.solver_stats_["status"] == "optimal"
     assert np.max(np.abs(X @ est.coef_.ravel())) <= 1e-6
-    monkeypatch.setattr(RobustSVM, "solve", solve)
+    monkeypatch.setattr(RobustProblem, "solve", solve)
     msg = str(next(w for w in rec if w.category is ConstantClassifierWarning).message)
     r_star = float(re.search(r"radius < ([0-9.e+-]+) ", msg).group(1))
     f = robust_svm(X, y, UncertaintySet(Sigma=Sigma, groups=g, p=np.inf), C=1.0)
@@ -199,7 +199,7 @@ def test_the_reason_never_raises(monkeypatch):
     def broken(self, **options):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(LinearSVMFormulation, "zero_threshold", broken)
+    monkeypatch.setattr(LinearProblem, "zero_threshold", broken)
     with pytest.warns(ConstantClassifierWarning, match="could not be computed"):
         est = RobustSVC(radius=20.0).fit(X, y, Sigma=unc.Sigma, sigma_index=unc.groups)
     assert est.solver_stats_["status"] == "optimal"
@@ -209,13 +209,13 @@ def test_unbracketed_threshold_is_reported_as_a_certified_bound(monkeypatch):
     X, y, unc = _instance("class", 2, "positives", seed=1)
     f = robust_svm(X, y, unc, C=1.0, radius=20.0)
     zt = f.zero_threshold()
-    monkeypatch.setattr(LinearSVMFormulation, "zero_threshold", lambda self, **o: zt._replace(upper=np.inf))
+    monkeypatch.setattr(LinearProblem, "zero_threshold", lambda self, **o: zt._replace(upper=np.inf))
     msg = constant_reason(f)
     assert f"w != 0 for radius < {zt.lower:.4g} (certified)" in msg and "between that and 20" in msg
 
 
 def test_entry_point_for_other_estimators():
-    """warn_constant_classifier works for any estimator fitted on a LinearSVMFormulation."""
+    """warn_constant_classifier works for any estimator fitted on a LinearProblem."""
     X, y, unc = _instance("shared", 1, "negatives", seed=2)
     f = robust_svm(X, y, unc, C=1.0, radius=20.0)
     sol = f.solve("clarabel")

@@ -1,6 +1,6 @@
 """Sphinx helpers of the rsvm-conic site.
 
-``.. rsvm-backends:: rsvm_conic.formulations.robust.RobustSVM`` renders the class's ``BACKENDS`` table (route
+``.. rsvm-backends:: rsvm_conic.formulations.robust.RobustProblem`` renders the class's ``BACKENDS`` table (route
 name -> what it is and its certificate), read from the code at build time so the page cannot drift from it.
 
 The API reference's autodoc / napoleon settings (:data:`API_EXTENSIONS`, :data:`API_CONFIG`) and its hooks live

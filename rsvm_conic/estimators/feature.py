@@ -28,7 +28,7 @@ from .._validation import check_choice, check_fit_keywords, check_norm, check_po
 from ..certify.contract import solver_stats
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
 from .linear import default_noise_covariance, warn_constant_classifier
-from ..formulations.feature_robust import FeatureRobustSVM
+from ..formulations.feature_robust import FeatureRobustProblem
 from ..kernels.feature_maps import NystroemMap, RandomFourierFeatures
 from ..uncertainty.feature_bounds import VARIANTS, nystroem_feature_bound, rff_feature_bound
 from ..uncertainty.sets import UncertaintySet
@@ -205,10 +205,14 @@ class RobustFeatureSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Phi = fmap.transform(X)
         if self.feature_map == "rff":
             Gamma = rff_feature_bound(fmap, X, unc, pbar, self.bound)
-            form = FeatureRobustSVM(Phi, y_pm, Gamma, pbar, self.C, rotations=fmap.rotations(X), sample_weight=weights)
+            form = FeatureRobustProblem(
+                Phi, y_pm, Gamma, pbar, self.C, rotations=fmap.rotations(X), sample_weight=weights
+            )
         else:
             Gamma = nystroem_feature_bound(fmap, X, unc, self.bound)
-            form = FeatureRobustSVM(Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_), sample_weight=weights)
+            form = FeatureRobustProblem(
+                Phi, y_pm, Gamma, 2, self.C, R=np.sqrt(fmap.eigenvalues_), sample_weight=weights
+            )
         solver = self.solver
         sol = form.solve(solver, **(self.solver_options or {}))
         if sol.status != "optimal":
@@ -264,7 +268,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Safe SVM [CJ20, eq. 7]: learn per-feature ellipsoid semi-axes, then fit the robust SVM.
 
     The semi-axes sigma in ``[sigma_min, sigma_max]`` are learned on a validation split by hypergradient descent or
-    by the paper's stochastic bi-level method (:class:`~rsvm_conic.formulations.safe.SafeSVM`, ``solver``); then the
+    by the paper's stochastic bi-level method (:class:`~rsvm_conic.formulations.safe.SafeProblem`, ``solver``); then the
     exact robust SVM (eq. 4, ``Sigma = diag(sigma)^2``) is refitted on all the data by the fastest certified route.
 
     Parameters
@@ -281,7 +285,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Iterations of the upper-level search (None: the backend's default, 100 hypergradient steps or 300 outer
         iterations of the stochastic method).
     solver : {"hypergradient", "stochastic_bilevel"}, default="hypergradient"
-        Backend of the upper-level search (``SafeSVM.BACKENDS``).
+        Backend of the upper-level search (``SafeProblem.BACKENDS``).
     random_state : int or None, default=None
         Seed of the validation split and of the stochastic method (None: seed 0 for the latter).
     class_weight : dict, "balanced" or None, default=None
@@ -354,11 +358,11 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         """
         from sklearn.model_selection import train_test_split
 
-        from ..formulations.robust import RobustSVM
-        from ..formulations.safe import SafeSVM
+        from ..formulations.robust import RobustProblem
+        from ..formulations.safe import SafeProblem
 
         check_positive(self.C, "C")
-        check_choice(self.solver, "solver", tuple(SafeSVM.BACKENDS))
+        check_choice(self.solver, "solver", tuple(SafeProblem.BACKENDS))
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}.")
         if not 0 < float(self.validation_fraction) < 1:
@@ -381,7 +385,7 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             Xa, Xv, ya, yv = train_test_split(
                 X, y_pm, test_size=self.validation_fraction, stratify=y_pm, random_state=self.random_state
             )
-        bil = SafeSVM(
+        bil = SafeProblem(
             Xa,
             ya,
             Xv,
@@ -399,9 +403,9 @@ class SafeSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             seed = 0 if self.random_state is None else self.random_state
             opts = {"seed": seed} if self.max_iter is None else {"seed": seed, "n_outer": int(self.max_iter)}
         res = bil.solve(self.solver, **opts)
-        sol = RobustSVM(X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C, sample_weight=weights).solve(
-            "auto"
-        )
+        sol = RobustProblem(
+            X, y_pm, UncertaintySet(Sigma=res.sigma**2, radius=1.0), C=self.C, sample_weight=weights
+        ).solve("auto")
         self.classes_ = classes
         self.sigma_ = res.sigma
         self.bilevel_ = res

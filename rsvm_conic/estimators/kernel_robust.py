@@ -41,7 +41,7 @@ from .._validation import (
     check_positive,
     check_probability,
 )
-from ..formulations.kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
+from ..formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
 from ..certify.contract import solver_stats
 from ..uncertainty.chance import kappa as kappa_of
 from ..uncertainty.chance import kappa_estimated
@@ -54,7 +54,11 @@ __all__ = ["KernelRobustSVC"]
 _KERNEL_SCALE = "e.g. divide the kernel matrices by their largest entry"
 #: routes per method, fastest certified first; an uncertified result falls back along this order
 #: the routes of each method, fastest first: read from the formulations' BACKENDS tables
-_SOLVERS = {"qp": tuple(RSVMQP.BACKENDS), "socp": tuple(RSVMSOCP.BACKENDS), "qn": tuple(RSVMQN.BACKENDS)}
+_SOLVERS = {
+    "qp": tuple(KernelRobustQPProblem.BACKENDS),
+    "socp": tuple(KernelRobustSOCPProblem.BACKENDS),
+    "qn": tuple(KernelRobustQNProblem.BACKENDS),
+}
 
 
 class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
@@ -297,11 +301,13 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             first_route=solver,
         )
         if self.method == "qp":
-            f = RSVMQP(K_fit, y_fit, beta, **common)
+            f = KernelRobustQPProblem(K_fit, y_fit, beta, **common)
         elif self.method == "socp":
-            f = RSVMSOCP(K_fit, y_fit, beta, **common)
+            f = KernelRobustSOCPProblem(K_fit, y_fit, beta, **common)
         else:
-            f = RSVMQN(K_fit, y_fit, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common)
+            f = KernelRobustQNProblem(
+                K_fit, y_fit, beta, n_random=int(self.n_random_starts), seed=self.random_state, **common
+            )
         sol = f.solve("auto")  # from ``solver`` on; RSVM_QN then its convex surrogate (PSD part of beta), certified
         if sol.certificate.route.split("/")[0] != f.name:
             f = f.surrogate()

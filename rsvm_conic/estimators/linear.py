@@ -5,7 +5,7 @@ Uncertainty is data, not a hyper-parameter, so it goes to ``fit``::
     RobustSVC(C=1.0, radius=0.5, norm=2).fit(X, y, Sigma=Sigma, sigma_index=index)
 
 ``solver`` picks the route; the choices are the formulation's backend table
-(:attr:`~rsvm_conic.formulations._linear.LinearSVMFormulation.BACKENDS`) plus ``"auto"``, the
+(:attr:`~rsvm_conic.formulations._linear.LinearProblem.BACKENDS`) plus ``"auto"``, the
 default: the fastest route that certifies the instance (the structure-exploiting interior point
 for p = 2 and the nominal model, Clarabel for p in {1, inf}, libsvm for the nominal model with
 more features than samples, a stochastic method past the interior point's work limit), falling
@@ -17,7 +17,7 @@ A fit whose classifier is constant (``w = 0``: every prediction is one class) wa
 reason (:func:`warn_constant_classifier`): the uncertainty (radius, or kappa(epsilon) times Sigma)
 exceeds what the data's margins can absorb, and the radius (epsilon) at which ``w != 0`` on these
 data -- computed from the data by a subdifferential test at ``w = 0``
-(:meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.zero_threshold`), not by solving the SVM
+(:meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold`), not by solving the SVM
 again; or, when even the nominal SVM is constant, that no C changes it.
 """
 
@@ -46,9 +46,9 @@ from .._validation import (
     is_dask_array,
     validate_estimator_input,
 )
-from ..formulations.chance import ChanceConstrainedSVM
-from ..formulations.nominal import NominalSVM
-from ..formulations.robust import RobustSVM
+from ..formulations.chance import ChanceConstrainedProblem
+from ..formulations.nominal import NominalProblem
+from ..formulations.robust import RobustProblem
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
 from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_weighted, sample_weights
@@ -84,7 +84,7 @@ def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklev
     ----------
     estimator : fitted estimator
         With ``coef_`` (one row), ``intercept_`` and ``classes_`` set.
-    formulation : LinearSVMFormulation
+    formulation : LinearProblem
         The formulation that was solved (its data, its robust term at the fitted parameter values).
     X : array of shape (L, n)
         The samples the classifier scores (the features for a feature-space model).
@@ -103,7 +103,7 @@ def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklev
     Never raises and never solves the SVM again: the reason (:func:`constant_reason`) comes from the data and the
     fitted parameters; if computing it fails, the message says so instead.  ``RobustSVC`` and
     ``ChanceConstrainedSVC`` call it at the end of ``fit``; another estimator on a
-    :class:`~rsvm_conic.formulations._linear.LinearSVMFormulation` calls
+    :class:`~rsvm_conic.formulations._linear.LinearProblem` calls
     ``warn_constant_classifier(self, formulation, X)`` once ``coef_``, ``intercept_`` and ``classes_`` are set.
     """
     try:
@@ -160,7 +160,7 @@ def constant_reason(formulation) -> str:
 
     Parameters
     ----------
-    formulation : LinearSVMFormulation
+    formulation : LinearProblem
         The solved formulation, at the fitted parameter values.
 
     Returns
@@ -495,7 +495,7 @@ class NominalSVC(_LinearSVCBase):
         Number of features seen in ``fit``.
     """
 
-    _formulation = NominalSVM
+    _formulation = NominalProblem
     _uncertain = False
 
     def __init__(self, C=1.0, solver="auto", solver_options=None, class_weight=None, warm_start=False):
@@ -510,7 +510,7 @@ class NominalSVC(_LinearSVCBase):
             raise ValueError(
                 "NominalSVC ignores uncertainty; use RobustSVC or ChanceConstrainedSVC to pass Sigma/sigma_index."
             )
-        return NominalSVM(X, y, C=self.C, check_input=False, sample_weight=weights)
+        return NominalProblem(X, y, C=self.C, check_input=False, sample_weight=weights)
 
 
 class RobustSVC(_LinearSVCBase):
@@ -566,7 +566,7 @@ class RobustSVC(_LinearSVCBase):
         Number of features seen in ``fit``.
     """
 
-    _formulation = RobustSVM
+    _formulation = RobustProblem
 
     _path_params = ("C", "radius")
 
@@ -598,7 +598,7 @@ class RobustSVC(_LinearSVCBase):
         -------
         ZeroThreshold
             ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
-            radius below it (:meth:`~rsvm_conic.formulations._linear.LinearSVMFormulation.zero_threshold`; when its
+            radius below it (:meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold`; when its
             default working set leaves the threshold unbracketed, once more with every sample in reach).
 
         Raises
@@ -632,7 +632,7 @@ class RobustSVC(_LinearSVCBase):
             sample_scale=sample_radius,
             sample_scale_name="sample_radius",
         )
-        return RobustSVM(X, y, unc, C=self.C, check_input=False, sample_weight=weights)
+        return RobustProblem(X, y, unc, C=self.C, check_input=False, sample_weight=weights)
 
     def _constant_reason(self, formulation) -> str:
         return constant_reason(formulation)
@@ -692,7 +692,7 @@ class ChanceConstrainedSVC(_LinearSVCBase):
         Number of features seen in ``fit``.
     """
 
-    _formulation = ChanceConstrainedSVM
+    _formulation = ChanceConstrainedProblem
 
     _path_params = ("C", "epsilon")
 
@@ -724,7 +724,7 @@ class ChanceConstrainedSVC(_LinearSVCBase):
             raise ValueError("ChanceConstrainedSVC takes no sample_radius; epsilon sets the factor.")
         if Sigma is None and groups is None:
             Sigma = default_noise_covariance(X, y, weights)
-        return ChanceConstrainedSVM(
+        return ChanceConstrainedProblem(
             X,
             y,
             Sigma,

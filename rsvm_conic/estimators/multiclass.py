@@ -5,7 +5,7 @@ kernel, exact (Gram matrix) or through random features.
 ``HyperbolicSVC`` -- the hyperbolic kernel machine (chapter 3, Problem 1) trained by CCP.
 
 Solver paths of ``WestonWatkinsSVC`` (``solver="auto"``; the route table and the choice are
-:class:`~rsvm_conic.formulations.multiclass_ww.WWMachine`'s ``BACKENDS`` / ``auto_routes``):
+:class:`~rsvm_conic.formulations.multiclass_ww.WestonWatkinsProblem`'s ``BACKENDS`` / ``auto_routes``):
 
 * exact kernel, two classes -> ``libsvm`` (WW binary = 2 x SVC(C), exact; the fastest path),
 * otherwise -> ``alm``: the exact numpy solver (method of multipliers, semismooth Newton-CG steps, bias
@@ -37,10 +37,10 @@ from .._validation import (
     check_positive,
     validate_estimator_input,
 )
-from ..formulations.hyperbolic import DUMMY, HyperbolicMachine, centre_distances, decision_rule
+from ..formulations.hyperbolic import DUMMY, HyperbolicProblem, centre_distances, decision_rule
 from .._validation import encode_labels
 from ..certify.contract import solver_stats
-from ..formulations.multiclass_ww import WWMachine, msvmpack_zeta
+from ..formulations.multiclass_ww import WestonWatkinsProblem, msvmpack_zeta
 from ..solvers.multiclass.certificate import gram_factor
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
@@ -281,10 +281,10 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         check_choice(self.solver, "solver", ("auto", "cd", "alm", "libsvm", "dual", "primal"))
         weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
         if weights is not None:
-            if self.solver not in ("auto",) + WWMachine.WEIGHTED:
+            if self.solver not in ("auto",) + WestonWatkinsProblem.WEIGHTED:
                 raise ValueError(
                     f"solver={self.solver!r} does not take sample weights (sample_weight or class_weight); the routes "
-                    f"that do: {', '.join(WWMachine.WEIGHTED)} (or 'auto')."
+                    f"that do: {', '.join(WestonWatkinsProblem.WEIGHTED)} (or 'auto')."
                 )
             keep = weights > 0
             if not np.all(keep):  # a sample of weight 0 takes no part in the fit
@@ -299,7 +299,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.rff_ is not None:
             if self.solver == "libsvm":
                 raise ValueError("solver='libsvm' needs the exact kernel (n_components=None).")
-            machine = WWMachine(
+            machine = WestonWatkinsProblem(
                 codes,
                 nC,
                 zeta,
@@ -311,7 +311,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         else:
             if self.solver == "libsvm" and nC != 2:
                 raise ValueError("solver='libsvm' is exact only for two classes; use 'dual' or 'primal'.")
-            machine = WWMachine(
+            machine = WestonWatkinsProblem(
                 codes, nC, zeta, K=self._gram(X, X), primal_options=primal_kw, sample_weight=weights, solver=self.solver
             )
         sol = machine.solve("auto")
@@ -505,7 +505,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self._setup_kernel(X, codes)
         Phi = self._train_features(X, weights)
         gamma = self.gamma if isinstance(self.gamma, str) else float(self.gamma)  # "auto": resolved by the machine
-        machine = HyperbolicMachine(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
+        machine = HyperbolicProblem(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
         self.gamma_ = machine.gamma
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
         options = {"fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}

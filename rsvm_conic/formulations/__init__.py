@@ -1,24 +1,24 @@
 """Problem builders: data and hyper-parameters in, a model (usually CVXPY) out."""
 
 from .base import Formulation, Solution
-from .chance import ChanceConstrainedSVM, chance_constrained_svm
-from .feature_robust import FeatureRobustSVM, feature_robust_svm
-from .kernel_robust import RSVMQN, RSVMQP, RSVMSOCP
-from .nominal import NominalSVM, nominal_svm
-from .robust import RobustSVM, robust_svm
-from .safe import SafeSVM, safe_svm
+from .chance import ChanceConstrainedProblem, chance_constrained_svm
+from .feature_robust import FeatureRobustProblem, feature_robust_svm
+from .kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
+from .nominal import NominalProblem, nominal_svm
+from .robust import RobustProblem, robust_svm
+from .safe import SafeProblem, safe_svm
 from .wasserstein import WassersteinProblem
 
 __all__ = [
-    "ChanceConstrainedSVM",
-    "FeatureRobustSVM",
+    "ChanceConstrainedProblem",
+    "FeatureRobustProblem",
     "Formulation",
-    "NominalSVM",
-    "RSVMQN",
-    "RSVMQP",
-    "RSVMSOCP",
-    "RobustSVM",
-    "SafeSVM",
+    "NominalProblem",
+    "KernelRobustQNProblem",
+    "KernelRobustQPProblem",
+    "KernelRobustSOCPProblem",
+    "RobustProblem",
+    "SafeProblem",
     "Solution",
     "WassersteinProblem",
     "chance_constrained_svm",

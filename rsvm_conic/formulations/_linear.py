@@ -75,7 +75,7 @@ IPM_WORK_LIMIT = 5e11
 SCS_AUTO_MAX = 1e12
 
 
-class LinearSVMFormulation(Formulation):
+class LinearProblem(Formulation):
     """Base for linear SVM formulations whose loss is the robust hinge (see the module docstring).
 
     Parameters

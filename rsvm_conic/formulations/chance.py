@@ -18,10 +18,10 @@ from __future__ import annotations
 from .._validation import check_choice
 from ..uncertainty.chance import DISTRIBUTIONS, kappa
 from ..uncertainty.sets import UncertaintySet
-from .robust import RobustSVM
+from .robust import RobustProblem
 
 
-class ChanceConstrainedSVM(RobustSVM):
+class ChanceConstrainedProblem(RobustProblem):
     """Chance-constrained linear SVM: the robust SOCP with p = 2 and gamma_i = kappa(epsilon); see the module docstring.
 
     Parameters
@@ -87,16 +87,16 @@ class ChanceConstrainedSVM(RobustSVM):
 
 def chance_constrained_svm(
     X, y, Sigma=None, groups=None, C=1.0, epsilon=0.1, distribution="chebyshev"
-) -> ChanceConstrainedSVM:
-    """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedSVM`.
+) -> ChanceConstrainedProblem:
+    """Build the chance-constrained SVM; the parameters are those of :class:`ChanceConstrainedProblem`.
 
     Parameters
     ----------
     X, y, Sigma, groups, C, epsilon, distribution
-        See :class:`ChanceConstrainedSVM`.
+        See :class:`ChanceConstrainedProblem`.
 
     Returns
     -------
-    ChanceConstrainedSVM
+    ChanceConstrainedProblem
     """
-    return ChanceConstrainedSVM(X, y, Sigma, groups, C, epsilon, distribution)
+    return ChanceConstrainedProblem(X, y, Sigma, groups, C, epsilon, distribution)

@@ -37,7 +37,7 @@ from .._validation import check_feature_metric, check_norm, check_per_sample, ch
 from ..solvers.datafits import RobustHinge
 from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
-from ._linear import LinearSVMFormulation
+from ._linear import LinearProblem
 from ..certify.dual_u import best_u_fista
 from .base import Solution
 from .robust import robust_cone_constraints
@@ -77,7 +77,7 @@ def rotation_operator(cos, sin) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (rows, cols)), shape=(L * D, D))
 
 
-class FeatureRobustSVM(LinearSVMFormulation):
+class FeatureRobustProblem(LinearProblem):
     """Formulation (10): the robust SVM on explicit features; see the module docstring.
 
     Parameters
@@ -207,16 +207,16 @@ class FeatureRobustSVM(LinearSVMFormulation):
         return RobustHinge(self.current_uncertainty())
 
 
-def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustSVM:
-    """Build formulation (10); the parameters are those of :class:`FeatureRobustSVM`.
+def feature_robust_svm(Phi, y, Gamma, pbar=2, C=1.0, radius=1.0, rotations=None, R=None) -> FeatureRobustProblem:
+    """Build formulation (10); the parameters are those of :class:`FeatureRobustProblem`.
 
     Parameters
     ----------
     Phi, y, Gamma, pbar, C, radius, rotations, R
-        See :class:`FeatureRobustSVM`.
+        See :class:`FeatureRobustProblem`.
 
     Returns
     -------
-    FeatureRobustSVM
+    FeatureRobustProblem
     """
-    return FeatureRobustSVM(Phi, y, Gamma, pbar, C, radius, rotations, R)
+    return FeatureRobustProblem(Phi, y, Gamma, pbar, C, radius, rotations, R)

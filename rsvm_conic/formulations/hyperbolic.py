@@ -33,7 +33,7 @@ there) and minimises the majoriser; this convex problem is an SOCP::
 where ``Q`` (C x D) and ``e`` (C) collect the tangent of ``sum_i H_i`` (CVXPY parameters: the model
 is compiled once, DPP, and re-solved with new tangents).  Replacing ``n_ij`` by epigraph variables
 ``nu_ij`` is exact because ``G_i`` is non-decreasing in every ``n_ij``.  The builder
-(:meth:`HyperbolicMachine._class_socp`) writes each cone in the coordinates of class k's own points
+(:meth:`HyperbolicProblem._class_socp`) writes each cone in the coordinates of class k's own points
 (the span of ``phi_i - mean``, plus the distance off that span): the same SOCP, with cones of
 dimension ``rank + 2 <= min(n_k, D) + 1`` instead of ``D + 1`` (tested against this feature-coordinate
 form, solved independently).
@@ -342,7 +342,7 @@ def auto_gamma(Phi, codes, n_classes: int, sample_weight=None) -> float:
     return float(np.clip(weighted_median(np.abs(rho), w), 1e-3, 1.0))
 
 
-class HyperbolicMachine(Formulation):
+class HyperbolicProblem(Formulation):
     """Problem 1 on explicit features ``Phi`` (rows ``phi(x_i)``; for a kernel, a factor of K).
 
     Backends (:attr:`BACKENDS`): ``ccp`` (sequence of SOCPs, Clarabel by default) and ``anchors``

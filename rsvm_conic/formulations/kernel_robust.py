@@ -11,11 +11,11 @@ e'alpha`` with ``Q = Y K_bar Y`` and ``nu = alpha * alpha``.  The classes here b
 the routes and turn a route's arrays into a certified :class:`Solution`; the routes, their certificates and
 their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Three routes (Sec. 3):
 
-* :class:`RSVMQP` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
+* :class:`KernelRobustQPProblem` (Thm 4): ``beta`` replaced by the rank-one ``rho rho'`` of Sec. 5.1; then (15) is
   the SVM dual with kernel ``K_bar + kappa diag(rho)``.  Backends: ``"libsvm"`` (the solve of
   scikit-learn's ``SVC(kernel="precomputed")`` through its low-level ``_libsvm.fit``, the fast path) and
   ``"clarabel"``/``"scs"`` (CVXPY model).
-* :class:`RSVMSOCP` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
+* :class:`KernelRobustSOCPProblem` (Thm 6, eq. 16): ``beta`` replaced by its PSD part ``B'B``; DPP CVXPY model with
   ``C`` and ``kappa`` as parameters (backends ``"clarabel"``, ``"scs"``), plus ``"newton"`` (the
   default): projected Newton on ``F`` over ``S_n`` warm-started by libsvm
   (:func:`~rsvm_conic.solvers.rsvm_socp.solve_rsvm_socp`), certified by the Frank-Wolfe duality gap
@@ -23,14 +23,14 @@ their polishing take arrays (:mod:`rsvm_conic.solvers.kernel_uncertainty`).  Thr
   ``lambda >= 0`` of ``alpha_i^2 <= nu_i``, and ``"ipm"``: the exact cone interior-point method on
   (16) in ``(alpha, nu)`` (:func:`~rsvm_conic.solvers.rsvm_socp.rsvm_socp_ipm`, also Newton's own
   fallback).  ``F``, its gradient, Hessian and multipliers are
-  :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` (:meth:`RSVMSOCP.dual_objective`).  When
+  :class:`~rsvm_conic.solvers.rsvm_socp.RobustKernelObjective` (:meth:`KernelRobustSOCPProblem.dual_objective`).  When
   ``beta_hat`` is elementwise nonnegative, ``F`` is convex, the gap bounds ``F(alpha) - F*`` and
   (16) has ``nu = alpha^2`` at the optimum.  If ``beta_hat`` has negative entries (the PSD part of a
   nonnegative matrix can), Thm 6's relaxation ``alpha_i^2 <= nu_i`` may be slack;
   ``info["beta_hat_min"]`` reports it and the cone IPM, exact for (16) in any case, certifies it.  A failed
   ``"newton"`` or uncertified ``"ipm"`` run raises :class:`SolverError`; ``solve(("newton", "clarabel"))`` tries
   the routes in turn, warning at each fallback (the one chain, :meth:`Formulation.solve`).
-* :class:`RSVMQN` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
+* :class:`KernelRobustQNProblem` (case 3, eq. 17): the original ``beta``; DFP quasi-Newton on the penalty
   function with multiple starts (backend ``"dfp"``, see :mod:`rsvm_conic.solvers.quasi_newton`).
   When ``kappa * beta = 0`` (noise-free kernel or ``kappa = 0``), (15) is the nominal SVM dual and
   ``"dfp"`` returns libsvm's exact solution instead (``info["reduced_to"]``).
@@ -60,7 +60,7 @@ from ..certify.kernel import frank_wolfe_gap
 from ..uncertainty.kernel_matrix import psd_part, rank_one_approx, validate_kernel_problem
 from .base import Formulation, Solution
 
-__all__ = ["RSVMQP", "RSVMSOCP", "RSVMQN", "CERT_TOL"]
+__all__ = ["KernelRobustQPProblem", "KernelRobustSOCPProblem", "KernelRobustQNProblem", "CERT_TOL"]
 
 #: relative duality gap a kernel-robust solve must certify (``SolveInfo.status == "optimal"``)
 CERT_TOL = 1e-6
@@ -69,7 +69,7 @@ CERT_TOL = 1e-6
 # ----------------------------------------------------------------------------------------
 # common base
 # ----------------------------------------------------------------------------------------
-class _KernelRobust(Formulation):
+class _KernelRobustProblem(Formulation):
     name = "kernel-robust"
 
     def __init__(
@@ -251,7 +251,7 @@ class _KernelRobust(Formulation):
         name, _, route = label.rpartition("/")  # a plain route name (``solve(("newton", "clarabel"))``): this model's
         return (self if name in ("", self.name) else self.surrogate()).solve(route, **options)
 
-    def surrogate(self) -> "_KernelRobust":  # pragma: no cover - RSVM_QN's
+    def surrogate(self) -> "_KernelRobustProblem":  # pragma: no cover - RSVM_QN's
         raise NotImplementedError
 
     def _what(self) -> str:
@@ -278,7 +278,7 @@ class _KernelRobust(Formulation):
     def _finish(self, alpha, extra=None) -> dict:
         """The solution's values at ``alpha`` made feasible (clipped to the box and, if ``y'alpha`` is off by more
         than round-off, projected onto ``S``): ``alpha``, the bias of [BBBB10, Sec. 3], ``t`` and ``extra``."""
-        a = _KernelRobust._dual(self).feasible(alpha)
+        a = _KernelRobustProblem._dual(self).feasible(alpha)
         vals = {
             "alpha": a,
             "b": ku.paper_bias(a, self.y, self.K_bar, self.C, self.sv_tol, self.bias, self.sample_weight),
@@ -313,7 +313,7 @@ class _KernelRobust(Formulation):
 # ----------------------------------------------------------------------------------------
 # RSVM_QP
 # ----------------------------------------------------------------------------------------
-class RSVMQP(_KernelRobust):
+class KernelRobustQPProblem(_KernelRobustProblem):
     """RSVM_QP (Thm 4): SVM with kernel ``K_bar + kappa diag(rho)``, ``rho rho'`` the rank-one
     approximation of ``beta`` from Sec. 5.1 (``rho`` may be passed directly).
 
@@ -409,7 +409,7 @@ class RSVMQP(_KernelRobust):
 # ----------------------------------------------------------------------------------------
 # RSVM_SOCP
 # ----------------------------------------------------------------------------------------
-class RSVMSOCP(_KernelRobust):
+class KernelRobustSOCPProblem(_KernelRobustProblem):
     """RSVM_SOCP (Thm 6, eq. 16) with ``beta_hat`` = PSD part of ``beta`` (Sec. 5.1).
 
     Parameters
@@ -509,7 +509,7 @@ class RSVMSOCP(_KernelRobust):
 # ----------------------------------------------------------------------------------------
 # RSVM_QN
 # ----------------------------------------------------------------------------------------
-class RSVMQN(_KernelRobust):
+class KernelRobustQNProblem(_KernelRobustProblem):
     """RSVM_QN (eq. 17) with the original ``beta``; backend ``"dfp"`` (non-conic, ``problem`` is None).
 
     Starts: the previous solution (warm start, if any), the nominal SVM solution from libsvm,
@@ -576,18 +576,20 @@ class RSVMQN(_KernelRobust):
 
     def auto_routes(self) -> tuple[str, ...]:
         """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
-        return super().auto_routes() + tuple(f"{RSVMSOCP.name}/{route}" for route in RSVMSOCP.BACKENDS)
+        return super().auto_routes() + tuple(
+            f"{KernelRobustSOCPProblem.name}/{route}" for route in KernelRobustSOCPProblem.BACKENDS
+        )
 
-    def surrogate(self) -> "RSVMSOCP":
+    def surrogate(self) -> "KernelRobustSOCPProblem":
         """RSVM_SOCP on the same data, weights and parameters (the convex model on the PSD part of beta), built
         once."""
         if self._surrogate is None:
             self._surrogate = self._socp(self.beta)
         return self._surrogate.set_params(C=self._values["C"], kappa=self._values["kappa"])
 
-    def _socp(self, beta) -> "RSVMSOCP":
+    def _socp(self, beta) -> "KernelRobustSOCPProblem":
         """RSVM_SOCP on this model's data and weights with the noise matrix ``beta`` (trusted)."""
-        return RSVMSOCP(self.K_bar, self.y, beta, sv_tol=self.sv_tol, bias=self.bias, check_input=False,
+        return KernelRobustSOCPProblem(self.K_bar, self.y, beta, sv_tol=self.sv_tol, bias=self.bias, check_input=False,
                         cert_tol=self.cert_tol, sample_weight=self.sample_weight)  # fmt: skip
 
     @property
@@ -603,7 +605,7 @@ class RSVMQN(_KernelRobust):
         Dual: (15) is non-convex in general, so the bound comes from a convex problem below it:
         for ``M`` PSD with ``M <= beta`` entrywise, ``nu'M nu <= nu'beta nu`` for ``nu >= 0``, so
         ``OPT(16'; M) <= OPT(15; M) <= OPT(15; beta)``; (16') with ``M`` is solved as an RSVM_SOCP
-        and its certified dual value (:meth:`RSVMSOCP.certificate`) is the bound.  ``M = beta +
+        and its certified dual value (:meth:`KernelRobustSOCPProblem.certificate`) is the bound.  ``M = beta +
         min(lambda_min(beta), 0) I`` (exact when ``beta`` is PSD), else ``diag(beta)``.  With
         ``kappa * beta = 0`` the problem is the nominal SVM dual: SVM duality gap.
         ``detail["stationarity_gap"]``: the Frank-Wolfe gap of ``F`` at ``alpha`` (a first-order,

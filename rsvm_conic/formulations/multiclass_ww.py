@@ -7,7 +7,7 @@ Primal (eq. 1.9), classes ``k = 0..C-1``, scores ``f_k(x) = <w_k, phi(x)> + b_k`
 
 Equivalently ``1/2 ||W||_F^2 + zeta sum_{i, k != y_i} max(0, 2 - f_{y_i}(x_i) + f_k(x_i))``;
 :func:`~rsvm_conic.solvers.multiclass.ww_objective` evaluates this in numpy and is the objective every backend is
-scored on; its kernel dual (derived there, the thesis does not print it) is the QP of :class:`WWKernelDual`.
+scored on; its kernel dual (derived there, the thesis does not print it) is the QP of :class:`WestonWatkinsKernelDual`.
 The biases are the multipliers of the dual's equality constraints (sign fixed by a test against the primal).
 For ``C = 2`` the WW machine is exactly ``2 x`` the binary SVM with ``C_svm = zeta``, so libsvm solves it
 exactly; this is the ``libsvm`` backend and the fastest path for the binary data sets.
@@ -23,14 +23,14 @@ this module take eq. 1.9's ``zeta``; :class:`~rsvm_conic.estimators.WestonWatkin
 
 Backends
 --------
-``WWKernelDual``  (Gram matrix in): ``clarabel`` / ``scs`` (the dual QP, vectorised, one
+``WestonWatkinsKernelDual``  (Gram matrix in): ``clarabel`` / ``scs`` (the dual QP, vectorised, one
     ``sum_squares(L^T beta)`` with ``K = L L^T``), ``libsvm`` (binary only).
-``WWFeatures`` (explicit features ``Phi`` in, e.g. random features): ``clarabel`` / ``scs`` on the
+``WestonWatkinsFeatures`` (explicit features ``Phi`` in, e.g. random features): ``clarabel`` / ``scs`` on the
     primal QP, ``dual`` (the kernel dual with ``K = Phi Phi^T``, weights ``W = Phi^T beta``) and
     ``lbfgs`` (:func:`~rsvm_conic.solvers.multiclass.ww_primal_lbfgs`).
-``WWMachine`` (the estimator's routes): ``cd``, ``alm``, ``libsvm``, ``dual``, ``primal``; the numerical methods
-    are in :mod:`rsvm_conic.solvers.multiclass` (arrays in, arrays and a certificate out), this module hands them
-    their arrays and turns the result into a certified :class:`~rsvm_conic.formulations.base.Solution`.
+``WestonWatkinsProblem`` (the estimator's routes): ``cd``, ``alm``, ``libsvm``, ``dual``, ``primal``; the numerical
+    methods are in :mod:`rsvm_conic.solvers.multiclass` (arrays in, arrays and a certificate out), this module hands
+    them their arrays and turns the result into a certified :class:`~rsvm_conic.formulations.base.Solution`.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C:
 
 
 # ----------------------------------------------------------------------------- kernel dual
-class WWKernelDual(Formulation):
+class WestonWatkinsKernelDual(Formulation):
     """The WW kernel dual as a vectorised CVXPY QP (small problems; ``n C`` up to a few 1000).
 
     Parameters
@@ -204,7 +204,7 @@ class WWKernelDual(Formulation):
 
 
 # ----------------------------------------------------------------------------- explicit features
-class WWFeatures(Formulation):
+class WestonWatkinsFeatures(Formulation):
     """WW on explicit features ``Phi`` (n, D): primal QP, kernel dual, or the numpy L-BFGS solver.
 
     Parameters
@@ -256,7 +256,7 @@ class WWFeatures(Formulation):
 
     def _solve_dual(self, solver: str = "clarabel", **options) -> Solution:
         t0 = time.perf_counter()
-        dual = WWKernelDual(self.Phi @ self.Phi.T, self.codes, self.n_classes, self.zeta)
+        dual = WestonWatkinsKernelDual(self.Phi @ self.Phi.T, self.codes, self.n_classes, self.zeta)
         sol = dual.solve(solver, **options)
         W = self.Phi.T @ sol["beta"]
         out = Solution(
@@ -296,7 +296,7 @@ SMALL_PAIRS = 1000
 DUAL_FALLBACK_MAX = 6000
 
 
-class WWMachine(Formulation):
+class WestonWatkinsProblem(Formulation):
     """The WW machine of one training set as :class:`~rsvm_conic.estimators.WestonWatkinsSVC` solves it:
     an exact Gram matrix ``K`` or explicit features ``Phi`` (random features), with the certified routes of
     :attr:`BACKENDS`.  Inputs come validated from the estimator (trusted, not checked again).
@@ -459,8 +459,8 @@ class WWMachine(Formulation):
 
         def solve_qp(s, options):
             factor = self.rows.kernel_rows()[0] if exact and s == 1.0 else None
-            qp = WWKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s, check_input=False,
-                              factor=factor, sample_weight=w)  # fmt: skip
+            qp = WestonWatkinsKernelDual(Kd / s if s != 1.0 else Kd, self.codes, self.n_classes, z * s,
+                                         check_input=False, factor=factor, sample_weight=w)  # fmt: skip
             sol = qp.solve("clarabel", accept_inaccurate=True, quiet_inaccurate=True, **options)
             return sol["beta"], sol["b"], sol.status
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 
 from ..solvers.svm_dual import libsvm_linear
-from ._linear import EXACT_TOL, LinearSVMFormulation
+from ._linear import EXACT_TOL, LinearProblem
 from .base import Solution
 
 
-class NominalSVM(LinearSVMFormulation):
+class NominalProblem(LinearProblem):
     """Nominal soft-margin linear SVM (eq. 1); see the module docstring.
 
     Parameters
@@ -39,7 +39,7 @@ class NominalSVM(LinearSVMFormulation):
     gamma_param = None
     BACKENDS = {
         "libsvm": "libsvm (scikit-learn SVC, linear kernel); certificate: duality gap",
-        **LinearSVMFormulation.BACKENDS,
+        **LinearProblem.BACKENDS,
     }
 
     def __init__(self, X, y, C=1.0, *, check_input: bool = True, sample_weight=None):
@@ -78,16 +78,16 @@ class NominalSVM(LinearSVMFormulation):
         return self._certified(sol, alpha, gap_tol)
 
 
-def nominal_svm(X, y, C=1.0) -> NominalSVM:
-    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalSVM`.
+def nominal_svm(X, y, C=1.0) -> NominalProblem:
+    """Build the nominal linear SVM (eq. 1); the parameters are those of :class:`NominalProblem`.
 
     Parameters
     ----------
     X, y, C
-        See :class:`NominalSVM`.
+        See :class:`NominalProblem`.
 
     Returns
     -------
-    NominalSVM
+    NominalProblem
     """
-    return NominalSVM(X, y, C)
+    return NominalProblem(X, y, C)

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..uncertainty.sets import UncertaintySet
-from ._linear import LinearSVMFormulation
+from ._linear import LinearProblem
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -122,7 +122,7 @@ def cone_multipliers(cones, q) -> np.ndarray | None:
     return (np.asarray(plus, dtype=float) - np.asarray(minus, dtype=float)).T
 
 
-class RobustSVM(LinearSVMFormulation):
+class RobustProblem(LinearProblem):
     """Worst-case robust linear SVM (eq. 4), an SOCP with one cone per uncertainty group; see the module docstring.
 
     Parameters
@@ -186,16 +186,16 @@ class RobustSVM(LinearSVMFormulation):
         return cone_multipliers(self._cones, self.uncertainty.q)
 
 
-def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustSVM:
-    """Build the worst-case robust SVM (eq. 4); the parameters are those of :class:`RobustSVM`.
+def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustProblem:
+    """Build the worst-case robust SVM (eq. 4); the parameters are those of :class:`RobustProblem`.
 
     Parameters
     ----------
     X, y, uncertainty, C, radius
-        See :class:`RobustSVM`.
+        See :class:`RobustProblem`.
 
     Returns
     -------
-    RobustSVM
+    RobustProblem
     """
-    return RobustSVM(X, y, uncertainty, C, radius)
+    return RobustProblem(X, y, uncertainty, C, radius)

@@ -105,7 +105,7 @@ class SafeResult(Solution):
     history: list = field(default_factory=list)
 
 
-class SafeSVM(Formulation):
+class SafeProblem(Formulation):
     """Bi-level safe SVM (eq. 7), solved by the hypergradient or the stochastic bi-level method; see the module
     docstring.
 
@@ -258,9 +258,9 @@ class SafeSVM(Formulation):
 
     def _finish(self, route, sigma, smoothed, iterations, converged, history, t0, lower_route, lower_opts, detail):
         """Re-solve the exact robust SVM at sigma by ``lower_route`` (certified), score it on the validation data."""
-        from .robust import RobustSVM
+        from .robust import RobustProblem
 
-        rob = RobustSVM(
+        rob = RobustProblem(
             self.X,
             self.y,
             UncertaintySet(Sigma=sigma**2, radius=1.0),
@@ -295,18 +295,18 @@ class SafeSVM(Formulation):
         return check_X(X, n_features=self.X.shape[1]) @ solution["w"] + solution["b"]
 
 
-def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeSVM:
-    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeSVM`.
+def safe_svm(X, y, X_val, y_val, C=1.0, sigma_min=0.0, sigma_max=1.0, **kwargs) -> SafeProblem:
+    """Build the bi-level safe SVM (eq. 7); the parameters are those of :class:`SafeProblem`.
 
     Parameters
     ----------
     X, y, X_val, y_val, C, sigma_min, sigma_max
-        See :class:`SafeSVM`.
+        See :class:`SafeProblem`.
     **kwargs
-        ``tau``, ``eps``, ``sample_weight``, ``sample_weight_val`` of :class:`SafeSVM`.
+        ``tau``, ``eps``, ``sample_weight``, ``sample_weight_val`` of :class:`SafeProblem`.
 
     Returns
     -------
-    SafeSVM
+    SafeProblem
     """
-    return SafeSVM(X, y, X_val, y_val, C, sigma_min, sigma_max, **kwargs)
+    return SafeProblem(X, y, X_val, y_val, C, sigma_min, sigma_max, **kwargs)

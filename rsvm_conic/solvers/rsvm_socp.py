@@ -231,7 +231,7 @@ class _RSVMSOCPCone:
 @blas_threads_by(lambda Q, B, y, *args, **kwargs: float(np.size(y)) ** 3)  # n x n factorisations
 def rsvm_socp_ipm(Q, B, y, C, kappa, **opts):
     """Solve (16') exactly with the cone IPM (the interior-point method for RSVM_SOCP: the fallback of
-    :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``RSVMSOCP``); returns ``(alpha, nu, info)``.
+    :func:`solve_rsvm_socp` and the ``"ipm"`` route of ``KernelRobustSOCPProblem``); returns ``(alpha, nu, info)``.
 
     ``opts`` go to :func:`~rsvm_conic.solvers.ipm.engine.cone_ipm` (``max_iter``, ``tol_gap_rel``, ...); here
     ``refine`` defaults to at most 3 steps of iterative refinement per corrector solve (the engine's default is
