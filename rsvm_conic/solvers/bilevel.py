@@ -200,8 +200,8 @@ class SmoothedBilevel:
         return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.weight_val)[0]
 
 
-#: below this predicted decrease (relative to ``max(1, |g|)``) a Newton step is judged by the gradient's norm, not by
-#: the objective, whose rounding (about 1e-16 |g| per term of its sum) hides decreases of this size
+#: below this predicted decrease (relative to ``max(1, abs(g))``) a Newton step is judged by the gradient's norm, not by
+#: the objective, whose rounding (about 1e-16 abs(g) per term of its sum) hides decreases of this size
 PRECISION = 1e-12
 
 
