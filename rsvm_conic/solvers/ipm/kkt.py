@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg.blas import dsyrk
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 from .cone_loops import (
     cone_back_rows,
@@ -27,6 +28,8 @@ __all__ = [
     "Workspace",
     "apply_rows",
     "centred_gram",
+    "cholesky_factor",
+    "cholesky_solve",
     "cone_rows_gx",
     "sum_apply_rows",
     "transpose_apply",
@@ -34,6 +37,61 @@ __all__ = [
 ]
 
 _CHUNK = 8192
+
+
+def cholesky_factor(S: np.ndarray) -> np.ndarray:
+    """The upper Cholesky factor of the reduced KKT matrix ``S`` by LAPACK ``dpotrf`` (the bits of
+    ``scipy.linalg.cho_factor(S, lower=False)``, without its wrapper's per-call checks: an interior point factors
+    one small matrix per iteration).
+
+    Parameters
+    ----------
+    S : ndarray of shape (m, m)
+        Symmetric positive definite (its upper triangle is read).
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+        The factor (its strict lower triangle holds ``S``'s entries).
+
+    Raises
+    ------
+    ValueError
+        ``S`` holds NaN or inf.
+    numpy.linalg.LinAlgError
+        ``S`` is not positive definite.
+    """
+    if not np.isfinite(S).all():
+        raise ValueError("the reduced KKT matrix holds NaN or inf")
+    c, info = dpotrf(S, lower=0, clean=0)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor of the reduced KKT matrix is not positive definite")
+    if info < 0:  # pragma: no cover - LAPACK argument error
+        raise ValueError(f"dpotrf: illegal value in argument {-info}")
+    return c
+
+
+def cholesky_solve(c: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``S^{-1} b`` from the factor of :func:`cholesky_factor` by LAPACK ``dpotrs`` (the bits of
+    ``scipy.linalg.cho_solve((c, False), b)``).
+
+    Parameters
+    ----------
+    c : ndarray of shape (m, m)
+        The upper Cholesky factor.
+    b : ndarray of shape (m,)
+        The right-hand side (finite; a non-finite one raises ValueError).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    if not np.isfinite(b).all():
+        raise ValueError("the reduced right-hand side holds NaN or inf")
+    x, info = dpotrs(c, b, lower=0)
+    if info:  # pragma: no cover - LAPACK argument error
+        raise ValueError(f"dpotrs: illegal value in argument {-info}")
+    return x
 
 
 def _gram_acc(d: int) -> np.ndarray:
