@@ -464,3 +464,70 @@ def test_scaling_with_lam_and_the_scaled_step_are_the_separate_operations():
             assert inside == ref_inside == interior(cones, out)
             seen.add(inside)
     assert seen == {True, False}
+
+
+# ------------------------------------------------------------------------------- the small problems' numpy path
+class _NumpyWithoutAddAt:
+    """numpy, except that ``np.add.at`` raises: the numpy path's group sums must be vectorised (``np.add.at`` is
+    unbuffered and was the largest single cost of a small grouped-cone fit)."""
+
+    class _Add:
+        def __call__(self, *args, **kwargs):
+            return np.add(*args, **kwargs)
+
+        def __getattr__(self, name):
+            if name == "at":
+                raise AssertionError("np.add.at on the numpy path")
+            return getattr(np.add, name)
+
+    def __getattr__(self, name):
+        return self._Add() if name == "add" else getattr(np, name)
+
+
+@pytest.mark.parametrize(("k", "diagonal"), [(2, False), (2, True), (40, True)])
+def test_small_grouped_fit_on_the_numpy_path_sums_groups_without_add_at(monkeypatch, k, diagonal):
+    """A grouped-cone robust SVM small enough for the numpy path (k below and above the indicator product's group
+    limit) runs without ``np.add.at`` and reaches the compiled path's optimum, to a tolerance scaled to it."""
+    from rsvm_conic.solvers.ipm import cone_loops, cone_loops_numpy
+    from rsvm_conic.solvers.ipm.robust_svm import robust_svm_ipm
+
+    L, n = 300, 6
+    rng, X, y, gidx = _rows(L, n, k, seed=17)
+    X /= np.abs(X).max(axis=0)
+    F = rng.uniform(0.05, 0.3, (k, n)) if diagonal else rng.normal(scale=0.1, size=(k, n, n))
+    gam = rng.uniform(0.5, 1.5, L)
+    assert X.size < cone_loops.NUMPY_BELOW
+    with monkeypatch.context() as m:
+        m.setattr(cone_loops, "NUMPY_BELOW", 0)  # the reference: the compiled kernels
+        ref, ref_info = robust_svm_ipm(X, y, 1.0, gam, F, diagonal, gidx)
+    monkeypatch.setattr(cone_loops_numpy, "np", _NumpyWithoutAddAt())
+    vals, info = robust_svm_ipm(X, y, 1.0, gam, F, diagonal, gidx)
+    assert info["status"] == ref_info["status"] == "optimal"
+    assert info["iterations"] == ref_info["iterations"]
+    assert info["pcost"] == pytest.approx(ref_info["pcost"], rel=1e-7)
+    scale = max(1.0, float(np.abs(ref["w"]).max()))
+    np.testing.assert_allclose(vals["w"], ref["w"], atol=1e-6 * scale)
+
+
+def test_cholesky_helpers_are_scipys_factor_and_solve_bit_for_bit():
+    """The reduced KKT matrix's factor and solves by LAPACK directly: scipy's cho_factor / cho_solve bits, and the
+    same failures (LinAlgError when not positive definite, ValueError for NaN or inf, which the interior point
+    turns into a numerical error)."""
+    import scipy.linalg as sla
+
+    from rsvm_conic.solvers.ipm.kkt import cholesky_factor, cholesky_solve
+
+    rng = np.random.default_rng(3)
+    for m, s in [(1, 1.0), (7, 1e3), (31, 1e-3), (101, 1.0)]:
+        A = rng.normal(size=(2 * m + 3, m)) * s
+        S, b = A.T @ A + s * s * np.eye(m), rng.normal(size=m) * s
+        c, lower = sla.cho_factor(S, lower=False)
+        mine = cholesky_factor(S)
+        np.testing.assert_array_equal(np.triu(mine), np.triu(c))
+        np.testing.assert_array_equal(cholesky_solve(mine, b), sla.cho_solve((c, lower), b))
+    with pytest.raises(np.linalg.LinAlgError):
+        cholesky_factor(np.diag([1.0, -1.0]))
+    with pytest.raises(ValueError):
+        cholesky_factor(np.array([[1.0, np.nan], [np.nan, 1.0]]))
+    with pytest.raises(ValueError):
+        cholesky_solve(np.eye(2), np.array([1.0, np.inf]))

@@ -15,9 +15,18 @@ import numpy as np
 __all__: list[str] = []  # installed on the compiled kernels by cone_loops; not a public module
 
 
+def _rowdot_einsum(A, B):
+    return np.einsum("ij,ij->i", A, B)
+
+
+#: row-wise dot products ``sum_j A_ij B_ij``: numpy's ``vecdot`` (numpy >= 2; half einsum's call overhead on the
+#: small cone batches), einsum before
+_rowdot = getattr(np, "vecdot", _rowdot_einsum)
+
+
 def _tail(A, B):
     """Row-wise ``A[:, 1:]' B[:, 1:]`` (the ``u1'v1`` of cone rows)."""
-    return np.einsum("ij,ij->i", A[:, 1:], B[:, 1:])
+    return _rowdot(A[:, 1:], B[:, 1:])
 
 
 def _apply(wbar, sc, sgn, V):
@@ -66,9 +75,30 @@ def _inv_max(*parts):
     return 1.0 / m if m > 0.0 else np.inf
 
 
-def _group_add(out, gidx, V):
-    """``out[g] += sum_{i : gidx_i = g} V_i`` (rows ``V_i``)."""
-    np.add.at(out, gidx, V)
+#: up to this many groups, sums over groups of rows are one matrix product with a (rows, groups) indicator matrix
+#: (BLAS); more groups: one ``np.bincount`` over the flattened entries (``np.add.at`` is unbuffered and several
+#: times slower than either)
+DENSE_GROUPS = 32
+
+
+def _group_add(out, gidx, v):
+    """``out[g] += sum_{i : gidx_i = g} v_i`` (``v`` of shape (L,))."""
+    out += np.bincount(gidx, weights=v, minlength=out.shape[0])
+
+
+def _indicator(u, gidx, k):
+    """The (L, k) matrix with ``u_i`` at ``(i, gidx_i)`` and zeros elsewhere."""
+    L = u.shape[0]
+    M = np.zeros((L, k))
+    M[np.arange(L), gidx] = u
+    return M
+
+
+def _group_rows(X, v, gidx, k):
+    """``out[g] = sum_{i : gidx_i = g} v_i x_i`` (k, n) for more than :data:`DENSE_GROUPS` groups."""
+    L, n = X.shape
+    flat = (gidx[:, None] * n + np.arange(n)).ravel()
+    return np.bincount(flat, weights=(v[:, None] * X).ravel(), minlength=k * n).reshape(k, n)
 
 
 def _rows_in_c(rho, dm, dx, bzm, bxi, bzx):
@@ -80,9 +110,16 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
     m, n1 = B.shape
     n = n1 - 1
     r = slice(i0, i0 + m)
-    ys, gs, g = y[r] * sr[r], gam[r] * sr[r], gidx[r]
-    B[:, :n] = ys[:, None] * X[r] - gs[:, None] * mg[g, :n]
-    B[:, n] = ys - gs * mg[g, n]
+    ys = y[r] * sr[r]
+    np.multiply(X[r], ys[:, None], out=B[:, :n])
+    B[:, n] = ys
+    k = mg.shape[0]
+    if not mg.any():  # no cones (gamma = 0): nothing to centre
+        return
+    gs = gam[r] * sr[r]
+    # the centring gamma_i m_g: a product with the indicator matrix has one nonzero term per entry, so it is
+    # gs_i m_g exactly (no gather of an (m, n + 1) array)
+    B -= _indicator(gs, gidx[r], k) @ mg if k <= DENSE_GROUPS else gs[:, None] * mg[gidx[r]]
 
 
 def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, bzx, c, gsum, acc):
@@ -101,9 +138,9 @@ def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, 
 
 def group_row_sums(X, v, gidx, k):
     """The numpy twin of :func:`.cone_loops.group_row_sums` (parameters and results there)."""
-    out = np.zeros((k, X.shape[1]))
-    _group_add(out, gidx, v[:, None] * X)
-    return out
+    if k <= DENSE_GROUPS:
+        return np.ascontiguousarray((X.T @ _indicator(v, gidx, k)).T)
+    return _group_rows(X, v, gidx, k)
 
 
 def row_dot(X, i, w):
@@ -237,10 +274,10 @@ def soc_newton_rhs(Lm, DSA, DZA, shift, corrector, wbar, beta, RZ, U, O):
     if corrector:
         a0, b0 = DSA[:, :1], DZA[:, :1]
         r1 = -(l0[:, None] * L1 + l0[:, None] * L1) - (a0 * DZA[:, 1:] + b0 * DSA[:, 1:])
-        ll = np.einsum("ij,ij->i", L1, L1)
+        ll = _rowdot(L1, L1)
         r0 = (-(l0 * l0 + ll) - (a0[:, 0] * b0[:, 0] + _tail(DSA, DZA))) + shift
         nr = np.sqrt(ll)
-        u0 = (l0 * r0 - np.einsum("ij,ij->i", L1, r1)) / ((l0 - nr) * (l0 + nr))
+        u0 = (l0 * r0 - _rowdot(L1, r1)) / ((l0 - nr) * (l0 + nr))
         U1 = (r1 - u0[:, None] * L1) * (1.0 / l0)[:, None]
     else:
         u0, U1 = -l0, -L1
@@ -298,7 +335,7 @@ def soc_nt_scaling_lam(S, Z, wbar, beta, LAM):
     b = np.sqrt(ds / dz)
     W1 = S[:, 1:] * (1.0 / (ds * g2))[:, None] - Z[:, 1:] * (1.0 / (dz * g2))[:, None]
     if LAM is not None:
-        wz = np.einsum("ij,ij->i", W1, Z[:, 1:])
+        wz = _rowdot(W1, Z[:, 1:])
         coef = z0 + wz / (1.0 + w0)
         lam0 = b * (w0 * z0 + wz)
         lam1 = b[:, None] * (W1 * coef[:, None] + Z[:, 1:])
@@ -397,11 +434,11 @@ def cone_back_rows(wbar, beta, d00, F, M, scale, last, qc, BZ, psi0, r0, ag, hg,
     w0, sc = wbar[:, 0], 1.0 / beta
     v0 = -t - BZ[:, 0]
     V1 = -Fm * du[:n] - BZ[:, 1:]
-    dot = np.einsum("ij,ij->i", W1, V1)
+    dot = _rowdot(W1, V1)
     coef = -v0 + dot / (1.0 + w0)
     p0 = sc * (w0 * v0 - dot)
     P1 = sc[:, None] * (W1 * coef[:, None] + V1)
-    dot = np.einsum("ij,ij->i", W1, P1)
+    dot = _rowdot(W1, P1)
     coef = -p0 + dot / (1.0 + w0)
     Z[:, 0] = sc * (w0 * p0 - dot)
     Z[:, 1:] = sc[:, None] * (W1 * coef[:, None] + P1)

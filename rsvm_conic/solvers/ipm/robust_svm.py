@@ -15,12 +15,20 @@ a run that does not certify raises :class:`~rsvm_conic.exceptions.SolverError` u
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..._threads import blas_threads_for
 from ..._validation import check_two_classes, is_dask_array
 from .engine import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
-from .kkt import ConeTerms, GroupMeans, Workspace, centred_gram, cone_rows_gx, sum_apply_rows
+from .kkt import (
+    ConeTerms,
+    GroupMeans,
+    Workspace,
+    centred_gram,
+    cholesky_factor,
+    cholesky_solve,
+    cone_rows_gx,
+    sum_apply_rows,
+)
 from .cone_loops import (
     cone_gx_gtz_rows,
     group_row_sums,
@@ -262,7 +270,7 @@ class RobustSVMCone:
         else:  # [X 1]' diag(rho) [X 1] (y_i^2 = 1)
             S += centred_gram(X, y, rho, np.zeros(L), self.gidx, np.zeros((1, n + 1)), rows_in=pre)
         S[np.arange(n), np.arange(n)] += 1.0
-        cho = sla.cho_factor(S, lower=False, check_finite=True)
+        cho = cholesky_factor(S)
         dt0 = np.zeros(1)
 
         def solve(bx, by, bz, dz_out=None, halves=None):
@@ -283,10 +291,10 @@ class RobustSVMCone:
             if k:
                 psi0 = bt - sgc
                 r0 = cones.reduced_rhs(BZ, psi0, ag, hg, means, phi)
-                du = sla.cho_solve(cho, phi)
+                du = cholesky_solve(cho, phi)
                 dt = cones.back(BZ, psi0, r0, ag, hg, means, du, Z)
             else:
-                du = sla.cho_solve(cho, phi)
+                du = cholesky_solve(cho, phi)
                 dt = np.zeros(0)
             dw, db = du[:n], float(du[n])
             out_x = np.empty(self.nx)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..._validation import check_positive, is_dask_array
 from .engine import (
@@ -34,7 +33,16 @@ from .engine import (
     scaled_directions,
     step_into,
 )
-from .kkt import ConeTerms, GroupMeans, centred_gram, cone_rows_gx, sum_apply_rows, weighted_gram
+from .kkt import (
+    ConeTerms,
+    GroupMeans,
+    centred_gram,
+    cholesky_factor,
+    cholesky_solve,
+    cone_rows_gx,
+    sum_apply_rows,
+    weighted_gram,
+)
 from .row_blocks import RowBlocks
 from .cone_loops import group_row_sums
 from .status import column_rms, finish_status
@@ -817,7 +825,7 @@ class _System:
         else:
             S += R["S"]
         S[np.arange(n), np.arange(n)] += 1.0
-        self.cho = sla.cho_factor(S, lower=False, check_finite=True)
+        self.cho = cholesky_factor(S)
 
     # the grouped cones' parts of the predictor and corrector (the in-memory operator's, on their rows)
     def pred_bz(self, rz):
@@ -858,13 +866,13 @@ class _System:
         phi[:n] += bw
         phi[n] += bb
         if self.cfg["mode"] != "grouped":
-            return sla.cho_solve(self.cho, phi), None, None
+            return cholesky_solve(self.cho, phi), None, None
         ct, ag, hg, mg = self.ct, self.ag, self.hg, self.mg
         k = ag.shape[0]
         BZ = bz_c.reshape(k, n + 1)
         psi0 = bt - P[prefix + "sgc"]
         r0 = ct.reduced_rhs(BZ, psi0, ag, hg, mg, phi)
-        du = sla.cho_solve(self.cho, phi)
+        du = cholesky_solve(self.cho, phi)
         dZ = np.empty((k, n + 1))
         dt = ct.back(BZ, psi0, r0, ag, hg, mg, du, dZ)
         return du, dt, dZ.ravel()
