@@ -321,7 +321,8 @@ def peer_table(quick: bool = False) -> tuple[list[str], bool]:
         warnings.simplefilter("ignore")
         for name, data, fit, peer, peer_fit, floor, floor_fit in _peer_cases(quick):
             t_fit, est = _best_of(fit, 2)
-            stats = getattr(est, "solver_stats_", None) or {"route": getattr(est, "solver_", "?")}
+            fitted = getattr(est, "best_estimator_", est)  # a CV estimator: the refit's route and gap
+            stats = getattr(fitted, "solver_stats_", None) or {"route": getattr(fitted, "solver_", "?")}
             if name == "SafeSVC()":  # the floor depends on the fit's number of lower-level solves
                 solves = int(est.bilevel_.certificate.detail["lower_solves"])
                 floor_fit, floor = floor_fit(solves), f"{solves} {floor}"
