@@ -49,7 +49,6 @@ from ..certify.linear import (
     certify_point,
     hard_margin_scale,
     lp_like_hint,
-    robust_dual_term,
     rounding_floor,
     tightened,
     uncertified_error,
@@ -235,7 +234,8 @@ class LinearProblem(Formulation):
         ``A_g'w`` is 0 or, for p in {1, inf}, has zero or tied entries (the dual norms' kinks, which the optimum
         of a p in {1, inf} model lands on); the multipliers say which point the optimum uses.  With
         ``optimise_u`` (unless the factors hold more than 2e7 numbers) ``u`` is then improved by accelerated
-        projected gradient on ``max_u D(alpha, u)``.
+        projected gradient on ``max_u D(alpha, u)``.  The data fit computes the robust term
+        (:meth:`~rsvm_conic.solvers.datafits.RobustHinge.dual_term`).
         """
         if not self.samples.in_memory:  # the same projection (a few passes) and dual value (one pass)
             unc = self.current_uncertainty()
@@ -243,14 +243,10 @@ class LinearProblem(Formulation):
             return self.samples.dual_value(alpha, w, self.C, unc, improve)
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C_box)
         v = self.X.T @ (a * self.y)
-        robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
+        robust = self.datafit().dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
         if robust is not None:
             v = v - robust
         return float(a.sum() - 0.5 * v @ v)
-
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
-        """``sum_g s_g A_g u_g`` (None without a robust term; :func:`~rsvm_conic.certify.linear.robust_dual_term`)."""
-        return robust_dual_term(a, w, self.current_uncertainty(), optimise_u, v0, multipliers)
 
     def _cone_multipliers(self):
         """The conic solver's multipliers ``z_g`` of the robust cones after a solve (None: no robust cones)."""
