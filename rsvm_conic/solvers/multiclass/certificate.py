@@ -180,7 +180,7 @@ def ww_evaluated(route: str, data, K, coef, b, codes, zeta, cert):
     return coef, b, new
 
 
-def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
+def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K, t0: float):
     """The kernel-dual QP, retried on badly scaled instances; the best certificate is kept.
 
     Huge kernel entries or a tiny ``zeta`` are retried on the normalised problem ``K / s``, ``zeta s`` (same
@@ -199,12 +199,18 @@ def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
         The penalty.
     apply_K : callable
         ``apply_K(B)`` returns ``K B``.
+    t0 : float
+        ``time.perf_counter()`` at the route's start (the certificate's time runs from it).
 
     Returns
     -------
-    tuple or None
-        ``(beta, b, status, certificate)`` of the best attempt (certified at 1e-6 where one is), None when every
-        attempt failed.
+    beta : ndarray of shape (n, C) or None
+        The best attempt's coefficients (None when every attempt failed).
+    b : ndarray of shape (C,) or None
+        Its biases.
+    certificate : SolveInfo
+        Its certificate (certified at 1e-6 where one is; the solver's status as ``detail["solver_status"]``), or
+        status ``"failed"`` (:func:`ww_failed`).
     """
     best = None
     for s_, tight in ((1.0, False), (scale, False), (scale, True)):
@@ -220,7 +226,12 @@ def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
             best = (beta / s_, b, status, c)
         if c.certified:
             break
-    return best
+    if best is None:
+        return None, None, ww_failed("dual", t0)
+    beta, b, status, cert = best
+    cert.detail["solver_status"] = status
+    cert.time = time.perf_counter() - t0
+    return beta, b, cert
 
 
 def ww_failed(route: str, t0: float):
