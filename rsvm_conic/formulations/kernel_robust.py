@@ -571,7 +571,6 @@ class KernelRobustQNProblem(_KernelRobustProblem):
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
         self._warm = self._surrogate = self._relax = self._relax_model = self._P0 = None
-        self._relax_cache = (None, None)
 
     def auto_routes(self) -> tuple[str, ...]:
         """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
@@ -606,16 +605,13 @@ class KernelRobustQNProblem(_KernelRobustProblem):
                          None if nominal else self.relaxation_bound)  # fmt: skip
 
     def relaxation_bound(self):
-        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`; the
-        bound of :class:`~rsvm_conic.solvers.kernel_uncertainty.Relaxation`), cached per (C, kappa)."""
-        key = (self.C, self.kappa)
-        if self._relax_cache[0] != key:
-            if self._relax is None:  # M and its eigenvalue problems: once per instance
-                self._relax = ku.Relaxation(self.Q, self.beta)
-            bound = self._relax.bound(self._products, self.box, self._box_total(), self.cert_tol, self.kappa,
-                                      self._relaxation_conic)  # fmt: skip
-            self._relax_cache = (key, bound)
-        return self._relax_cache[1]
+        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)``: the bound of
+        :class:`~rsvm_conic.solvers.kernel_uncertainty.Relaxation` (built once; it keeps the bound of the last
+        ``(C, kappa)``)."""
+        if self._relax is None:  # M and its eigenvalue problems: once per instance
+            self._relax = ku.Relaxation(self.Q, self.beta)
+        return self._relax.bound(self._products, self.box, self._box_total(), self.cert_tol, self.kappa,
+                                 self._relaxation_conic)  # fmt: skip
 
     def _relaxation_conic(self):
         """The relaxation of :meth:`relaxation_bound` by Clarabel, ``(alpha, certificate)`` (model built once)."""

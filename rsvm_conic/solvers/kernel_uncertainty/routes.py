@@ -289,10 +289,12 @@ class Relaxation:
         self.objective = RobustKernelObjective(Q, beta_hat, 0.0, B)
         #: how the bound was obtained (the certificate's ``dual_from``)
         self.description = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
+        self._last = (None, None)  # the last (kappa, box_total) and its bound
 
     def bound(self, products, box, box_total: float, cert_tol: float, kappa: float, conic):
         """The best dual value of (16') with ``M`` by projected Newton (:func:`newton_route`) or, where that does not
-        certify, by ``conic()``.
+        certify, by ``conic()``; kept for the next call at the same ``kappa`` and ``box_total`` (the box of one
+        problem is ``C`` times fixed weights, so ``box_total`` says which ``C``).
 
         Parameters
         ----------
@@ -318,6 +320,8 @@ class Relaxation:
         alpha : ndarray of shape (n,) or None
             The relaxation's point (feasible for (15) too).
         """
+        if self._last[0] == (kappa, box_total):
+            return self._last[1]
         dual = SOCPDual(products, box, box_total, cert_tol, self.objective.at_kappa(kappa))
         best = (-np.inf, self.description + ": no certified solve", None)
         for backend in ("newton", "clarabel"):
@@ -334,4 +338,5 @@ class Relaxation:
                 best = (cert.dual, self.description + f" solved by {backend}", a)
             if cert.status == "optimal":
                 break
+        self._last = ((kappa, box_total), best)
         return best
