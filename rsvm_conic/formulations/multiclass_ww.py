@@ -42,7 +42,7 @@ import numpy as np
 
 from .._validation import check_codes, check_positive, check_symmetric, check_X
 from ..solvers.multiclass import ww_binary_libsvm, ww_dual_cd, ww_objective, ww_primal_alm, ww_primal_lbfgs
-from ..solvers.multiclass.certificate import gram_factor, ww_certificate, ww_dual_retries, ww_evaluated
+from ..solvers.multiclass.certificate import gram_factor, ww_binary_certified, ww_dual_retries, ww_evaluated
 from ..solvers.multiclass.features import FeatureRows
 from .base import Formulation, Solution
 
@@ -404,11 +404,7 @@ class WestonWatkinsProblem(Formulation):
         return self._feature_route("cd", ww_dual_cd)
 
     def _solve_libsvm(self) -> Solution:
-        t0 = time.perf_counter()
-        beta, b = ww_binary_libsvm(self.K, self.codes, self.zeta)
-        cert = ww_certificate("libsvm", beta, b, self.codes, self.zeta, self._apply_K, tol=1e-6)
-        cert.time = time.perf_counter() - t0
-        return self._solution("libsvm", beta, b, cert)
+        return self._solution("libsvm", *ww_binary_certified(self.K, self.codes, self.zeta, self._apply_K))
 
     def _solve_dual(self) -> Solution:
         """The kernel-dual QP.  An 'optimal_inaccurate' Clarabel status is kept when the recomputed

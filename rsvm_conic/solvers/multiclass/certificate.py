@@ -12,6 +12,7 @@ from ..._validation import psd_factor
 from ...certify.contract import certify
 from ...certify.kernel import margin_rounding
 from ...exceptions import SolverError
+from .binary import ww_binary_libsvm
 from .objective import ww_dual_bound, ww_objective, ww_scaled_model
 
 
@@ -178,6 +179,34 @@ def ww_evaluated(route: str, data, K, coef, b, codes, zeta, cert):
     if new.status != "optimal" and cert.status != "optimal":
         new.status = cert.status
     return coef, b, new
+
+
+def ww_binary_certified(K, codes, zeta, apply_K):
+    """The two-class machine by libsvm (:func:`~rsvm_conic.solvers.multiclass.binary.ww_binary_libsvm`) with the
+    certificate of its multipliers (:func:`ww_certificate`, relative gap 1e-6; its time includes the solve).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix.
+    codes : ndarray of shape (n,)
+        Class codes in {0, 1}.
+    zeta : float or ndarray of shape (n,)
+        The penalty.
+    apply_K : callable
+        ``apply_K(B)`` returns ``K B``.
+
+    Returns
+    -------
+    beta : ndarray of shape (n, 2)
+    b : ndarray of shape (2,)
+    certificate : SolveInfo
+    """
+    t0 = time.perf_counter()
+    beta, b = ww_binary_libsvm(K, codes, zeta)
+    cert = ww_certificate("libsvm", beta, b, codes, zeta, apply_K, tol=1e-6)
+    cert.time = time.perf_counter() - t0
+    return beta, b, cert
 
 
 def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K, t0: float):
