@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 from rsvm_conic.estimators import HyperbolicSVC, KernelRobustSVC, WestonWatkinsSVC
 from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
 from rsvm_conic.formulations.kernel_robust import KernelRobustQNProblem, KernelRobustQPProblem, KernelRobustSOCPProblem
-from rsvm_conic.formulations.multiclass_ww import WestonWatkinsFeatures, WestonWatkinsKernelDual, msvmpack_objective
+from rsvm_conic.formulations.multiclass_ww import WestonWatkinsFeatures, WestonWatkinsKernelDual
+from rsvm_conic.solvers.multiclass import msvmpack_objective
 from rsvm_conic.solvers.multiclass import ww_objective
 from rsvm_conic.kernels.consolidation import ConsolidationKernel
 from rsvm_conic.exceptions import SolverError

@@ -412,7 +412,7 @@ def _standardised(name):
 
 def _evaluated_objective(est, X, y):
     """MSVMpack's objective of the fitted coefficients, evaluated as the estimator scores (K coef + b, Phi W + b)."""
-    from rsvm_conic.formulations.multiclass_ww import msvmpack_objective
+    from rsvm_conic.solvers.multiclass import msvmpack_objective
 
     codes, _ = encode_labels(y)
     if est.rff_ is None:

@@ -332,3 +332,29 @@ def test_the_reduced_norm_block_equals_the_dense_product(q):
         Dc = np.array([scaling.apply(scaling.apply(e, inverse=True), inverse=True)[off:] for e in eye]).T
         ref = ref + prob.GC.T @ Dc @ prob.GC
     assert np.allclose(block, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("p,kappa", CASES, ids=lambda v: str(v))
+def test_any_multipliers_give_a_feasible_dual_point_below_the_optimum(bupa, p, kappa):
+    """:func:`rsvm_conic.certify.wasserstein.dual_point` turns any multipliers (negative, NaN, above the box, off the
+    equality) into a point of the dual set, and :func:`~rsvm_conic.certify.wasserstein.dual_value` of it never
+    exceeds the optimum (weak duality), with or without the Lagrangian bound on ``lam <= primal / radius``."""
+    from rsvm_conic.certify import wasserstein as cw
+    from rsvm_conic.formulations.wasserstein import WassersteinProblem
+
+    X, y = bupa
+    f = WassersteinProblem(X, y, 0.05, p, kappa)
+    opt = f.solve("ipm")
+    ball = f.ball()
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        alpha = rng.normal(0.0, 2.0 / y.size, y.size)
+        beta = rng.uniform(0.0, 3.0 / y.size, y.size)
+        alpha[rng.integers(y.size)] = np.nan
+        a, c, t = cw.dual_point(ball, alpha, beta)
+        assert np.all(a >= 0) and np.all(c >= 0) and np.all(a + c <= ball.pi * (1 + 1e-12))
+        assert abs(float(y @ (a - c))) <= 1e-12 * float(ball.pi.sum())
+        g = np.linalg.norm(X.T @ (y * (a - c)), ord=p) + (kappa * c.sum() if np.isfinite(kappa) else 0.0)
+        assert 0.0 < t <= 1.0 and t * g <= ball.radius * (1 + 1e-12)
+        for primal in (None, opt.objective):
+            assert cw.dual_value(ball, alpha, beta, primal) <= opt.objective * (1 + 1e-12)

@@ -6,7 +6,8 @@
   and, through :func:`dual_set_multiplier`, on data held in blocks), the simplex and the p-balls;
 * :mod:`.hinge` -- dual bounds of the robust hinge (:func:`~.hinge.dual_bound`, :func:`~.hinge.hinge_min`);
 * :mod:`.dual_u` -- the robust term's part of a dual point (the best ``u_g`` in the unit p-balls);
-* :mod:`.kernel` -- bounds of the kernel SVM dual (Frank-Wolfe gap, Lagrangian bound).
+* :mod:`.kernel` -- bounds of the kernel SVM dual (Frank-Wolfe gap, Lagrangian bound);
+* :mod:`.wasserstein` -- the Wasserstein DRO SVM's objective, dual point, dual bound and worst-case distribution.
 
 This room imports only :mod:`rsvm_conic._validation`, :mod:`rsvm_conic.uncertainty` and
 :mod:`rsvm_conic.exceptions`; the solvers, formulations and estimators import it.

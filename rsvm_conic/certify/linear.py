@@ -1,4 +1,5 @@
-"""The linear robust SVM's certificate on in-memory arrays: the robust term of its dual point, the hard-margin
+"""The linear robust SVM's certificate on in-memory arrays: the robust term of its dual point (and the cone
+multipliers ``z_g`` a conic solver's dual values give, :func:`cone_multipliers`), the hard-margin
 rescaling of a solution, the rounding floor of its gap, what an uncertified result says (:func:`uncertified_error`,
 :func:`lp_like_hint`) and the tolerances of a route's one tighter retry.
 
@@ -71,6 +72,39 @@ def robust_dual_term(a, w, unc, optimise_u: bool = False, v0=None, multipliers=N
         U = best_u(v0, s, unc, U)
         term = s @ apply_factors(unc, U)
     return term
+
+
+def cone_multipliers(duals, q) -> np.ndarray | None:
+    """The rows ``z_g`` (shape (k, n)) of the dual point carried by a conic solver's multipliers of the robust cones
+    ``t_g >= ||A_g^T w||_q`` (:func:`~rsvm_conic.formulations.robust.robust_cone_constraints`), None if the solver
+    returned no dual values.
+
+    Stationarity in ``w`` of the Lagrangian gives ``w = sum_i alpha_i y_i x_i - sum_g A_g z_g`` with ``z_g`` the
+    difference of the multipliers of ``+-A_g^T w`` (q in {1, inf}) or minus the vector part of the SOC multiplier;
+    stationarity in ``t_g`` (and ``v_g``) bounds ``||z_g||_p`` by ``sigma_g = sum_{i in g} alpha_i gamma_i``.  So
+    ``z_g / sigma_g`` is a point of the unit p-ball (up to the solver's tolerance; the certificate projects it).
+    Where ``A_g^T w`` has zero (q = 1) or tied (q = inf) entries, or is 0, the maximiser of ``<u, A_g^T w>`` is not
+    unique and these multipliers say which one the optimum uses.
+
+    Parameters
+    ----------
+    duals : list
+        The dual values of the cone constraints, in their order: the SOC's ``(scalar part, vector part)`` for q = 2;
+        those of ``A_g^T w <= .`` and ``-A_g^T w <= .`` for q in {1, inf} (None where the solver gave none).
+    q : {1, 2, inf}
+        The dual norm.
+
+    Returns
+    -------
+    ndarray of shape (k, n) or None
+    """
+    if q == 2.0:
+        dual = duals[0]
+        return None if dual is None else -np.asarray(dual[1], dtype=float).T
+    plus, minus = duals[0], duals[1]
+    if plus is None or minus is None:
+        return None
+    return (np.asarray(plus, dtype=float) - np.asarray(minus, dtype=float)).T
 
 
 def certify_point(route: str, primal: float, dual_value, tol: float, **kwargs) -> SolveInfo:

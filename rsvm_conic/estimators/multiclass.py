@@ -40,7 +40,8 @@ from .._validation import (
 from ..formulations.hyperbolic import DUMMY, HyperbolicProblem, centre_distances, decision_rule
 from .._validation import encode_labels
 from ..certify.contract import solver_stats
-from ..formulations.multiclass_ww import WestonWatkinsProblem, msvmpack_zeta
+from ..formulations.multiclass_ww import WestonWatkinsProblem
+from ..solvers.multiclass import msvmpack_zeta
 from ..solvers.multiclass.certificate import gram_factor
 from ..kernels.consolidation import ConsolidationKernel
 from ..kernels.rbf import gaussian_kernel, thesis_sigma
@@ -169,7 +170,7 @@ class WestonWatkinsSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     ``min 1/2 sum_k ||w_k||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i}(x_i) + f_k(x_i))``, the model of
     MSVMpack (the package the thesis used; its default is ``C = 10``).  Eq. 1.9 writes margin 2 with
     penalty ``zeta``; the two are the same classifier for ``zeta = 2 C`` (scores and weights doubled,
-    objective times 4, :func:`~rsvm_conic.formulations.multiclass_ww.msvmpack_zeta`).
+    objective times 4, :func:`~rsvm_conic.solvers.multiclass.msvmpack_zeta`).
 
     Parameters
     ----------

@@ -49,7 +49,6 @@ from ..certify.linear import (
     certify_point,
     hard_margin_scale,
     lp_like_hint,
-    robust_dual_term,
     rounding_floor,
     tightened,
     uncertified_error,
@@ -58,9 +57,7 @@ from ..certify.projections import project_dual_set
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
 from ..solvers.datafits import RobustHinge
-from ..solvers.penalties import L2Squared
 from ..solvers.samples import samples_of
-from ..solvers.stochastic import stochastic_proximal, stochastic_subgradient
 from ..uncertainty.sets import ResolvedUncertainty
 from .base import Formulation, Solution
 
@@ -208,13 +205,11 @@ class LinearProblem(Formulation):
     def objective_wb(self, w, b) -> float:
         """P(w, b) = 1/2 ||w||^2 + C * sum of robust hinge losses (pure numpy; row blocks: one pass)."""
         w = np.asarray(w, dtype=float)
-        if not self.samples.in_memory:
-            return 0.5 * float(w @ w) + self.C * self.samples.hinge_total(w, b, self.current_uncertainty())
-        if self.sample_weight is not None:
-            return 0.5 * float(w @ w) + self.C * float(
-                self.sample_weight @ self.datafit().losses(self.y, w, self.X @ w + b)
-            )
-        return 0.5 * float(w @ w) + self.C * self.datafit().value(self.y, w, self.X @ w + b)
+        return 0.5 * float(w @ w) + self.C * self.samples.hinge_total(w, b, self._fit(), self.sample_weight)
+
+    def _fit(self):
+        """The robust term as the samples' layout takes it: the data fit in memory, the uncertainty on row blocks."""
+        return self.datafit() if self.samples.in_memory else self.current_uncertainty()
 
     def objective(self, solution: Solution) -> float:
         return self.objective_wb(solution["w"], solution["b"])
@@ -235,7 +230,8 @@ class LinearProblem(Formulation):
         ``A_g'w`` is 0 or, for p in {1, inf}, has zero or tied entries (the dual norms' kinks, which the optimum
         of a p in {1, inf} model lands on); the multipliers say which point the optimum uses.  With
         ``optimise_u`` (unless the factors hold more than 2e7 numbers) ``u`` is then improved by accelerated
-        projected gradient on ``max_u D(alpha, u)``.
+        projected gradient on ``max_u D(alpha, u)``.  The data fit computes the robust term
+        (:meth:`~rsvm_conic.solvers.datafits.RobustHinge.dual_term`).
         """
         if not self.samples.in_memory:  # the same projection (a few passes) and dual value (one pass)
             unc = self.current_uncertainty()
@@ -243,14 +239,10 @@ class LinearProblem(Formulation):
             return self.samples.dual_value(alpha, w, self.C, unc, improve)
         a = project_dual_set(np.asarray(alpha, dtype=float), self.y, self.C_box)
         v = self.X.T @ (a * self.y)
-        robust = self._robust_dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
+        robust = self.datafit().dual_term(a, np.asarray(w, dtype=float), optimise_u, v, multipliers)
         if robust is not None:
             v = v - robust
         return float(a.sum() - 0.5 * v @ v)
-
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
-        """``sum_g s_g A_g u_g`` (None without a robust term; :func:`~rsvm_conic.certify.linear.robust_dual_term`)."""
-        return robust_dual_term(a, w, self.current_uncertainty(), optimise_u, v0, multipliers)
 
     def _cone_multipliers(self):
         """The conic solver's multipliers ``z_g`` of the robust cones after a solve (None: no robust cones)."""
@@ -468,27 +460,20 @@ class LinearProblem(Formulation):
         return self._retrying(once, "ipm", tol, options)
 
     # ------------------------------------------------------------------ stochastic backends
-    def _stochastic(self, method, name, **options) -> Solution:
-        """``method`` on in-memory samples (:mod:`rsvm_conic.solvers.stochastic`) or, on row blocks, iterative
-        parameter mixing certified by the dual bound over the blocks
-        (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`): SolverError unless the certified gap meets
-        ``tol`` (a failed solve is never returned as a model)."""
+    def _stochastic(self, name, **options) -> Solution:
+        """The stochastic route ``name`` (``"sgd"`` or ``"prox"``) where the samples live: in memory
+        (:meth:`~rsvm_conic.solvers.samples.InMemory.stochastic`) or, on row blocks, iterative parameter mixing
+        certified by the dual bound over the blocks (:meth:`~rsvm_conic.solvers.samples.RowBlocks.stochastic`):
+        SolverError unless the certified gap meets ``tol`` (a failed solve is never returned as a model)."""
         t0 = time.perf_counter()
-        if self.samples.in_memory:
-            res = method(self.X, self.y, self.datafit(), L2Squared(1.0 / (self.C * self.X.shape[0])), **options)
-            w, b, cert = res.w, res.b, res.info
-            info = {"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history}
-        else:
-            unc = self.current_uncertainty()
-            (w, b), cert, history = self.samples.stochastic(unc, self.C, prox=name == "prox", **options)
-            info = {"rounds": cert.detail["rounds"], "eta0": cert.detail["eta0"], "gap_history": history}
+        (w, b), cert, info = self.samples.stochastic(self._fit(), self.C, prox=name == "prox", **options)
         cert.floor = 1e-9 * self.C * self.X.shape[0]  # the same relative-gap convention as the exact routes
         return Solution(name, cert.status, cert.primal, time.perf_counter() - t0, {"w": w, "b": b}, info, cert)
 
     def _solve_sgd(self, **options) -> Solution:
         """Minibatch stochastic subgradient (see :mod:`rsvm_conic.solvers.stochastic`)."""
-        return self._stochastic(stochastic_subgradient, "sgd", **options)
+        return self._stochastic("sgd", **options)
 
     def _solve_prox(self, **options) -> Solution:
         """Stochastic proximal gradient (see :mod:`rsvm_conic.solvers.stochastic`)."""
-        return self._stochastic(stochastic_proximal, "prox", **options)
+        return self._stochastic("prox", **options)

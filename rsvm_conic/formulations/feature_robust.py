@@ -35,10 +35,9 @@ import scipy.sparse as sp
 
 from .._validation import check_feature_metric, check_norm, check_per_sample, check_rotations, dual_norm
 from ..solvers.datafits import RobustHinge
-from ..solvers.feature_datafits import RotatedRobustHinge, rotate, rotate_transpose
-from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient
+from ..solvers.feature_datafits import RotatedRobustHinge
+from ..uncertainty.sets import ResolvedUncertainty
 from ._linear import LinearProblem
-from ..certify.dual_u import best_u_fista
 from .base import Solution
 from .robust import robust_cone_constraints
 
@@ -176,25 +175,6 @@ class FeatureRobustProblem(LinearProblem):
         features of size sqrt(2/D) and a large C make ||zeta|| large, and the 1e-9 gap is then sometimes out of
         reach for Clarabel).  Every attempt is certified to the same relative gap (1e-6)."""
         return (("ipm",) if self._available("ipm") else ()) + tuple(_AUTO_CHAIN)[1:]
-
-    def _robust_dual_term(self, a, w, optimise_u=False, v0=None, multipliers=None):
-        """Per-sample rotations: ``sum_i a_i gamma_i R_i' u_i``, ``u_i`` the maximiser of ``u'R_i zeta``."""
-        if self.rotations is None:
-            return super()._robust_dual_term(a, w, optimise_u, v0, multipliers)
-        cos, sin = self.rotations
-        gamma = self._values["radius"] * self.Gamma
-        U = dual_norm_subgradient(rotate(cos, sin, w), self.qbar)
-        if optimise_u:  # per-sample u_i in the unit pbar-ball; R_i orthogonal (norm 1)
-            U = best_u_fista(
-                v0,
-                a * gamma,
-                lambda V: rotate_transpose(cos, sin, V),
-                lambda r: rotate(cos, sin, r),
-                np.ones(len(gamma)),
-                self.pbar,
-                U,
-            )
-        return (a * gamma) @ rotate_transpose(cos, sin, U)
 
     def _attempt(self, label: str, options: dict) -> Solution:
         backend, opts = _AUTO_CHAIN[label]

@@ -56,7 +56,6 @@ from ..certify.contract import SolveInfo
 from ..exceptions import SolverError
 from ..solvers import kernel_uncertainty as ku
 from ..solvers.rsvm_socp import RobustKernelObjective
-from ..certify.kernel import frank_wolfe_gap
 from ..uncertainty.kernel_matrix import psd_part, rank_one_approx, validate_kernel_problem
 from .base import Formulation, Solution
 
@@ -571,8 +570,7 @@ class KernelRobustQNProblem(_KernelRobustProblem):
         super().__init__(K_bar, y, beta, C, kappa, **kw)
         self.n_random, self.P_levels, self.P_factor = n_random, P_levels, P_factor
         self.gtol, self.max_iter, self.seed, self.nominal_start = gtol, max_iter, seed, nominal_start
-        self._warm = self._surrogate = self._relax = self._relax_model = None
-        self._relax_cache = (None, None)
+        self._warm = self._surrogate = self._relax = self._relax_model = self._P0 = None
 
     def auto_routes(self) -> tuple[str, ...]:
         """DFP, then the routes of the conservative convex surrogate (:meth:`surrogate`, certified)."""
@@ -599,40 +597,21 @@ class KernelRobustQNProblem(_KernelRobustProblem):
     def _robust_matrix(self):
         return self.beta, None
 
-    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
-        """Primal: ``F(alpha)`` of (15) with the original ``beta`` at the feasible ``alpha``.
-
-        Dual: (15) is non-convex in general, so the bound comes from a convex problem below it:
-        for ``M`` PSD with ``M <= beta`` entrywise, ``nu'M nu <= nu'beta nu`` for ``nu >= 0``, so
-        ``OPT(16'; M) <= OPT(15; M) <= OPT(15; beta)``; (16') with ``M`` is solved as an RSVM_SOCP
-        and its certified dual value (:meth:`KernelRobustSOCPProblem.certificate`) is the bound.  ``M = beta +
-        min(lambda_min(beta), 0) I`` (exact when ``beta`` is PSD), else ``diag(beta)``.  With
-        ``kappa * beta = 0`` the problem is the nominal SVM dual: SVM duality gap.
-        ``detail["stationarity_gap"]``: the Frank-Wolfe gap of ``F`` at ``alpha`` (a first-order,
-        local measure only).
-        """
-        a = np.asarray(alpha, dtype=float)
-        F, g = self.dual_objective().value_and_gradient(a)
-        detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.box)
-        dual = self._dual()
-        if self.kappa == 0.0 or not np.any(self.beta):
-            lower = dual.lagrangian_bound(F, g, a)
-        else:
-            lower, how, _ = self.relaxation_bound()
-            detail["dual_from"] = how
-        return dual.certify(route, F, lower, detail)
+    def _dual(self) -> ku.QNDual:
+        """(15) with the original ``beta``, certified through :meth:`relaxation_bound` (the nominal SVM dual's bound
+        when ``kappa * beta = 0``; :class:`~rsvm_conic.solvers.kernel_uncertainty.QNDual`)."""
+        nominal = self.kappa == 0.0 or not np.any(self.beta)
+        return ku.QNDual(self._products, self.box, self._box_total(), self.cert_tol, self.dual_objective(),
+                         None if nominal else self.relaxation_bound)  # fmt: skip
 
     def relaxation_bound(self):
-        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)`` (see :meth:`certificate`; the
-        bound of :class:`~rsvm_conic.solvers.kernel_uncertainty.Relaxation`), cached per (C, kappa)."""
-        key = (self.C, self.kappa)
-        if self._relax_cache[0] != key:
-            if self._relax is None:  # M and its eigenvalue problems: once per instance
-                self._relax = ku.Relaxation(self.Q, self.beta)
-            bound = self._relax.bound(self._products, self.box, self._box_total(), self.cert_tol, self.kappa,
-                                      self._relaxation_conic)  # fmt: skip
-            self._relax_cache = (key, bound)
-        return self._relax_cache[1]
+        """``(lower bound on OPT(15; beta), description, alpha of the relaxation)``: the bound of
+        :class:`~rsvm_conic.solvers.kernel_uncertainty.Relaxation` (built once; it keeps the bound of the last
+        ``(C, kappa)``)."""
+        if self._relax is None:  # M and its eigenvalue problems: once per instance
+            self._relax = ku.Relaxation(self.Q, self.beta)
+        return self._relax.bound(self._products, self.box, self._box_total(), self.cert_tol, self.kappa,
+                                 self._relaxation_conic)  # fmt: skip
 
     def _relaxation_conic(self):
         """The relaxation of :meth:`relaxation_bound` by Clarabel, ``(alpha, certificate)`` (model built once)."""
@@ -642,44 +621,19 @@ class KernelRobustQNProblem(_KernelRobustProblem):
         return sol["alpha"], sol.certificate
 
     def _solve_dfp(self, starts=None, **options) -> Solution:
-        """Multi-start DFP on the penalty function (17) (:func:`~rsvm_conic.solvers.kernel_uncertainty.dfp_route`),
-        keeping the relaxation's optimum where it is better; with ``kappa * beta = 0`` libsvm's exact solution."""
+        """Multi-start DFP on the penalty function (17), keeping the relaxation's optimum where it is better; with
+        ``kappa * beta = 0`` libsvm's exact solution (:func:`~rsvm_conic.solvers.kernel_uncertainty.qn_route`).  The
+        time includes the certificate's relaxation solve."""
         t0 = time.perf_counter()
-        if self.kappa == 0.0 or not np.any(self.beta):
-            return self._solve_nominal(t0)
-        if getattr(self, "_P0", None) is None:  # rsvm_qn's default P0, 1e3 (1 + lambda_max(Q)): once per instance
-            self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
         keys = ("n_random", "P_levels", "gtol", "max_iter")
         qn = {k: options.get(k, getattr(self, k)) for k in keys} | {"P_factor": self.P_factor, "seed": self.seed}
-        a, info = ku.dfp_route(self.K_bar, self.y, self.beta, self.box, self.kappa, self._P0, starts, self._warm,
-                            self.nominal_start, **qn)  # fmt: skip
-        self._warm = a
-        values, extra = self._finish(a, {"alpha_raw": a}), {}
-        F = 0.5 * values["t"] - float(values["alpha"].sum())  # objective(): F of (15) at the solution
-        _, _, a_relax = self.relaxation_bound()
-        if a_relax is not None:
-            # the relaxation's optimum is feasible for (15) too; with a PSD beta it is the exact optimum,
-            # which the penalty method only approximates (O(1/P)): keep the better of the two points
-            v_relax = self._finish(a_relax, {"alpha_raw": a})
-            if 0.5 * v_relax["t"] - float(v_relax["alpha"].sum()) < F:
-                extra = {"primal_from": "relaxation", "qn_objective": F}
-                values = v_relax
-                self._warm = v_relax["alpha"]
-        detail = {
-            "iterations": info["iterations"],
-            "converged": info["converged"],
-            "penalty_violation": info["violation"],
-        }
-        cert = self.certificate(values["alpha"], f"{self.name}/dfp", **detail, **extra)
-        return self._solved("dfp", values, cert, info, t0)  # the time includes the certificate's relaxation solve
+        a, raw, cert, info = ku.qn_route(self._dual(), self.K_bar, self.beta, self.kappa, self._penalty_start,
+                                         self.name, starts, self._warm, self.nominal_start, **qn)  # fmt: skip
+        self._warm = a if "primal_from" in cert.detail else raw
+        return self._solved("dfp", self._finish(a, {"alpha_raw": raw}), cert, info, t0)
 
-    def _solve_nominal(self, t0) -> Solution:
-        """``kappa * beta = 0``: (15) is the nominal SVM dual, a convex QP whose exact solution libsvm gives (the
-        penalty function (17) would only approximate it); no local search needed."""
-        a = self._nominal_alpha(polish=True)
-        self._warm = a
-        reduced_to = "nominal SVM (kappa * beta = 0), solved by libsvm"
-        info = {"iterations": 0, "violation": self.constraint_violation(a), "starts": 0, "converged": True}
-        values = self._finish(a, {"alpha_raw": a})
-        cert = self.certificate(values["alpha"], f"{self.name}/libsvm", reduced_to=reduced_to)
-        return self._solved("dfp", values, cert, info | {"reduced_to": reduced_to}, t0)
+    def _penalty_start(self) -> float:
+        """rsvm_qn's default first penalty weight ``1e3 (1 + lambda_max(Q))`` (one eigen-solve per instance)."""
+        if self._P0 is None:
+            self._P0 = 1e3 * (1.0 + float(np.linalg.eigvalsh(self.Q)[-1]))
+        return self._P0

@@ -17,7 +17,8 @@ C convention (MSVMpack)
 The thesis trained this machine with MSVMpack (Lauer & Guermeur, JMLR 12, 2011), whose WW model has
 margin 1, ``f_{y_i} - f_k >= 1 - xi_ik``, penalty ``C`` (default ``C = 10``).  The substitution
 ``(W, b, xi) = 2 (W', b', xi')`` maps eq. 1.9 with ``zeta = 2 C`` onto it exactly (same classifier, eq. 1.9's
-objective is 4 times MSVMpack's): :func:`msvmpack_zeta`, :func:`msvmpack_objective`.  The formulations in
+objective is 4 times MSVMpack's): :func:`~rsvm_conic.solvers.multiclass.msvmpack_zeta`,
+:func:`~rsvm_conic.solvers.multiclass.msvmpack_objective`.  The formulations in
 this module take eq. 1.9's ``zeta``; :class:`~rsvm_conic.estimators.WestonWatkinsSVC` takes MSVMpack's
 ``C`` and reports MSVMpack's scores and objective.
 
@@ -41,7 +42,7 @@ import numpy as np
 
 from .._validation import check_codes, check_positive, check_symmetric, check_X
 from ..solvers.multiclass import ww_binary_libsvm, ww_dual_cd, ww_objective, ww_primal_alm, ww_primal_lbfgs
-from ..solvers.multiclass.certificate import gram_factor, ww_certificate, ww_dual_retries, ww_evaluated, ww_failed
+from ..solvers.multiclass.certificate import gram_factor, ww_binary_certified, ww_dual_retries, ww_evaluated
 from ..solvers.multiclass.features import FeatureRows
 from .base import Formulation, Solution
 
@@ -69,44 +70,6 @@ def check_features_and_codes(Phi, codes, n_classes=None):
     Phi = check_X(Phi, "Phi")
     codes, n_classes = check_codes(codes, Phi.shape[0], n_classes)
     return Phi, codes, n_classes
-
-
-def msvmpack_zeta(C: float) -> float:
-    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1).
-
-    Parameters
-    ----------
-    C : float
-        MSVMpack's penalty.
-
-    Returns
-    -------
-    float
-        ``zeta = 2 C``.
-    """
-    return 2.0 * float(C)
-
-
-def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C: float) -> float:
-    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``.
-
-    Parameters
-    ----------
-    sq_norm : float
-        ``||W||^2``.
-    scores : ndarray of shape (n, C)
-        The scores ``f_k(x_i)``.
-    codes : ndarray of shape (n,)
-        Class codes.
-    C : float
-        MSVMpack's penalty.
-
-    Returns
-    -------
-    float
-        Eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4.
-    """
-    return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
 # ----------------------------------------------------------------------------- kernel dual
@@ -441,11 +404,7 @@ class WestonWatkinsProblem(Formulation):
         return self._feature_route("cd", ww_dual_cd)
 
     def _solve_libsvm(self) -> Solution:
-        t0 = time.perf_counter()
-        beta, b = ww_binary_libsvm(self.K, self.codes, self.zeta)
-        cert = ww_certificate("libsvm", beta, b, self.codes, self.zeta, self._apply_K, tol=1e-6)
-        cert.time = time.perf_counter() - t0
-        return self._solution("libsvm", beta, b, cert)
+        return self._solution("libsvm", *ww_binary_certified(self.K, self.codes, self.zeta, self._apply_K))
 
     def _solve_dual(self) -> Solution:
         """The kernel-dual QP.  An 'optimal_inaccurate' Clarabel status is kept when the recomputed
@@ -465,13 +424,8 @@ class WestonWatkinsProblem(Formulation):
             return sol["beta"], sol["b"], sol.status
 
         scale = max(float(np.max(np.abs(Kd))), 1e-300)
-        best = ww_dual_retries(solve_qp, scale, self.codes, self.zeta, self._apply_K)
-        if best is None:
-            return self._solution("dual", None, None, ww_failed("dual", t0))
-        beta, b, status, cert = best
-        cert.detail["solver_status"] = status
-        cert.time = time.perf_counter() - t0
-        return self._solution("dual", beta if exact else self.Phi.T @ beta, b, cert)
+        beta, b, cert = ww_dual_retries(solve_qp, scale, self.codes, self.zeta, self._apply_K, t0)
+        return self._solution("dual", beta if exact or beta is None else self.Phi.T @ beta, b, cert)
 
     def objective(self, solution: Solution) -> float:
         return solution.certificate.primal

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from ..certify.linear import cone_multipliers
 from ..uncertainty.sets import UncertaintySet
 from ._linear import LinearProblem
 
@@ -59,7 +60,8 @@ def group_support_expr(w: cp.Variable, factors: np.ndarray, diagonal: bool):
 def robust_cone_constraints(w, t, factors, diagonal, q):
     """``t_g >= ||A_g^T w||_q`` for every group, as vectorised constraints.
 
-    Their dual values are the cone multipliers ``z_g`` of the certificate (:func:`cone_multipliers`): one SOC for
+    Their dual values give the cone multipliers ``z_g`` of the certificate
+    (:func:`~rsvm_conic.certify.linear.cone_multipliers`): one SOC for
     q = 2; for q = inf ``+-A_g^T w <= t_g``; for q = 1 ``+-A_g^T w <= v_g``, ``sum_j v_gj <= t_g``.
 
     Parameters
@@ -89,37 +91,6 @@ def robust_cone_constraints(w, t, factors, diagonal, q):
         return [Z <= T, -Z <= T]
     V = cp.Variable(Z.shape, name="support_abs")
     return [Z <= V, -Z <= V, cp.sum(V, axis=0) <= t]
-
-
-def cone_multipliers(cones, q) -> np.ndarray | None:
-    """The rows ``z_g`` (shape (k, n)) of the dual point carried by the cone constraints of
-    :func:`robust_cone_constraints` after a solve (None if the solver returned no dual values).
-
-    Stationarity in ``w`` of the Lagrangian gives ``w = sum_i alpha_i y_i x_i - sum_g A_g z_g`` with ``z_g`` the
-    difference of the multipliers of ``+-A_g^T w`` (q in {1, inf}) or minus the vector part of the SOC multiplier;
-    stationarity in ``t_g`` (and ``v_g``) bounds ``||z_g||_p`` by ``sigma_g = sum_{i in g} alpha_i gamma_i``.  So
-    ``z_g / sigma_g`` is a point of the unit p-ball (up to the solver's tolerance; the certificate projects it).
-    Where ``A_g^T w`` has zero (q = 1) or tied (q = inf) entries, or is 0, the maximiser of ``<u, A_g^T w>`` is not
-    unique and these multipliers say which one the optimum uses.
-
-    Parameters
-    ----------
-    cones : list of cvxpy.Constraint
-        The constraints of :func:`robust_cone_constraints`, after a solve.
-    q : {1, 2, inf}
-        The dual norm.
-
-    Returns
-    -------
-    ndarray of shape (k, n) or None
-    """
-    if q == 2.0:
-        dual = cones[0].dual_value
-        return None if dual is None else -np.asarray(dual[1], dtype=float).T
-    plus, minus = cones[0].dual_value, cones[1].dual_value
-    if plus is None or minus is None:
-        return None
-    return (np.asarray(plus, dtype=float) - np.asarray(minus, dtype=float)).T
 
 
 class RobustProblem(LinearProblem):
@@ -182,8 +153,9 @@ class RobustProblem(LinearProblem):
         return problem, {"C": C_par, self.gamma_param: r_par}, {"w": w, "b": b, "t": t, "xi": xi}, margin
 
     def _cone_multipliers(self):
-        """The conic solver's cone multipliers ``z_g`` (rows; see :func:`cone_multipliers`)."""
-        return cone_multipliers(self._cones, self.uncertainty.q)
+        """The conic solver's cone multipliers ``z_g`` (rows; :func:`~rsvm_conic.certify.linear.cone_multipliers` of
+        the dual values of :func:`robust_cone_constraints`)."""
+        return cone_multipliers([cone.dual_value for cone in self._cones[:2]], self.uncertainty.q)
 
 
 def robust_svm(X, y, uncertainty: UncertaintySet | None = None, C=1.0, radius=None) -> RobustProblem:

@@ -201,8 +201,9 @@ class SafeProblem(Formulation):
         return self.smoothed().upper_objective(theta)
 
     def validation_hinge(self, theta) -> float:
-        m = self.y_val * (self.X_val @ theta[:-1] + theta[-1])
-        return float(np.sum(self.sample_weight_val * np.maximum(0.0, 1.0 - m)))
+        """The exact weighted validation hinge at ``theta = (w, b)``
+        (:meth:`~rsvm_conic.solvers.bilevel.SmoothedBilevel.validation_hinge`)."""
+        return self.smoothed().validation_hinge(theta)
 
     def hypergradient(self, sigma, theta=None):
         """(F(sigma), dF/dsigma) of the smoothed bi-level problem by implicit differentiation

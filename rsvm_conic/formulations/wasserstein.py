@@ -49,9 +49,12 @@ import time
 import numpy as np
 
 from .._validation import check_binary_labels, check_norm, check_positive, check_sample_weight, check_X, dual_norm
+from ..certify import wasserstein
 from ..certify.contract import SolveInfo, certify
+from ..certify.wasserstein import Ball
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
+from ..solvers.zero_threshold import wasserstein_zero_threshold
 from .base import Formulation, Solution
 
 #: certified relative gap the routes must meet
@@ -63,45 +66,6 @@ TIGHT = {
     "ipm": {"tol_gap_rel": 1e-12, "tol_feas": 1e-12},
     "clarabel": dict.fromkeys(("tol_gap_abs", "tol_gap_rel", "tol_feas"), 1e-12),
 }
-
-
-def best_lam(w, margins, pi, radius: float, kappa: float, q: float) -> float:
-    """The ``lam`` minimising the objective for a fixed ``(w, b)``: ``lam >= ||w||_q`` and, for finite ``kappa``,
-    the convex piecewise-linear ``lam radius + sum_i pi_i max{h_i, 1 + m_i - lam kappa}`` (``m_i`` the margins
-    ``y_i (<w, x_i> + b)``, ``h_i = max{0, 1 - m_i}``) at its first breakpoint where the slope ``radius - kappa
-    sum_{lam_i > lam} pi_i`` is >= 0 (one sort).
-
-    Parameters
-    ----------
-    w : ndarray of shape (n,)
-        The weights.
-    margins : ndarray of shape (L,)
-        ``y_i (<w, x_i> + b)``.
-    pi : ndarray of shape (L,)
-        The empirical distribution's weights.
-    radius, kappa : float
-        The ball's radius and the label-flip cost.
-    q : float
-        The dual exponent.
-
-    Returns
-    -------
-    float
-    """
-    nw = float(np.linalg.norm(w, ord=q))
-    if np.isinf(kappa):
-        return nw
-    h = np.maximum(0.0, 1.0 - margins)
-    brk = (1.0 + margins - h) / kappa  # above lam_i the flipped label's term is below the hinge
-    order = np.argsort(brk)
-    tail = np.cumsum(pi[order][::-1])[::-1]  # tail[j] = sum_{k >= j} pi_(k)
-    above = np.append(tail[1:], 0.0)  # sum_{k > j}
-    ok = kappa * above <= radius
-    j = int(np.argmax(ok))  # the last entry is always ok
-    lam = float(brk[order][j])
-    if kappa * tail[0] <= radius:  # slope >= 0 below every breakpoint
-        lam = -np.inf
-    return max(nw, lam)
 
 
 class WassersteinProblem(Formulation):
@@ -206,19 +170,14 @@ class WassersteinProblem(Formulation):
         return self._variables
 
     # ------------------------------------------------------------------ evaluation
-    def margins(self, w, b) -> np.ndarray:
-        return self.y * (self.X @ w + b)
+    def ball(self) -> Ball:
+        """The problem's arrays and parameters, as the certificate's functions take them."""
+        return Ball(self.X, self.y, self.pi, self.radius, self.kappa, self.p, self.q)
 
     def objective_wb(self, w, b) -> float:
-        """The objective at ``(w, b)`` with the best ``lam`` (:func:`best_lam`): the worst-case expected hinge loss
-        of the classifier ``(w, b)`` over the ball."""
-        w = np.asarray(w, dtype=float)
-        m = self.margins(w, b)
-        lam = best_lam(w, m, self.pi, self.radius, self.kappa, self.q)
-        s = np.maximum(0.0, 1.0 - m)
-        if np.isfinite(self.kappa):
-            s = np.maximum(s, 1.0 + m - lam * self.kappa)
-        return lam * self.radius + float(self.pi @ s)
+        """The objective at ``(w, b)`` with the best ``lam``: the worst-case expected hinge loss of the classifier
+        ``(w, b)`` over the ball (:func:`rsvm_conic.certify.wasserstein.objective`)."""
+        return wasserstein.objective(self.ball(), w, b)
 
     def trivial_objective(self) -> float:
         """``min(P(0, -1), P(0, 1), 1)``: an upper bound on the optimum from constant classifiers (``P(0, 0) = 1``),
@@ -244,57 +203,6 @@ class WassersteinProblem(Formulation):
         }
 
     # ------------------------------------------------------------------ certificate
-    def dual_point(self, alpha, beta=None):
-        """``(alpha, beta, t)``: the multipliers made feasible for the dual of the module docstring (box, equality)
-        and the factor ``t <= 1`` that makes them meet the norm constraint (the dual point is ``t (alpha, beta)``).
-
-        Parameters
-        ----------
-        alpha : ndarray of shape (L,)
-            Multipliers of ``s_i >= 1 - y_i (<w, x_i> + b)``.
-        beta : ndarray of shape (L,) or None
-            Multipliers of the flipped-label constraints (None: ``kappa = inf``).
-
-        Returns
-        -------
-        alpha, beta : ndarray of shape (L,)
-        t : float
-        """
-        pi, y = self.pi, self.y
-        a = np.clip(np.nan_to_num(np.asarray(alpha, dtype=float)), 0.0, None)
-        c = np.zeros_like(a) if beta is None or np.isinf(self.kappa) else np.asarray(beta, dtype=float)
-        c = np.clip(np.nan_to_num(c), 0.0, None)
-        total = a + c
-        over = total > pi
-        shrink = np.where(over, pi / np.where(over, total, 1.0), 1.0)
-        a, c = a * shrink, c * shrink
-        d = float(y @ (a - c))
-        if d != 0.0:  # shrink the entries on the side that exceeds: those of y = sign(d) in a, y = -sign(d) in c
-            sgn = np.sign(d)
-            big_a, big_c = y == sgn, y == -sgn
-            T = float(a[big_a].sum() + c[big_c].sum())
-            f = (T - abs(d)) / T if T > 0 else 0.0
-            a = np.where(big_a, a * f, a)
-            c = np.where(big_c, c * f, c)
-        g = float(np.linalg.norm(self.X.T @ (y * (a - c)), ord=self.p))
-        if np.isfinite(self.kappa):
-            g += self.kappa * float(c.sum())
-        t = 1.0 if g <= self.radius else self.radius / g
-        return a, c, t
-
-    def dual_value(self, alpha, beta=None, primal: float | None = None) -> float:
-        """A lower bound on the optimum from the multipliers: ``t sum_i (alpha_i + beta_i)`` at the feasible point of
-        :meth:`dual_point` or, when ``primal`` (an upper bound on the optimum) is given and larger, the Lagrangian
-        bound on the domain ``lam <= primal / radius`` (which holds every optimum, as ``s >= 0``):
-        ``sum_i (alpha_i + beta_i) - (primal / radius) max{0, g - radius}``."""
-        a, c, t = self.dual_point(alpha, beta)
-        total = float(a.sum() + c.sum())
-        value = t * total
-        if primal is not None and t < 1.0:
-            g = self.radius / t
-            value = max(value, total - primal / self.radius * (g - self.radius))
-        return value
-
     def certificate(self, route: str, w, b, alpha, beta=None, *, tol: float = EXACT_TOL, **kwargs) -> SolveInfo:
         """SolveInfo of ``(w, b)`` with the dual value of the multipliers ``(alpha, beta)`` (None: uncertified).
 
@@ -318,7 +226,7 @@ class WassersteinProblem(Formulation):
         SolveInfo
         """
         primal = self.objective_wb(w, b)
-        dual = -np.inf if alpha is None else self.dual_value(alpha, beta, primal)
+        dual = -np.inf if alpha is None else wasserstein.dual_value(self.ball(), alpha, beta, primal)
         kwargs.setdefault("floor", 1e-9 * self.trivial_objective())
         return certify(route, primal, dual, tol, **kwargs)
 
@@ -342,17 +250,17 @@ class WassersteinProblem(Formulation):
 
     # ------------------------------------------------------------------ worst case
     def worst_distribution(self, w, b, alpha, beta=None):
-        """A distribution within the ball whose expected hinge loss at ``(w, b)`` is the optimal value, built from
-        an optimal ``(w, b)`` and its multipliers (module docstring, "Worst-case distribution").
+        """A distribution within the ball whose expected hinge loss at an optimal ``(w, b)`` is the optimal value
+        (module docstring, "Worst-case distribution"; :func:`rsvm_conic.certify.wasserstein.worst_distribution`).
 
         Parameters
         ----------
         w : ndarray of shape (n,)
             Weights.
         b : float
-            Bias.
+            Bias (the distribution does not depend on it).
         alpha, beta : ndarray of shape (L,) or None
-            The route's multipliers (made dual feasible first, :meth:`dual_point`).
+            The route's multipliers.
 
         Returns
         -------
@@ -362,56 +270,18 @@ class WassersteinProblem(Formulation):
         weights : ndarray of shape (m,)
             Probabilities (summing to 1); support points of weight 0 are left out.
         """
-        a, c, t = self.dual_point(alpha, beta)
-        a, c = a * t, c * t
-        X, y, pi = self.X, self.y, self.pi
-        w = np.asarray(w, dtype=float)
-        stay = np.clip(pi - c, 0.0, None)
-        points, labels, weights = [X], [y], [stay]
-        if np.any(c > 0):
-            points, labels, weights = points + [X[c > 0]], labels + [-y[c > 0]], weights + [c[c > 0]]
-        budget = self.radius - (self.kappa * float(c.sum()) if np.isfinite(self.kappa) else 0.0)
-        nw = float(np.linalg.norm(w, ord=self.q))
-        if budget > 0 and nw > 0 and np.any(a > 0):
-            j = int(np.argmax(a))
-            mass = float(min(a[j], stay[j]))
-            stay[j] -= mass
-            direction = _norming_vector(w, self.p)
-            points.append((X[j] - y[j] * (budget / mass) * direction)[None, :])
-            labels.append(y[j : j + 1])
-            weights.append(np.array([mass]))
-        P, Y, W = np.vstack(points), np.concatenate(labels), np.concatenate(weights)
-        keep = W > 0
-        return P[keep], Y[keep], W[keep]
+        return wasserstein.worst_distribution(self.ball(), w, alpha, beta)
 
     def zero_threshold(self) -> float | None:
         """For ``kappa = inf``: the radius ``R*`` from which ``w = 0`` is optimal (``w != 0`` below it), None for finite
-        ``kappa``.
-
-        ``w = 0`` with the best bias has objective ``U0 = 2 min(pi(+), pi(-))`` (the two classes' shares); the dual of
-        the module docstring reaches ``U0`` exactly when each class's ``alpha`` sums to ``U0 / 2``, so
-        ``R* = min ||sum_i y_i alpha_i x_i||_p`` over ``0 <= alpha <= pi`` with those class sums: a small conic
-        program (Clarabel), solved only when asked (the estimator's constant-classifier warning).
+        ``kappa`` (:func:`rsvm_conic.solvers.zero_threshold.wasserstein_zero_threshold`, solved only when asked: the
+        estimator's constant-classifier warning).
 
         Returns
         -------
         float or None
         """
-        if np.isfinite(self.kappa):
-            return None
-        import cvxpy as cp
-
-        pos = self.y > 0
-        half = min(float(self.pi[pos].sum()), float(self.pi[~pos].sum()))
-        alpha = cp.Variable(self.X.shape[0], nonneg=True)
-        cons = [
-            alpha <= self.pi,
-            cp.sum(alpha[np.flatnonzero(pos)]) == half,
-            cp.sum(alpha[np.flatnonzero(~pos)]) == half,
-        ]
-        problem = cp.Problem(cp.Minimize(cp.norm(self.X.T @ cp.multiply(self.y, alpha), self.p)), cons)
-        problem.solve(solver="CLARABEL")
-        return float(problem.value)
+        return None if np.isfinite(self.kappa) else wasserstein_zero_threshold(self.X, self.y, self.pi, self.p)
 
     # ------------------------------------------------------------------ routes
     def auto_routes(self) -> tuple[str, ...]:
@@ -484,15 +354,3 @@ class WassersteinProblem(Formulation):
         self.last_ipm = info.pop("point", None)
         sol = Solution("ipm", info["status"], float("nan"), time.perf_counter() - t0, values, info)
         return self._certified(sol, info["alpha"], info.get("beta"), tol)
-
-
-def _norming_vector(w, p: float) -> np.ndarray:
-    """A ``v`` with ``||v||_p = 1`` and ``<v, w> = ||w||_q`` (q the dual exponent of p)."""
-    if p == 2.0:
-        return w / np.linalg.norm(w)
-    if np.isinf(p):
-        return np.sign(w)
-    v = np.zeros_like(w)
-    j = int(np.argmax(np.abs(w)))
-    v[j] = np.sign(w[j])
-    return v

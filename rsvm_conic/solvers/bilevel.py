@@ -199,6 +199,22 @@ class SmoothedBilevel:
         """The smoothed validation loss at ``theta`` (:func:`upper_gradient`)."""
         return upper_gradient(self.X_val, self.y_val, theta, self.tau, self.weight_val)[0]
 
+    def validation_hinge(self, theta) -> float:
+        """The exact (unsmoothed) validation loss ``sum_i weight_val_i max{0, 1 - y_i (<w, x_i> + b)}`` at
+        ``theta = (w, b)``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n + 1,)
+            ``(w, b)``.
+
+        Returns
+        -------
+        float
+        """
+        m = self.y_val * (self.X_val @ theta[:-1] + theta[-1])
+        return float(np.sum(self.weight_val * np.maximum(0.0, 1.0 - m)))
+
 
 #: below this predicted decrease (relative to ``max(1, abs(g))``) a Newton step is judged by the gradient's norm, not by
 #: the objective, whose rounding (about 1e-16 abs(g) per term of its sum) hides decreases of this size

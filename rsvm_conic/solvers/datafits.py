@@ -20,6 +20,7 @@ import numpy as np
 
 from ..uncertainty.sets import ResolvedUncertainty, dual_norm_subgradient, dual_norm_values
 from ..certify.hinge import DualCertificate, FactorOps, dual_bound
+from ..certify.linear import robust_dual_term
 
 
 class RobustHinge:
@@ -66,6 +67,30 @@ class RobustHinge:
         """P(w, b) = 1/2 ||w||^2 + C * value on (X, y) and a feasible dual point of the robust SVM built from
         (w, b), whose objective D <= min P (see :func:`~rsvm_conic.certify.hinge.dual_bound` for ``options``)."""
         return dual_bound(X, y, C, w, b, self.factor_ops(), **options)
+
+    def dual_term(self, a, w, optimise_u: bool = False, v0=None, multipliers=None):
+        """``sum_g s_g A_g u_g``, the robust part of the dual point at the multipliers ``a``
+        (:func:`~rsvm_conic.certify.linear.robust_dual_term`).
+
+        Parameters
+        ----------
+        a : ndarray of shape (L,)
+            Multipliers in the dual set.
+        w : ndarray of shape (n,)
+            The primal weights.
+        optimise_u : bool, default=False
+            Improve ``u`` by accelerated projected gradient.
+        v0 : ndarray of shape (n,) or None, default=None
+            ``X'(a y)`` (needed with ``multipliers`` or ``optimise_u``).
+        multipliers : ndarray of shape (k, n) or None, default=None
+            A conic solver's cone multipliers ``z_g``.
+
+        Returns
+        -------
+        ndarray of shape (n,) or None
+            The term, None without a robust term.
+        """
+        return robust_dual_term(a, w, self.unc, optimise_u, v0, multipliers)
 
     def _robust_term(self, w, idx=None):
         """``gamma_i ||A_{g(i)}^T w||_q`` for the samples ``idx`` (0.0 without a robust term)."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._validation import dual_norm
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
+from ..certify.dual_u import best_u_fista
 from ..certify.hinge import FactorOps
 from .datafits import RobustHinge
 
@@ -117,6 +118,36 @@ class RotatedRobustHinge(RobustHinge):
 
     def factor_ops(self) -> "RotationOps | None":
         return RotationOps(self.cos, self.sin, self.gamma, self.q) if np.any(self.gamma) else None
+
+    def dual_term(self, a, w, optimise_u: bool = False, v0=None, multipliers=None):
+        """``sum_i a_i gamma_i R_i' u_i``, the robust part of the dual point, ``u_i`` the maximiser of ``u'R_i w``
+        in the unit p-ball (p the dual exponent of ``q``).
+
+        Parameters
+        ----------
+        a : ndarray of shape (L,)
+            Multipliers in the dual set.
+        w : ndarray of shape (D,)
+            The primal weights.
+        optimise_u : bool, default=False
+            Improve the ``u_i`` by accelerated projected gradient (:func:`~rsvm_conic.certify.dual_u.best_u_fista`;
+            ``R_i`` orthogonal, of norm 1).
+        v0 : ndarray of shape (D,) or None, default=None
+            ``Phi'(a y)`` (needed with ``optimise_u``).
+        multipliers : None
+            Not used (the conic model's per-sample cones return none).
+
+        Returns
+        -------
+        ndarray of shape (D,)
+        """
+        cos, sin = self.cos, self.sin
+        U = dual_norm_subgradient(rotate(cos, sin, w), self.q)
+        if optimise_u:
+            ones = np.ones(len(self.gamma))
+            U = best_u_fista(v0, a * self.gamma, lambda V: rotate_transpose(cos, sin, V), lambda r: rotate(cos, sin, r),
+                             ones, dual_norm(self.q), U)  # fmt: skip
+        return (a * self.gamma) @ rotate_transpose(cos, sin, U)
 
     def _robust_batch(self, w, idx):
         """As :meth:`RobustHinge._robust_batch`: ``R_i w`` once per sample of the batch, for the loss and its

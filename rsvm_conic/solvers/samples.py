@@ -20,7 +20,7 @@ __all__ = ["InMemory", "RowBlocks", "samples_of"]
 
 
 class InMemory:
-    """Samples in numpy arrays: every route runs on them; the formulation computes its sums itself.
+    """Samples in numpy arrays: every route runs on them; the sums over them take the formulation's data fit.
 
     Parameters
     ----------
@@ -41,6 +41,59 @@ class InMemory:
     def resolve(self, uncertainty):
         """``uncertainty.resolve(L, n)`` for these samples."""
         return uncertainty.resolve(*self.X.shape)
+
+    def hinge_total(self, w, b, fit, weights=None) -> float:
+        """``sum_i s_i l_i(w, b)``, the data fit's losses summed with the weights ``s_i``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n,)
+            Weights.
+        b : float
+            Bias.
+        fit : RobustHinge
+            The data fit (:mod:`~rsvm_conic.solvers.datafits`; its robust term may be the formulation's own).
+        weights : ndarray of shape (L,) or None, default=None
+            The weights ``s_i`` (None: all 1).
+
+        Returns
+        -------
+        float
+        """
+        Xw = self.X @ w + b
+        return fit.value(self.y, w, Xw) if weights is None else float(weights @ fit.losses(self.y, w, Xw))
+
+    def stochastic(self, fit, C: float, prox: bool, **options):
+        """The stochastic proximal (``prox``) or subgradient method (:mod:`rsvm_conic.solvers.stochastic`) on
+        ``1/2 ||w||^2 + C sum_i l_i(w, b)``, certified by the dual bound of its iterate.
+
+        Parameters
+        ----------
+        fit : RobustHinge
+            The data fit.
+        C : float
+            The weight of the losses.
+        prox : bool
+            The proximal method (else the subgradient method).
+        **options
+            The method's options.
+
+        Returns
+        -------
+        (w, b) : tuple
+            The point.
+        certificate : SolveInfo
+            Its certificate.
+        info : dict
+            ``epochs``, ``eta0``, ``history``, ``gap_history``.
+        """
+        from .penalties import L2Squared
+        from .stochastic import stochastic_proximal, stochastic_subgradient
+
+        method = stochastic_proximal if prox else stochastic_subgradient
+        res = method(self.X, self.y, fit, L2Squared(1.0 / (C * self.X.shape[0])), **options)
+        info = {"epochs": res.epochs, "eta0": res.eta0, "history": res.history, "gap_history": res.gap_history}
+        return (res.w, res.b), res.info, info
 
     def max_sq_norm(self) -> float:
         """``max_i ||x_i||^2``."""
@@ -80,8 +133,9 @@ class RowBlocks:
 
         return resolve_uncertainty(uncertainty, self.X)
 
-    def hinge_total(self, w, b, unc) -> float:
-        """``sum_i max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_g(i)' w||_q}``, one pass."""
+    def hinge_total(self, w, b, unc, weights=None) -> float:
+        """``sum_i max{0, 1 - y_i (<w, x_i> + b) + gamma_i ||A_g(i)' w||_q}``, one pass (``unc``: the resolved
+        uncertainty on the row blocks; ``weights`` must be None: row blocks take no sample weights)."""
         from .ipm.row_blocks import hinge_sum
 
         return hinge_sum(self.X, self.y, w, b, unc)[0]
@@ -106,10 +160,13 @@ class RowBlocks:
 
     def stochastic(self, unc, C: float, prox: bool, **options):
         """The stochastic routes by iterative parameter mixing over the blocks, certified there
-        (:func:`~rsvm_conic.solvers.dask_stochastic.stochastic_mixing`)."""
+        (:func:`~rsvm_conic.solvers.dask_stochastic.stochastic_mixing`; ``unc``: the resolved uncertainty on the row
+        blocks): ``((w, b), certificate, info)`` as :meth:`InMemory.stochastic`, ``info`` with ``rounds``, ``eta0``
+        and ``gap_history``."""
         from .dask_stochastic import stochastic_mixing
 
-        return stochastic_mixing(self.X, self.y, unc, C, prox=prox, **options)
+        (w, b), cert, history = stochastic_mixing(self.X, self.y, unc, C, prox=prox, **options)
+        return (w, b), cert, {"rounds": cert.detail["rounds"], "eta0": cert.detail["eta0"], "gap_history": history}
 
 
 def samples_of(X, y, check_input: bool = True, labels_message: str = ""):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 
-__all__ = ["ZeroThreshold", "zero_threshold"]
+__all__ = ["ZeroThreshold", "wasserstein_zero_threshold", "zero_threshold"]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
 MAX_UNITS = 64
@@ -392,3 +392,36 @@ def zero_threshold(
             break
         d_rank = d
     return ZeroThreshold(lower, max(upper, lower), best_d, programs, time.perf_counter() - t0)
+
+
+def wasserstein_zero_threshold(X, y, pi, p: float) -> float:
+    """The radius ``R*`` from which ``w = 0`` is optimal for the Wasserstein DRO hinge-loss SVM with certain labels.
+
+    ``w = 0`` with the best bias has objective ``U0 = 2 min(pi(+), pi(-))`` (the two classes' shares); the dual
+    reaches ``U0`` exactly when each class's ``alpha`` sums to ``U0 / 2``, so ``R* = min ||sum_i y_i alpha_i x_i||_p``
+    over ``0 <= alpha <= pi`` with those class sums: one small conic program (Clarabel through CVXPY).
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples.
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}.
+    pi : ndarray of shape (L,)
+        The empirical distribution's weights.
+    p : float
+        The transport cost's exponent on the features.
+
+    Returns
+    -------
+    float
+    """
+    import cvxpy as cp
+
+    pos = y > 0
+    half = min(float(pi[pos].sum()), float(pi[~pos].sum()))
+    alpha = cp.Variable(X.shape[0], nonneg=True)
+    cons = [alpha <= pi, cp.sum(alpha[np.flatnonzero(pos)]) == half, cp.sum(alpha[np.flatnonzero(~pos)]) == half]
+    problem = cp.Problem(cp.Minimize(cp.norm(X.T @ cp.multiply(y, alpha), p)), cons)
+    problem.solve(solver="CLARABEL")
+    return float(problem.value)

@@ -5,7 +5,8 @@
 ``a``); :class:`KernelDual` is the part every route shares (the feasible point, the certificate record, polishing
 a point whose gap misses the tolerance), :class:`QPDual` the SVM dual on the modified kernel ``K_bar + kappa
 diag(rho)`` (RSVM_QP, [BBBB10, Thm 4]) and :class:`SOCPDual` problem (16') with ``beta_hat`` (RSVM_SOCP, [BBBB10,
-Thm 6]).  :func:`paper_bias` is the bias of [BBBB10, Sec. 3].
+Thm 6]), :class:`QNDual` problem (15) with the original ``beta`` (RSVM_QN, certified through a convex
+relaxation).  :func:`paper_bias` is the bias of [BBBB10, Sec. 3].
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...certify.contract import SolveInfo, certify
-from ...certify.kernel import lagrangian_lower_bound
+from ...certify.kernel import frank_wolfe_gap, lagrangian_lower_bound
 from ...certify.projections import project_dual_set
 from ...exceptions import SolverError
 from ..rsvm_socp import RobustKernelObjective, ipm_certificate, solve_rsvm_socp
@@ -24,6 +25,7 @@ __all__ = [
     "KernelDual",
     "KernelProducts",
     "ModifiedKernel",
+    "QNDual",
     "QPDual",
     "SOCPDual",
     "constraint_violation",
@@ -413,3 +415,54 @@ class SOCPDual(KernelDual):
         except (SolverError, np.linalg.LinAlgError):
             return None
         return res.alpha
+
+
+class QNDual(KernelDual):
+    """RSVM_QN ([BBBB10, eq. 17]): problem (15) with the original ``beta``, certified by a convex problem below it.
+
+    (15) is non-convex in general, so the bound comes from a convex problem below it: for ``M`` PSD with ``M <=
+    beta`` entrywise, ``nu'M nu <= nu'beta nu`` for ``nu >= 0``, so ``OPT(16'; M) <= OPT(15; M) <= OPT(15; beta)``;
+    (16') with ``M`` is solved as an RSVM_SOCP and its certified dual value is the bound (``relaxation``, see
+    :class:`~rsvm_conic.solvers.kernel_uncertainty.routes.Relaxation`).  With ``kappa * beta = 0`` the problem is the
+    nominal SVM dual: SVM duality gap.
+
+    Parameters
+    ----------
+    products, box, box_total, cert_tol
+        As for :class:`KernelDual`.
+    objective : RobustKernelObjective
+        ``F(alpha)`` with the original ``beta`` at this ``kappa``.
+    relaxation : callable or None
+        ``relaxation() -> (lower, description, alpha)``: the relaxation's bound; None when ``kappa * beta = 0``.
+    """
+
+    def __init__(self, products, box, box_total, cert_tol, objective: RobustKernelObjective, relaxation=None):
+        super().__init__(products, box, box_total, cert_tol)
+        self.objective, self.relaxation = objective, relaxation
+
+    def certificate(self, alpha, route: str, **detail) -> SolveInfo:
+        """Primal: ``F(alpha)`` of (15) with the original ``beta`` at the feasible ``alpha``; dual: the relaxation's
+        bound (the Lagrangian bound of the nominal SVM dual when ``relaxation`` is None).
+        ``detail["stationarity_gap"]``: the Frank-Wolfe gap of ``F`` at ``alpha`` (a first-order, local measure only).
+
+        Parameters
+        ----------
+        alpha : ndarray of shape (n,)
+            A feasible point.
+        route : str
+            The certificate's route name.
+        **detail
+            Recorded in the certificate.
+
+        Returns
+        -------
+        SolveInfo
+        """
+        a = np.asarray(alpha, dtype=float)
+        F, g = self.objective.value_and_gradient(a)
+        detail["stationarity_gap"] = frank_wolfe_gap(g, a, self.y, self.box)
+        if self.relaxation is None:
+            lower = self.lagrangian_bound(F, g, a)
+        else:
+            lower, detail["dual_from"], _ = self.relaxation()
+        return self.certify(route, F, lower, detail)

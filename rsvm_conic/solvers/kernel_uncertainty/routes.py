@@ -16,9 +16,9 @@ from ..quasi_newton import rsvm_qn
 from ..rsvm_socp import RobustKernelObjective, rsvm_socp_ipm, solve_rsvm_socp
 from ..svm_dual import libsvm_dual
 from ..svm_polish import polish_svm_dual
-from .dual import QPDual, SOCPDual, constraint_violation, nominal_alpha, relaxation_matrix
+from .dual import QNDual, QPDual, SOCPDual, constraint_violation, nominal_alpha, relaxation_matrix
 
-__all__ = ["Relaxation", "dfp_route", "ipm_route", "libsvm_route", "newton_route"]
+__all__ = ["Relaxation", "dfp_route", "ipm_route", "libsvm_route", "newton_route", "qn_route"]
 
 
 def libsvm_route(dual: QPDual, route: str, tol=1e-7, cache_size=200, shrinking=True):
@@ -217,6 +217,56 @@ def dfp_route(K_bar, y, beta, box, kappa, P0, starts=None, warm=None, nominal_st
     return res.alpha, info
 
 
+def qn_route(dual: QNDual, K_bar, beta, kappa, P0, name: str, starts=None, warm=None, nominal_start=True, **options):
+    """RSVM_QN solved and certified: with ``kappa * beta = 0`` libsvm's exact solution of the nominal SVM dual (the
+    penalty function (17) would only approximate it); otherwise :func:`dfp_route`'s point or, where its objective
+    is lower, the relaxation's optimum (feasible for (15) too; with a PSD ``beta`` the exact optimum, which the
+    penalty method only approximates, O(1/P)).
+
+    Parameters
+    ----------
+    dual : QNDual
+        The problem (its ``relaxation`` is None exactly when ``kappa * beta = 0``).
+    K_bar, beta : ndarray of shape (n, n)
+        Mean kernel and the noise's second-moment matrix.
+    kappa : float
+        Chance-constraint factor.
+    P0 : callable
+        ``P0() -> float``: the first penalty weight (called only when DFP runs).
+    name : str
+        The model's name: the certificate's route is ``name/dfp`` or ``name/libsvm``.
+    starts, warm, nominal_start, **options
+        Those of :func:`dfp_route`.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        The feasible point kept.
+    alpha_raw : ndarray of shape (n,)
+        DFP's point before it was made feasible (libsvm's point when reduced).
+    cert : SolveInfo
+        The certificate of ``alpha``.
+    info : dict
+        :func:`dfp_route`'s information (``reduced_to`` when reduced to the nominal SVM).
+    """
+    if dual.relaxation is None:
+        a = nominal_alpha(K_bar, dual.y, dual.box, dual.cert_tol, True)
+        reduced_to = "nominal SVM (kappa * beta = 0), solved by libsvm"
+        info = {"iterations": 0, "violation": constraint_violation(a, dual.y, dual.box), "starts": 0, "converged": True}
+        cert = dual.certificate(dual.feasible(a), f"{name}/libsvm", reduced_to=reduced_to)
+        return dual.feasible(a), a, cert, info | {"reduced_to": reduced_to}
+    raw, info = dfp_route(K_bar, dual.y, beta, dual.box, kappa, P0(), starts, warm, nominal_start, **options)
+    a, extra = dual.feasible(raw), {}
+    F = dual.objective.value(a)
+    a_relax = dual.relaxation()[2]
+    if a_relax is not None:
+        a_relax = dual.feasible(a_relax)
+        if dual.objective.value(a_relax) < F:
+            a, extra = a_relax, {"primal_from": "relaxation", "qn_objective": F}
+    detail = {"iterations": info["iterations"], "converged": info["converged"], "penalty_violation": info["violation"]}
+    return a, raw, dual.certificate(a, f"{name}/dfp", **detail, **extra), info
+
+
 class Relaxation:
     """RSVM_QN's lower bound: problem (16') with the convex relaxation ``M`` of ``beta``
     (:func:`~rsvm_conic.solvers.kernel_uncertainty.dual.relaxation_matrix`).
@@ -239,10 +289,12 @@ class Relaxation:
         self.objective = RobustKernelObjective(Q, beta_hat, 0.0, B)
         #: how the bound was obtained (the certificate's ``dual_from``)
         self.description = f"(16') with theta beta + (1 - theta) diag(beta), theta = {theta:.4g}"
+        self._last = (None, None)  # the last (kappa, box_total) and its bound
 
     def bound(self, products, box, box_total: float, cert_tol: float, kappa: float, conic):
         """The best dual value of (16') with ``M`` by projected Newton (:func:`newton_route`) or, where that does not
-        certify, by ``conic()``.
+        certify, by ``conic()``; kept for the next call at the same ``kappa`` and ``box_total`` (the box of one
+        problem is ``C`` times fixed weights, so ``box_total`` says which ``C``).
 
         Parameters
         ----------
@@ -268,6 +320,8 @@ class Relaxation:
         alpha : ndarray of shape (n,) or None
             The relaxation's point (feasible for (15) too).
         """
+        if self._last[0] == (kappa, box_total):
+            return self._last[1]
         dual = SOCPDual(products, box, box_total, cert_tol, self.objective.at_kappa(kappa))
         best = (-np.inf, self.description + ": no certified solve", None)
         for backend in ("newton", "clarabel"):
@@ -284,4 +338,5 @@ class Relaxation:
                 best = (cert.dual, self.description + f" solved by {backend}", a)
             if cert.status == "optimal":
                 break
+        self._last = ((kappa, box_total), best)
         return best

@@ -25,10 +25,12 @@ from .alm import ww_primal_alm
 from .binary import ww_binary_libsvm
 from .cd import ww_cd_epoch, ww_dual_cd, ww_threads
 from .lbfgs import lbfgs, ww_primal_lbfgs
-from .objective import ww_dual_bound, ww_losses, ww_objective, ww_scaled_model
+from .objective import msvmpack_objective, msvmpack_zeta, ww_dual_bound, ww_losses, ww_objective, ww_scaled_model
 
 __all__ = [
     "lbfgs",
+    "msvmpack_objective",
+    "msvmpack_zeta",
     "ww_binary_libsvm",
     "ww_cd_epoch",
     "ww_dual_bound",

@@ -12,6 +12,7 @@ from ..._validation import psd_factor
 from ...certify.contract import certify
 from ...certify.kernel import margin_rounding
 from ...exceptions import SolverError
+from .binary import ww_binary_libsvm
 from .objective import ww_dual_bound, ww_objective, ww_scaled_model
 
 
@@ -180,7 +181,35 @@ def ww_evaluated(route: str, data, K, coef, b, codes, zeta, cert):
     return coef, b, new
 
 
-def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
+def ww_binary_certified(K, codes, zeta, apply_K):
+    """The two-class machine by libsvm (:func:`~rsvm_conic.solvers.multiclass.binary.ww_binary_libsvm`) with the
+    certificate of its multipliers (:func:`ww_certificate`, relative gap 1e-6; its time includes the solve).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix.
+    codes : ndarray of shape (n,)
+        Class codes in {0, 1}.
+    zeta : float or ndarray of shape (n,)
+        The penalty.
+    apply_K : callable
+        ``apply_K(B)`` returns ``K B``.
+
+    Returns
+    -------
+    beta : ndarray of shape (n, 2)
+    b : ndarray of shape (2,)
+    certificate : SolveInfo
+    """
+    t0 = time.perf_counter()
+    beta, b = ww_binary_libsvm(K, codes, zeta)
+    cert = ww_certificate("libsvm", beta, b, codes, zeta, apply_K, tol=1e-6)
+    cert.time = time.perf_counter() - t0
+    return beta, b, cert
+
+
+def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K, t0: float):
     """The kernel-dual QP, retried on badly scaled instances; the best certificate is kept.
 
     Huge kernel entries or a tiny ``zeta`` are retried on the normalised problem ``K / s``, ``zeta s`` (same
@@ -199,12 +228,18 @@ def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
         The penalty.
     apply_K : callable
         ``apply_K(B)`` returns ``K B``.
+    t0 : float
+        ``time.perf_counter()`` at the route's start (the certificate's time runs from it).
 
     Returns
     -------
-    tuple or None
-        ``(beta, b, status, certificate)`` of the best attempt (certified at 1e-6 where one is), None when every
-        attempt failed.
+    beta : ndarray of shape (n, C) or None
+        The best attempt's coefficients (None when every attempt failed).
+    b : ndarray of shape (C,) or None
+        Its biases.
+    certificate : SolveInfo
+        Its certificate (certified at 1e-6 where one is; the solver's status as ``detail["solver_status"]``), or
+        status ``"failed"`` (:func:`ww_failed`).
     """
     best = None
     for s_, tight in ((1.0, False), (scale, False), (scale, True)):
@@ -220,7 +255,12 @@ def ww_dual_retries(solve_qp, scale: float, codes, zeta, apply_K):
             best = (beta / s_, b, status, c)
         if c.certified:
             break
-    return best
+    if best is None:
+        return None, None, ww_failed("dual", t0)
+    beta, b, status, cert = best
+    cert.detail["solver_status"] = status
+    cert.time = time.perf_counter() - t0
+    return beta, b, cert
 
 
 def ww_failed(route: str, t0: float):

@@ -9,9 +9,10 @@ Kernel dual, with multipliers ``0 <= alpha_ik <= zeta`` (``alpha_{i, y_i} = 0``)
 
     max_alpha  2 sum_ik alpha_ik - 1/2 sum_k beta_k^T K beta_k   s.t.  sum_i beta_ik = 0  (k = 0..C-1).
 
-:func:`ww_objective` is the primal every route is scored on; :func:`ww_dual_bound` turns any multipliers into a
-feasible dual point and its value, a certified lower bound; :func:`ww_scaled_model` rescales a solution to hard
-margins where that lowers the objective.
+:func:`ww_objective` is the primal every route is scored on (:func:`msvmpack_objective` on MSVMpack's scale,
+margin 1 and penalty ``C``: eq. 1.9's at ``zeta = 2 C`` (:func:`msvmpack_zeta`) divided by 4); :func:`ww_dual_bound`
+turns any multipliers into a feasible dual point and its value, a certified lower bound; :func:`ww_scaled_model`
+rescales a solution to hard margins where that lowers the objective.
 """
 
 from __future__ import annotations
@@ -68,6 +69,44 @@ def ww_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, zeta) ->
     if np.ndim(zeta):
         return 0.5 * float(sq_norm) + float(np.asarray(zeta) @ losses.sum(axis=1))
     return 0.5 * float(sq_norm) + float(zeta) * float(losses.sum())
+
+
+def msvmpack_zeta(C: float) -> float:
+    """Eq. 1.9's ``zeta`` (margin 2) equivalent to MSVMpack's ``C`` (margin 1).
+
+    Parameters
+    ----------
+    C : float
+        MSVMpack's penalty.
+
+    Returns
+    -------
+    float
+        ``zeta = 2 C``.
+    """
+    return 2.0 * float(C)
+
+
+def msvmpack_objective(sq_norm: float, scores: np.ndarray, codes: np.ndarray, C: float) -> float:
+    """MSVMpack's WW objective ``1/2 ||W||^2 + C sum_{i, k != y_i} max(0, 1 - f_{y_i} + f_k)``.
+
+    Parameters
+    ----------
+    sq_norm : float
+        ``||W||^2``.
+    scores : ndarray of shape (n, C)
+        The scores ``f_k(x_i)``.
+    codes : ndarray of shape (n,)
+        Class codes.
+    C : float
+        MSVMpack's penalty.
+
+    Returns
+    -------
+    float
+        Eq. 1.9's objective of ``(2 W, 2 b)`` at ``zeta = 2 C``, divided by 4.
+    """
+    return 0.25 * ww_objective(4.0 * sq_norm, 2.0 * np.asarray(scores), codes, msvmpack_zeta(C))
 
 
 def ww_dual_bound(alpha: np.ndarray, codes: np.ndarray, zeta: float, gram) -> tuple[float, np.ndarray]:
