@@ -495,7 +495,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         """
         X, codes, classes = _check_fit_input(self, X, y)
         lam = check_positive(self.lam, "lam")
-        check_choice(self.solver, "solver", ("auto", "fista", "ccp", "anchors"))
+        check_choice(self.solver, "solver", ("auto", "ipm", "fista", "ccp", "anchors"))
         weights = multiclass_weights(codes, classes, sample_weight, self.class_weight)
         if weights is not None:
             keep = weights > 0
@@ -508,7 +508,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         machine = HyperbolicProblem(Phi, codes, classes.size, gamma=gamma, lam=lam, sample_weight=weights)
         self.gamma_ = machine.gamma
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, random_state=self.random_state)
-        options = {"fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        options = {"ipm": common, "fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
         self.solver_ = solver
