@@ -180,9 +180,7 @@ class HyperbolicStepCone:
         g = self.geo
         out = np.zeros(self.N)
         yv, ys = y[: self.nr], y[self.nr :]
-        out[self.sl["mu"]] = np.concatenate(
-            [g.F[k] @ yv[g.voff[k] : g.voff[k + 1]] + ys[k] for k in range(g.C)]
-        )
+        out[self.sl["mu"]] = np.concatenate([g.F[k] @ yv[g.voff[k] : g.voff[k + 1]] + ys[k] for k in range(g.C)])
         out[self.sl["v"]] = -yv
         return out
 
