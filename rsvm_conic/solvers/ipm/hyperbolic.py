@@ -271,7 +271,9 @@ class HyperbolicStepCone:
         return solve
 
 
-def solve_step_ipm(geo: HyperbolicGeometry, q, e, *, tol: float = 1e-8, max_iter: int = 100):
+def solve_step_ipm(
+    geo: HyperbolicGeometry, q, e, *, tol_gap: float = 1e-10, tol_feas: float = 1e-8, max_iter: int = 100
+):
     """One CCP step by the interior point, with the dual point that certifies it.
 
     Parameters
@@ -282,8 +284,13 @@ def solve_step_ipm(geo: HyperbolicGeometry, q, e, *, tol: float = 1e-8, max_iter
         The tangent's linear term in ``mu``.
     e : ndarray of shape (C,)
         The tangent's linear term in ``R``.
-    tol : float, default=1e-8
-        The interior point's gap and feasibility tolerances (relative and absolute).
+    tol_gap : float, default=1e-10
+        The interior point's gap tolerances (relative and absolute).  Tight: the step's value is a difference of
+        large terms (the tangent cancels most of the loss), so a gap relative to it is coarse in units of the
+        objective (measured on scikit-learn's class-weight check, weights 1000 : 1e-4: at 1e-8 the certified gaps
+        were of the order of the objective itself, at 1e-10 below 1e-3 of it).
+    tol_feas : float, default=1e-8
+        Its feasibility tolerance.
     max_iter : int, default=100
         Its iteration limit.
 
@@ -302,7 +309,7 @@ def solve_step_ipm(geo: HyperbolicGeometry, q, e, *, tol: float = 1e-8, max_iter
         The interior point's result (status, iterations, costs).
     """
     prob = HyperbolicStepCone(geo, q, e)
-    res = cone_ipm(prob, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol, max_iter=max_iter)
+    res = cone_ipm(prob, tol_gap_abs=tol_gap, tol_gap_rel=tol_gap, tol_feas=tol_feas, max_iter=max_iter)
     n, C = geo.n, geo.C
     mu = np.clip(res.x[prob.sl["mu"]], 0.0, None)
     sums = np.add.reduceat(mu, geo.starts[:-1])
