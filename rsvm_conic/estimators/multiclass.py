@@ -357,7 +357,10 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
-    solver : ``"ccp"`` (SOCPs, Clarabel), ``"fista"`` (the same CCP, each step by a compiled accelerated
+    solver : ``"ccp"`` (SOCPs, Clarabel), ``"ipm"`` (the same CCP and SOCPs, each step by the structured
+        interior point :mod:`rsvm_conic.solvers.ipm.hyperbolic`, its certified gap recorded; opt-in: it reaches
+        ``ccp``'s objective on the pinned test cases, but fails scikit-learn's class-weight check, see
+        ``docs/guide/hyperbolic.md``), ``"fista" (the same CCP, each step by a compiled accelerated
         projected gradient warm-started from the previous step, at most 300 gradient steps, its certified gap
         recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`; ``rsvm-conic bench hyperbolic`` measures it against
         ``ccp``), ``"anchors"`` (the centres restricted to the hulls of

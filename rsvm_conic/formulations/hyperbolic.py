@@ -63,6 +63,11 @@ training never ends worse than the nearest-class-mean rule.  (Version 1 ran proj
 steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
 of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
 
+Interior-point steps (backend ``ipm``): the same CCP from the same starts, with the same exact acceptance test,
+each step's SOCP solved by :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point of
+:mod:`rsvm_conic.solvers.ipm.hyperbolic`, the class coordinates computed once for every step and start); each step's
+gap is certified by weak duality and recorded in ``info["step_gaps"]``.
+
 First-order steps (backend ``fista``): the same CCP from the same starts, with the same exact acceptance test,
 each majoriser minimised by :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` (accelerated projected
 gradient on its smoothing, compiled, warm-started from the current point and the previous step's step size,
