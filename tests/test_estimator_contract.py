@@ -52,6 +52,7 @@ VARIANTS = [
     KernelRobustSVC(method="socp", noise="finite"),
     KernelRobustSVC(method="qn", n_random_starts=0),
     HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),
+    HyperbolicSVC(solver="ipm", n_starts=1, max_iter=3, max_rank=5),
     WassersteinSVC(norm=1, kappa=1.0, solver="clarabel"),
     WassersteinSVC(norm=np.inf, solver="ipm"),
     RobustSVC(warm_start=True),

@@ -65,7 +65,7 @@ def test_majorizer_upper_bounds_objective_and_touches():
             assert f.majorizer(O, R, O_t, R_t) >= f.f(O, R) - 1e-9
 
 
-@pytest.mark.parametrize("backend", ["ccp", "anchors"])
+@pytest.mark.parametrize("backend", ["ccp", "ipm", "anchors"])
 def test_ccp_never_increases_objective(backend):
     f, _ = _machine(n=30, seed=2)
     opts = dict(n_starts=2, max_iter=8, random_state=3)
@@ -78,7 +78,7 @@ def test_ccp_never_increases_objective(backend):
     assert sol.objective == pytest.approx(min(h[-1] for h in sol.info["histories"]))
     assert sol.objective == pytest.approx(f.objective(sol))
     # the centres stay in the convex hulls of their classes
-    if backend == "ccp":
+    if backend in ("ccp", "ipm"):
         lam = sol["lam"]
         assert np.all(lam >= 0)
         for k in range(3):
@@ -231,7 +231,7 @@ def _class_mean_start(f):
     return O0, f.f(O0, np.zeros(f.n_classes))
 
 
-@pytest.mark.parametrize("backend", ["ccp", "anchors"])
+@pytest.mark.parametrize("backend", ["ccp", "ipm", "anchors"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("C", [2, 3])
 def test_training_never_ends_worse_than_its_start(backend, seed, C):
@@ -501,3 +501,92 @@ def test_first_order_ccp_ends_no_worse_than_the_socp_route(seed, C):
         assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
         assert len(gaps) >= len(h) - 1 and all(g >= 0 for g in gaps)
     assert all(s in ("converged", "fixed_point", "stationary", "max_iter") for s in sol.info["stops"])
+
+
+def _ipm_step(f, step, members):
+    """The interior-point step of ``f`` with the tangent set in ``step``: ``(mu, R, dual bound, IPM result)``."""
+    from rsvm_conic.solvers.hyperbolic_step import dual_summary
+    from rsvm_conic.solvers.ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
+
+    order = np.concatenate(members)
+    w = step.s[order]
+    geo = HyperbolicGeometry(f.Phi[order], f.codes[order], w, f.gamma, f.lam)
+    mu, R, (pi, U), res = solve_step_ipm(geo, step.q, step.e)
+    bound = step.bound(dual_summary(f.Phi[order], f.codes[order], w, f.gamma, pi, U))
+    return mu, R, bound, res
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("seed", range(6))
+def test_ipm_step_equals_the_cvxpy_step_within_its_certified_gap(seed, weighted):
+    """The interior-point step (``solvers.ipm.hyperbolic``) against the step's SOCP through CVXPY + Clarabel at 1e-10:
+    the certified bound (the IPM's dual point scaled into the dual's feasible set) lies below the step's exact value at
+    Clarabel's point, the two optima agree within the certified gap (plus Clarabel's own accuracy), and the gap is
+    closed to 1e-6 of the objective."""
+    f, step, _, _, P, members = _random_step(seed, weighted)
+    P["problem"].solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    ref = P["problem"].value
+    scale = 1.0 + abs(ref)
+    mu, R, bound, res = _ipm_step(f, step, members)
+    assert res.status == "optimal"
+    assert np.all(mu >= 0) and np.all(R >= 0)
+    for k in range(f.n_classes):
+        assert mu[step.agrp == k].sum() == pytest.approx(1.0, abs=1e-12)
+    primal = step.value(mu, R)
+    ref_point = step.value(
+        np.concatenate([np.clip(mu.value, 0, None) / np.clip(mu.value, 0, None).sum() for mu in P["mus"]]),
+        np.clip(P["R"].value, 0, None),
+    )  # Clarabel's point, valued exactly: feasible, so at least the optimum
+    assert bound <= ref_point  # a valid lower bound
+    assert bound <= primal
+    assert abs(primal - ref) <= (primal - bound) + 1e-7 * scale  # the same optimum within the gap (+ Clarabel's)
+    assert primal - bound <= 1e-6 * scale  # the certified gap closes
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ipm_reduced_kkt_solve_equals_the_dense_kkt_solve(seed):
+    """The closed-form KKT solve of ``HyperbolicStepCone`` against ``DenseConeQP``'s dense solve of the same cone QP
+    (its matrices assembled from the problem's own products), at a random interior scaling."""
+    from rsvm_conic.solvers.ipm.engine import DenseConeQP, Scaling, shift_into_cone
+    from rsvm_conic.solvers.ipm.hyperbolic import HyperbolicGeometry, HyperbolicStepCone
+
+    f, step, _, _, _, members = _random_step(seed, seed % 2 == 1)
+    order = np.concatenate(members)
+    geo = HyperbolicGeometry(f.Phi[order], f.codes[order], step.s[order], f.gamma, f.lam)
+    prob = HyperbolicStepCone(geo, step.q, step.e)
+    N, m = prob.N, prob.cones.size
+    eye = np.eye(N)
+    G = np.column_stack([prob.Gx(eye[:, j]) for j in range(N)])
+    A = np.column_stack([prob.Ax(eye[:, j]) for j in range(N)])
+    Pm = np.column_stack([prob.Px(eye[:, j]) for j in range(N)])
+    rng = np.random.default_rng(seed)
+    assert np.allclose(G.T @ (z := rng.normal(size=m)), prob.GTz(z))  # GTz is G's transpose
+    assert np.allclose(A.T @ (y := rng.normal(size=A.shape[0])), prob.ATy(y))
+    dense = DenseConeQP(Pm, prob.q, G, prob.h, prob.cones, A, prob.b)
+    s = shift_into_cone(prob.cones, rng.normal(size=m))
+    zz = shift_into_cone(prob.cones, rng.normal(size=m))
+    scaling = Scaling(prob.cones, s, zz)
+    bx, by, bz = rng.normal(size=N), rng.normal(size=A.shape[0]), rng.normal(size=m)
+    got, want = prob.kkt_factor(scaling)(bx, by, bz), dense.kkt_factor(scaling)(bx, by, bz)
+    for g, w in zip(got, want):
+        assert np.allclose(g, w, rtol=1e-7, atol=1e-7 * np.abs(w).max())
+
+
+@pytest.mark.parametrize(
+    "seed, C",
+    [(0, 2), (2, 2)] + [pytest.param(s, c, marks=pytest.mark.slow) for s, c in ((0, 3), (1, 2), (1, 3), (2, 3))],
+)
+def test_ipm_ccp_ends_no_worse_than_the_socp_route(seed, C):
+    """The full fit: the ``ipm`` route (each step's SOCP by the structured interior point) against the ``ccp`` route
+    (CVXPY + Clarabel) from the same starts and with the same CCP settings, on the cases of
+    ``test_training_never_ends_worse_than_its_start``: its objective is no larger (up to the CCP's tolerance), it never
+    increases along a run, every step's certified gap is recorded and below 1e-5 of the objective."""
+    f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
+    ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed)
+    sol = f.solve("ipm", n_starts=2, max_iter=30, random_state=seed)
+    assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))
+    assert sol.objective == pytest.approx(f.objective(sol))
+    for h, gaps in zip(sol.info["histories"], sol.info["step_gaps"]):
+        assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
+        assert len(gaps) >= len(h) - 1 and all(0 <= g <= 1e-5 * (1 + abs(h[0])) for g in gaps)
+    assert all(s in ("converged", "fixed_point", "max_iter") for s in sol.info["stops"])

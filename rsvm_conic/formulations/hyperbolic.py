@@ -63,6 +63,11 @@ training never ends worse than the nearest-class-mean rule.  (Version 1 ran proj
 steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
 of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
 
+Interior-point steps (backend ``ipm``): the same CCP from the same starts, with the same exact acceptance test,
+each step's SOCP solved by :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point of
+:mod:`rsvm_conic.solvers.ipm.hyperbolic`, the class coordinates computed once for every step and start); each step's
+gap is certified by weak duality and recorded in ``info["step_gaps"]``.
+
 First-order steps (backend ``fista``): the same CCP from the same starts, with the same exact acceptance test,
 each majoriser minimised by :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` (accelerated projected
 gradient on its smoothing, compiled, warm-started from the current point and the previous step's step size,
@@ -92,7 +97,7 @@ import numpy as np
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
 from ..solvers.ccp import CLARABEL_CCP, best_run, socp_ccp
-from ..solvers.hyperbolic_step import first_order_ccp
+from ..solvers.hyperbolic_step import first_order_ccp, ipm_ccp
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -375,6 +380,8 @@ class HyperbolicProblem(Formulation):
         "fista": "convex-concave procedure, each step by accelerated projected gradient to a certified gap; never "
         "increases the objective",
         "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
+        "ipm": "convex-concave procedure, each step's SOCP by the structured interior point with a certified gap; "
+        "never increases the objective",
         "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
     }
 
@@ -581,6 +588,36 @@ class HyperbolicProblem(Formulation):
         )
         info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
         return self._exact_solution("fista", members, runs, t0, **info)
+
+    def _solve_ipm(
+        self,
+        max_iter: int = 30,
+        tol: float = 1e-6,
+        n_starts: int = 3,
+        random_state=0,
+        init=None,
+    ) -> Solution:
+        """The CCP of :meth:`_solve_ccp` (same starts, same exact acceptance test), each step's SOCP solved by
+        :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point; the class coordinates
+        computed once for all steps and starts).  ``info["step_gaps"]``: per start, each step's certified gap in
+        units of the objective; ``info["step_iterations"]``: the interior point's iterations."""
+        t0 = time.perf_counter()
+        members, starts = self._exact_starts(n_starts, random_state, init)
+        runs = ipm_ccp(
+            self.Phi,
+            self.codes,
+            members,
+            self.sample_weight,
+            self.gamma,
+            self.lam,
+            [(mus, R, self._O_of(mus, members)) for mus, R in starts],
+            lambda point: self.f(point[2], point[1]),
+            self._tangent,
+            max_iter=max_iter,
+            tol=tol,
+        )
+        info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
+        return self._exact_solution("ipm", members, runs, t0, **info)
 
     def _O_of(self, mus, members):
         return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])

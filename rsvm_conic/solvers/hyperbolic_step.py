@@ -38,12 +38,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._jit import jit
+from .._threads import blas_threads_for
 from .ccp import ccp_runs
 
 #: gradient steps between two evaluations of the certificate
 CHUNK = 10
 
-__all__ = ["MajoriserStep", "StepResult", "first_order_ccp", "simplex_project", "solve_majoriser"]
+__all__ = [
+    "MajoriserStep",
+    "StepResult",
+    "dual_summary",
+    "first_order_ccp",
+    "ipm_ccp",
+    "simplex_project",
+    "solve_majoriser",
+]
 
 
 def simplex_project(v, groups, n_groups: int, weights=None) -> np.ndarray:
@@ -531,6 +540,106 @@ def first_order_ccp(
     for start in starts:
         records.clear()
         (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=0.0)
+        run["mus"], run["R"], run["O"] = run.pop("point")
+        run["step_gaps"] = [g for g, _ in records]
+        run["step_iterations"] = [i for _, i in records]
+        runs.append(run)
+    return runs
+
+
+def dual_summary(Phi_sorted, codes_sorted, weights_sorted, gamma: float, pi, U) -> tuple:
+    """The summaries ``(const, sum_i U_i, r)`` that :meth:`MajoriserStep.bound` takes, of a dual point ``(pi, U)``
+    (the pieces' weights, rows on the simplex, and ``U_ij`` with ``||U_ij|| <= s_i (1 - pi_ij) / 2``; module
+    docstring), the samples in the order of ``Phi_sorted``.
+
+    Parameters
+    ----------
+    Phi_sorted : ndarray of shape (n, D)
+        Feature vectors.
+    codes_sorted : ndarray of shape (n,)
+        Their class codes.
+    weights_sorted : ndarray of shape (n,)
+        Their sample weights.
+    gamma : float
+        The margin parameter.
+    pi : ndarray of shape (n, C)
+        The pieces' weights.
+    U : ndarray of shape (n, C, D)
+        The cones' dual vectors.
+
+    Returns
+    -------
+    tuple
+        ``(const, Ug, rR)``.
+    """
+    n, C = pi.shape
+    rows = np.arange(n)
+    s = weights_sorted
+    one_minus_y = 1.0 - pi[rows, codes_sorted]
+    const = float(np.sum(s * gamma * one_minus_y) - np.einsum("ijd,id->", U, Phi_sorted))
+    contrib = 0.5 * s[:, None] * pi
+    contrib[rows, codes_sorted] = -0.5 * s * one_minus_y
+    return const, U.sum(axis=0), contrib.sum(axis=0)
+
+
+def ipm_ccp(Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol) -> list[dict]:
+    """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start, each step solved exactly by the
+    structured interior point :func:`~rsvm_conic.solvers.ipm.hyperbolic.solve_step_ipm`; the class coordinates are
+    computed once and shared by every step and start.  Each step's gap is certified by weak duality: the interior
+    point's dual point, scaled into the dual's feasible set, bounds the step's optimum through
+    :meth:`MajoriserStep.bound`.
+
+    Parameters
+    ----------
+    Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent
+        As for :func:`first_order_ccp`.
+    max_iter : int
+        CCP steps per start at most.
+    tol : float
+        :func:`~rsvm_conic.solvers.ccp.ccp_runs`' tolerance: a step lowering ``f`` by at most ``tol (1 + |f|)``
+        ends the run (``converged``).
+
+    Returns
+    -------
+    list of dict
+        :func:`~rsvm_conic.solvers.ccp.ccp_runs`' runs, each with its final ``mus``, ``R``, ``O`` and, per step,
+        ``step_gaps`` (the certified gap in units of the objective) and ``step_iterations`` (interior-point
+        iterations).
+    """
+    from .ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
+
+    order = np.concatenate(members)
+    weights = np.ones(Phi.shape[0]) if sample_weight is None else sample_weight
+    Ps, cs, ws = Phi[order], codes[order], weights[order]
+    step = MajoriserStep(Phi, codes, Ps, cs, weights, gamma, lam)
+    geo = HyperbolicGeometry(Ps, cs, ws, gamma, lam)
+    bounds = np.cumsum([0] + [idx.size for idx in members])
+    records: list = []
+
+    def step_fn(point):
+        mus, R, O = point
+        fval = objective(point)
+        step.set_tangent(*tangent(O, R))
+        start_value = step.value(np.concatenate(mus), R)
+        try:
+            mu, R_new, (pi, U), res = solve_step_ipm(geo, step.q, step.e)
+        except np.linalg.LinAlgError as exc:
+            return None, None, False, [f"ipm: the KKT factorisation failed ({exc})"]
+        if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(R_new)) and np.all(np.isfinite(U))):
+            return None, None, False, [f"ipm: non-finite iterate (status {res.status})"]
+        primal = step.value(mu, R_new)
+        dual = step.bound(dual_summary(Ps, cs, ws, gamma, pi, U))
+        records.append(((primal - dual) / gamma, res.iterations))
+        mus_new = [mu[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        O_new = np.stack([m @ Phi[idx] for m, idx in zip(mus_new, members)])
+        return (mus_new, R_new, O_new), fval - (start_value - primal) / gamma, res.status != "optimal", []
+
+    runs = []
+    r = int(geo.r.sum())
+    for start in starts:
+        records.clear()
+        with blas_threads_for(Phi.shape[0] * (r + geo.C) ** 2):  # the factorisation's Schur complement
+            (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=tol)
         run["mus"], run["R"], run["O"] = run.pop("point")
         run["step_gaps"] = [g for g, _ in records]
         run["step_iterations"] = [i for _, i in records]
