@@ -197,3 +197,38 @@ def test_a_refit_at_the_same_parameters_returns_the_certified_fit_again():
     assert est.solver_stats_["backend"] == "clarabel"
     cold = RobustSVC(radius=0.2).fit(X, y)
     assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(seed=0),
+        dict(seed=1, shift=0.3, C=10.0),
+        dict(seed=2, diagonal=True, C=0.1),
+        dict(seed=3, balanced=True),
+        dict(seed=4, L=800, n=8),
+    ],
+)
+def test_the_constant_point_at_the_threshold_is_certified_without_an_interior_point(case):
+    """At and above the radius R* from which w = 0 (the default grid's first point) the fit is the constant
+    classifier certified by a dual point of the threshold (route ``threshold``, no interior point): its objective
+    equals a cold fit's within the two certified gaps, and the path's first point is that fit."""
+    rng, X, y = _data(case["seed"], L=case.get("L", 300), n=case.get("n", 4), shift=case.get("shift", 1.0))
+    if case.get("balanced"):
+        y = np.arange(y.size) % 2
+    fit = dict(Sigma=rng.uniform(0.05, 0.4, X.shape[1])) if case.get("diagonal") else {}
+    C = case.get("C", 1.0)
+    path = _quiet(lambda: radius_path(RobustSVC(C=C), X, y, n_radii=4, **fit))
+    first = path.stats[0][0]
+    assert first["route"] == "threshold" and first["status"] == "optimal" and first["iterations"] == 0
+    assert not np.any(path.coefs[0, 0])
+    for r in (path.radii[0], 1.5 * path.radii[0]):
+        warm = RobustSVC(C=C, warm_start=True)
+        warm.radius_threshold(X, y, **fit)
+        _quiet(lambda: warm.set_params(radius=r).fit(X, y, **fit))
+        cold = _quiet(lambda: RobustSVC(C=C, radius=r).fit(X, y, **fit))
+        assert warm.solver_stats_["route"] == "threshold"
+        assert warm.solver_stats_["gap_rel"] <= 1e-6
+        assert _within_gaps(
+            warm.objective_, warm.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"]
+        )

@@ -125,10 +125,10 @@ def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklev
     return True
 
 
-def _threshold(formulation):
-    """``(ZeroThreshold or None, why not)``: the formulation's threshold; never raises."""
+def _threshold(formulation, threshold=None):
+    """``(ZeroThreshold or None, why not)``: the formulation's threshold (``threshold`` when given); never raises."""
     try:
-        zt = formulation.zero_threshold()
+        zt = formulation.zero_threshold() if threshold is None else threshold
     except Exception as exc:  # a diagnostic never turns a certified fit into an exception
         return None, f"it could not be computed ({type(exc).__name__}: {exc})"
     if zt is None:
@@ -154,7 +154,7 @@ UNTOUCHED = (
 )
 
 
-def constant_reason(formulation) -> str:
+def constant_reason(formulation, threshold=None) -> str:
     """Why a robust linear SVM's fitted classifier is constant, and the value of its radius parameter
     (``formulation.gamma_param``) at which it stops being so.
 
@@ -162,6 +162,8 @@ def constant_reason(formulation) -> str:
     ----------
     formulation : LinearProblem
         The solved formulation, at the fitted parameter values.
+    threshold : ZeroThreshold or None, default=None
+        The formulation's threshold on its parameter's scale, if known (None: computed).
 
     Returns
     -------
@@ -174,7 +176,7 @@ def constant_reason(formulation) -> str:
     value = float(formulation.param_value(name)) if formulation.gamma_param else 0.0
     head = f"The uncertainty {name} {value:g} exceeds what the data's margins can absorb"
     tail = "(or a smaller Sigma, or more separated classes)"
-    zt, why = _threshold(formulation)
+    zt, why = _threshold(formulation, threshold)
     if zt is None:
         return NO_DIRECTION if why == "no robust term" else f"{head} {tail}; the threshold {name}: {why}."
     if zt.upper <= ZERO_RTOL * value:
@@ -250,6 +252,7 @@ class _WarmState(NamedTuple):
     gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
     solution: Solution | None = None  # the certified solution of that fit
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
+    threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -320,7 +323,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self._warm = None
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
-            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values())
+            threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
+            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
@@ -360,6 +364,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         options = dict(self.solver_options or {})
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
             return warm.solution  # the same problem, solved and certified by the previous fit
+        if warm is not None and warm.threshold is not None and self._warm_route(formulation):
+            sol = self._constant_solution(formulation, warm.threshold, options.get("tol", EXACT_TOL))
+            if sol is not None:
+                return sol
         if warm is not None and warm.w is not None and self._warm_route(formulation):
             if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
                 options = dict(options.get("ipm", {}))
@@ -388,6 +396,31 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                 info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
                 return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
         return formulation.solve(self.solver, **(self.solver_options or {}))
+
+    def _constant_solution(self, formulation, threshold, tol):
+        """The constant classifier ``(0, b)`` certified without an interior point when the radius is at or above the
+        threshold from which ``w = 0`` (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point` gives the dual
+        point; p = 2, one noise factor, every sample of one radius), else None."""
+        from ..solvers.zero_threshold import constant_dual_point
+
+        unc = formulation.current_uncertainty()
+        radius = getattr(self, "radius", None)
+        if radius is None or unc is None or not math.isfinite(threshold.upper) or radius < threshold.upper:
+            return None
+        if unc.p != 2.0 or unc.factors.shape[0] != 1 or formulation.sample_weight is not None or np.ptp(unc.gamma):
+            return None
+        t0 = time.perf_counter()
+        X, y = formulation.X, formulation.y
+        alpha, multipliers = constant_dual_point(X, y, formulation.C, unc.gamma[0], unc.factors[0], unc.diagonal)
+        if alpha is None:
+            return None
+        w = np.zeros(X.shape[1])
+        b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
+        cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
+        if not cert.certified:
+            return None
+        cert.time, cert.iterations = time.perf_counter() - t0, 0
+        return Solution("threshold", cert.status, cert.primal, cert.time, {"w": w, "b": b}, {}, cert)
 
     def _warm_route(self, formulation) -> bool:
         """Whether the interior point is the route this fit runs (the one the working-set warm start uses)."""
@@ -618,8 +651,10 @@ class RobustSVC(_LinearSVCBase):
                 "the radius threshold is computed for unweighted in-memory samples only (no sample_weight or "
                 "class_weight, no Dask array); pass the radii explicitly."
             )
-        if key is not None and warm is None:
-            self._warm = _WarmState(key, formulation, X, classes, None, None)
+        if key is not None:
+            self._warm = (_WarmState(key, formulation, X, classes, None, None) if warm is None else warm)._replace(
+                threshold=zt
+            )
         return zt
 
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
@@ -635,7 +670,8 @@ class RobustSVC(_LinearSVCBase):
         return RobustProblem(X, y, unc, C=self.C, check_input=False, sample_weight=weights)
 
     def _constant_reason(self, formulation) -> str:
-        return constant_reason(formulation)
+        warm = getattr(self, "_warm", None)  # a warm start keeps the data's threshold: not computed again
+        return constant_reason(formulation, None if warm is None else warm.threshold)
 
 
 class ChanceConstrainedSVC(_LinearSVCBase):

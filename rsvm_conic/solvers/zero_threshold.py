@@ -19,7 +19,7 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 
-__all__ = ["ZeroThreshold", "zero_threshold"]
+__all__ = ["ZeroThreshold", "constant_dual_point", "zero_threshold"]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
 MAX_UNITS = 64
@@ -392,3 +392,78 @@ def zero_threshold(
             break
         d_rank = d
     return ZeroThreshold(lower, max(upper, lower), best_d, programs, time.perf_counter() - t0)
+
+
+def constant_dual_point(X, y, C, gamma, factor, diagonal):
+    """A dual point certifying the constant classifier ``w = 0`` of the unweighted robust SVM (p = 2, one factor).
+
+    At ``w = 0`` the minority's multipliers are ``C`` and the majority's sum to as much; the dual value is then
+    ``sum(alpha) - 1/2 dist(v, s A B_2)^2`` with ``v = X'(alpha y)``, ``s = sum_i alpha_i gamma_i`` and ``B_2`` the
+    unit ball, equal to the primal ``2 C K`` (K the minority's size) where the distance is 0, that is at and above
+    the threshold radius (:func:`zero_threshold`).  One second-order cone program (Clarabel) over the majority's
+    multipliers and ``u`` minimises the distance; the caller's certificate evaluates the point.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}, both present.
+    C : float
+        The hinge weight of every sample.
+    gamma : float
+        Every sample's radius.
+    factor : ndarray of shape (n,) or (n, n)
+        The factor ``A`` of the robust term ``gamma ||A'w||_2`` (its diagonal when ``diagonal``).
+    diagonal : bool
+        Whether ``factor`` is diagonal.
+
+    Returns
+    -------
+    alpha : ndarray of shape (L,) or None
+        The multipliers (None when Clarabel does not solve the program).
+    multipliers : ndarray of shape (1, n) or None
+        The robust cone's multiplier ``s u``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+
+    L, n = X.shape
+    pos = y > 0
+    n_pos = int(np.count_nonzero(pos))
+    minority = ~pos if n_pos >= L - n_pos else pos
+    K = int(np.count_nonzero(minority))
+    maj = np.flatnonzero(~minority)
+    M = maj.size
+    s = 2.0 * K * C * gamma
+    A = np.diag(factor) if diagonal else np.asarray(factor)
+    v_min = C * (X[minority].T @ y[minority])
+    # x = [a (M), u (n), tau, r (n)]: r = v_min + C X_maj'(y a) - s A u, (tau, r) and (1, u) in SOC
+    i_u, i_tau, i_r = M, M + n, M + n + 1
+    nx = i_r + n
+    Xm = C * (X[maj] * y[maj, None]).T  # (n, M)
+    eq = sp.hstack([sp.csc_matrix(Xm), sp.csc_matrix(-s * A), sp.csc_matrix((n, 1)), -sp.identity(n)])
+    total = sp.csc_matrix(np.concatenate([np.ones(M), np.zeros(nx - M)])[None, :])
+    box = sp.vstack([sp.identity(M), -sp.identity(M)])
+    box = sp.hstack([box, sp.csc_matrix((2 * M, nx - M))])
+    soc_r = sp.csc_matrix((-np.ones(n + 1), (np.arange(n + 1), np.r_[i_tau, i_r + np.arange(n)])), shape=(n + 1, nx))
+    soc_u = sp.csc_matrix((-np.ones(n), (1 + np.arange(n), i_u + np.arange(n))), shape=(n + 1, nx))
+    Acon = sp.vstack([-eq, total, box, soc_r, soc_u]).tocsc()
+    rhs = np.concatenate([v_min, [K], np.ones(M), np.zeros(M), np.zeros(n + 1), np.r_[1.0, np.zeros(n)]])
+    c = np.zeros(nx)
+    c[i_tau] = 1.0
+    cones = [
+        clarabel.ZeroConeT(n + 1),
+        clarabel.NonnegativeConeT(2 * M),
+        clarabel.SecondOrderConeT(n + 1),
+        clarabel.SecondOrderConeT(n + 1),
+    ]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(sp.csc_matrix((nx, nx)), c, Acon, rhs, cones, settings).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return None, None
+    x = np.asarray(sol.x)
+    alpha = np.where(minority, C, 0.0)
+    alpha[maj] = C * np.clip(x[:M], 0.0, 1.0)
+    return alpha, s * x[i_u : i_u + n][None, :]
