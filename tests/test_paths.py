@@ -232,3 +232,21 @@ def test_the_constant_point_at_the_threshold_is_certified_without_an_interior_po
         assert _within_gaps(
             warm.objective_, warm.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"]
         )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_path_over_given_radii_certifies_its_constant_points_without_an_interior_point(seed):
+    """Radii given (as each fold of the cross-validated estimators gives them): the points at and above the data's
+    threshold are constant, certified by the threshold's dual point (route ``threshold``: the first by the one-pass
+    lower bound, the next ones because their neighbour is constant), and equal the cold fits within the gaps; the
+    first non-constant point is a certified interior-point fit."""
+    rng, X, y = _data(seed, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([4.0, 2.0, 1.0, 0.5, 0.1])
+    path = _quiet(lambda: radius_path(RobustSVC(C=0.5), X, y, radii=radii))
+    routes = [s["route"] for s in path.stats[0]]
+    assert routes[:3] == ["threshold"] * 3 and routes[3] == "ipm"
+    assert np.all(path.gaps <= 1e-6) and not np.any(path.coefs[0, :3]) and np.any(path.coefs[0, 3])
+    for j, r in enumerate(radii):
+        cold = _quiet(lambda: RobustSVC(C=0.5, radius=r).fit(X, y))
+        assert _within_gaps(path.objectives[0, j], path.gaps_abs[0, j], cold.objective_, cold.solver_stats_["gap_abs"])

@@ -358,20 +358,21 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         return (*self._structure(), digest.hexdigest())
 
     def _solve(self, formulation, warm):
-        """The certified solution at the current parameters: from the previous fit's solution on a reduced problem
-        (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`) when a warm start applies to the interior point's
-        route, else (or when that does not certify) ``formulation.solve(self.solver)``."""
+        """The certified solution at the current parameters.  With a warm start on the interior point's route: the
+        constant classifier certified by the threshold's dual point where it may be optimal (:meth:`_may_be_constant`),
+        else the previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`,
+        from a non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
             return warm.solution  # the same problem, solved and certified by the previous fit
-        if warm is not None and warm.threshold is not None and self._warm_route(formulation):
-            sol = self._constant_solution(formulation, warm.threshold, options.get("tol", EXACT_TOL))
+        if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
+            options = dict(options.get("ipm", {}))
+        tol = options.pop("tol", EXACT_TOL)
+        if self.warm_start and self._warm_route(formulation) and self._may_be_constant(formulation, warm):
+            sol = self._constant_solution(formulation, tol)
             if sol is not None:
                 return sol
-        if warm is not None and warm.w is not None and self._warm_route(formulation):
-            if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
-                options = dict(options.get("ipm", {}))
-            tol = options.pop("tol", EXACT_TOL)
+        if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
             unc = formulation.current_uncertainty()
             arrays = (None, None, False, None)
             if unc is not None:
@@ -397,17 +398,30 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                 return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
         return formulation.solve(self.solver, **(self.solver_options or {}))
 
-    def _constant_solution(self, formulation, threshold, tol):
-        """The constant classifier ``(0, b)`` certified without an interior point when the radius is at or above the
-        threshold from which ``w = 0`` (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point` gives the dual
-        point; p = 2, one noise factor, every sample of one radius), else None."""
+    def _may_be_constant(self, formulation, warm) -> bool:
+        """Whether a warm fit tries the constant classifier first: the radius is at or above the data's threshold
+        (when ``radius_threshold`` computed it), or the previous fit on these data was constant, or (the first fit)
+        the radius is not below the threshold's lower bound from one direction (one pass over the data)."""
+        radius = getattr(self, "radius", None)
+        if radius is None or not radius > 0:
+            return False
+        if warm is not None and warm.threshold is not None:
+            return math.isfinite(warm.threshold.upper) and radius >= warm.threshold.upper
+        if warm is not None and warm.w is not None:
+            return not np.any(warm.w)
+        zt = formulation.zero_threshold(max_programs=0)
+        return zt is not None and radius >= zt.lower
+
+    def _constant_solution(self, formulation, tol):
+        """The constant classifier ``(0, b)`` certified without an interior point by a dual point of the threshold
+        problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point`; p = 2, one noise factor, every sample
+        of one radius, unweighted), or None (not constant at this radius, or not that case)."""
         from ..solvers.zero_threshold import constant_dual_point
 
         unc = formulation.current_uncertainty()
-        radius = getattr(self, "radius", None)
-        if radius is None or unc is None or not math.isfinite(threshold.upper) or radius < threshold.upper:
+        if unc is None or unc.p != 2.0 or unc.factors.shape[0] != 1 or formulation.sample_weight is not None:
             return None
-        if unc.p != 2.0 or unc.factors.shape[0] != 1 or formulation.sample_weight is not None or np.ptp(unc.gamma):
+        if np.ptp(unc.gamma) or not unc.gamma[0] > 0:
             return None
         t0 = time.perf_counter()
         X, y = formulation.X, formulation.y
