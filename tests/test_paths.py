@@ -250,3 +250,24 @@ def test_a_path_over_given_radii_certifies_its_constant_points_without_an_interi
     for j, r in enumerate(radii):
         cold = _quiet(lambda: RobustSVC(C=0.5, radius=r).fit(X, y))
         assert _within_gaps(path.objectives[0, j], path.gaps_abs[0, j], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize(
+    "case", [dict(seed=0), dict(seed=1, shift=0.3), dict(seed=2, diagonal=True), dict(seed=3, L=900, n=7)]
+)
+def test_the_one_program_threshold_equals_the_general_algorithm(case):
+    """p = 2, one noise factor, one radius (the default grid's case): the threshold from one conic program brackets
+    the same radius as the general algorithm (Dinkelbach / ratio programs with every sample in reach), to 1e-5."""
+    from rsvm_conic.estimators.linear import _one_program_threshold
+
+    rng, X, y = _data(case["seed"], L=case.get("L", 300), n=case.get("n", 4), shift=case.get("shift", 1.0))
+    fit = dict(Sigma=rng.uniform(0.05, 0.4, X.shape[1])) if case.get("diagonal") else {}
+    est = RobustSVC(warm_start=True)
+    zt = est.radius_threshold(X, y, **fit)
+    formulation = est._warm.formulation
+    formulation.set_params(radius=1.0)
+    assert zt.programs == 1 and _one_program_threshold(formulation) is not None
+    ref = formulation.zero_threshold(max_programs=100, band=512, max_working=X.shape[0], rtol=1e-7)
+    assert ref.bracketed
+    assert zt.lower <= ref.upper * (1 + 1e-5) and ref.lower <= zt.upper * (1 + 1e-5)
+    assert abs(zt.upper - ref.upper) <= 1e-5 * ref.upper

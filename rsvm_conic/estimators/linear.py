@@ -143,6 +143,21 @@ def _threshold(formulation, threshold=None):
     return zt, ""
 
 
+def _one_program_threshold(formulation):
+    """The threshold of an unweighted in-memory robust SVM with p = 2, one noise factor and every sample of one
+    radius by one conic program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale of
+    the current radius; None in any other case or when that program does not bracket it."""
+    from ..solvers.zero_threshold import constant_threshold
+
+    if not formulation.samples.in_memory or formulation.sample_weight is not None:
+        return None
+    unc = formulation.current_uncertainty()
+    if unc is None or unc.p != 2.0 or unc.factors.shape[0] != 1 or np.ptp(unc.gamma) or not unc.gamma[0] > 0:
+        return None
+    ops = formulation.datafit().factor_ops()
+    return constant_threshold(formulation.X, formulation.y, ops, unc.factors[0], unc.diagonal)
+
+
 #: relative width below which a threshold's bracket is reported as one number
 BRACKET_RTOL = 1e-3
 #: a threshold below this fraction of the fitted value is reported as 0 (constant without uncertainty)
@@ -656,7 +671,9 @@ class RobustSVC(_LinearSVCBase):
         """
         formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
         formulation.set_params(radius=1.0)  # the threshold is computed on the scale of a positive radius
-        zt = formulation.zero_threshold()
+        zt = _one_program_threshold(formulation)
+        if zt is None:
+            zt = formulation.zero_threshold()
         if zt is not None and not zt.bracketed and math.isfinite(zt.lower):  # a wider working set brackets it
             zt = formulation.zero_threshold(max_programs=100, band=512, max_working=X.shape[0])
         formulation.set_params(radius=self.radius)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 
-__all__ = ["ZeroThreshold", "constant_dual_point", "zero_threshold"]
+__all__ = ["ZeroThreshold", "constant_dual_point", "constant_threshold", "zero_threshold"]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
 MAX_UNITS = 64
@@ -467,3 +467,72 @@ def constant_dual_point(X, y, C, gamma, factor, diagonal):
     alpha = np.where(minority, C, 0.0)
     alpha[maj] = C * np.clip(x[:M], 0.0, 1.0)
     return alpha, s * x[i_u : i_u + n][None, :]
+
+
+def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> ZeroThreshold | None:
+    """The threshold multiplier ``t*`` by one second-order cone program, for the unweighted robust SVM with p = 2,
+    one factor ``A`` and every sample of one radius ``gamma`` (the default noise covariance's case).
+
+    There ``w = 0`` is optimal at ``t`` exactly when some dual point of the constant classifier (the minority's
+    multipliers 1, the majority's in [0, 1] summing to the minority's size K) has ``v = X'(alpha y) = A z`` with
+    ``||z||_2 <= 2 K t gamma``: ``t* = min ||z||_2 / (2 K gamma)``, one program over the majority's multipliers.
+    Its optimal ``z`` gives the direction ``d = A^-T z`` whose exactly evaluated ``rho(d)`` (:class:`_Data`) is the
+    certified lower end.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}, both present.
+    ops : FactorOps
+        The robust term at the current radius (every ``gamma_i`` equal and positive, one group, q = 2).
+    factor : ndarray of shape (n,) or (n, n)
+        The factor ``A`` (its diagonal when ``diagonal``), invertible.
+    diagonal : bool
+        Whether ``factor`` is diagonal.
+    rtol : float, default=1e-5
+        The bracket's largest relative width; wider (the program solved inaccurately): None.
+
+    Returns
+    -------
+    ZeroThreshold or None
+        None when Clarabel does not solve the program or the bracket is wider than ``rtol``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+
+    t0 = time.perf_counter()
+    L, n = X.shape
+    pos = y > 0
+    minority = ~pos if int(np.count_nonzero(pos)) >= L - int(np.count_nonzero(pos)) else pos
+    K = int(np.count_nonzero(minority))
+    maj = np.flatnonzero(~minority)
+    M = maj.size
+    gamma = float(ops.gamma[0])
+    A = np.diag(factor) if diagonal else np.asarray(factor)
+    v_min = X[minority].T @ y[minority]
+    # x = [a (M), z (n), tau]: v_min + X_maj'(y a) - A z = 0, sum a = K, 0 <= a <= 1, (tau, z) in SOC
+    eq = sp.hstack([sp.csc_matrix((X[maj] * y[maj, None]).T), sp.csc_matrix(-A), sp.csc_matrix((n, 1))])
+    total = sp.csc_matrix((np.ones(M), (np.zeros(M, dtype=np.intp), np.arange(M))), shape=(1, M + n + 1))
+    box = sp.hstack([sp.vstack([sp.identity(M), -sp.identity(M)]), sp.csc_matrix((2 * M, n + 1))])
+    soc = sp.csc_matrix((-np.ones(n + 1), (np.arange(n + 1), np.r_[M + n, M + np.arange(n)])), shape=(n + 1, M + n + 1))
+    Acon = sp.vstack([-eq, total, box, soc]).tocsc()
+    rhs = np.concatenate([v_min, [K], np.ones(M), np.zeros(M), np.zeros(n + 1)])
+    c = np.zeros(M + n + 1)
+    c[-1] = 1.0
+    cones = [clarabel.ZeroConeT(n + 1), clarabel.NonnegativeConeT(2 * M), clarabel.SecondOrderConeT(n + 1)]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(sp.csc_matrix((M + n + 1, M + n + 1)), c, Acon, rhs, cones, settings).solve()
+    if str(sol.status) != "Solved":
+        return None
+    z = np.asarray(sol.x)[M : M + n]
+    upper = float(np.linalg.norm(z)) / (2.0 * K * gamma)
+    d = np.linalg.solve(A.T, z)
+    if not np.any(d):
+        return None
+    lower, _ = _Data(X, y, ops).rho(d / np.max(np.abs(d)))
+    if not lower >= upper * (1.0 - rtol):
+        return None
+    return ZeroThreshold(lower, max(upper, lower), d / np.max(np.abs(d)), 1, time.perf_counter() - t0)
