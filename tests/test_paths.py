@@ -271,3 +271,10 @@ def test_the_one_program_threshold_equals_the_general_algorithm(case):
     assert ref.bracketed
     assert zt.lower <= ref.upper * (1 + 1e-5) and ref.lower <= zt.upper * (1 + 1e-5)
     assert abs(zt.upper - ref.upper) <= 1e-5 * ref.upper
+    # the program's dual point certifies the constant classifier at every radius from the threshold on
+    a, z = zt.dual
+    for r, C in ((zt.upper, 1.0), (3 * zt.upper, 0.2)):
+        formulation.set_params(radius=r, C=C)
+        w0, b0 = np.zeros(X.shape[1]), 1.0 if np.mean(y) > 0.5 else -1.0
+        cert = formulation.certificate("threshold", w0, b0, C * a, multipliers=C * z[None, :])
+        assert cert.certified and cert.primal == pytest.approx(2 * C * min(np.sum(y), np.sum(1 - y)), rel=1e-12)

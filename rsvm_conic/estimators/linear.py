@@ -384,7 +384,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             options = dict(options.get("ipm", {}))
         tol = options.pop("tol", EXACT_TOL)
         if self.warm_start and self._warm_route(formulation) and self._may_be_constant(formulation, warm):
-            sol = self._constant_solution(formulation, tol)
+            sol = self._constant_solution(formulation, warm, tol)
             if sol is not None:
                 return sol
         if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
@@ -427,10 +427,11 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         zt = formulation.zero_threshold(max_programs=0)
         return zt is not None and radius >= zt.lower
 
-    def _constant_solution(self, formulation, tol):
+    def _constant_solution(self, formulation, warm, tol):
         """The constant classifier ``(0, b)`` certified without an interior point by a dual point of the threshold
         problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point`; p = 2, one noise factor, every sample
-        of one radius, unweighted), or None (not constant at this radius, or not that case)."""
+        of one radius, unweighted; at and above the threshold kept in ``warm``, the dual point of its program), or None
+        (not constant at this radius, or not that case)."""
         from ..solvers.zero_threshold import constant_dual_point
 
         unc = formulation.current_uncertainty()
@@ -440,12 +441,18 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             return None
         t0 = time.perf_counter()
         X, y = formulation.X, formulation.y
-        alpha, multipliers = constant_dual_point(X, y, formulation.C, unc.gamma[0], unc.factors[0], unc.diagonal)
-        if alpha is None:
-            return None
         w = np.zeros(X.shape[1])
         b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
-        cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
+        zt = None if warm is None else warm.threshold  # of these data
+        cert = None
+        if zt is not None and zt.dual is not None and self.radius >= zt.upper:  # the threshold's dual point holds
+            alpha, multipliers = formulation.C * zt.dual[0], formulation.C * zt.dual[1][None, :]
+            cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
+        if cert is None or not cert.certified:
+            alpha, multipliers = constant_dual_point(X, y, formulation.C, unc.gamma[0], unc.factors[0], unc.diagonal)
+            if alpha is None:
+                return None
+            cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
         if not cert.certified:
             return None
         cert.time, cert.iterations = time.perf_counter() - t0, 0

@@ -40,6 +40,10 @@ class ZeroThreshold(NamedTuple):
         Small conic programs solved.
     time : float
         Wall-clock seconds.
+    dual : tuple or None
+        ``(a, z)`` from :func:`constant_threshold`: the constant classifier's dual point at the threshold (the
+        majority's multipliers ``a`` in [0, 1] over the hinge weight, the minority's 1) and ``z`` with
+        ``X'(a y) = A z``; None from :func:`zero_threshold`.
     """
 
     lower: float  # w != 0 for every multiplier t < lower (certified by ``direction``, exactly evaluated)
@@ -47,6 +51,7 @@ class ZeroThreshold(NamedTuple):
     direction: np.ndarray  # d with rho(d) = lower, ||d||_inf = 1 (zeros if lower = 0)
     programs: int  # small conic programs solved
     time: float
+    dual: tuple | None = None  # (a, z) of constant_threshold: the constant classifier's dual point at the threshold
 
     @property
     def bracketed(self) -> bool:
@@ -527,7 +532,12 @@ def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> Ze
     sol = clarabel.DefaultSolver(sp.csc_matrix((M + n + 1, M + n + 1)), c, Acon, rhs, cones, settings).solve()
     if str(sol.status) != "Solved":
         return None
-    z = np.asarray(sol.x)[M : M + n]
+    a = np.where(minority, 1.0, 0.0)
+    am = np.clip(np.asarray(sol.x)[:M], 0.0, 1.0)
+    short = K - float(np.sum(am))  # spread over the room left, so that the majority's multipliers sum to K
+    room = 1.0 - am if short > 0 else am
+    a[maj] = np.clip(am + short * room / max(float(np.sum(room)), 1e-300), 0.0, 1.0)
+    z = np.linalg.solve(A, X.T @ (a * y))  # exactly X'(a y) = A z, so that (a, z) certifies from upper on
     upper = float(np.linalg.norm(z)) / (2.0 * K * gamma)
     d = np.linalg.solve(A.T, z)
     if not np.any(d):
@@ -535,4 +545,4 @@ def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> Ze
     lower, _ = _Data(X, y, ops).rho(d / np.max(np.abs(d)))
     if not lower >= upper * (1.0 - rtol):
         return None
-    return ZeroThreshold(lower, max(upper, lower), d / np.max(np.abs(d)), 1, time.perf_counter() - t0)
+    return ZeroThreshold(min(lower, upper), upper, d / np.max(np.abs(d)), 1, time.perf_counter() - t0, (a, z))
