@@ -667,8 +667,11 @@ class RobustSVC(_LinearSVCBase):
         -------
         ZeroThreshold
             ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
-            radius below it (:meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold`; when its
-            default working set leaves the threshold unbracketed, once more with every sample in reach).
+            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one conic
+            program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
+            the constant fits of a warm start); otherwise, or when that program does not bracket it,
+            :meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold` (when its default working set
+            leaves the threshold unbracketed, once more with every sample in reach).
 
         Raises
         ------
