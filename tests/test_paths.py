@@ -278,3 +278,22 @@ def test_the_one_program_threshold_equals_the_general_algorithm(case):
         w0, b0 = np.zeros(X.shape[1]), 1.0 if np.mean(y) > 0.5 else -1.0
         cert = formulation.certificate("threshold", w0, b0, C * a, multipliers=C * z[None, :])
         assert cert.certified and cert.primal == pytest.approx(2 * C * min(np.sum(y), np.sum(1 - y)), rel=1e-12)
+
+
+def test_constant_points_are_certified_for_every_C_of_a_path():
+    """The radius from which w = 0 does not depend on C: once a point of a path is certified constant, every point
+    at a radius at least as large is, in every row of C (the snake order reaches them from non-constant points too),
+    and each equals its cold fit within the gaps."""
+    rng, X, y = _data(5, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([3.0, 1.5, 1.0, 0.4, 0.1])
+    Cs = [0.1, 1.0, 10.0]
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii, Cs=Cs))
+    for i, C in enumerate(Cs):
+        assert [s["route"] for s in path.stats[i][:3]] == ["threshold"] * 3
+        assert np.all(path.gaps[i] <= 1e-6) and not np.any(path.coefs[i, :3])
+        for j in (0, 3):
+            cold = _quiet(lambda: RobustSVC(C=C, radius=radii[j]).fit(X, y))
+            assert _within_gaps(
+                path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
+            )

@@ -268,6 +268,7 @@ class _WarmState(NamedTuple):
     solution: Solution | None = None  # the certified solution of that fit
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
+    constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -339,7 +340,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
             threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
-            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold)
+            constant = sol.values.get("constant") or (None if warm is None else warm.constant)
+            self._warm = _WarmState(
+                key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold, constant
+            )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
@@ -420,6 +424,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         radius = getattr(self, "radius", None)
         if radius is None or not radius > 0:
             return False
+        if warm is not None and warm.constant is not None and radius >= warm.constant[0]:
+            return True  # w = 0 at a smaller radius (for any C)
         if warm is not None and warm.threshold is not None:
             return math.isfinite(warm.threshold.upper) and radius >= warm.threshold.upper
         if warm is not None and warm.w is not None:
@@ -443,20 +449,24 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         X, y = formulation.X, formulation.y
         w = np.zeros(X.shape[1])
         b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
-        zt = None if warm is None else warm.threshold  # of these data
-        cert = None
-        if zt is not None and zt.dual is not None and self.radius >= zt.upper:  # the threshold's dual point holds
-            alpha, multipliers = formulation.C * zt.dual[0], formulation.C * zt.dual[1][None, :]
-            cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
-        if cert is None or not cert.certified:
-            alpha, multipliers = constant_dual_point(X, y, formulation.C, unc.gamma[0], unc.factors[0], unc.diagonal)
-            if alpha is None:
-                return None
-            cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
+        C = formulation.C
+        known = [] if warm is None else [warm.constant]  # dual points over C known to hold from a radius on
+        if warm is not None and warm.threshold is not None and warm.threshold.dual is not None:
+            known.append((warm.threshold.upper, *warm.threshold.dual))
+        for r0, a, z in (k for k in known if k is not None and self.radius >= k[0]):
+            cert = formulation.certificate("threshold", w, b, C * a, tol=tol, multipliers=C * z[None, :])
+            if cert.certified:
+                cert.time, cert.iterations = time.perf_counter() - t0, 0
+                return Solution("threshold", cert.status, cert.primal, cert.time, {"w": w, "b": b}, {}, cert)
+        alpha, multipliers = constant_dual_point(X, y, C, unc.gamma[0], unc.factors[0], unc.diagonal)
+        if alpha is None:
+            return None
+        cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
         if not cert.certified:
             return None
         cert.time, cert.iterations = time.perf_counter() - t0, 0
-        return Solution("threshold", cert.status, cert.primal, cert.time, {"w": w, "b": b}, {}, cert)
+        values = {"w": w, "b": b, "constant": (float(self.radius), alpha / C, multipliers[0] / C)}
+        return Solution("threshold", cert.status, cert.primal, cert.time, values, {}, cert)
 
     def _warm_route(self, formulation) -> bool:
         """Whether the interior point is the route this fit runs (the one the working-set warm start uses)."""
