@@ -197,3 +197,103 @@ def test_a_refit_at_the_same_parameters_returns_the_certified_fit_again():
     assert est.solver_stats_["backend"] == "clarabel"
     cold = RobustSVC(radius=0.2).fit(X, y)
     assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(seed=0),
+        dict(seed=1, shift=0.3, C=10.0),
+        dict(seed=2, diagonal=True, C=0.1),
+        dict(seed=3, balanced=True),
+        dict(seed=4, L=800, n=8),
+    ],
+)
+def test_the_constant_point_at_the_threshold_is_certified_without_an_interior_point(case):
+    """At and above the radius R* from which w = 0 (the default grid's first point) the fit is the constant
+    classifier certified by a dual point of the threshold (route ``threshold``, no interior point): its objective
+    equals a cold fit's within the two certified gaps, and the path's first point is that fit."""
+    rng, X, y = _data(case["seed"], L=case.get("L", 300), n=case.get("n", 4), shift=case.get("shift", 1.0))
+    if case.get("balanced"):
+        y = np.arange(y.size) % 2
+    fit = dict(Sigma=rng.uniform(0.05, 0.4, X.shape[1])) if case.get("diagonal") else {}
+    C = case.get("C", 1.0)
+    path = _quiet(lambda: radius_path(RobustSVC(C=C), X, y, n_radii=4, **fit))
+    first = path.stats[0][0]
+    assert first["route"] == "threshold" and first["status"] == "optimal" and first["iterations"] == 0
+    assert not np.any(path.coefs[0, 0])
+    for r in (path.radii[0], 1.5 * path.radii[0]):
+        warm = RobustSVC(C=C, warm_start=True)
+        warm.radius_threshold(X, y, **fit)
+        _quiet(lambda: warm.set_params(radius=r).fit(X, y, **fit))
+        cold = _quiet(lambda: RobustSVC(C=C, radius=r).fit(X, y, **fit))
+        assert warm.solver_stats_["route"] == "threshold"
+        assert warm.solver_stats_["gap_rel"] <= 1e-6
+        assert _within_gaps(
+            warm.objective_, warm.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"]
+        )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_path_over_given_radii_certifies_its_constant_points_without_an_interior_point(seed):
+    """Radii given (as each fold of the cross-validated estimators gives them): the points at and above the data's
+    threshold are constant, certified by the threshold's dual point (route ``threshold``: the first by the one-pass
+    lower bound, the next ones because their neighbour is constant), and equal the cold fits within the gaps; the
+    first non-constant point is a certified interior-point fit."""
+    rng, X, y = _data(seed, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([4.0, 2.0, 1.0, 0.5, 0.1])
+    path = _quiet(lambda: radius_path(RobustSVC(C=0.5), X, y, radii=radii))
+    routes = [s["route"] for s in path.stats[0]]
+    assert routes[:3] == ["threshold"] * 3 and routes[3] == "ipm"
+    assert np.all(path.gaps <= 1e-6) and not np.any(path.coefs[0, :3]) and np.any(path.coefs[0, 3])
+    for j, r in enumerate(radii):
+        cold = _quiet(lambda: RobustSVC(C=0.5, radius=r).fit(X, y))
+        assert _within_gaps(path.objectives[0, j], path.gaps_abs[0, j], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize(
+    "case", [dict(seed=0), dict(seed=1, shift=0.3), dict(seed=2, diagonal=True), dict(seed=3, L=900, n=7)]
+)
+def test_the_one_program_threshold_equals_the_general_algorithm(case):
+    """p = 2, one noise factor, one radius (the default grid's case): the threshold from one conic program brackets
+    the same radius as the general algorithm (Dinkelbach / ratio programs with every sample in reach), to 1e-5."""
+    from rsvm_conic.estimators.linear import _one_program_threshold
+
+    rng, X, y = _data(case["seed"], L=case.get("L", 300), n=case.get("n", 4), shift=case.get("shift", 1.0))
+    fit = dict(Sigma=rng.uniform(0.05, 0.4, X.shape[1])) if case.get("diagonal") else {}
+    est = RobustSVC(warm_start=True)
+    zt = est.radius_threshold(X, y, **fit)
+    formulation = est._warm.formulation
+    formulation.set_params(radius=1.0)
+    assert zt.programs == 1 and _one_program_threshold(formulation) is not None
+    ref = formulation.zero_threshold(max_programs=100, band=512, max_working=X.shape[0], rtol=1e-7)
+    assert ref.bracketed
+    assert zt.lower <= ref.upper * (1 + 1e-5) and ref.lower <= zt.upper * (1 + 1e-5)
+    assert abs(zt.upper - ref.upper) <= 1e-5 * ref.upper
+    # the program's dual point certifies the constant classifier at every radius from the threshold on
+    a, z = zt.dual
+    for r, C in ((zt.upper, 1.0), (3 * zt.upper, 0.2)):
+        formulation.set_params(radius=r, C=C)
+        w0, b0 = np.zeros(X.shape[1]), 1.0 if np.mean(y) > 0.5 else -1.0
+        cert = formulation.certificate("threshold", w0, b0, C * a, multipliers=C * z[None, :])
+        assert cert.certified and cert.primal == pytest.approx(2 * C * min(np.sum(y), np.sum(1 - y)), rel=1e-12)
+
+
+def test_constant_points_are_certified_for_every_C_of_a_path():
+    """The radius from which w = 0 does not depend on C: once a point of a path is certified constant, every point
+    at a radius at least as large is, in every row of C (the snake order reaches them from non-constant points too),
+    and each equals its cold fit within the gaps."""
+    rng, X, y = _data(5, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([3.0, 1.5, 1.0, 0.4, 0.1])
+    Cs = [0.1, 1.0, 10.0]
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii, Cs=Cs))
+    for i, C in enumerate(Cs):
+        assert [s["route"] for s in path.stats[i][:3]] == ["threshold"] * 3
+        assert np.all(path.gaps[i] <= 1e-6) and not np.any(path.coefs[i, :3])
+        for j in (0, 3):
+            cold = _quiet(lambda: RobustSVC(C=C, radius=radii[j]).fit(X, y))
+            assert _within_gaps(
+                path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
+            )

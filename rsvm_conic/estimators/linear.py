@@ -125,10 +125,10 @@ def warn_constant_classifier(estimator, formulation, X, reason=None, *, stacklev
     return True
 
 
-def _threshold(formulation):
-    """``(ZeroThreshold or None, why not)``: the formulation's threshold; never raises."""
+def _threshold(formulation, threshold=None):
+    """``(ZeroThreshold or None, why not)``: the formulation's threshold (``threshold`` when given); never raises."""
     try:
-        zt = formulation.zero_threshold()
+        zt = formulation.zero_threshold() if threshold is None else threshold
     except Exception as exc:  # a diagnostic never turns a certified fit into an exception
         return None, f"it could not be computed ({type(exc).__name__}: {exc})"
     if zt is None:
@@ -143,6 +143,21 @@ def _threshold(formulation):
     return zt, ""
 
 
+def _one_program_threshold(formulation):
+    """The threshold of an unweighted in-memory robust SVM with p = 2, one noise factor and every sample of one
+    radius by one conic program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale of
+    the current radius; None in any other case or when that program does not bracket it."""
+    from ..solvers.zero_threshold import constant_threshold
+
+    if not formulation.samples.in_memory or formulation.sample_weight is not None:
+        return None
+    unc = formulation.current_uncertainty()
+    if unc is None or unc.p != 2.0 or unc.factors.shape[0] != 1 or np.ptp(unc.gamma) or not unc.gamma[0] > 0:
+        return None
+    ops = formulation.datafit().factor_ops()
+    return constant_threshold(formulation.X, formulation.y, ops, unc.factors[0], unc.diagonal)
+
+
 #: relative width below which a threshold's bracket is reported as one number
 BRACKET_RTOL = 1e-3
 #: a threshold below this fraction of the fitted value is reported as 0 (constant without uncertainty)
@@ -154,7 +169,7 @@ UNTOUCHED = (
 )
 
 
-def constant_reason(formulation) -> str:
+def constant_reason(formulation, threshold=None) -> str:
     """Why a robust linear SVM's fitted classifier is constant, and the value of its radius parameter
     (``formulation.gamma_param``) at which it stops being so.
 
@@ -162,6 +177,8 @@ def constant_reason(formulation) -> str:
     ----------
     formulation : LinearProblem
         The solved formulation, at the fitted parameter values.
+    threshold : ZeroThreshold or None, default=None
+        The formulation's threshold on its parameter's scale, if known (None: computed).
 
     Returns
     -------
@@ -174,7 +191,7 @@ def constant_reason(formulation) -> str:
     value = float(formulation.param_value(name)) if formulation.gamma_param else 0.0
     head = f"The uncertainty {name} {value:g} exceeds what the data's margins can absorb"
     tail = "(or a smaller Sigma, or more separated classes)"
-    zt, why = _threshold(formulation)
+    zt, why = _threshold(formulation, threshold)
     if zt is None:
         return NO_DIRECTION if why == "no robust term" else f"{head} {tail}; the threshold {name}: {why}."
     if zt.upper <= ZERO_RTOL * value:
@@ -250,6 +267,8 @@ class _WarmState(NamedTuple):
     gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
     solution: Solution | None = None  # the certified solution of that fit
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
+    threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
+    constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -320,7 +339,11 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self._warm = None
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
-            self._warm = _WarmState(key, formulation, X, classes, w, b, None, sol, self._warm_values())
+            threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
+            constant = sol.values.get("constant") or (None if warm is None else warm.constant)
+            self._warm = _WarmState(
+                key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold, constant
+            )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
@@ -354,16 +377,21 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         return (*self._structure(), digest.hexdigest())
 
     def _solve(self, formulation, warm):
-        """The certified solution at the current parameters: from the previous fit's solution on a reduced problem
-        (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`) when a warm start applies to the interior point's
-        route, else (or when that does not certify) ``formulation.solve(self.solver)``."""
+        """The certified solution at the current parameters.  With a warm start on the interior point's route: the
+        constant classifier certified by the threshold's dual point where it may be optimal (:meth:`_may_be_constant`),
+        else the previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`,
+        from a non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
             return warm.solution  # the same problem, solved and certified by the previous fit
-        if warm is not None and warm.w is not None and self._warm_route(formulation):
-            if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
-                options = dict(options.get("ipm", {}))
-            tol = options.pop("tol", EXACT_TOL)
+        if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
+            options = dict(options.get("ipm", {}))
+        tol = options.pop("tol", EXACT_TOL)
+        if self.warm_start and self._warm_route(formulation) and self._may_be_constant(formulation, warm):
+            sol = self._constant_solution(formulation, warm, tol)
+            if sol is not None:
+                return sol
+        if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
             unc = formulation.current_uncertainty()
             arrays = (None, None, False, None)
             if unc is not None:
@@ -388,6 +416,57 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                 info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
                 return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
         return formulation.solve(self.solver, **(self.solver_options or {}))
+
+    def _may_be_constant(self, formulation, warm) -> bool:
+        """Whether a warm fit tries the constant classifier first: the radius is at or above the data's threshold
+        (when ``radius_threshold`` computed it), or the previous fit on these data was constant, or (the first fit)
+        the radius is not below the threshold's lower bound from one direction (one pass over the data)."""
+        radius = getattr(self, "radius", None)
+        if radius is None or not radius > 0:
+            return False
+        if warm is not None and warm.constant is not None and radius >= warm.constant[0]:
+            return True  # w = 0 at a smaller radius (for any C)
+        if warm is not None and warm.threshold is not None:
+            return math.isfinite(warm.threshold.upper) and radius >= warm.threshold.upper
+        if warm is not None and warm.w is not None:
+            return not np.any(warm.w)
+        zt = formulation.zero_threshold(max_programs=0)
+        return zt is not None and radius >= zt.lower
+
+    def _constant_solution(self, formulation, warm, tol):
+        """The constant classifier ``(0, b)`` certified without an interior point by a dual point of the threshold
+        problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point`; p = 2, one noise factor, every sample
+        of one radius, unweighted; at and above the threshold kept in ``warm``, the dual point of its program), or None
+        (not constant at this radius, or not that case)."""
+        from ..solvers.zero_threshold import constant_dual_point
+
+        unc = formulation.current_uncertainty()
+        if unc is None or unc.p != 2.0 or unc.factors.shape[0] != 1 or formulation.sample_weight is not None:
+            return None
+        if np.ptp(unc.gamma) or not unc.gamma[0] > 0:
+            return None
+        t0 = time.perf_counter()
+        X, y = formulation.X, formulation.y
+        w = np.zeros(X.shape[1])
+        b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
+        C = formulation.C
+        known = [] if warm is None else [warm.constant]  # dual points over C known to hold from a radius on
+        if warm is not None and warm.threshold is not None and warm.threshold.dual is not None:
+            known.append((warm.threshold.upper, *warm.threshold.dual))
+        for r0, a, z in (k for k in known if k is not None and self.radius >= k[0]):
+            cert = formulation.certificate("threshold", w, b, C * a, tol=tol, multipliers=C * z[None, :])
+            if cert.certified:
+                cert.time, cert.iterations = time.perf_counter() - t0, 0
+                return Solution("threshold", cert.status, cert.primal, cert.time, {"w": w, "b": b}, {}, cert)
+        alpha, multipliers = constant_dual_point(X, y, C, unc.gamma[0], unc.factors[0], unc.diagonal)
+        if alpha is None:
+            return None
+        cert = formulation.certificate("threshold", w, b, alpha, tol=tol, multipliers=multipliers)
+        if not cert.certified:
+            return None
+        cert.time, cert.iterations = time.perf_counter() - t0, 0
+        values = {"w": w, "b": b, "constant": (float(self.radius), alpha / C, multipliers[0] / C)}
+        return Solution("threshold", cert.status, cert.primal, cert.time, values, {}, cert)
 
     def _warm_route(self, formulation) -> bool:
         """Whether the interior point is the route this fit runs (the one the working-set warm start uses)."""
@@ -598,8 +677,11 @@ class RobustSVC(_LinearSVCBase):
         -------
         ZeroThreshold
             ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
-            radius below it (:meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold`; when its
-            default working set leaves the threshold unbracketed, once more with every sample in reach).
+            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one conic
+            program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
+            the constant fits of a warm start); otherwise, or when that program does not bracket it,
+            :meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold` (when its default working set
+            leaves the threshold unbracketed, once more with every sample in reach).
 
         Raises
         ------
@@ -609,7 +691,9 @@ class RobustSVC(_LinearSVCBase):
         """
         formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
         formulation.set_params(radius=1.0)  # the threshold is computed on the scale of a positive radius
-        zt = formulation.zero_threshold()
+        zt = _one_program_threshold(formulation)
+        if zt is None:
+            zt = formulation.zero_threshold()
         if zt is not None and not zt.bracketed and math.isfinite(zt.lower):  # a wider working set brackets it
             zt = formulation.zero_threshold(max_programs=100, band=512, max_working=X.shape[0])
         formulation.set_params(radius=self.radius)
@@ -618,8 +702,10 @@ class RobustSVC(_LinearSVCBase):
                 "the radius threshold is computed for unweighted in-memory samples only (no sample_weight or "
                 "class_weight, no Dask array); pass the radii explicitly."
             )
-        if key is not None and warm is None:
-            self._warm = _WarmState(key, formulation, X, classes, None, None)
+        if key is not None:
+            self._warm = (_WarmState(key, formulation, X, classes, None, None) if warm is None else warm)._replace(
+                threshold=zt
+            )
         return zt
 
     def _build(self, X, y, Sigma, groups, sample_radius, weights):
@@ -635,7 +721,8 @@ class RobustSVC(_LinearSVCBase):
         return RobustProblem(X, y, unc, C=self.C, check_input=False, sample_weight=weights)
 
     def _constant_reason(self, formulation) -> str:
-        return constant_reason(formulation)
+        warm = getattr(self, "_warm", None)  # a warm start keeps the data's threshold: not computed again
+        return constant_reason(formulation, None if warm is None else warm.threshold)
 
 
 class ChanceConstrainedSVC(_LinearSVCBase):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 
-__all__ = ["ZeroThreshold", "wasserstein_zero_threshold", "zero_threshold"]
+__all__ = ["ZeroThreshold", "constant_dual_point", "constant_threshold", "wasserstein_zero_threshold", "zero_threshold"]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
 MAX_UNITS = 64
@@ -40,6 +40,10 @@ class ZeroThreshold(NamedTuple):
         Small conic programs solved.
     time : float
         Wall-clock seconds.
+    dual : tuple or None
+        ``(a, z)`` from :func:`constant_threshold`: the constant classifier's dual point at the threshold (the
+        majority's multipliers ``a`` in [0, 1] over the hinge weight, the minority's 1) and ``z`` with
+        ``X'(a y) = A z``; None from :func:`zero_threshold`.
     """
 
     lower: float  # w != 0 for every multiplier t < lower (certified by ``direction``, exactly evaluated)
@@ -47,6 +51,7 @@ class ZeroThreshold(NamedTuple):
     direction: np.ndarray  # d with rho(d) = lower, ||d||_inf = 1 (zeros if lower = 0)
     programs: int  # small conic programs solved
     time: float
+    dual: tuple | None = None  # (a, z) of constant_threshold: the constant classifier's dual point at the threshold
 
     @property
     def bracketed(self) -> bool:
@@ -392,6 +397,155 @@ def zero_threshold(
             break
         d_rank = d
     return ZeroThreshold(lower, max(upper, lower), best_d, programs, time.perf_counter() - t0)
+
+
+def constant_dual_point(X, y, C, gamma, factor, diagonal):
+    """A dual point certifying the constant classifier ``w = 0`` of the unweighted robust SVM (p = 2, one factor).
+
+    At ``w = 0`` the minority's multipliers are ``C`` and the majority's sum to as much; the dual value is then
+    ``sum(alpha) - 1/2 dist(v, s A B_2)^2`` with ``v = X'(alpha y)``, ``s = sum_i alpha_i gamma_i`` and ``B_2`` the
+    unit ball, equal to the primal ``2 C K`` (K the minority's size) where the distance is 0, that is at and above
+    the threshold radius (:func:`zero_threshold`).  One second-order cone program (Clarabel) over the majority's
+    multipliers and ``u`` minimises the distance; the caller's certificate evaluates the point.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}, both present.
+    C : float
+        The hinge weight of every sample.
+    gamma : float
+        Every sample's radius.
+    factor : ndarray of shape (n,) or (n, n)
+        The factor ``A`` of the robust term ``gamma ||A'w||_2`` (its diagonal when ``diagonal``).
+    diagonal : bool
+        Whether ``factor`` is diagonal.
+
+    Returns
+    -------
+    alpha : ndarray of shape (L,) or None
+        The multipliers (None when Clarabel does not solve the program).
+    multipliers : ndarray of shape (1, n) or None
+        The robust cone's multiplier ``s u``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+
+    L, n = X.shape
+    pos = y > 0
+    n_pos = int(np.count_nonzero(pos))
+    minority = ~pos if n_pos >= L - n_pos else pos
+    K = int(np.count_nonzero(minority))
+    maj = np.flatnonzero(~minority)
+    M = maj.size
+    s = 2.0 * K * C * gamma
+    A = np.diag(factor) if diagonal else np.asarray(factor)
+    v_min = C * (X[minority].T @ y[minority])
+    # x = [a (M), u (n), tau, r (n)]: r = v_min + C X_maj'(y a) - s A u, (tau, r) and (1, u) in SOC
+    i_u, i_tau, i_r = M, M + n, M + n + 1
+    nx = i_r + n
+    Xm = C * (X[maj] * y[maj, None]).T  # (n, M)
+    eq = sp.hstack([sp.csc_matrix(Xm), sp.csc_matrix(-s * A), sp.csc_matrix((n, 1)), -sp.identity(n)])
+    total = sp.csc_matrix(np.concatenate([np.ones(M), np.zeros(nx - M)])[None, :])
+    box = sp.vstack([sp.identity(M), -sp.identity(M)])
+    box = sp.hstack([box, sp.csc_matrix((2 * M, nx - M))])
+    soc_r = sp.csc_matrix((-np.ones(n + 1), (np.arange(n + 1), np.r_[i_tau, i_r + np.arange(n)])), shape=(n + 1, nx))
+    soc_u = sp.csc_matrix((-np.ones(n), (1 + np.arange(n), i_u + np.arange(n))), shape=(n + 1, nx))
+    Acon = sp.vstack([-eq, total, box, soc_r, soc_u]).tocsc()
+    rhs = np.concatenate([v_min, [K], np.ones(M), np.zeros(M), np.zeros(n + 1), np.r_[1.0, np.zeros(n)]])
+    c = np.zeros(nx)
+    c[i_tau] = 1.0
+    cones = [
+        clarabel.ZeroConeT(n + 1),
+        clarabel.NonnegativeConeT(2 * M),
+        clarabel.SecondOrderConeT(n + 1),
+        clarabel.SecondOrderConeT(n + 1),
+    ]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(sp.csc_matrix((nx, nx)), c, Acon, rhs, cones, settings).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return None, None
+    x = np.asarray(sol.x)
+    alpha = np.where(minority, C, 0.0)
+    alpha[maj] = C * np.clip(x[:M], 0.0, 1.0)
+    return alpha, s * x[i_u : i_u + n][None, :]
+
+
+def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> ZeroThreshold | None:
+    """The threshold multiplier ``t*`` by one second-order cone program, for the unweighted robust SVM with p = 2,
+    one factor ``A`` and every sample of one radius ``gamma`` (the default noise covariance's case).
+
+    There ``w = 0`` is optimal at ``t`` exactly when some dual point of the constant classifier (the minority's
+    multipliers 1, the majority's in [0, 1] summing to the minority's size K) has ``v = X'(alpha y) = A z`` with
+    ``||z||_2 <= 2 K t gamma``: ``t* = min ||z||_2 / (2 K gamma)``, one program over the majority's multipliers.
+    Its optimal ``z`` gives the direction ``d = A^-T z`` whose exactly evaluated ``rho(d)`` (:class:`_Data`) is the
+    certified lower end.
+
+    Parameters
+    ----------
+    X : ndarray of shape (L, n)
+        Samples (trusted).
+    y : ndarray of shape (L,)
+        Labels in {-1, +1}, both present.
+    ops : FactorOps
+        The robust term at the current radius (every ``gamma_i`` equal and positive, one group, q = 2).
+    factor : ndarray of shape (n,) or (n, n)
+        The factor ``A`` (its diagonal when ``diagonal``), invertible.
+    diagonal : bool
+        Whether ``factor`` is diagonal.
+    rtol : float, default=1e-5
+        The bracket's largest relative width; wider (the program solved inaccurately): None.
+
+    Returns
+    -------
+    ZeroThreshold or None
+        None when Clarabel does not solve the program or the bracket is wider than ``rtol``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+
+    t0 = time.perf_counter()
+    L, n = X.shape
+    pos = y > 0
+    minority = ~pos if int(np.count_nonzero(pos)) >= L - int(np.count_nonzero(pos)) else pos
+    K = int(np.count_nonzero(minority))
+    maj = np.flatnonzero(~minority)
+    M = maj.size
+    gamma = float(ops.gamma[0])
+    A = np.diag(factor) if diagonal else np.asarray(factor)
+    v_min = X[minority].T @ y[minority]
+    # x = [a (M), z (n), tau]: v_min + X_maj'(y a) - A z = 0, sum a = K, 0 <= a <= 1, (tau, z) in SOC
+    eq = sp.hstack([sp.csc_matrix((X[maj] * y[maj, None]).T), sp.csc_matrix(-A), sp.csc_matrix((n, 1))])
+    total = sp.csc_matrix((np.ones(M), (np.zeros(M, dtype=np.intp), np.arange(M))), shape=(1, M + n + 1))
+    box = sp.hstack([sp.vstack([sp.identity(M), -sp.identity(M)]), sp.csc_matrix((2 * M, n + 1))])
+    soc = sp.csc_matrix((-np.ones(n + 1), (np.arange(n + 1), np.r_[M + n, M + np.arange(n)])), shape=(n + 1, M + n + 1))
+    Acon = sp.vstack([-eq, total, box, soc]).tocsc()
+    rhs = np.concatenate([v_min, [K], np.ones(M), np.zeros(M), np.zeros(n + 1)])
+    c = np.zeros(M + n + 1)
+    c[-1] = 1.0
+    cones = [clarabel.ZeroConeT(n + 1), clarabel.NonnegativeConeT(2 * M), clarabel.SecondOrderConeT(n + 1)]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(sp.csc_matrix((M + n + 1, M + n + 1)), c, Acon, rhs, cones, settings).solve()
+    if str(sol.status) != "Solved":
+        return None
+    a = np.where(minority, 1.0, 0.0)
+    am = np.clip(np.asarray(sol.x)[:M], 0.0, 1.0)
+    short = K - float(np.sum(am))  # spread over the room left, so that the majority's multipliers sum to K
+    room = 1.0 - am if short > 0 else am
+    a[maj] = np.clip(am + short * room / max(float(np.sum(room)), 1e-300), 0.0, 1.0)
+    z = np.linalg.solve(A, X.T @ (a * y))  # exactly X'(a y) = A z, so that (a, z) certifies from upper on
+    upper = float(np.linalg.norm(z)) / (2.0 * K * gamma)
+    d = np.linalg.solve(A.T, z)
+    if not np.any(d):
+        return None
+    lower, _ = _Data(X, y, ops).rho(d / np.max(np.abs(d)))
+    if not lower >= upper * (1.0 - rtol):
+        return None
+    return ZeroThreshold(min(lower, upper), upper, d / np.max(np.abs(d)), 1, time.perf_counter() - t0, (a, z))
 
 
 def wasserstein_zero_threshold(X, y, pi, p: float) -> float:
