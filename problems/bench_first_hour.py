@@ -47,6 +47,7 @@ CASES = {
     "SafeSVC": ("safe", "SafeSVC(C=1.0, max_iter=30, random_state=0)", ()),
     "WestonWatkinsSVC": ("blobs", "WestonWatkinsSVC(C=10.0, kernel='rbf', sigma=1.5)", ()),
     "HyperbolicSVC": ("blobs", "HyperbolicSVC(kernel='rbf', sigma=1.5, n_starts=1, max_iter=15, max_rank=20)", ()),
+    "WassersteinSVC": ("linear", "WassersteinSVC(radius=0.01)", ()),
 }
 
 GOALS = {"import": 1.2, "command": 0.5, "first": 1.0, "threads": 1.5}
@@ -112,6 +113,7 @@ def _fit_times(name: str, repeat: int, threads: str, target: float = 0.0) -> lis
     X, y, kw = _data(CASES[name][0])
     kw = {k: kw[k] for k in CASES[name][2] if k in kw}
     limit = {"default": nullcontext(), "one": threadpool_limits(1), "all": threadpool_limits(os.cpu_count())}[threads]
+    _make(name)  # untimed: importing the estimators belongs to the start-up table, not to the first fit
 
     def fits(k: int) -> float:
         t0 = time.perf_counter()
