@@ -269,11 +269,11 @@ def _majoriser_minimum_in_feature_coordinates(f, O_t, R_t):
     (point, class) in the feature coordinates, ``O = (Y o lambda)^T Phi``, minimised by CVXPY + Clarabel."""
     import cvxpy as cp
 
-    from rsvm_conic.formulations.hyperbolic import _tangent_coefficients
+    from rsvm_conic.solvers.ccp import tangent_coefficients
 
     n, C = f.Phi.shape[0], f.n_classes
     dist_t = centre_distances(O_t, f.Phi)
-    c, e, _ = _tangent_coefficients(dist_t, R_t, f.codes)
+    c, e, _ = tangent_coefficients(dist_t, R_t, f.codes)
     Q, w = f._tangent_Q(c, dist_t, O_t)
     const = np.einsum("ij,ijd,id->", w, O_t[None, :, :] - f.Phi[:, None, :], f.Phi)  # sum w_ij (O_j - phi_i).phi_i
     lam = cp.Variable(n, nonneg=True)
@@ -401,7 +401,7 @@ def test_hyperbolic_hyper_parameters_are_cross_validated_by_gridsearchcv():
 def _random_step(seed, weighted):
     """A CCP step of a random machine at a random point: the machine, the first-order step's data with its
     tangent set, the point ``(lam, R)`` and the step's CVXPY model with the same tangent."""
-    from rsvm_conic.formulations.hyperbolic import _tangent_coefficients
+    from rsvm_conic.solvers.ccp import tangent_coefficients
     from rsvm_conic.solvers.hyperbolic_step import MajoriserStep
 
     rng = np.random.default_rng(seed)
@@ -418,7 +418,7 @@ def _random_step(seed, weighted):
     R_t = rng.uniform(0, f.gamma, C)
     O_t = f._O_from_lambda(lam_t)
     dist = centre_distances(O_t, f.Phi)
-    c, e, _ = _tangent_coefficients(dist, R_t, f.codes, sample_weight=f.sample_weight)
+    c, e, _ = tangent_coefficients(dist, R_t, f.codes, sample_weight=f.sample_weight)
     Q, _ = f._tangent_Q(c, dist, O_t)
     order = np.concatenate(members)
     step = MajoriserStep(

@@ -519,6 +519,7 @@ def test_hyperbolic_weighted_objective_majoriser_gamma_and_anchors_are_the_repea
     """Property, HyperbolicProblem with positive integer weights: the objective, the CCP majoriser, gamma='auto' and
     the anchors (all points kept: the weights are the cluster sizes) are those of the repeated rows, to rounding."""
     from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
+    from rsvm_conic.solvers.ccp import kmeans_anchors
 
     rng, X, y, s = _hyperbolic_data(seed)
     s = s + 1
@@ -535,7 +536,7 @@ def test_hyperbolic_weighted_objective_majoriser_gamma_and_anchors_are_the_repea
         )
         mw, mr = w.majorizer(O, R, O_t, R_t), r.majorizer(O, R, O_t, R_t)
         assert mw == pytest.approx(mr, rel=1e-10, abs=1e-10 * s.sum())
-    anchors, sizes = w._anchors(100, np.random.default_rng(0))
+    anchors, sizes = kmeans_anchors(Phi, w.codes, 3, 100, np.random.default_rng(0), w.sample_weight)
     for k, (A, m) in enumerate(zip(anchors, sizes)):
         assert np.array_equal(A, Phi[y == k]) and np.array_equal(m, s[y == k])
 

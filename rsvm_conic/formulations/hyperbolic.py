@@ -96,7 +96,7 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.ccp import CLARABEL_CCP, best_run, socp_ccp
+from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_starts, kmeans_anchors, socp_ccp, tangent_coefficients
 from ..solvers.hyperbolic_step import first_order_ccp, ipm_ccp
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
@@ -253,44 +253,6 @@ def centre_distances(O, Phi) -> np.ndarray:
     return np.sqrt(squared_distances(np.asarray(Phi, dtype=np.float64), np.asarray(O, dtype=np.float64)))
 
 
-def _tangent_coefficients(dist, R, codes, shift: float = 0.0, sample_weight=None):
-    """Coefficients of the tangent of ``sum_i s_i H_i``: ``c`` (n, C) on the distances, ``e`` (n, C) on R.
-
-    ``H_i = max(shift + a_i, b_i)``; the active branch (ties -> ``a``) and, inside ``a``, the
-    maximising ``l`` are picked at the current point.  ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l``
-    (+ constants).  ``shift = 0`` for the concave part of the CCP, ``shift = gamma`` for the pieces
-    ``G_i`` of the anchors' convex majoriser.  ``sample_weight``: the weights ``s_i`` multiplying row i of ``c`` and
-    ``e`` (ones when None).  Returns ``(c, e, max(a, b))`` (the last unweighted).
-    """
-    n, C = dist.shape
-    rows = np.arange(n)
-    Y = np.zeros((n, C), dtype=bool)
-    Y[rows, codes] = True
-    off = np.where(Y, 0.0, dist)
-    noff = off.sum(axis=1)
-    # branch value for l != y: R_l + sum_{j not in {y, l}} n_ij = R_l + noff - n_il
-    branch = np.where(Y, -np.inf, R[None, :] + noff[:, None] - dist)
-    lstar = np.argmax(branch, axis=1)
-    a = 0.5 * (branch[rows, lstar] + dist[rows, codes] - R[codes])
-    b = 0.5 * noff
-    use_a = (shift + a) >= b
-    c = np.zeros((n, C))
-    e = np.zeros((n, C))
-    # branch a: (R_l* + sum_{j not in {y,l*}} n_ij + n_iy - R_y) / 2
-    ca = 0.5 * (~Y).astype(float)
-    ca[rows, lstar] = 0.0
-    ca[rows, codes] = 0.5
-    c[use_a] = ca[use_a]
-    e[rows[use_a], lstar[use_a]] += 0.5
-    e[rows[use_a], codes[use_a]] -= 0.5
-    # branch b: sum_{j != y} n_ij / 2
-    c[~use_a] = 0.5 * (~Y[~use_a]).astype(float)
-    if sample_weight is not None:
-        c *= sample_weight[:, None]
-        e *= sample_weight[:, None]
-    return c, e, np.maximum(a, b)
-
-
 def weighted_median(values, weights) -> float:
     """The median of ``values`` with each value counted ``weights[i]`` times: for integer weights, ``np.median`` of
     the repeated values (the mean of the two middle ones when the total weight is even).
@@ -445,7 +407,7 @@ class HyperbolicProblem(Formulation):
     def majorizer(self, O, R, O_t, R_t) -> float:
         """``M(theta | theta_t)`` evaluated in numpy (for tests: ``M >= f`` and ``M(theta_t|theta_t) = f``)."""
         dist_t = centre_distances(O_t, self.Phi)
-        c, e, Ht = _tangent_coefficients(dist_t, R_t, self.codes, sample_weight=self.sample_weight)
+        c, e, Ht = tangent_coefficients(dist_t, R_t, self.codes, sample_weight=self.sample_weight)
         dist = centre_distances(O, self.Phi)
         lin = self._tangent_value(c, e, dist_t, O_t, O, R)
         a, b = self._ab(dist, R)
@@ -499,21 +461,6 @@ class HyperbolicProblem(Formulation):
             s >= 0.5 * noff,
         ]
 
-    def _initial_points(self, weights, n_starts, rng):
-        """Start 0: the simplex weights proportional to ``weights`` (per class; the sample weights for the exact
-        route, the cluster sizes for the anchors: the (weighted) class means either way) with ``R = 0``, the
-        nearest-class-mean
-        rule; starts 1..: flat Dirichlet weights and ``R`` uniform in ``[0, gamma]``."""
-        pts = []
-        for s in range(n_starts):
-            if s == 0:
-                mus, R = [w / w.sum() for w in weights], np.zeros(self.n_classes)
-            else:
-                mus = [rng.dirichlet(np.ones(w.size)) for w in weights]
-                R = rng.uniform(0, self.gamma, size=self.n_classes)
-            pts.append((mus, R))
-        return pts
-
     def _O_from_lambda(self, lam_w):
         return (self.Y * lam_w[:, None]).T @ self.Phi
 
@@ -524,7 +471,9 @@ class HyperbolicProblem(Formulation):
             lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
             return members, [([lam_w[idx] for idx in members], R)]
         w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
-        return members, self._initial_points([w[idx] for idx in members], n_starts, np.random.default_rng(random_state))
+        return members, ccp_starts(
+            [w[idx] for idx in members], n_starts, self.gamma, np.random.default_rng(random_state)
+        )
 
     def _exact_solution(self, route, members, runs, t0, **info) -> Solution:
         best = best_run(runs, "hyperbolic CCP")
@@ -651,7 +600,7 @@ class HyperbolicProblem(Formulation):
     def _tangent(self, O, R):
         """The tangent of the concave part at ``(O, R)``: its gradient in the centres (C, D) and in ``R`` (C,)."""
         dist = centre_distances(O, self.Phi)
-        c, e, _ = _tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
+        c, e, _ = tangent_coefficients(dist, R, self.codes, sample_weight=self.sample_weight)
         return self._tangent_Q(c, dist, O)[0], e.sum(axis=0)
 
     @staticmethod
@@ -736,30 +685,6 @@ class HyperbolicProblem(Formulation):
         return dict(problem=cp.Problem(cp.Minimize(obj), cons), mus=mus, qs=qs, R=R, e=e)
 
     # -- large-scale version: the CCP over anchor hulls -------------------------------------------
-    def _anchors(self, n_anchors, rng):
-        """Per class: ``p <= n_anchors`` k-means centroids (each a (weighted) mean of class points) and their cluster
-        sizes (sums of sample weights); the size-weighted centroids average to the (weighted) class mean exactly."""
-        from sklearn.cluster import MiniBatchKMeans
-
-        w_all = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
-        anchors, sizes = [], []
-        for k in range(self.n_classes):
-            Pk, wk = self.Phi[self.codes == k], w_all[self.codes == k]
-            p = int(min(n_anchors, Pk.shape[0]))
-            if p == Pk.shape[0]:
-                anchors.append(Pk.copy())
-                sizes.append(wk.copy())
-                continue
-            km = MiniBatchKMeans(
-                n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048
-            ).fit(Pk, sample_weight=None if self.sample_weight is None else wk)
-            onehot = km.labels_[:, None] == np.arange(p)[None, :]  # (n_k, p)
-            mass = wk @ onehot
-            used = mass > 0
-            anchors.append(((onehot[:, used] * wk[:, None]).T @ Pk) / mass[used][:, None])
-            sizes.append(mass[used])
-        return anchors, sizes
-
     def _solve_anchors(
         self,
         n_anchors: int = 20,
@@ -773,8 +698,8 @@ class HyperbolicProblem(Formulation):
         """CCP over anchor hulls, each majoriser solved exactly as an SOCP (see module docstring)."""
         t0 = time.perf_counter()
         rng = np.random.default_rng(random_state)
-        anchors, sizes = self._anchors(n_anchors, rng)
-        runs = self._ccp_runs(anchors, self._initial_points(sizes, n_starts, rng), solver, max_iter, tol, options)
+        anchors, sizes = kmeans_anchors(self.Phi, self.codes, self.n_classes, n_anchors, rng, self.sample_weight)
+        runs = self._ccp_runs(anchors, ccp_starts(sizes, n_starts, self.gamma, rng), solver, max_iter, tol, options)
         best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(

@@ -25,7 +25,16 @@ import numpy as np
 from ..exceptions import SolverError, SolverWarning
 from .conic import solve_cvxpy
 
-__all__ = ["CLARABEL_CCP", "best_run", "ccp_runs", "socp_ccp", "solve_step"]
+__all__ = [
+    "CLARABEL_CCP",
+    "best_run",
+    "ccp_runs",
+    "ccp_starts",
+    "kmeans_anchors",
+    "socp_ccp",
+    "solve_step",
+    "tangent_coefficients",
+]
 
 #: Clarabel's settings for the CCP majorisers.  The CCP checks every step in numpy, so 1e-7 solves suffice
 #: and are robust.  QDLDL, not the multithreaded faer factorisation that Clarabel 0.11 picks by default:
@@ -241,3 +250,145 @@ def socp_ccp(build, anchors, starts, objective, tangent, majoriser, *, solver, o
     for run in runs:
         run["mus"], run["R"], run["O"] = run.pop("point")
     return runs
+
+
+def tangent_coefficients(dist, R, codes, shift: float = 0.0, sample_weight=None):
+    """Coefficients of the tangent of ``sum_i s_i H_i`` with ``H_i = max(shift + a_i, b_i)`` ([ElD19, chapter 3]).
+
+    The active branch (ties -> ``a``) and, inside ``a``, the maximising ``l`` are picked at the current point, so
+    ``sum_i H_i ~ sum_ij c_ij n_ij + sum_il e_il R_l`` (+ constants).  ``shift = 0`` for the concave part of the CCP,
+    ``shift = gamma`` for the pieces ``G_i`` of the convex majoriser.
+
+    Parameters
+    ----------
+    dist : ndarray of shape (n, C)
+        The distances ``n_ij = ||O_j - phi_i||`` at the current point.
+    R : ndarray of shape (C,)
+        The radii at the current point.
+    codes : ndarray of shape (n,)
+        The class codes ``y_i``.
+    shift : float, default=0.0
+        The constant added to the branch ``a``.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        The weights ``s_i`` multiplying row i of ``c`` and ``e`` (ones when None).
+
+    Returns
+    -------
+    c : ndarray of shape (n, C)
+        The coefficients on the distances.
+    e : ndarray of shape (n, C)
+        The coefficients on the radii.
+    H : ndarray of shape (n,)
+        ``max(a, b)``, unweighted.
+    """
+    n, C = dist.shape
+    rows = np.arange(n)
+    Y = np.zeros((n, C), dtype=bool)
+    Y[rows, codes] = True
+    off = np.where(Y, 0.0, dist)
+    noff = off.sum(axis=1)
+    # branch value for l != y: R_l + sum_{j not in {y, l}} n_ij = R_l + noff - n_il
+    branch = np.where(Y, -np.inf, R[None, :] + noff[:, None] - dist)
+    lstar = np.argmax(branch, axis=1)
+    a = 0.5 * (branch[rows, lstar] + dist[rows, codes] - R[codes])
+    b = 0.5 * noff
+    use_a = (shift + a) >= b
+    c = np.zeros((n, C))
+    e = np.zeros((n, C))
+    # branch a: (R_l* + sum_{j not in {y,l*}} n_ij + n_iy - R_y) / 2
+    ca = 0.5 * (~Y).astype(float)
+    ca[rows, lstar] = 0.0
+    ca[rows, codes] = 0.5
+    c[use_a] = ca[use_a]
+    e[rows[use_a], lstar[use_a]] += 0.5
+    e[rows[use_a], codes[use_a]] -= 0.5
+    # branch b: sum_{j != y} n_ij / 2
+    c[~use_a] = 0.5 * (~Y[~use_a]).astype(float)
+    if sample_weight is not None:
+        c *= sample_weight[:, None]
+        e *= sample_weight[:, None]
+    return c, e, np.maximum(a, b)
+
+
+def ccp_starts(weights, n_starts: int, gamma: float, rng) -> list[tuple]:
+    """The CCP's starts ``(mus, R)`` over per-class hulls.
+
+    Start 0: the simplex weights proportional to ``weights`` (per class; the sample weights for the exact route, the
+    cluster sizes for the anchors: the (weighted) class means either way) with ``R = 0``, the nearest-class-mean
+    rule; starts 1..: flat Dirichlet weights and ``R`` uniform in ``[0, gamma]``.
+
+    Parameters
+    ----------
+    weights : list of ndarray
+        Per class, the positive weights of its hull's points.
+    n_starts : int
+        The number of starts.
+    gamma : float
+        The margin parameter (the upper end of the random radii).
+    rng : numpy.random.Generator
+        The random starts' generator.
+
+    Returns
+    -------
+    list of tuple
+        The starts ``(mus, R)``: per class simplex weights, and the radii (C,).
+    """
+    pts = []
+    for s in range(n_starts):
+        if s == 0:
+            mus, R = [w / w.sum() for w in weights], np.zeros(len(weights))
+        else:
+            mus = [rng.dirichlet(np.ones(w.size)) for w in weights]
+            R = rng.uniform(0, gamma, size=len(weights))
+        pts.append((mus, R))
+    return pts
+
+
+def kmeans_anchors(Phi, codes, n_classes: int, n_anchors: int, rng, sample_weight=None):
+    """Per class, ``p <= n_anchors`` k-means centroids (each a (weighted) mean of class points) and their masses.
+
+    A class with at most ``n_anchors`` points keeps its points as anchors.  The mass-weighted centroids average to
+    the (weighted) class mean exactly.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, D)
+        The feature vectors.
+    codes : ndarray of shape (n,)
+        The class codes ``0..n_classes-1``.
+    n_classes : int
+        The number of classes.
+    n_anchors : int
+        The largest number of anchors per class.
+    rng : numpy.random.Generator
+        Draws each class's k-means seed.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        The weights of the points (ones when None).
+
+    Returns
+    -------
+    anchors : list of ndarray
+        Per class, the anchors (p_k, D).
+    sizes : list of ndarray
+        Per class, the anchors' cluster masses (sums of sample weights), (p_k,).
+    """
+    from sklearn.cluster import MiniBatchKMeans
+
+    w_all = np.ones(Phi.shape[0]) if sample_weight is None else sample_weight
+    anchors, sizes = [], []
+    for k in range(n_classes):
+        Pk, wk = Phi[codes == k], w_all[codes == k]
+        p = int(min(n_anchors, Pk.shape[0]))
+        if p == Pk.shape[0]:
+            anchors.append(Pk.copy())
+            sizes.append(wk.copy())
+            continue
+        km = MiniBatchKMeans(n_clusters=p, random_state=int(rng.integers(2**31 - 1)), n_init=3, batch_size=2048).fit(
+            Pk, sample_weight=None if sample_weight is None else wk
+        )
+        onehot = km.labels_[:, None] == np.arange(p)[None, :]  # (n_k, p)
+        mass = wk @ onehot
+        used = mass > 0
+        anchors.append(((onehot[:, used] * wk[:, None]).T @ Pk) / mass[used][:, None])
+        sizes.append(mass[used])
+    return anchors, sizes
