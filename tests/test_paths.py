@@ -297,3 +297,13 @@ def test_constant_points_are_certified_for_every_C_of_a_path():
             assert _within_gaps(
                 path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
             )
+
+
+def test_a_path_through_constant_points_does_not_warn():
+    """The default grid starts at R*, where the fit is constant by construction: the path records it (zero
+    coefficients) without a ConstantClassifierWarning per point (the gallery's test once showed one in the summary)."""
+    _, X, y = _data(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstantClassifierWarning)
+        path = radius_path(RobustSVC(), X, y, n_radii=4)
+    assert np.all(path.coefs[0, 0] == 0.0) or np.linalg.norm(path.coefs[0, 0]) <= np.sqrt(2 * path.gaps_abs[0, 0])

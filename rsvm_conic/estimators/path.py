@@ -16,12 +16,14 @@ Any estimator with a ``radius`` (or only a ``C``) and ``warm_start`` parameter f
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
 
 from .._validation import check_integer, check_positive
+from ..exceptions import ConstantClassifierWarning
 
 __all__ = ["PathResult", "default_radii", "radius_path"]
 
@@ -141,6 +143,8 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
     Returns
     -------
     PathResult
+        A constant point (``w = 0``, expected from the default grid's first radius on) gives no
+        ``ConstantClassifierWarning``: its coefficients are zeros in ``coefs``.
 
     Raises
     ------
@@ -168,7 +172,9 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
         order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: start from a neighbour
         for j in order:
             params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
-            est.set_params(**params).fit(X, y, **fit_params)
+            with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
+                warnings.simplefilter("ignore", ConstantClassifierWarning)
+                est.set_params(**params).fit(X, y, **fit_params)
             grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
     stats = [[grid[i, j][2] for j in range(len(points))] for i in range(len(rows))]
 
