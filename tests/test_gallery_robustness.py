@@ -39,7 +39,8 @@ def test_the_page_runs_its_script_and_shows_a_complete_table_and_figure(tmp_path
     assert table.count("\n") == len(names) + 1 and all(name in table for name in names)
     assert shown and shown[0] == types.SimpleNamespace(data=table)
     fig = namespace["fig"]
-    assert fig.get_suptitle() and len(fig.axes) == 2
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else fig._suptitle.get_text()  # matplotlib < 3.8
+    assert suptitle and len(fig.axes) == 2
     for ax in fig.axes:
         assert ax.get_title() and ax.get_xlabel() and len(ax.lines) == len(names)
     assert fig.axes[0].get_ylabel() and fig.axes[1].get_legend() is not None
