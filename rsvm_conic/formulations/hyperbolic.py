@@ -517,26 +517,8 @@ class HyperbolicProblem(Formulation):
         certifies that no step can lower the majoriser by more than ``tol (1 + |f|)`` ends the run
         (``stationary``).  The step size, the smoothing and the last dual point carry over between steps and
         starts.  ``info["step_gaps"]``: per start, each step's certified gap in units of the objective."""
-        t0 = time.perf_counter()
-        members, starts = self._exact_starts(n_starts, random_state, init)
-
-        runs = first_order_ccp(
-            self.Phi,
-            self.codes,
-            members,
-            self.sample_weight,
-            self.gamma,
-            self.lam,
-            [(mus, R, self._O_of(mus, members)) for mus, R in starts],
-            lambda point: self.f(point[2], point[1]),
-            self._tangent,
-            max_iter=max_iter,
-            tol=tol,
-            eta=eta,
-            step_iter=step_iter,
-        )
-        info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
-        return self._exact_solution("fista", members, runs, t0, **info)
+        options = dict(max_iter=max_iter, tol=tol, eta=eta, step_iter=step_iter)
+        return self._stepped_ccp("fista", first_order_ccp, n_starts, random_state, init, **options)
 
     def _solve_ipm(
         self,
@@ -550,9 +532,15 @@ class HyperbolicProblem(Formulation):
         :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point; the class coordinates
         computed once for all steps and starts).  ``info["step_gaps"]``: per start, each step's certified gap in
         units of the objective; ``info["step_iterations"]``: the interior point's iterations."""
+        return self._stepped_ccp("ipm", ipm_ccp, n_starts, random_state, init, max_iter=max_iter, tol=tol)
+
+    def _stepped_ccp(self, route, driver, n_starts, random_state, init, **options) -> Solution:
+        """The CCP from :meth:`_exact_starts` by ``driver`` (:func:`~rsvm_conic.solvers.hyperbolic_step.
+        first_order_ccp` or :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp`), each step's certified gap and
+        iterations in ``info``."""
         t0 = time.perf_counter()
         members, starts = self._exact_starts(n_starts, random_state, init)
-        runs = ipm_ccp(
+        runs = driver(
             self.Phi,
             self.codes,
             members,
@@ -562,11 +550,10 @@ class HyperbolicProblem(Formulation):
             [(mus, R, self._O_of(mus, members)) for mus, R in starts],
             lambda point: self.f(point[2], point[1]),
             self._tangent,
-            max_iter=max_iter,
-            tol=tol,
+            **options,
         )
         info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
-        return self._exact_solution("ipm", members, runs, t0, **info)
+        return self._exact_solution(route, members, runs, t0, **info)
 
     def _O_of(self, mus, members):
         return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])
