@@ -59,7 +59,7 @@ from ..solvers.conic import solve_cvxpy
 from ..solvers.datafits import RobustHinge
 from ..solvers.samples import samples_of
 from ..uncertainty.sets import ResolvedUncertainty
-from .base import Formulation, Solution
+from .base import Formulation, LazyModel, Solution
 
 #: certified relative gap that the exact routes (libsvm, interior point, Clarabel, SCS) must meet
 EXACT_TOL = 1e-6
@@ -72,7 +72,7 @@ IPM_WORK_LIMIT = 5e11
 SCS_AUTO_MAX = 1e12
 
 
-class LinearProblem(Formulation):
+class LinearProblem(LazyModel, Formulation):
     """Base for linear SVM formulations whose loss is the robust hinge (see the module docstring).
 
     Parameters
@@ -122,7 +122,6 @@ class LinearProblem(Formulation):
         self._values = {"C": self.C0}
         if self.gamma_param is not None:
             self._values[self.gamma_param] = 0.0
-        self._problem = self._cp_params = self._variables = self._margin = None
 
     def solve(self, backend: str = "clarabel", **options) -> Solution:
         if self.sample_weight is not None and backend in self.BACKENDS and backend not in self.WEIGHTED_BACKENDS:
@@ -144,26 +143,7 @@ class LinearProblem(Formulation):
                 f"{self.name}: no CVXPY model for {self.samples.description} (it would hold every "
                 "sample); the 'ipm' route solves it on the row blocks."
             )
-        if self._problem is None:
-            self._problem, self._cp_params, self._variables, self._margin = self._build_model()
-            self._stale = True
-        self._synced(self._cp_params)
-        return self._problem
-
-    @property
-    def problem(self):
-        """The CVXPY model (built on first use; DPP: C and the radius/kappa are parameters)."""
-        return self._materialise()
-
-    @property
-    def parameters(self) -> dict:
-        self._materialise()
-        return self._cp_params
-
-    @property
-    def variables(self) -> dict:
-        self._materialise()
-        return self._variables
+        return super()._materialise()
 
     # ------------------------------------------------------------------ evaluation
     @property
@@ -414,7 +394,7 @@ class LinearProblem(Formulation):
             values=self._extract(),
             info=stats,
         )
-        alpha = np.asarray(self._margin.dual_value, dtype=float).ravel()
+        alpha = np.asarray(self._constraints.dual_value, dtype=float).ravel()
         return self._certified(sol, alpha, tol, multipliers=self._cone_multipliers())
 
     def ipm_solution(self, **opts) -> Solution:

@@ -180,6 +180,42 @@ class Formulation:
         return np.where(self.decision_function(solution, data) >= 0, 1.0, -1.0)
 
 
+class LazyModel:
+    """A formulation whose CVXPY model is built on first use: ``_build_model()`` returns ``(problem, parameters,
+    variables, constraints)`` (``constraints``: what the routes read dual values from), and every read of
+    :attr:`problem`, :attr:`parameters` or :attr:`variables` brings the parameters up to date
+    (:meth:`Formulation._synced`)."""
+
+    _problem = _cp_params = _variables = _constraints = None
+
+    def _build_model(self):
+        raise NotImplementedError
+
+    def _materialise(self):
+        if self._problem is None:
+            self._problem, self._cp_params, self._variables, self._constraints = self._build_model()
+            self._stale = True
+        self._synced(self._cp_params)
+        return self._problem
+
+    @property
+    def problem(self):
+        """The CVXPY model (built on first use; its parameters up to date)."""
+        return self._materialise()
+
+    @property
+    def parameters(self) -> dict:
+        """The CVXPY parameters, up to date."""
+        self._materialise()
+        return self._cp_params
+
+    @property
+    def variables(self) -> dict:
+        """The CVXPY variables."""
+        self._materialise()
+        return self._variables
+
+
 def _per_route(options: dict) -> bool:
     """``solve("auto", ipm={...}, clarabel={...})`` gives options per route; plain keywords go to every route."""
     return bool(options) and all(isinstance(v, dict) for v in options.values())

@@ -55,7 +55,7 @@ from ..certify.wasserstein import Ball
 from ..exceptions import SolverError
 from ..solvers.conic import solve_cvxpy
 from ..solvers.zero_threshold import wasserstein_zero_threshold
-from .base import Formulation, Solution
+from .base import Formulation, LazyModel, Solution
 
 #: certified relative gap the routes must meet
 EXACT_TOL = 1e-6
@@ -68,7 +68,7 @@ TIGHT = {
 }
 
 
-class WassersteinProblem(Formulation):
+class WassersteinProblem(LazyModel, Formulation):
     """Wasserstein distributionally robust hinge-loss SVM; see the module docstring.
 
     Parameters
@@ -115,7 +115,6 @@ class WassersteinProblem(Formulation):
         self.pi = np.full(L, 1.0 / L) if self.sample_weight is None else self.sample_weight / self.sample_weight.sum()
         self._values = {"radius": check_positive(radius, "radius")}
         self._trivial = None
-        self._problem = self._cp_params = self._variables = self._cons = None
         #: the last structured run's point, reused by the next solve when ``warm`` is set (same data, new radius)
         self.last_ipm = None
 
@@ -146,28 +145,6 @@ class WassersteinProblem(Formulation):
         scale = 1.0 / self.trivial_objective()  # the routes' tolerances are absolute below objective 1
         problem = cp.Problem(cp.Minimize(r_par * (scale * lam) + (scale * self.pi) @ s), list(cons.values()))
         return problem, {"radius": r_par}, {"w": w, "b": b, "lam": lam, "s": s}, cons
-
-    def _materialise(self):
-        if self._problem is None:
-            self._problem, self._cp_params, self._variables, self._cons = self._build_model()
-            self._stale = True
-        self._synced(self._cp_params)
-        return self._problem
-
-    @property
-    def problem(self):
-        """The CVXPY model (built on first use)."""
-        return self._materialise()
-
-    @property
-    def parameters(self) -> dict:
-        self._materialise()
-        return self._cp_params
-
-    @property
-    def variables(self) -> dict:
-        self._materialise()
-        return self._variables
 
     # ------------------------------------------------------------------ evaluation
     def ball(self) -> Ball:
@@ -315,8 +292,8 @@ class WassersteinProblem(Formulation):
         stats = solve_cvxpy(self._problem, backend, accept_inaccurate=True, quiet_inaccurate=True, **options)
         sol = Solution(backend, stats["status"], float("nan"), time.perf_counter() - t0, self._extract(), stats)
         scale = self.trivial_objective()  # the model's objective is divided by it, and so are its multipliers
-        alpha = scale * np.asarray(self._cons["hinge"].dual_value, dtype=float).ravel()
-        flip = self._cons.get("flip")
+        alpha = scale * np.asarray(self._constraints["hinge"].dual_value, dtype=float).ravel()
+        flip = self._constraints.get("flip")
         beta = None if flip is None else scale * np.asarray(flip.dual_value, dtype=float).ravel()
         return self._certified(sol, alpha, beta, tol)
 
