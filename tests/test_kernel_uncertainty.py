@@ -111,6 +111,33 @@ def test_from_samples_estimates():
     assert np.max(np.abs(U2.K_bar - data.K_bar)) < 0.2 * np.max(np.abs(data.K_bar))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_from_samples_moments_and_symmetry_in_one_loop_equal_their_definitions(seed):
+    """``from_samples`` estimates the Gaussian model's variance and the samples' symmetry in one loop over the
+    samples: the mean and variance equal ``np.mean`` / ``np.var(ddof=1)`` to rounding (scaled to the entries'
+    magnitude), and ``symmetric_noise`` equals the definition ``max |K^s - K^s'| <= 1000 eps max |K^s|`` checked
+    on whole matrices, for symmetric samples and for one sample made asymmetric by 10x the tolerance at a random
+    entry (on either side of the diagonal, beyond the 256-row strips for n = 300), float64 and float32 input."""
+    rng = np.random.default_rng(seed)
+    S, n = int(rng.integers(2, 6)), int(rng.choice([7, 300]))
+    scale = 10.0 ** rng.uniform(-3, 3)
+    A = rng.standard_normal((S, n, n)) * scale
+    Ks = A + A.transpose(0, 2, 1)
+    dtype = np.float32 if seed % 3 == 2 else np.float64
+    eps = float(np.finfo(dtype).eps)
+    if seed % 2:
+        s, i, j = int(rng.integers(S)), int(rng.integers(n)), int(rng.integers(n))
+        j = j if j != i else (i + 1) % n
+        Ks[s, i, j] += 10 * 1000 * eps * np.abs(Ks[s]).max()
+    Ks = Ks.astype(dtype)
+    U = KernelUncertainty.from_samples(Ks, noise="gaussian")
+    K64 = Ks.astype(np.float64)
+    tol = 1e-12 * np.abs(K64).max() ** 2
+    np.testing.assert_allclose(U.beta_gaussian, np.var(K64, axis=0, ddof=1), rtol=1e-12, atol=tol)
+    expected = all(np.abs(K - K.T).max() <= 1000 * eps * np.abs(K).max() for K in K64)
+    assert U.symmetric_noise == expected == (seed % 2 == 0)
+
+
 def test_from_samples_and_parameters_bad_input():
     data = make_bhadra2010(1, "gaussian", n_per_class=5, n_samples=20)
     Ks = data.K_samples

@@ -232,7 +232,7 @@ class KernelRobustSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             check_no_overflow(X, "X", hint=_KERNEL_SCALE)
             if sigma2 is not None or a is not None or b is not None:
                 raise ValueError("pass either kernel samples (S, n, n) or a mean kernel with sigma2 / a, b, not both.")
-            unc = KernelUncertainty.from_samples(X, K_bar, noise=self.noise)  # only the model that is used
+            unc = KernelUncertainty.from_samples(X, K_bar, noise=self.noise, check_input=False)  # the used model only
             noise_free = False
             if self.moment_error == "bound":  # the moments are S-sample estimates
                 kappa = kappa_estimated(

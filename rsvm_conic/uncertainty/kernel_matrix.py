@@ -459,32 +459,52 @@ def samples_symmetric(K_samples, *, rtol: float | None = None) -> bool:
     bool
     """
     Ks = np.asarray(K_samples)
-    if rtol is None:
-        dt = Ks.dtype if np.issubdtype(Ks.dtype, np.floating) else np.dtype(np.float64)
-        rtol = 1000.0 * float(np.finfo(dt).eps)
-    n = Ks.shape[-1]
-    step = 256  # upper-triangle blocks against the transposed lower blocks: cache-friendly, half the work
-    for Kk in Ks:
-        scale = float(np.max(np.abs(Kk)))
-        for i in range(0, n, step):
-            if float(np.max(np.abs(Kk[i : i + step, i:] - Kk[i:, i : i + step].T))) > rtol * scale:
-                return False
+    rtol = _symmetry_rtol(Ks.dtype) if rtol is None else rtol
+    buf = np.empty(Ks.shape[1:], dtype=np.result_type(Ks.dtype, np.float64))
+    return all(_sample_symmetric(Kk, rtol, buf) for Kk in Ks)
+
+
+def _symmetry_rtol(dtype) -> float:
+    """:func:`samples_symmetric`'s default tolerance: ``1000 * eps`` of a floating ``dtype`` (float64's otherwise)."""
+    dt = dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+    return 1000.0 * float(np.finfo(dt).eps)
+
+
+#: rows per block of :func:`_sample_symmetric` (upper-triangle strips against the transposed lower ones)
+_SYMMETRY_BLOCK = 256
+
+
+def _sample_symmetric(Kk, rtol: float, buf) -> bool:
+    """``max |K - K'| <= rtol max |K|`` for one sample ``K`` (n, n), by strips of :data:`_SYMMETRY_BLOCK` rows of
+    the upper triangle against the transposed lower strips (cache-friendly, half the work), each written into
+    ``buf`` (n, n) and measured by ``max(d.max(), -d.min())`` (two reductions, no ``abs`` pass)."""
+    scale = max(float(Kk.max()), -float(Kk.min()))
+    n, step = Kk.shape[0], _SYMMETRY_BLOCK
+    for i in range(0, n, step):
+        d = buf[: min(step, n - i), : n - i]
+        np.subtract(Kk[i : i + step, i:], Kk[i:, i : i + step].T, out=d)
+        if max(float(d.max()), -float(d.min())) > rtol * scale:
+            return False
     return True
 
 
-def _mean_var(Ks, ddof):
-    """Entrywise sample mean and variance of ``Ks`` (S, n, n), one sample at a time (no (S, n, n) temporaries)."""
+def _sample_moments(Ks, ddof: int, rtol: float):
+    """``(mean, var, symmetric)`` of the samples ``Ks`` (S, n, n): the entrywise sample mean, the sample variance
+    (each sample's deviation from the mean squared and summed, one sample at a time: no (S, n, n) temporaries and
+    no cancellation) and :func:`samples_symmetric`, the last two in one loop over the samples."""
     S = Ks.shape[0]
     mean = Ks.sum(axis=0)
     mean /= S
     var = np.zeros_like(mean)
     d = np.empty_like(mean)
+    symmetric = True
     for Kk in Ks:
         np.subtract(Kk, mean, out=d)
         d *= d
         var += d
+        symmetric = symmetric and _sample_symmetric(Kk, rtol, d)  # d is free until the next sample
     var /= max(S - ddof, 1)
-    return mean, var
+    return mean, var, symmetric
 
 
 BETA_RULES = ("auto", "paper", "symmetric")
@@ -598,7 +618,14 @@ class KernelUncertainty:
     # -- constructors ---------------------------------------------------------------
     @classmethod
     def from_samples(
-        cls, K_samples, K_bar=None, *, ddof: int = 1, mean_psd: str = "clip", noise: str | None = None
+        cls,
+        K_samples,
+        K_bar=None,
+        *,
+        ddof: int = 1,
+        mean_psd: str = "clip",
+        noise: str | None = None,
+        check_input: bool = True,
     ) -> "KernelUncertainty":
         """Estimate the noise models from samples ``K^s`` (array ``(S, n, n)``, ``S >= 2``).
 
@@ -611,21 +638,23 @@ class KernelUncertainty:
         ``[min_s K^s_ij - K_bar_ij, max_s K^s_ij - K_bar_ij]`` (widened to contain 0).
         ``noise``: ``"gaussian"`` or ``"finite"`` to estimate only that model's parameters,
         ``None`` (default) for both.  ``symmetric_noise`` is set when every sample is symmetric
-        (:func:`samples_symmetric`).
+        (:func:`samples_symmetric`; with the Gaussian model, in the variance's loop over the samples).
+        ``check_input=False``: ``K_samples`` is trusted to be a finite float64 array (validated by the caller).
         """
         if noise not in (None, "gaussian", "finite"):
             raise ValueError(f"noise must be 'gaussian', 'finite' or None; got {noise!r}.")
         in_dtype = getattr(K_samples, "dtype", None)
-        Ks = check_finite_array(K_samples, "K_samples", ndim=3)
+        Ks = check_finite_array(K_samples, "K_samples", ndim=3) if check_input else K_samples
         if Ks.shape[1] != Ks.shape[2]:
             raise ValueError(f"K_samples must have shape (S, n, n); got {Ks.shape}.")
         if Ks.shape[0] < 2:
             raise ValueError("K_samples needs at least 2 samples to estimate the noise.")
         n = Ks.shape[1]
         clipped = 0.0
-        mean = var = None
+        rtol = _symmetry_rtol(np.float64 if in_dtype is None else in_dtype)
+        mean = var = sym = None
         if noise in (None, "gaussian"):
-            mean, var = _mean_var(Ks, ddof)
+            mean, var, sym = _sample_moments(Ks, ddof, rtol)
         if K_bar is not None:
             K_bar = check_mean_kernel(K_bar)
             if K_bar.shape != (n, n):
@@ -645,10 +674,8 @@ class KernelUncertainty:
                 clipped = float(-np.sum(v[v < 0]))
                 K_bar = (E * np.maximum(v, 0.0)) @ E.T
                 K_bar = 0.5 * (K_bar + K_bar.T)
-        rtol = None
-        if in_dtype is not None and np.issubdtype(in_dtype, np.floating):
-            rtol = 1000.0 * float(np.finfo(in_dtype).eps)
-        sym = samples_symmetric(Ks, rtol=rtol)
+        if sym is None:
+            sym = samples_symmetric(Ks, rtol=rtol)
         a = b = None
         if noise in (None, "finite"):
             a = np.minimum(Ks.min(axis=0) - center, 0.0)
