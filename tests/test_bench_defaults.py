@@ -18,7 +18,7 @@ def test_peer_rows_pass_on_the_peer_or_on_the_floor():
     base = dict(data="d", route="ipm", gap=1e-9, peer="SVC()", floor="f")
     rows, ok = b.peer_rows(
         [
-            dict(base, name="A", time=0.05, peer_time=0.01, floor_time=0.001),  # 5x the peer: pass
+            dict(base, name="A", time=0.05, peer_time=0.01, floor_time=0.001, iterations=14),  # 5x the peer: pass
             dict(base, name="B", time=1.0, peer_time=0.01, floor_time=0.8),  # 100x the peer, 1.25x the floor: pass
             dict(base, name="C", time=1.0, peer_time=0.01, floor_time=0.5),  # 100x, 2x: miss
         ]
@@ -28,3 +28,4 @@ def test_peer_rows_pass_on_the_peer_or_on_the_floor():
     assert [r[-1].strip() for r in body] == ["pass", "pass", "miss"] and not ok
     assert [r[6].strip() for r in body] == ["5.0", "100.0", "100.0"]
     assert [r[9].strip() for r in body] == ["50.00", "1.25", "2.00"]
+    assert [r[3].strip() for r in body] == ["ipm (14 it), 1.0e-09", "ipm, 1.0e-09", "ipm, 1.0e-09"]  # the route's
