@@ -117,9 +117,12 @@ def fill_centred_rows(X, y, sr, gam, gidx, mg, i0, B):
     if not mg.any():  # no cones (gamma = 0): nothing to centre
         return
     gs = gam[r] * sr[r]
-    # the centring gamma_i m_g: a product with the indicator matrix has one nonzero term per entry, so it is
-    # gs_i m_g exactly (no gather of an (m, n + 1) array)
-    B -= _indicator(gs, gidx[r], k) @ mg if k <= DENSE_GROUPS else gs[:, None] * mg[gidx[r]]
+    # the centring gamma_i m_g: one group's is an outer product; a product with the indicator matrix has one
+    # nonzero term per entry, so it is gs_i m_g exactly (no gather of an (m, n + 1) array)
+    if k == 1:
+        B -= np.multiply.outer(gs, mg[0])
+    else:
+        B -= _indicator(gs, gidx[r], k) @ mg if k <= DENSE_GROUPS else gs[:, None] * mg[gidx[r]]
 
 
 def fill_centred_rows_in(X, y, sr, gam, gidx, mg, i0, B, rho, dm, dx, bzm, bxi, bzx, c, gsum, acc):
@@ -304,10 +307,8 @@ def soc_scaled_dirs(wbar, beta, Lm, U, DZ, DZT):
     DZT[:] = T
     U -= T
     c = np.maximum(_jdet(Lm), 0.0)
-    l0 = Lm[:, 0]
-    return _smallest(
-        _min_root(l0, U[:, 0], _tail(U, U), _tail(Lm, U), c), _min_root(l0, T[:, 0], _tail(T, T), _tail(Lm, T), c)
-    )
+    D, L2 = np.concatenate((U, T)), np.concatenate((Lm, Lm))  # both directions' rows: one root search
+    return _smallest(_min_root(L2[:, 0], D[:, 0], _tail(D, D), _tail(L2, D), np.concatenate((c, c))))
 
 
 def orthant_scaled_dirs(w, lam, u, dz, dzt):
