@@ -271,7 +271,7 @@ def _family(count: int, seed: int = 5):
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # a step onto a cone's boundary is not the user's concern
 def test_the_interior_point_certifies_small_radii_and_tiny_optima():
     """The first 60 instances of :func:`_family`: the structured interior point certifies each.  At its first run's
-    tolerances 10 of them do not (small radii against the data's scale, where the dual's norm constraint needs more
+    tolerances 11 of them do not (small radii against the data's scale, where the dual's norm constraint needs more
     digits, and optima far below a constant classifier's objective): those are solved again at tight tolerances,
     with the objective divided by the first point's.  The certified interval holds the optimum
     of the independent model wherever Clarabel solves that one accurately (on badly scaled instances it does not:
@@ -379,6 +379,29 @@ def test_the_centred_start_is_interior_and_zeroes_the_sample_rows_of_the_dual_re
     assert np.allclose(prob.Gx(x) + s, prob.h, atol=1e-12)
     rx = prob.q + prob.GTz(z)
     assert np.allclose(rx[prob.m :], 0.0, atol=1e-12 * prob.q[prob.m :].max())
+
+
+@pytest.mark.parametrize("p,kappa", CASES, ids=lambda v: str(v))
+def test_zero_weights_keep_the_start_interior_and_certify(bupa, p, kappa):
+    """Samples of weight 0 (``pi_i = 0``) get positive multipliers at the start (a tenth of the mean weight), so
+    the start is interior and the interior point certifies; with multipliers ``pi_i / 2 = 0`` the start was on the
+    cone's boundary and the run ended as a numerical error (gap 0.98)."""
+    from rsvm_conic.formulations.wasserstein import WassersteinProblem
+    from rsvm_conic.solvers.ipm.engine import interior
+    from rsvm_conic.solvers.ipm.wasserstein import WassersteinCone
+
+    X, y = bupa
+    weights = np.ones(len(y))
+    weights[::7] = 0.0
+    problem = WassersteinProblem(X, y, 0.05, p, kappa, sample_weight=weights)
+    sol = problem.solve("ipm")
+    assert sol.certificate.status == "optimal" and sol.certificate.gap_rel <= 1e-6
+    assert np.isclose(sol.objective, reference_value(X, y, 0.05, p, kappa, weights / weights.sum()), rtol=1e-6)
+    q = {1: np.inf, 2: 2.0, np.inf: 1.0}[p]
+    prob = WassersteinCone(X, y, weights / weights.sum(), 0.05, kappa, q)
+    if prob.initial_point is not None:
+        _, _, z, s = prob.initial_point()
+        assert interior(prob.cones, s) and interior(prob.cones, z)
 
 
 def test_the_default_fit_starts_centred():

@@ -102,9 +102,10 @@ class WassersteinCone:
     def initial_point(self):
         """A start centred for this model, as the robust SVM's (:meth:`.robust_svm.RobustSVMCone.initial_point`):
         ``w = 0``, ``b = 0``, ``s_i = 2`` (margin slacks 1, or ``1 + kappa lam`` on the flipped rows), the sample
-        rows' multipliers sharing ``pi_i`` equally (the ``s`` rows of the dual residual vanish), and the norm's rows
-        at slack 1 with multipliers that make the ``lam`` row vanish without flips: q = 2: ``lam = 1``, the cone's
-        multiplier ``(radius, 0)``; q = inf: ``lam = 1``, ``radius / (2 n)`` per row; q = 1: ``v_j = 1``,
+        rows' multipliers sharing ``pi_i`` equally (the ``s`` rows of the dual residual vanish; a weight below a
+        tenth of the mean, e.g. 0, shares a tenth of the mean instead, as the multipliers must be positive), and the
+        norm's rows at slack 1 with multipliers that make the ``lam`` row vanish without flips: q = 2: ``lam = 1``,
+        the cone's multiplier ``(radius, 0)``; q = inf: ``lam = 1``, ``radius / (2 n)`` per row; q = 1: ``v_j = 1``,
         ``lam = n + 1``, ``radius / 2`` on the pairs and ``radius`` on ``sum v <= lam``.
 
         On the default fit (breast cancer 569 x 30, radius 0.01, q = 2) it takes 14 iterations where the engine's
@@ -117,7 +118,8 @@ class WassersteinCone:
             The start; ``s`` and ``z`` strictly inside the cone.
         """
         n, m, lam = self.n, self.m, self.lam
-        share = self.q[m:] / (3.0 if self.flip else 2.0)
+        pi = self.q[m:]
+        share = np.maximum(pi, 0.1 * pi.mean()) / (3.0 if self.flip else 2.0)
         x = np.zeros(self.nx)
         z = np.empty(self.cones.size)
         zA, zB, zC, zN, zS = self.split_rows(z)
