@@ -680,13 +680,37 @@ class HyperbolicProblem(Formulation):
         n_starts: int = 2,
         random_state=0,
         solver: str = "clarabel",
+        step: str = "ipm",
         **options,
     ) -> Solution:
-        """CCP over anchor hulls, each majoriser solved exactly as an SOCP (see module docstring)."""
+        """CCP over anchor hulls, each majoriser solved exactly (see module docstring): ``step="ipm"`` by the
+        structured interior point (:func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp`, each step's gap certified
+        and recorded in ``info["step_gaps"]``), ``step="socp"`` as an SOCP by CVXPY and ``solver``."""
         t0 = time.perf_counter()
         rng = np.random.default_rng(random_state)
         anchors, sizes = kmeans_anchors(self.Phi, self.codes, self.n_classes, n_anchors, rng, self.sample_weight)
-        runs = self._ccp_runs(anchors, ccp_starts(sizes, n_starts, self.gamma, rng), solver, max_iter, tol, options)
+        starts = ccp_starts(sizes, n_starts, self.gamma, rng)
+        info = {}
+        if step not in ("ipm", "socp"):
+            raise ValueError(f"step must be 'ipm' or 'socp'; got {step!r}.")
+        if step == "socp":
+            runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options)
+        else:
+            runs = ipm_ccp(
+                self.Phi,
+                self.codes,
+                None,
+                self.sample_weight,
+                self.gamma,
+                self.lam,
+                [(mus, R, np.stack([mu @ A for mu, A in zip(mus, anchors)])) for mus, R in starts],
+                lambda point: self.f(point[2], point[1]),
+                self._tangent,
+                max_iter=max_iter,
+                tol=tol,
+                anchors=anchors,
+            )
+            info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
         best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(
@@ -696,4 +720,5 @@ class HyperbolicProblem(Formulation):
             t0,
             {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
             anchor_sizes=sizes,
+            **info,
         )

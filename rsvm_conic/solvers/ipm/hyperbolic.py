@@ -22,8 +22,8 @@ formed by one product with the pieces' rows, inverted as one batch), leaving a d
 ``(v, R)`` (size ``r + C``, ``r = sum_k r_k <= min(m, C D)``), whose ``(v, v)`` part is one small product per pair
 of classes ``j <= k`` (``n r^2`` flops per factorisation, the upper triangle only); ``mu`` is diagonal (its
 orthant), and the equalities leave one dense ``(r + C)``-square system ``A H^-1 A' = F' diag(1/d_mu) F +
-(S^-1)_vv``, ``S^-1`` from ``S``'s Cholesky factor (LAPACK ``potri``).  Each solve is then two symmetric products
-with ``S^-1`` and one triangular pair with the equalities' factor.  No array of shape ``(n, n)`` beyond these.
+(S^-1)_vv`` (``S^-1`` from ``S``'s Cholesky factor, LAPACK ``potri``).  Each solve is then two triangular
+pairs with ``S``'s factor and one with the equalities' factor.  No array of shape ``(n, n)`` beyond these.
 The class geometry (:class:`HyperbolicGeometry`) is computed once per fit and reused by every step and start; only
 ``q`` and ``e`` change.
 """
@@ -31,7 +31,7 @@ The class geometry (:class:`HyperbolicGeometry`) is computed once per fit and re
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas, lapack
+from scipy.linalg import lapack
 
 from .engine import ConeSpec, cone_ipm
 
@@ -257,7 +257,7 @@ class HyperbolicStepCone:
         cS, info = lapack.dpotrf(S, lower=0, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"the KKT system's Schur complement is not positive definite (potrf {info})")
-        Sinv, info = lapack.dpotri(cS, lower=0, overwrite_c=1)  # its upper triangle, read by dsymv and dpotrf below
+        Sinv, info = lapack.dpotri(cS, lower=0)  # its upper triangle, read by dpotrf below
         if info != 0:
             raise np.linalg.LinAlgError(f"the KKT system's Schur complement is singular (potri {info})")
         # A H^-1 A' over the equalities (F_k' mu_k - v_k, sum mu_k)
@@ -287,11 +287,11 @@ class HyperbolicStepCone:
             rgl = np.concatenate([rv - Ct, rR - BRt @ t.ravel()])
             # [diag(d_mu) + S] dx + A' dy = (rmu, rgl),  A dx = by
             umu = rmu * imu
-            ug = blas.dsymv(1.0, Sinv, rgl)
+            ug = lapack.dpotrs(cS, rgl, lower=0)[0]
             Au = np.concatenate([self._Fmu(umu) - ug[:r], np.add.reduceat(umu, g.starts[:-1])])
             dy = lapack.dpotrs(cT, Au - by, lower=0)[0]
             dmu = (rmu - self._ATy_mu(dy)) * imu
-            dg = blas.dsymv(1.0, Sinv, np.concatenate([dy[:r], np.zeros(C)]), 1.0, ug)
+            dg = lapack.dpotrs(cS, np.concatenate([rgl[:r] + dy[:r], rgl[r:]]), lower=0)[0]
             dv, dR = dg[:r], dg[r:]
             Bd = (BRf @ dR).reshape(n, C + 1)
             for k in range(C):
