@@ -57,9 +57,11 @@ anchors per class, the centroids of k-means clusters of that class's feature vec
 mean of class points, hence inside the class hull: Problem 1's constraint still holds).  Start 0
 weights the anchors by their cluster sizes, which gives the class means exactly (the same start as
 ``ccp``: the nearest-class-mean rule).  Each CCP majoriser is solved exactly, as the same SOCP written
-in the anchors' coordinates by the same builder (cones of dimension ``rank(A_k) + 2 <= p + 1``,
-independent of the feature dimension), and checked like the ``ccp`` steps, so the objective never increases and
-training never ends worse than the nearest-class-mean rule.  (Version 1 ran projected-subgradient
+in the anchors' coordinates (cones of dimension ``rank(A_k) + 2 <= p + 1``, independent of the feature
+dimension): by the structured interior point of ``ipm`` over the anchors' hulls (``step="ipm"``, the default; each
+step's certified gap in ``info["step_gaps"]``) or by the same CVXPY builder as ``ccp`` (``step="socp"``), and
+checked like the ``ccp`` steps, so the objective never increases and training never ends worse than the
+nearest-class-mean rule.  (Version 1 ran projected-subgradient
 steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
 of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
 
@@ -344,7 +346,8 @@ class HyperbolicProblem(Formulation):
         "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
         "ipm": "convex-concave procedure, each step's SOCP by the structured interior point with a certified gap; "
         "never increases the objective",
-        "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
+        "anchors": "CCP over anchor hulls (k-means centroids), each step's SOCP in the anchors' coordinates by the "
+        "structured interior point with a certified gap",
     }
 
     def __init__(
