@@ -33,9 +33,57 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
+from ..._jit import jit
 from .engine import ConeSpec, cone_ipm
 
 __all__ = ["HyperbolicGeometry", "HyperbolicStepCone", "solve_step_ipm"]
+
+
+@jit(error_model="numpy")
+def _spd_inverses(K):
+    """The inverses of a batch of symmetric positive definite matrices, in place, one Cholesky factor each.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, m, m)
+        The matrices (only their lower triangles are read); overwritten with their inverses.
+
+    Returns
+    -------
+    bool
+        Whether every matrix was positive definite (when not, ``K`` holds no inverse).
+    """
+    n, m = K.shape[0], K.shape[1]
+    L = np.empty((m, m))
+    Li = np.empty((m, m))
+    for i in range(n):
+        for j in range(m):  # L L' = K_i
+            s = K[i, j, j]
+            for p in range(j):
+                s -= L[j, p] * L[j, p]
+            if not s > 0.0:
+                return False
+            L[j, j] = np.sqrt(s)
+            for r in range(j + 1, m):
+                s = K[i, r, j]
+                for p in range(j):
+                    s -= L[r, p] * L[j, p]
+                L[r, j] = s / L[j, j]
+        for j in range(m):  # Li = L^-1, lower triangular
+            Li[j, j] = 1.0 / L[j, j]
+            for r in range(j + 1, m):
+                s = 0.0
+                for p in range(j, r):
+                    s -= L[r, p] * Li[p, j]
+                Li[r, j] = s / L[r, r]
+        for a in range(m):  # K^-1 = Li' Li
+            for b in range(a, m):
+                s = 0.0
+                for p in range(b, m):
+                    s += Li[p, a] * Li[p, b]
+                K[i, a, b] = s
+                K[i, b, a] = s
+    return True
 
 
 class HyperbolicGeometry:
@@ -232,7 +280,9 @@ class HyperbolicStepCone:
         K = (d_h @ self.Gpair).reshape(n, C + 1, C + 1)
         diag = np.arange(C)
         K[:, diag, diag] += a_nu
-        Kinv = np.linalg.inv(K)
+        if not _spd_inverses(K):
+            raise np.linalg.LinAlgError("a sample's local block of the KKT system is not positive definite")
+        Kinv = K
         # the locals x R block: the pieces' rows times their R rows [l != y_i] (e_l - e_{y_i}) / 2
         dh_off = d_h * (1.0 - g.Y)
         BR = np.empty((n, C + 1, C))
