@@ -295,10 +295,11 @@ class HyperbolicStepCone:
         SRR = (g.GR * d_h[:, :, None]).reshape(n * C, C).T @ g.GR.reshape(n * C, C) - BRf.T @ Xf
         SRR[diag, diag] += d_R + 2.0 * g.gamma * g.lam
         S[r:, r:] = SRR
+        Xnu = np.ascontiguousarray(X[:, :C, :].transpose(1, 0, 2))  # (C, n, C): class k's rows contiguous
         for k in range(C):
             sl = slice(voff[k], voff[k + 1])
             Ck = Cflat[:, sl]
-            S[sl, r:] = -(Ck.T @ X[:, k, :])
+            S[sl, r:] = -(Ck.T @ Xnu[k])
             # the blocks (j <= k, k) of sum_i Cflat_i' Kinv_i Cflat_i, one small product each (faster than one
             # product per class with the weights gathered over all its columns)
             for j in range(k + 1):
