@@ -183,3 +183,27 @@ def test_anchors_route_rejects_an_unknown_step():
     f = HyperbolicProblem(np.eye(4), np.array([0, 0, 1, 1]), 2, gamma=0.3, lam=0.05)
     with pytest.raises(ValueError, match="step must be 'ipm' or 'socp'"):
         f.solve("anchors", step="newton")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_local_block_inverses_equal_numpy_inverses(seed):
+    """The compiled batch inverse of the samples' local blocks against ``np.linalg.inv``, on positive definite
+    blocks whose diagonals span many orders of magnitude (as the interior point's last iterates give them), and a
+    block that is not positive definite reported as such."""
+    from rsvm_conic.solvers.ipm.hyperbolic import _spd_inverses
+
+    rng = np.random.default_rng(seed)
+    m = 2 + seed * 4
+    A = rng.normal(size=(50, m, m))
+    scale = 10.0 ** rng.uniform(-6, 6, size=(50, m))
+    K = scale[:, :, None] * (A @ A.transpose(0, 2, 1) + 0.1 * np.eye(m)) * scale[:, None, :]
+    want = np.linalg.inv(K)
+    got = K.copy()
+    assert _spd_inverses(got)
+    # relative to each entry's scale, 1 / (scale_a scale_b)
+    assert np.allclose(
+        got * scale[:, :, None] * scale[:, None, :], want * scale[:, :, None] * scale[:, None, :], atol=1e-8
+    )
+    bad = K.copy()
+    bad[7] = -np.eye(m)
+    assert not _spd_inverses(bad)
