@@ -305,6 +305,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "hyperbolic-step",
+        "bench_hyperbolic_step",
+        "one hyperbolic CCP step by the structured interior point: iterations per tolerance; vs Clarabel on anchors",
+    ),
+    Entry(
+        "BENCHMARKS",
         "kernel-qp",
         "bench_kernel",
         "the kernel-robust QP route (libsvm) against CVXPY + Clarabel and scikit-learn's SVC",

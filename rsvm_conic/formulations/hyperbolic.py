@@ -57,9 +57,11 @@ anchors per class, the centroids of k-means clusters of that class's feature vec
 mean of class points, hence inside the class hull: Problem 1's constraint still holds).  Start 0
 weights the anchors by their cluster sizes, which gives the class means exactly (the same start as
 ``ccp``: the nearest-class-mean rule).  Each CCP majoriser is solved exactly, as the same SOCP written
-in the anchors' coordinates by the same builder (cones of dimension ``rank(A_k) + 2 <= p + 1``,
-independent of the feature dimension), and checked like the ``ccp`` steps, so the objective never increases and
-training never ends worse than the nearest-class-mean rule.  (Version 1 ran projected-subgradient
+in the anchors' coordinates (cones of dimension ``rank(A_k) + 2 <= p + 1``, independent of the feature
+dimension): by the structured interior point of ``ipm`` over the anchors' hulls (``step="ipm"``, the default; each
+step's certified gap in ``info["step_gaps"]``) or by the same CVXPY builder as ``ccp`` (``step="socp"``), and
+checked like the ``ccp`` steps, so the objective never increases and training never ends worse than the
+nearest-class-mean rule.  (Version 1 ran projected-subgradient
 steps from equal anchor weights and stopped at majoriser values far above their minimum.)  The size
 of each step is ``n C`` cones, as for ``ccp``: the route saves the feature dimension, not ``n``.
 
@@ -344,7 +346,8 @@ class HyperbolicProblem(Formulation):
         "ccp": "convex-concave procedure, one SOCP (CVXPY + Clarabel) per step; never increases the objective",
         "ipm": "convex-concave procedure, each step's SOCP by the structured interior point with a certified gap; "
         "never increases the objective",
-        "anchors": "CCP over anchor hulls (k-means centroids), one exact SOCP per step in the anchors' coordinates",
+        "anchors": "CCP over anchor hulls (k-means centroids), each step's SOCP in the anchors' coordinates by the "
+        "structured interior point with a certified gap",
     }
 
     def __init__(
@@ -680,13 +683,37 @@ class HyperbolicProblem(Formulation):
         n_starts: int = 2,
         random_state=0,
         solver: str = "clarabel",
+        step: str = "ipm",
         **options,
     ) -> Solution:
-        """CCP over anchor hulls, each majoriser solved exactly as an SOCP (see module docstring)."""
+        """CCP over anchor hulls, each majoriser solved exactly (see module docstring): ``step="ipm"`` by the
+        structured interior point (:func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp`, each step's gap certified
+        and recorded in ``info["step_gaps"]``), ``step="socp"`` as an SOCP by CVXPY and ``solver``."""
         t0 = time.perf_counter()
         rng = np.random.default_rng(random_state)
         anchors, sizes = kmeans_anchors(self.Phi, self.codes, self.n_classes, n_anchors, rng, self.sample_weight)
-        runs = self._ccp_runs(anchors, ccp_starts(sizes, n_starts, self.gamma, rng), solver, max_iter, tol, options)
+        starts = ccp_starts(sizes, n_starts, self.gamma, rng)
+        info = {}
+        if step not in ("ipm", "socp"):
+            raise ValueError(f"step must be 'ipm' or 'socp'; got {step!r}.")
+        if step == "socp":
+            runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options)
+        else:
+            runs = ipm_ccp(
+                self.Phi,
+                self.codes,
+                None,
+                self.sample_weight,
+                self.gamma,
+                self.lam,
+                [(mus, R, np.stack([mu @ A for mu, A in zip(mus, anchors)])) for mus, R in starts],
+                lambda point: self.f(point[2], point[1]),
+                self._tangent,
+                max_iter=max_iter,
+                tol=tol,
+                anchors=anchors,
+            )
+            info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
         best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(
@@ -696,4 +723,5 @@ class HyperbolicProblem(Formulation):
             t0,
             {"mu": r["mus"], "R": r["R"], "O": r["O"], "anchors": anchors},
             anchor_sizes=sizes,
+            **info,
         )

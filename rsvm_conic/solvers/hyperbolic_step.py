@@ -582,7 +582,9 @@ def dual_summary(Phi_sorted, codes_sorted, weights_sorted, gamma: float, pi, U) 
     return const, U.sum(axis=0), contrib.sum(axis=0)
 
 
-def ipm_ccp(Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol) -> list[dict]:
+def ipm_ccp(
+    Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol, anchors=None
+) -> list[dict]:
     """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start, each step solved exactly by the
     structured interior point :func:`~rsvm_conic.solvers.ipm.hyperbolic.solve_step_ipm`; the class coordinates are
     computed once and shared by every step and start.  Each step's gap is certified by weak duality: the interior
@@ -598,6 +600,9 @@ def ipm_ccp(Phi, codes, members, sample_weight, gamma, lam, starts, objective, t
     tol : float
         :func:`~rsvm_conic.solvers.ccp.ccp_runs`' tolerance: a step lowering ``f`` by at most ``tol (1 + |f|)``
         ends the run (``converged``).
+    anchors : list of ndarray or None, default=None
+        Per class, the points whose hull holds the centre (the ``anchors`` route's k-means centroids; the starts'
+        simplex weights are over them); None: the class points ``Phi[members[k]]``.
 
     Returns
     -------
@@ -608,12 +613,12 @@ def ipm_ccp(Phi, codes, members, sample_weight, gamma, lam, starts, objective, t
     """
     from .ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
 
-    order = np.concatenate(members)
     weights = np.ones(Phi.shape[0]) if sample_weight is None else sample_weight
-    Ps, cs, ws = Phi[order], codes[order], weights[order]
-    step = MajoriserStep(Phi, codes, Ps, cs, weights, gamma, lam)
-    geo = HyperbolicGeometry(Ps, cs, ws, gamma, lam)
-    bounds = np.cumsum([0] + [idx.size for idx in members])
+    A = [Phi[idx] for idx in members] if anchors is None else anchors
+    Pa, ca = np.vstack(A), np.repeat(np.arange(len(A)), [a.shape[0] for a in A])
+    step = MajoriserStep(Phi, codes, Pa, ca, weights, gamma, lam)
+    geo = HyperbolicGeometry(Phi, codes, weights, gamma, lam, anchors=Pa, anchor_class=ca)
+    bounds = np.cumsum([0] + [a.shape[0] for a in A])
     records: list = []
 
     def step_fn(point):
@@ -628,10 +633,10 @@ def ipm_ccp(Phi, codes, members, sample_weight, gamma, lam, starts, objective, t
         if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(R_new)) and np.all(np.isfinite(U))):
             return None, None, False, [f"ipm: non-finite iterate (status {res.status})"]
         primal = step.value(mu, R_new)
-        dual = step.bound(dual_summary(Ps, cs, ws, gamma, pi, U))
+        dual = step.bound(dual_summary(Phi, codes, weights, gamma, pi, U))
         records.append(((primal - dual) / gamma, res.iterations))
         mus_new = [mu[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-        O_new = np.stack([m @ Phi[idx] for m, idx in zip(mus_new, members)])
+        O_new = np.stack([m @ a for m, a in zip(mus_new, A)])
         return (mus_new, R_new, O_new), fval - (start_value - primal) / gamma, res.status != "optimal", []
 
     runs = []
