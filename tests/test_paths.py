@@ -307,3 +307,40 @@ def test_a_path_through_constant_points_does_not_warn():
         warnings.simplefilter("error", ConstantClassifierWarning)
         path = radius_path(RobustSVC(), X, y, n_radii=4)
     assert np.all(path.coefs[0, 0] == 0.0) or np.linalg.norm(path.coefs[0, 0]) <= np.sqrt(2 * path.gaps_abs[0, 0])
+
+
+@pytest.mark.parametrize("seed, Cs", [(0, None), (1, [0.1, 1.0, 10.0]), (2, [0.5])])
+def test_a_path_over_given_radii_solves_one_threshold_program(seed, Cs, monkeypatch):
+    """Radii given (each fold of the cross-validated estimators): the data's threshold is computed once, by one conic
+    program, at the first point that may be constant; its dual point certifies every constant point of the path
+    (in every row of C) and its bracket rules out the others, with no conic program per point and no threshold
+    search for the (silenced) constant reason.  Every point equals its cold fit within the certified gaps."""
+    import rsvm_conic.solvers.zero_threshold as zt_module
+    from rsvm_conic.formulations._linear import LinearProblem
+
+    calls = []
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            if name != "zero_threshold" or kwargs.get("max_programs") != 0:  # the one-pass lower bound is no program
+                calls.append(name)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("constant_threshold", "constant_dual_point"):
+        monkeypatch.setattr(zt_module, name, counted(name, getattr(zt_module, name)))
+    monkeypatch.setattr(LinearProblem, "zero_threshold", counted("zero_threshold", LinearProblem.zero_threshold))
+    _, X, y = _data(seed, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    calls.clear()
+    radii = top * np.array([4.0, 2.0, 1.0, 0.5, 0.1])
+    path = _quiet(lambda: radius_path(RobustSVC(C=0.5), X, y, radii=radii, Cs=Cs))
+    assert calls == ["constant_threshold"]
+    for i in range(path.coefs.shape[0]):
+        assert [s["route"] for s in path.stats[i]][:3] == ["threshold"] * 3 and np.any(path.coefs[i, 3])
+        for j, r in enumerate(radii):
+            cold = _quiet(lambda: RobustSVC(C=path.Cs[i], radius=r).fit(X, y))
+            assert _within_gaps(
+                path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
+            )

@@ -158,6 +158,16 @@ def _one_program_threshold(formulation):
     return constant_threshold(formulation.X, formulation.y, ops, unc.factors[0], unc.diagonal)
 
 
+def _radius_threshold(formulation, radius):
+    """:func:`_one_program_threshold` on the radius's scale (computed at radius 1, the formulation left at
+    ``radius``)."""
+    formulation.set_params(radius=1.0)
+    try:
+        return _one_program_threshold(formulation)
+    finally:
+        formulation.set_params(radius=radius)
+
+
 #: relative width below which a threshold's bracket is reported as one number
 BRACKET_RTOL = 1e-3
 #: a threshold below this fraction of the fitted value is reported as 0 (constant without uncertainty)
@@ -319,7 +329,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         """
         check_fit_keywords(self, keywords)
         formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
-        sol = self._solve(formulation, warm)
+        sol, threshold = self._solve(formulation, warm)
         if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
@@ -339,7 +349,6 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self._warm = None
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
-            threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
                 key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold, constant
@@ -377,20 +386,28 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         return (*self._structure(), digest.hexdigest())
 
     def _solve(self, formulation, warm):
-        """The certified solution at the current parameters.  With a warm start on the interior point's route: the
-        constant classifier certified by the threshold's dual point where it may be optimal (:meth:`_may_be_constant`),
-        else the previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`,
-        from a non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
+        """``(solution, threshold)``: the certified solution at the current parameters and the data's threshold
+        (:meth:`radius_threshold`'s ZeroThreshold, or None while unknown), kept for the next warm fit.
+
+        With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
+        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one conic program,
+        if no earlier fit on these data did, so that a path solves one program for all its constant points), else the
+        previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
+        non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
+        threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
-            return warm.solution  # the same problem, solved and certified by the previous fit
+            return warm.solution, threshold  # the same problem, solved and certified by the previous fit
         if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
             options = dict(options.get("ipm", {}))
         tol = options.pop("tol", EXACT_TOL)
         if self.warm_start and self._warm_route(formulation) and self._may_be_constant(formulation, warm):
-            sol = self._constant_solution(formulation, warm, tol)
-            if sol is not None:
-                return sol
+            if threshold is None and (warm is None or warm.constant is None):
+                threshold = _radius_threshold(formulation, self.radius)
+            if threshold is None or threshold.dual is None or self.radius >= threshold.upper:
+                sol = self._constant_solution(formulation, None if warm is None else warm.constant, threshold, tol)
+                if sol is not None:
+                    return sol, threshold
         if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
             unc = formulation.current_uncertainty()
             arrays = (None, None, False, None)
@@ -414,8 +431,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             else:
                 cert.time, cert.iterations = time.perf_counter() - t0, detail["iterations"]
                 info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
-                return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
-        return formulation.solve(self.solver, **(self.solver_options or {}))
+                return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert), threshold
+        return formulation.solve(self.solver, **(self.solver_options or {})), threshold
 
     def _may_be_constant(self, formulation, warm) -> bool:
         """Whether a warm fit tries the constant classifier first: the radius is at or above the data's threshold
@@ -433,11 +450,12 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         zt = formulation.zero_threshold(max_programs=0)
         return zt is not None and radius >= zt.lower
 
-    def _constant_solution(self, formulation, warm, tol):
+    def _constant_solution(self, formulation, constant, threshold, tol):
         """The constant classifier ``(0, b)`` certified without an interior point by a dual point of the threshold
-        problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point`; p = 2, one noise factor, every sample
-        of one radius, unweighted; at and above the threshold kept in ``warm``, the dual point of its program), or None
-        (not constant at this radius, or not that case)."""
+        problem (p = 2, one noise factor, every sample of one radius, unweighted): ``constant`` (a previous fit's
+        ``(r0, a, z)``, from ``r0`` on) or, at and above ``threshold``'s upper end, the dual point of its program; else
+        :func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point` at this radius.  None: not constant at this
+        radius, or not that case."""
         from ..solvers.zero_threshold import constant_dual_point
 
         unc = formulation.current_uncertainty()
@@ -450,9 +468,9 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         w = np.zeros(X.shape[1])
         b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
         C = formulation.C
-        known = [] if warm is None else [warm.constant]  # dual points over C known to hold from a radius on
-        if warm is not None and warm.threshold is not None and warm.threshold.dual is not None:
-            known.append((warm.threshold.upper, *warm.threshold.dual))
+        known = [constant]  # dual points over C known to hold from a radius on
+        if threshold is not None and threshold.dual is not None:
+            known.append((threshold.upper, *threshold.dual))
         for r0, a, z in (k for k in known if k is not None and self.radius >= k[0]):
             cert = formulation.certificate("threshold", w, b, C * a, tol=tol, multipliers=C * z[None, :])
             if cert.certified:
