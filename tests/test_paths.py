@@ -344,3 +344,34 @@ def test_a_path_over_given_radii_solves_one_threshold_program(seed, Cs, monkeypa
             assert _within_gaps(
                 path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
             )
+
+
+@pytest.mark.parametrize("seed, far", [(0, 30.0), (1, 20.0), (2, 50.0)])
+def test_a_guess_contradicted_by_the_margins_is_corrected_before_the_certificate(seed, far):
+    """A working-set warm start from a distant point (its margins a poor guess): the reduced problem is solved
+    again while samples outside the working set contradict the guess, and only the last round's point goes to the
+    certificate on the whole problem (a pass over every sample and its dual set); that point is certified and equals
+    the cold fit within the gaps."""
+    from rsvm_conic.solvers.working_set import working_set_ipm
+
+    _, X, y = _data(seed, L=600, shift=0.8)
+    est = RobustSVC(radius=0.02, warm_start=True).fit(X, y)
+    w0, b0 = est.coef_.ravel().copy(), float(est.intercept_[0])
+    radius = far * 0.02
+    est.set_params(radius=radius).fit(X, y)  # the formulation at the new radius
+    formulation = est._warm.formulation
+    unc = formulation.current_uncertainty()
+    certified = []
+
+    def certify(w, b, a):
+        cert = formulation.certificate("ipm", w, b, a, tol=1e-6)
+        certified.append(cert.certified)
+        return cert
+
+    w, b, cert, detail = working_set_ipm(
+        formulation.X, formulation.y, formulation.C_box, unc.gamma, unc.factors, unc.diagonal, unc.group_index,
+        w0, b0, certify, band=0.01,
+    )  # fmt: skip
+    assert detail["rounds"] >= 2 and certified == [True]
+    cold = RobustSVC(radius=radius).fit(X, y)
+    assert _within_gaps(cert.primal, cert.gap_abs, cold.objective_, cold.solver_stats_["gap_abs"])

@@ -424,6 +424,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     warm.b,
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
                     gamma_prev=warm.gamma,
+                    tol_rel=tol,
                     **options,
                 )
             except SolverError:
