@@ -19,6 +19,7 @@ certificate decides: its gap is that of the whole problem, whatever the guess.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
@@ -28,7 +29,7 @@ import scipy.sparse as sp
 from ..exceptions import SolverError, SolverWarning
 from .ipm.robust_svm import solve_robust_ipm
 
-__all__ = ["robust_margins", "working_set_ipm"]
+__all__ = ["robust_margins", "warm_point", "working_set_ipm"]
 
 #: samples whose margin at the previous solution is within this of 1 are solved individually
 BAND = 0.25
@@ -36,6 +37,8 @@ BAND = 0.25
 MAX_ROUNDS = 4
 #: the working set's largest share of the samples at which the reduced problem is still worth solving
 MAX_SHARE = 0.6
+#: the warm start's complementarity products ``s_i z_i`` over the median hinge weight (:func:`warm_point`)
+WARM_MU = 0.1
 
 
 def robust_margins(X, y, w, b, gamma, factors, diagonal, group_index):
@@ -69,6 +72,63 @@ def robust_margins(X, y, w, b, gamma, factors, diagonal, group_index):
         return m
     Atw = factors * w if diagonal else np.einsum("kji,j->ki", factors, w)
     return m - gamma * np.linalg.norm(Atw, axis=1)[group_index]
+
+
+def warm_point(prob, w, b, mu: float = WARM_MU):
+    """An interior start of the robust SVM's interior point at a previous solution ``(w, b)``.
+
+    The primal point is ``(w, b)`` with the slacks its margins need and each cone's ``t_g`` just above
+    ``||A_g' w||``; each sample's multiplier pair ``(z_i, C_i - z_i)`` splits ``C_i`` so that both products with the
+    slacks of its margin and of its hinge equal ``C_i s xi / (s + xi)``, about ``mu`` times the median ``C_i`` (a
+    sample on the margin, ``m_i = 1``, splits ``C_i`` in half; one far inside or outside gets ``z_i`` near 0 or
+    ``C_i``); each cone's multiplier is ``z0_g = sum_i gamma_i z_i`` (its ``t`` rows of the dual residual vanish) along
+    ``-A_g' w``, inside the cone.  The start lies on the central path's neighbourhood at that ``mu`` (the moderate
+    shift of a warm-started interior point, Gondzio and Grothey; Yildirim and Wright) rather than at the previous
+    problem's optimum, from which the iterates could not move.
+
+    Parameters
+    ----------
+    prob : RobustSVMCone
+        The problem (:class:`~rsvm_conic.solvers.ipm.robust_svm.RobustSVMCone`).
+    w : ndarray of shape (n,)
+        The previous weights.
+    b : float
+        The previous intercept.
+    mu : float, default=0.1
+        The complementarity products over the median hinge weight.
+
+    Returns
+    -------
+    tuple
+        ``(x, y, z, s)`` with ``s`` and ``z`` interior.
+    """
+    L, k = prob.L, prob.k
+    C = np.broadcast_to(np.asarray(prob.C, dtype=float), (L,))
+    mu = mu * float(np.median(C))
+    x = np.zeros(prob.nx)
+    xw, _, xi, t = prob.split_x(x)
+    xw[:] = w
+    x[prob.n] = b
+    z = np.empty(prob.cones.size)
+    zm, zx, Z = prob.split_z(z)
+    m = prob.y * (prob.X @ w + b)
+    if k:
+        U = prob.factors * w if prob.diagonal else np.einsum("kji,j->ki", prob.factors, w)
+        norms = np.linalg.norm(U, axis=1)
+        m -= prob.gamma * norms[prob.gidx]
+    theta = mu / C
+    s_margin = np.maximum(m - 1.0, 0.0) + theta
+    slack = np.maximum(1.0 - m, 0.0) + theta
+    zm[:] = C * slack / (s_margin + slack)
+    zx[:] = C - zm
+    xi[:] = slack
+    if k:
+        z0 = prob.segsum(prob.gamma * zm)
+        t[:] = norms + mu / z0  # s_g' z_g about 2 mu; the margins' slacks keep their values through xi
+        xi += prob.gamma * (mu / z0)[prob.gidx]
+        Z[:, 0] = z0
+        Z[:, 1:] = -(z0 / t)[:, None] * U
+    return x, np.zeros(0), z, prob.h - prob.Gx(x)
 
 
 def _reduced(X, y, C, gamma, group_index, work, bound):
@@ -176,6 +236,7 @@ def working_set_ipm(
         band = band + 2.0 * np.abs(m - robust_margins(X, y, w0, b0, gamma_prev, factors, diagonal, group_index))
     work = np.abs(m - 1.0) <= band
     iterations, cert = 0, None
+    w, b = w0, b0
     for rounds in range(1, max_rounds + 1):
         bound = ~work & (m < 1.0)
         if np.count_nonzero(work) > max_share * L:
@@ -186,8 +247,9 @@ def working_set_ipm(
         try:
             with warnings.catch_warnings():  # the certificate on the whole problem decides
                 warnings.simplefilter("ignore", SolverWarning)
+                start = functools.partial(warm_point, w=w, b=b)  # from the latest point
                 values, run = solve_robust_ipm(
-                    Xr, yr, Cr, gr, facs, diagonal, ir, accept_inaccurate=True, **ipm_options
+                    Xr, yr, Cr, gr, facs, diagonal, ir, accept_inaccurate=True, start=start, **ipm_options
                 )
         except (SolverError, ValueError, np.linalg.LinAlgError):
             break
