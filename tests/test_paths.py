@@ -427,3 +427,22 @@ def test_the_interior_point_warm_started_at_the_previous_solution_needs_fewer_it
     (it_cold, cold), (it_warm, warm) = runs["cold"], runs["warm"]
     assert _within_gaps(warm.primal, warm.gap_abs, cold.primal, cold.gap_abs)
     assert it_warm <= 0.75 * it_cold, (it_warm, it_cold)
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 0), ("magic", 1), ("gauss", 2)])
+def test_reduced_problems_are_solved_to_a_tenth_of_the_certificate_tolerance(name, seed):
+    """The reduced problems stop at a tenth of the certificate's relative tolerance (the certificate on the whole
+    problem decides): fewer interior-point iterations over a path than at the interior point's own 1e-8, every
+    point still certified to the tolerance and equal to the other run's within the two gaps."""
+    X, y = _family(name, np.random.default_rng(seed))
+    radii = RobustSVC().radius_threshold(X, y).upper * np.geomspace(0.5, 0.005, 6)
+    runs = {}
+    for key, options in (("tenth", None), ("own", {"tol_gap_rel": 1e-8})):
+        path = _quiet(lambda: radius_path(RobustSVC(solver_options=options), X, y, radii=radii))
+        warm = [s["warm_start"] == "working set" for s in path.stats[0][1:]]
+        assert all(warm) and np.all(path.gaps <= 1e-6)
+        runs[key] = (sum(s["iterations"] for s in path.stats[0][1:]), path)
+    (it_tenth, tenth), (it_own, own) = runs["tenth"], runs["own"]
+    assert it_tenth < it_own, (it_tenth, it_own)
+    for j in range(radii.size):
+        assert _within_gaps(tenth.objectives[0, j], tenth.gaps_abs[0, j], own.objectives[0, j], own.gaps_abs[0, j])

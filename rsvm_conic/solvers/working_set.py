@@ -204,7 +204,8 @@ def working_set_ipm(
         The working set's largest share of the samples (beyond it the reduced problem saves too little).
     tol_rel : float, default=1e-6
         The certificate's relative tolerance: a reduced solution whose contradicting samples add more than half of it
-        to the objective is not certified (the guess is corrected and the reduced problem solved again).
+        to the objective is not certified (the guess is corrected and the reduced problem solved again), and the
+        reduced problems are solved to a tenth of it (``tol_gap_rel``, unless ``ipm_options`` set it).
     **ipm_options
         Options of :func:`~rsvm_conic.solvers.ipm.robust_svm.solve_robust_ipm`.
 
@@ -225,6 +226,7 @@ def working_set_ipm(
         caller solves the whole problem.
     """
     t0 = time.perf_counter()
+    ipm_options = {"tol_gap_rel": 0.1 * tol_rel, **ipm_options}
     L = X.shape[0]
     Cv = np.broadcast_to(np.asarray(C, dtype=float), (L,))
     nominal = gamma is None
