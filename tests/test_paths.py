@@ -446,3 +446,20 @@ def test_reduced_problems_are_solved_to_a_tenth_of_the_certificate_tolerance(nam
     assert it_tenth < it_own, (it_tenth, it_own)
     for j in range(radii.size):
         assert _within_gaps(tenth.objectives[0, j], tenth.gaps_abs[0, j], own.objectives[0, j], own.gaps_abs[0, j])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_row_of_C_entered_at_a_constant_point_starts_from_the_last_non_constant_fit(seed):
+    """A grid over C and radii (each fold of ``RobustSVCCV``): the snake enters every other row of C at its
+    constant (largest) radius; the row's first non-constant point then starts from the last non-constant fit (the
+    neighbour in C), a working set, not a cold fit.  Every point equals its cold fit within the certified gaps."""
+    _, X, y = _data(seed, L=500, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([3.0, 0.5, 0.2, 0.05])
+    Cs = [0.1, 1.0, 10.0]
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii, Cs=Cs))
+    assert [s["route"] for s in path.stats[2]][:1] == ["threshold"]  # the third row starts at its constant point
+    assert path.stats[2][1].get("warm_start") == "working set"
+    for i, j in np.ndindex(len(Cs), radii.size):
+        cold = _quiet(lambda: RobustSVC(C=Cs[i], radius=radii[j]).fit(X, y))
+        assert _within_gaps(path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"])

@@ -272,10 +272,10 @@ class _WarmState(NamedTuple):
     formulation: object  # the problem built (validated data, weights, resolved uncertainty, CVXPY model once built)
     X: np.ndarray  # the samples of the problem (those of positive weight)
     classes: np.ndarray  # the fit's classes_
-    w: np.ndarray | None  # the solution (None: no fit yet)
+    w: np.ndarray | None  # the last non-constant solution, where the next working set starts (None: no fit yet)
     b: float | None
-    gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
-    solution: Solution | None = None  # the certified solution of that fit
+    gamma: np.ndarray | None = None  # the radii gamma_i of that solution
+    solution: Solution | None = None  # the certified solution of the last fit
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
     constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
@@ -349,9 +349,13 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self._warm = None
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
+            unc = formulation.current_uncertainty()
+            gamma = None if unc is None else unc.gamma
+            if not np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
+                w, b, gamma = warm.w, warm.b, warm.gamma  # constant: the next fit starts from the last that was not
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
-                key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold, constant
+                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant
             )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
@@ -446,8 +450,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             return True  # w = 0 at a smaller radius (for any C)
         if warm is not None and warm.threshold is not None:
             return math.isfinite(warm.threshold.upper) and radius >= warm.threshold.upper
-        if warm is not None and warm.w is not None:
-            return not np.any(warm.w)
+        if warm is not None and warm.solution is not None:
+            return not np.any(warm.solution["w"])
         zt = formulation.zero_threshold(max_programs=0)
         return zt is not None and radius >= zt.lower
 
@@ -515,9 +519,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         )
         warm = getattr(self, "_warm", None)
         if key is not None and warm is not None and warm.key == key:  # the same data: only C / the radius changed
-            before = warm.formulation.current_uncertainty()
             warm.formulation.set_params(**self._path_values())
-            warm = warm._replace(gamma=None if before is None else before.gamma)
             return warm.formulation, warm.X, warm.classes, key, warm
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))
