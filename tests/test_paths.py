@@ -463,3 +463,19 @@ def test_a_row_of_C_entered_at_a_constant_point_starts_from_the_last_non_constan
     for i, j in np.ndindex(len(Cs), radii.size):
         cold = _quiet(lambda: RobustSVC(C=Cs[i], radius=radii[j]).fit(X, y))
         assert _within_gaps(path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 3), ("gauss", 4)])
+def test_a_default_path_on_the_benchmark_families_equals_cold_fits(name, seed):
+    """The benchmark's instances (a magic subsample, two Gaussian classes): every point of the default path (the
+    constant one, the cold one after it, the warm-started ones) is certified and equals the cold fit at its radius
+    within the two certified gaps, its weights within the strong-convexity radius of each."""
+    X, y = _family(name, np.random.default_rng(seed))
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, n_radii=8))
+    assert np.all(path.gaps <= 1e-6)
+    assert sum(s.get("warm_start") == "working set" for s in path.stats[0]) >= 4
+    for j, r in enumerate(path.radii):
+        cold = _quiet(lambda: RobustSVC(radius=r).fit(X, y))
+        ga, gb = path.gaps_abs[0, j], cold.solver_stats_["gap_abs"]
+        assert _within_gaps(path.objectives[0, j], ga, cold.objective_, gb)
+        assert np.linalg.norm(path.coefs[0, j] - cold.coef_.ravel()) <= np.sqrt(2 * ga) + np.sqrt(2 * gb) + 1e-9
