@@ -307,3 +307,175 @@ def test_a_path_through_constant_points_does_not_warn():
         warnings.simplefilter("error", ConstantClassifierWarning)
         path = radius_path(RobustSVC(), X, y, n_radii=4)
     assert np.all(path.coefs[0, 0] == 0.0) or np.linalg.norm(path.coefs[0, 0]) <= np.sqrt(2 * path.gaps_abs[0, 0])
+
+
+@pytest.mark.parametrize("seed, Cs", [(0, None), (1, [0.1, 1.0, 10.0]), (2, [0.5])])
+def test_a_path_over_given_radii_solves_one_threshold_program(seed, Cs, monkeypatch):
+    """Radii given (each fold of the cross-validated estimators): the data's threshold is computed once, by one conic
+    program, at the first point that may be constant; its dual point certifies every constant point of the path
+    (in every row of C) and its bracket rules out the others, with no conic program per point and no threshold
+    search for the (silenced) constant reason.  Every point equals its cold fit within the certified gaps."""
+    import rsvm_conic.solvers.zero_threshold as zt_module
+    from rsvm_conic.formulations._linear import LinearProblem
+
+    calls = []
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            if name != "zero_threshold" or kwargs.get("max_programs") != 0:  # the one-pass lower bound is no program
+                calls.append(name)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("constant_threshold", "constant_dual_point"):
+        monkeypatch.setattr(zt_module, name, counted(name, getattr(zt_module, name)))
+    monkeypatch.setattr(LinearProblem, "zero_threshold", counted("zero_threshold", LinearProblem.zero_threshold))
+    _, X, y = _data(seed, L=400, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    calls.clear()
+    radii = top * np.array([4.0, 2.0, 1.0, 0.5, 0.1])
+    path = _quiet(lambda: radius_path(RobustSVC(C=0.5), X, y, radii=radii, Cs=Cs))
+    assert calls == ["constant_threshold"]
+    for i in range(path.coefs.shape[0]):
+        assert [s["route"] for s in path.stats[i]][:3] == ["threshold"] * 3 and np.any(path.coefs[i, 3])
+        for j, r in enumerate(radii):
+            cold = _quiet(lambda: RobustSVC(C=path.Cs[i], radius=r).fit(X, y))
+            assert _within_gaps(
+                path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"]
+            )
+
+
+@pytest.mark.parametrize("seed, far", [(0, 30.0), (1, 20.0), (2, 50.0)])
+def test_a_guess_contradicted_by_the_margins_is_corrected_before_the_certificate(seed, far):
+    """A working-set warm start from a distant point (its margins a poor guess): the reduced problem is solved
+    again while samples outside the working set contradict the guess, and only the last round's point goes to the
+    certificate on the whole problem (a pass over every sample and its dual set); that point is certified and equals
+    the cold fit within the gaps."""
+    from rsvm_conic.solvers.working_set import working_set_ipm
+
+    _, X, y = _data(seed, L=600, shift=0.8)
+    est = RobustSVC(radius=0.02, warm_start=True).fit(X, y)
+    w0, b0 = est.coef_.ravel().copy(), float(est.intercept_[0])
+    radius = far * 0.02
+    est.set_params(radius=radius).fit(X, y)  # the formulation at the new radius
+    formulation = est._warm.formulation
+    unc = formulation.current_uncertainty()
+    certified = []
+
+    def certify(w, b, a):
+        cert = formulation.certificate("ipm", w, b, a, tol=1e-6)
+        certified.append(cert.certified)
+        return cert
+
+    w, b, cert, detail = working_set_ipm(
+        formulation.X, formulation.y, formulation.C_box, unc.gamma, unc.factors, unc.diagonal, unc.group_index,
+        w0, b0, certify, band=0.01,
+    )  # fmt: skip
+    assert detail["rounds"] >= 2 and certified == [True]
+    cold = RobustSVC(radius=radius).fit(X, y)
+    assert _within_gaps(cert.primal, cert.gap_abs, cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+def _family(name, rng):
+    if name == "magic":  # the benchmark's data: a standardised subsample of the vendored magic set
+        from sklearn.preprocessing import StandardScaler
+
+        from rsvm_conic.datasets.keel import load_dataset
+
+        X, y = load_dataset("magic")
+        idx = rng.permutation(y.size)[:3000]
+        return StandardScaler().fit_transform(X[idx]), y[idx]
+    L, n = 3000, 20  # the benchmark's synthetic family: two Gaussian classes
+    y = rng.integers(0, 2, L)
+    return rng.standard_normal((L, n)) + (2 * y - 1)[:, None] * rng.standard_normal(n) * 2.4 / np.sqrt(n), y
+
+
+@pytest.mark.parametrize(
+    "name, seed, step", [("magic", 0, 0.7), ("magic", 1, 0.5), ("gauss", 2, 0.7), ("gauss", 3, 0.8)]
+)
+def test_the_interior_point_warm_started_at_the_previous_solution_needs_fewer_iterations(name, seed, step):
+    """The next radius of a path solved by the interior point from :func:`warm_point` at the previous solution: an
+    interior start (slacks and multipliers positive, each cone's pair inside its cone), the same certified optimum as
+    from the cold start (objectives within the two gaps) in at least a quarter fewer iterations."""
+    from functools import partial
+
+    from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, solve_robust_ipm
+    from rsvm_conic.solvers.working_set import warm_point
+
+    X, y = _family(name, np.random.default_rng(seed))
+    radius = 0.3 * RobustSVC().radius_threshold(X, y).upper
+    prev = RobustSVC(radius=radius, warm_start=True).fit(X, y)
+    w0, b0 = prev.coef_.ravel(), float(prev.intercept_[0])
+    prev.set_params(radius=step * radius)
+    formulation = prev._prepare(X, y, None, None, None, None)[0]
+    unc = formulation.current_uncertainty()
+    args = (formulation.X, formulation.y, formulation.C_box, unc.gamma, unc.factors, unc.diagonal, unc.group_index)
+    prob = RobustSVMCone(*args)
+    x, _, z, s = warm_point(prob, w0, b0)
+    zm, zx, Z = prob.split_z(z)
+    sm, sx, S = prob.split_z(s)
+    assert np.all(zm > 0) and np.all(zx > 0) and np.all(sm > 0) and np.all(sx > 0)
+    assert np.all(Z[:, 0] > np.linalg.norm(Z[:, 1:], axis=1)) and np.all(S[:, 0] > np.linalg.norm(S[:, 1:], axis=1))
+    assert np.allclose(zm + zx, formulation.C_box)
+    runs = {}
+    for key, start in (("cold", None), ("warm", partial(warm_point, w=w0, b=b0))):
+        values, info = solve_robust_ipm(*args, start=start)
+        cert = formulation.certificate("ipm", values["w"], values["b"], info["alpha"], tol=1e-6)
+        assert info["status"] == "optimal" and cert.certified
+        runs[key] = (info["iterations"], cert)
+    (it_cold, cold), (it_warm, warm) = runs["cold"], runs["warm"]
+    assert _within_gaps(warm.primal, warm.gap_abs, cold.primal, cold.gap_abs)
+    assert it_warm <= 0.75 * it_cold, (it_warm, it_cold)
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 0), ("magic", 1), ("gauss", 2)])
+def test_reduced_problems_are_solved_to_a_tenth_of_the_certificate_tolerance(name, seed):
+    """The reduced problems stop at a tenth of the certificate's relative tolerance (the certificate on the whole
+    problem decides): fewer interior-point iterations over a path than at the interior point's own 1e-8, every
+    point still certified to the tolerance and equal to the other run's within the two gaps."""
+    X, y = _family(name, np.random.default_rng(seed))
+    radii = RobustSVC().radius_threshold(X, y).upper * np.geomspace(0.5, 0.005, 6)
+    runs = {}
+    for key, options in (("tenth", None), ("own", {"tol_gap_rel": 1e-8})):
+        path = _quiet(lambda: radius_path(RobustSVC(solver_options=options), X, y, radii=radii))
+        warm = [s["warm_start"] == "working set" for s in path.stats[0][1:]]
+        assert all(warm) and np.all(path.gaps <= 1e-6)
+        runs[key] = (sum(s["iterations"] for s in path.stats[0][1:]), path)
+    (it_tenth, tenth), (it_own, own) = runs["tenth"], runs["own"]
+    assert it_tenth < it_own, (it_tenth, it_own)
+    for j in range(radii.size):
+        assert _within_gaps(tenth.objectives[0, j], tenth.gaps_abs[0, j], own.objectives[0, j], own.gaps_abs[0, j])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_row_of_C_entered_at_a_constant_point_starts_from_the_last_non_constant_fit(seed):
+    """A grid over C and radii (each fold of ``RobustSVCCV``): the snake enters every other row of C at its
+    constant (largest) radius; the row's first non-constant point then starts from the last non-constant fit (the
+    neighbour in C), a working set, not a cold fit.  Every point equals its cold fit within the certified gaps."""
+    _, X, y = _data(seed, L=500, shift=0.8)
+    top = RobustSVC().radius_threshold(X, y).upper
+    radii = top * np.array([3.0, 0.5, 0.2, 0.05])
+    Cs = [0.1, 1.0, 10.0]
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii, Cs=Cs))
+    assert [s["route"] for s in path.stats[2]][:1] == ["threshold"]  # the third row starts at its constant point
+    assert path.stats[2][1].get("warm_start") == "working set"
+    for i, j in np.ndindex(len(Cs), radii.size):
+        cold = _quiet(lambda: RobustSVC(C=Cs[i], radius=radii[j]).fit(X, y))
+        assert _within_gaps(path.objectives[i, j], path.gaps_abs[i, j], cold.objective_, cold.solver_stats_["gap_abs"])
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 3), ("gauss", 4)])
+def test_a_default_path_on_the_benchmark_families_equals_cold_fits(name, seed):
+    """The benchmark's instances (a magic subsample, two Gaussian classes): every point of the default path (the
+    constant one, the cold one after it, the warm-started ones) is certified and equals the cold fit at its radius
+    within the two certified gaps, its weights within the strong-convexity radius of each."""
+    X, y = _family(name, np.random.default_rng(seed))
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, n_radii=8))
+    assert np.all(path.gaps <= 1e-6)
+    assert sum(s.get("warm_start") == "working set" for s in path.stats[0]) >= 4
+    for j, r in enumerate(path.radii):
+        cold = _quiet(lambda: RobustSVC(radius=r).fit(X, y))
+        ga, gb = path.gaps_abs[0, j], cold.solver_stats_["gap_abs"]
+        assert _within_gaps(path.objectives[0, j], ga, cold.objective_, gb)
+        assert np.linalg.norm(path.coefs[0, j] - cold.coef_.ravel()) <= np.sqrt(2 * ga) + np.sqrt(2 * gb) + 1e-9

@@ -158,6 +158,16 @@ def _one_program_threshold(formulation):
     return constant_threshold(formulation.X, formulation.y, ops, unc.factors[0], unc.diagonal)
 
 
+def _radius_threshold(formulation, radius):
+    """:func:`_one_program_threshold` on the radius's scale (computed at radius 1, the formulation left at
+    ``radius``)."""
+    formulation.set_params(radius=1.0)
+    try:
+        return _one_program_threshold(formulation)
+    finally:
+        formulation.set_params(radius=radius)
+
+
 #: relative width below which a threshold's bracket is reported as one number
 BRACKET_RTOL = 1e-3
 #: a threshold below this fraction of the fitted value is reported as 0 (constant without uncertainty)
@@ -262,10 +272,10 @@ class _WarmState(NamedTuple):
     formulation: object  # the problem built (validated data, weights, resolved uncertainty, CVXPY model once built)
     X: np.ndarray  # the samples of the problem (those of positive weight)
     classes: np.ndarray  # the fit's classes_
-    w: np.ndarray | None  # the solution (None: no fit yet)
+    w: np.ndarray | None  # the last non-constant solution, where the next working set starts (None: no fit yet)
     b: float | None
-    gamma: np.ndarray | None = None  # the radii gamma_i of that solution (set when the next fit changes them)
-    solution: Solution | None = None  # the certified solution of that fit
+    gamma: np.ndarray | None = None  # the radii gamma_i of that solution
+    solution: Solution | None = None  # the certified solution of the last fit
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
     constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
@@ -319,7 +329,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         """
         check_fit_keywords(self, keywords)
         formulation, X, classes, key, warm = self._prepare(X, y, Sigma, sigma_index, sample_radius, sample_weight)
-        sol = self._solve(formulation, warm)
+        sol, threshold = self._solve(formulation, warm)
         if sol.status != "optimal":  # only an explicitly chosen stochastic route gets here uncertified
             gap = sol.certificate.gap_rel if sol.certificate is not None else float("inf")
             warnings.warn(
@@ -339,10 +349,13 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         self._warm = None
         if key is not None:
             w, b = self.coef_.ravel(), self.intercept_[0]
-            threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
+            unc = formulation.current_uncertainty()
+            gamma = None if unc is None else unc.gamma
+            if not np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
+                w, b, gamma = warm.w, warm.b, warm.gamma  # constant: the next fit starts from the last that was not
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
-                key, formulation, X, classes, w, b, None, sol, self._warm_values(), threshold, constant
+                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant
             )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
@@ -377,20 +390,28 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         return (*self._structure(), digest.hexdigest())
 
     def _solve(self, formulation, warm):
-        """The certified solution at the current parameters.  With a warm start on the interior point's route: the
-        constant classifier certified by the threshold's dual point where it may be optimal (:meth:`_may_be_constant`),
-        else the previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`,
-        from a non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
+        """``(solution, threshold)``: the certified solution at the current parameters and the data's threshold
+        (:meth:`radius_threshold`'s ZeroThreshold, or None while unknown), kept for the next warm fit.
+
+        With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
+        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one conic program,
+        if no earlier fit on these data did, so that a path solves one program for all its constant points), else the
+        previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
+        non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
+        threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
-            return warm.solution  # the same problem, solved and certified by the previous fit
+            return warm.solution, threshold  # the same problem, solved and certified by the previous fit
         if self.solver == "auto" and options and all(isinstance(v, dict) for v in options.values()):
             options = dict(options.get("ipm", {}))
         tol = options.pop("tol", EXACT_TOL)
         if self.warm_start and self._warm_route(formulation) and self._may_be_constant(formulation, warm):
-            sol = self._constant_solution(formulation, warm, tol)
-            if sol is not None:
-                return sol
+            if threshold is None and (warm is None or warm.constant is None):
+                threshold = _radius_threshold(formulation, self.radius)
+            if threshold is None or threshold.dual is None or self.radius >= threshold.upper:
+                sol = self._constant_solution(formulation, None if warm is None else warm.constant, threshold, tol)
+                if sol is not None:
+                    return sol, threshold
         if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
             unc = formulation.current_uncertainty()
             arrays = (None, None, False, None)
@@ -407,6 +428,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     warm.b,
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
                     gamma_prev=warm.gamma,
+                    tol_rel=tol,
                     **options,
                 )
             except SolverError:
@@ -414,8 +436,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             else:
                 cert.time, cert.iterations = time.perf_counter() - t0, detail["iterations"]
                 info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
-                return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert)
-        return formulation.solve(self.solver, **(self.solver_options or {}))
+                return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert), threshold
+        return formulation.solve(self.solver, **(self.solver_options or {})), threshold
 
     def _may_be_constant(self, formulation, warm) -> bool:
         """Whether a warm fit tries the constant classifier first: the radius is at or above the data's threshold
@@ -428,16 +450,17 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             return True  # w = 0 at a smaller radius (for any C)
         if warm is not None and warm.threshold is not None:
             return math.isfinite(warm.threshold.upper) and radius >= warm.threshold.upper
-        if warm is not None and warm.w is not None:
-            return not np.any(warm.w)
+        if warm is not None and warm.solution is not None:
+            return not np.any(warm.solution["w"])
         zt = formulation.zero_threshold(max_programs=0)
         return zt is not None and radius >= zt.lower
 
-    def _constant_solution(self, formulation, warm, tol):
+    def _constant_solution(self, formulation, constant, threshold, tol):
         """The constant classifier ``(0, b)`` certified without an interior point by a dual point of the threshold
-        problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point`; p = 2, one noise factor, every sample
-        of one radius, unweighted; at and above the threshold kept in ``warm``, the dual point of its program), or None
-        (not constant at this radius, or not that case)."""
+        problem (p = 2, one noise factor, every sample of one radius, unweighted): ``constant`` (a previous fit's
+        ``(r0, a, z)``, from ``r0`` on) or, at and above ``threshold``'s upper end, the dual point of its program; else
+        :func:`~rsvm_conic.solvers.zero_threshold.constant_dual_point` at this radius.  None: not constant at this
+        radius, or not that case."""
         from ..solvers.zero_threshold import constant_dual_point
 
         unc = formulation.current_uncertainty()
@@ -450,9 +473,9 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         w = np.zeros(X.shape[1])
         b = min((1.0, -1.0), key=lambda c: formulation.objective_wb(w, c))
         C = formulation.C
-        known = [] if warm is None else [warm.constant]  # dual points over C known to hold from a radius on
-        if warm is not None and warm.threshold is not None and warm.threshold.dual is not None:
-            known.append((warm.threshold.upper, *warm.threshold.dual))
+        known = [constant]  # dual points over C known to hold from a radius on
+        if threshold is not None and threshold.dual is not None:
+            known.append((threshold.upper, *threshold.dual))
         for r0, a, z in (k for k in known if k is not None and self.radius >= k[0]):
             cert = formulation.certificate("threshold", w, b, C * a, tol=tol, multipliers=C * z[None, :])
             if cert.certified:
@@ -496,9 +519,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         )
         warm = getattr(self, "_warm", None)
         if key is not None and warm is not None and warm.key == key:  # the same data: only C / the radius changed
-            before = warm.formulation.current_uncertainty()
             warm.formulation.set_params(**self._path_values())
-            warm = warm._replace(gamma=None if before is None else before.gamma)
             return warm.formulation, warm.X, warm.classes, key, warm
         X, y_pm, classes = validate_estimator_input(self, X, y, reset=True)
         weights = sample_weights(y_pm, classes, sample_weight, self.class_weight, dask=is_dask_array(X))

@@ -339,6 +339,7 @@ def robust_svm_ipm(
     accept_inaccurate=False,
     print_fn=print,
     refine=REFINE_STEPS,
+    start=None,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
@@ -377,6 +378,10 @@ def robust_svm_ipm(
         Receives the log's lines.
     refine : int, default 4
         The most refinement steps per corrector solve.
+    start : callable or None, default None
+        In memory: ``start(prob) -> (x, y, z, s)``, the start point on the :class:`RobustSVMCone` ``prob`` (``s, z``
+        interior; a warm start, :func:`~rsvm_conic.solvers.working_set.warm_point`); None:
+        :meth:`RobustSVMCone.initial_point`.
 
     Returns
     -------
@@ -429,6 +434,8 @@ def robust_svm_ipm(
     # updates, L (n + 1)^2 flops per iteration, are too small to share)
     with numpy_path_for(max(X.size, factors.size)), blas_threads_for(X.shape[0] * (X.shape[1] + 1) ** 2):
         prob = RobustSVMCone(X, y, C, gamma, factors, diagonal, group_index)
+        if start is not None:
+            prob.initial_point = lambda: start(prob)
         res = cone_ipm(
             prob,
             max_iter=max_iter,
