@@ -703,3 +703,15 @@ def test_hyperbolic_svc_default_stops_converged_and_records_the_ccp():
         assert len(gaps) >= len(h) - 1 and all(0 <= g <= 1e-5 * scale for g in gaps)
     with pytest.raises(ValueError, match="tol"):
         HyperbolicSVC(tol=0.0).fit(X, y)
+
+
+def test_ipm_step_gaps_stay_non_negative_where_boosted_centres_meet_samples():
+    """Pinned case (2, 3) of ``test_training_never_ends_worse_than_its_start``, boosted: the boosted points put centres
+    on samples, where the step's value computed ``||phi_i - O_j||`` as ``sqrt(||phi||^2 - 2 phi.O + ||O||^2)``, whose
+    rounding under the root is ~1e-8: the certified gap of start 1's seventh step came out -3.3e-9.  From the
+    differences, every certified gap is non-negative (and below 1e-7 of the objective)."""
+    f, _ = _machine(n=42, C=3, D=5, gamma=1.0, seed=2)
+    sol = f.solve("ipm", n_starts=2, max_iter=12, random_state=2)
+    gaps = [g for run in sol.info["step_gaps"] for g in run]
+    assert len(gaps) >= 12 and min(gaps) >= 0.0
+    assert max(gaps) <= 1e-7 * (1.0 + abs(sol.objective))
