@@ -375,7 +375,8 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     boost : float or None, default=None
         The first extrapolation ``s`` of the line search that follows each CCP step ([AFV18];
         :mod:`rsvm_conic.formulations.hyperbolic`), which never increases the objective; 0: the plain CCP; None: the
-        route's default (8 for ``ccp``, ``ipm`` and ``anchors``, 0 for ``fista``, whose steps are inexact).
+        route's default (8 for ``ccp`` and ``ipm``; 0 for ``fista``, whose steps are inexact, and for ``anchors``, see
+        :mod:`rsvm_conic.formulations.hyperbolic`).
     tol : float, default=1e-4
         A CCP step lowering the objective by at most ``tol (1 + |objective|)`` ends the start (``"converged"``): the
         point then minimises its own majoriser to within that amount.  Measured with ``solver="ipm"`` on 300 digits
