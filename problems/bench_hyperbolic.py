@@ -5,15 +5,15 @@
 ``rsvm-conic bench hyperbolic [--quick]`` prints one row per data set and configuration: 300 digits (trained on the
 first 300 rows, tested on the other 1497), the full digits (1797 rows, training accuracy; not with ``--quick``) and
 iris (150 rows, training accuracy).  The configurations: ``ipm-plain`` (the plain CCP with the former settings:
-``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults: boosted,
-``tol=1e-4``, at most 100 steps) and, on the full digits, the automatic route (``anchors`` beyond 1000 rows, each step
-by CVXPY + Clarabel).  Each row: the fit's time, training / test accuracy, the objective, the CCP steps of every start,
-the median certified gap of its convex steps (in units of the objective), every start's stopping reason, the time ratio
-to ``ipm-plain`` measured in the same run, and ``SVC()``'s time and accuracy and the nearest-class-mean rule's accuracy
-(``HyperbolicSVC(max_iter=0, n_starts=1)``: the CCP's first start, in the same feature space).  Without ``--quick``
-it also fits the 300 digits with the SOCP steps (``solver="ccp"``, the automatic route at this size) before and after.
-Times are wall-clock seconds of one fit each (after a warm-up fit that compiles the numba kernels); on a loaded machine
-read the ratios, measured side by side.
+``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults: ``tol=1e-4``,
+at most 30 steps; ``ipm`` boosted, ``fista`` not, its steps being inexact) and, on the full digits, the automatic
+route (``anchors`` beyond 1000 rows, each step by CVXPY + Clarabel, not boosted).  Each row: the fit's time, training
+/ test accuracy, the objective, the median certified gap of its convex steps (in units of the objective), the time
+ratio to ``ipm-plain`` measured in the same run, ``SVC()``'s time and accuracy, the nearest-class-mean rule's accuracy
+(``HyperbolicSVC(max_iter=0, n_starts=1)``: the CCP's first start, in the same feature space), and the CCP steps and
+stopping reason of every start.  Without ``--quick`` it also fits the 300 digits with the SOCP steps
+(``solver="ccp"``, the automatic route at this size) before and after.  Times are wall-clock seconds of one fit each
+(after a warm-up fit that compiles the numba kernels); on a loaded machine read the ratios, measured side by side.
 """
 
 from __future__ import annotations

@@ -438,7 +438,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         max_rank=30,
         solver="auto",
         n_starts=3,
-        max_iter=100,
+        max_iter=30,
         tol=1e-4,
         boost=None,
         n_anchors=20,
