@@ -301,7 +301,7 @@ CATALOGUE = (
         "BENCHMARKS",
         "hyperbolic",
         "bench_hyperbolic",
-        "HyperbolicSVC on 300 / 1797 digits and iris beside SVC and the class means; SOCP vs first-order steps",
+        "HyperbolicSVC on 300 / 1797 digits and iris beside SVC and the class means; plain vs boosted CCP",
     ),
     Entry(
         "BENCHMARKS",

@@ -487,13 +487,14 @@ def test_simplex_projection_in_a_weighted_metric_is_the_qp_minimiser(seed):
 )
 def test_first_order_ccp_ends_no_worse_than_the_socp_route(seed, C):
     """The full fit: the ``fista`` route (first-order steps, 100 CCP steps of at most 1000 gradient steps) against
-    the ``ccp`` route (30 steps, each an SOCP by CVXPY + Clarabel) from the same starts, on the pinned cases of
+    the ``ccp`` route without the boosted line search (30 steps, each an SOCP by CVXPY + Clarabel) from the same
+    starts, on the pinned cases of
     ``test_training_never_ends_worse_than_its_start``: its objective is no larger (up to the CCP's tolerance), it
     never increases along a run, every step's certified gap is recorded and non-negative, and it ends with one of the
     CCP's reasons.  The sixth case, (1, 3), is not pinned: there the first-order route ends 0.3% above the SOCP
     route's objective (0.6726 against 0.6708)."""
     f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
-    ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed)
+    ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed, boost=0.0)
     sol = f.solve("fista", n_starts=2, max_iter=100, step_iter=1000, random_state=seed)
     assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))
     assert sol.objective == pytest.approx(f.objective(sol))
@@ -509,11 +510,12 @@ def test_first_order_ccp_ends_no_worse_than_the_socp_route(seed, C):
 )
 def test_ipm_ccp_ends_no_worse_than_the_socp_route(seed, C):
     """The full fit: the ``ipm`` route (each step's SOCP by the structured interior point) against the ``ccp`` route
-    (CVXPY + Clarabel) from the same starts and with the same CCP settings, on the cases of
+    without the boosted line search (CVXPY + Clarabel) from the same starts and with the same CCP settings, on the
+    cases of
     ``test_training_never_ends_worse_than_its_start``: its objective is no larger (up to the CCP's tolerance), it never
     increases along a run, every step's certified gap is recorded and below 1e-5 of the objective."""
     f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
-    ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed)
+    ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed, boost=0.0)
     sol = f.solve("ipm", n_starts=2, max_iter=30, random_state=seed)
     assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))
     assert sol.objective == pytest.approx(f.objective(sol))
@@ -521,3 +523,126 @@ def test_ipm_ccp_ends_no_worse_than_the_socp_route(seed, C):
         assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
         assert len(gaps) >= len(h) - 1 and all(0 <= g <= 1e-5 * (1 + abs(h[0])) for g in gaps)
     assert all(s in ("converged", "fixed_point", "max_iter") for s in sol.info["stops"])
+
+
+_PINNED = [(0, 2), (2, 2)] + [pytest.param(s, c, marks=pytest.mark.slow) for s, c in ((0, 3), (1, 2), (1, 3), (2, 3))]
+
+
+@pytest.mark.parametrize("route", ["ccp", "ipm"])
+@pytest.mark.parametrize("seed, C", _PINNED)
+def test_boosted_ccp_never_increases_f_and_ends_no_worse_than_todays_route(route, seed, C):
+    """The boosted CCP (the default: after each CCP step a line search along it, [AFV18]) on the pinned cases of
+    ``test_training_never_ends_worse_than_its_start``: every accepted point lowers f (each boosted point passes
+    Armijo's test against the CCP step's point, which itself never increases f), the centres stay in the class hulls
+    and the radii non-negative, and the best objective is no larger than the plain CCP's by the SOCP route (today's
+    route: ``boost=0``, the same starts, steps and tolerance).  Measured: the boosted route ends lower on five of the
+    six cases (0.0413 against 0.0472 on (0, 2)) and equal on (1, 2), in fewer steps where both converge."""
+    f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
+    ref = f.solve("ccp", n_starts=3, max_iter=30, random_state=seed, boost=0.0)
+    sol = f.solve(route, n_starts=3, max_iter=30, random_state=seed)
+    assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))
+    assert sol.objective == pytest.approx(f.objective(sol), rel=1e-12)
+    for h, boosts in zip(sol.info["histories"], sol.info["boosts"]):
+        assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
+        assert len(boosts) == len(h) - 1 and all(s == 0 or s >= 0.1 for s in boosts)
+    assert any(s > 0 for boosts in sol.info["boosts"] for s in boosts)  # the line search took steps
+    lam = sol["lam"]
+    assert np.all(lam >= 0) and np.all(sol["R"] >= 0)
+    for k in range(C):
+        assert lam[f.codes == k].sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.allclose(sol["O"], f._O_from_lambda(lam), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_boosted_step_passes_armijo_and_stays_feasible(seed):
+    """Property of the boosted step (:func:`~rsvm_conic.solvers.ccp.boosted_step` over
+    :func:`~rsvm_conic.solvers.hyperbolic_step.simplex_extrapolation`) from random pairs of feasible points: the point
+    returned lies on the simplices (in the weighted metric too) with ``R >= 0``, its centres are its weights' centres,
+    and it satisfies Armijo's test against ``f(y)``; when None is returned, no step of the halving sequence passes."""
+    from rsvm_conic.solvers.ccp import ARMIJO, MIN_BOOST, boosted_step
+    from rsvm_conic.solvers.hyperbolic_step import simplex_extrapolation
+
+    f, rng = _machine(n=30, seed=seed)
+    members = [np.flatnonzero(f.codes == k) for k in range(3)]
+    weights = [rng.uniform(0.5, 2.0, idx.size) for idx in members]
+
+    def centres(mus):
+        return np.stack([m @ f.Phi[idx] for m, idx in zip(mus, members)])
+
+    def objective(point):
+        return f.f(point[2], point[1])
+
+    extrapolate = simplex_extrapolation(centres, weights)
+    for _ in range(10):
+        pts = []
+        for _ in range(2):
+            mus = [rng.dirichlet(np.ones(idx.size) * 0.5) for idx in members]
+            pts.append((mus, rng.uniform(0, 0.3, 3), centres(mus)))
+        x, y = pts
+        fy = objective(y)
+        found = boosted_step(x, y, fy, objective, extrapolate, 8.0, ARMIJO)
+        if found is None:
+            s = 8.0
+            while s >= MIN_BOOST:
+                z, moved2 = extrapolate(x, y, s)
+                assert not (moved2 > 0 and objective(z) <= fy - ARMIJO * moved2)
+                s *= 0.5
+            continue
+        (mus, R, O), fz, s = found
+        assert all(np.all(m >= 0) and m.sum() == pytest.approx(1.0, abs=1e-12) for m in mus)
+        assert np.all(R >= 0) and np.allclose(O, centres(mus))
+        assert fz == objective((mus, R, O))
+        assert fz <= fy - ARMIJO * (np.sum((O - y[2]) ** 2) + np.sum((R - y[1]) ** 2))
+
+
+def test_boosted_step_of_integer_weights_is_the_repeated_rows():
+    """The boosted step's projection uses the sample weights as its metric: a point of integer weight ``s`` moves as its
+    ``s`` copies together (weights summed), so the boosted point's centres are those of the repeated rows."""
+    from rsvm_conic.solvers.hyperbolic_step import simplex_extrapolation
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(5, 2))
+    w = np.array([1, 3, 2, 1, 4])
+    rep = np.repeat(A, w, axis=0)
+    one = simplex_extrapolation(lambda mus: np.stack([mus[0] @ A]), [w.astype(float)])
+    many = simplex_extrapolation(lambda mus: np.stack([mus[0] @ rep]), [np.ones(rep.shape[0])])
+    for _ in range(5):
+        x, y = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5) * 0.3)
+        R0, R1 = rng.uniform(0, 1, 1), rng.uniform(0, 1, 1)
+        for s in (0.5, 4.0, 32.0):
+            (_, Ra, Oa), da = one(([x], R0, None), ([y], R1, np.stack([y @ A])), s)
+            xr, yr = np.repeat(x / w, w), np.repeat(y / w, w)  # each copy holds its share
+            (_, Rb, Ob), db = many(([xr], R0, None), ([yr], R1, np.stack([yr @ rep])), s)
+            assert np.allclose(Oa, Ob, atol=1e-12) and np.allclose(Ra, Rb) and da == pytest.approx(db, abs=1e-12)
+
+
+def test_hyperbolic_svc_default_stops_converged_and_records_the_ccp():
+    """The estimator's default fit ends because the CCP converged (no start at ``max_iter``), and ``solver_stats_``
+    holds the route, every start's stop reason, each start's boosted steps and, for the interior-point route, each
+    convex step's certified gap (non-negative, below 1e-5 of the objective)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    est = HyperbolicSVC(solver="ipm").fit(X, y)
+    stats = est.solver_stats_
+    assert stats["route"] == "ipm" and est.solver_ == "ipm"
+    assert stats["stops"] == est.stops_ and all(s in ("converged", "fixed_point") for s in est.stops_)
+    assert stats["status"] == "local_optimum"
+    assert len(stats["boosts"]) == est.n_starts and any(s > 0 for b in stats["boosts"] for s in b)
+    scale = 1.0 + abs(est.objective_)
+    for h, gaps in zip(est.histories_, stats["step_gaps"]):
+        assert len(gaps) >= len(h) - 1 and all(0 <= g <= 1e-5 * scale for g in gaps)
+    with pytest.raises(ValueError, match="tol"):
+        HyperbolicSVC(tol=0.0).fit(X, y)
+
+
+def test_ipm_step_gaps_stay_non_negative_where_boosted_centres_meet_samples():
+    """Pinned case (2, 3) of ``test_training_never_ends_worse_than_its_start``, boosted: the boosted points put centres
+    on samples, where the step's value computed ``||phi_i - O_j||`` as ``sqrt(||phi||^2 - 2 phi.O + ||O||^2)``, whose
+    rounding under the root is ~1e-8: the certified gap of start 1's seventh step came out -3.3e-9.  From the
+    differences, every certified gap is non-negative (and below 1e-7 of the objective)."""
+    f, _ = _machine(n=42, C=3, D=5, gamma=1.0, seed=2)
+    sol = f.solve("ipm", n_starts=2, max_iter=12, random_state=2)
+    gaps = [g for run in sol.info["step_gaps"] for g in run]
+    assert len(gaps) >= 12 and min(gaps) >= 0.0
+    assert max(gaps) <= 1e-7 * (1.0 + abs(sol.objective))

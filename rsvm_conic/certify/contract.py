@@ -310,7 +310,7 @@ def solver_stats(sol: "Solution | SolveInfo", objective_scale: float = 1.0) -> d
     """
     if isinstance(sol, SolveInfo):
         sol = Solution(backend=sol.route, status=sol.status, objective=sol.primal, time=sol.time, certificate=sol)
-    stats = {"backend": sol.backend, "status": sol.status, "time": sol.time}
+    stats = {"backend": sol.backend, "route": sol.backend, "status": sol.status, "time": sol.time}
     if sol.certificate is not None:
         stats.update(sol.certificate.as_dict())
         if objective_scale != 1.0:

@@ -43,6 +43,15 @@ procedure stops there (reported in ``info``); every accepted step is a decrease.
 Clarabel reports as ``optimal_inaccurate`` yields only a *candidate*, subject to the same exact
 numpy acceptance test (counted in ``info["inaccurate_solves"]``); a failed solve stops the run
 at the current iterate (``info["stops"]``).
+Boosted steps (``boost``; by default on the ``ccp`` and ``ipm`` routes; the boosted DCA of [AFV18],
+:mod:`rsvm_conic.solvers.ccp`): after each accepted CCP step from ``theta_t`` to ``theta'``, a line search along
+``d = theta' - theta_t`` keeps ``theta' + s d`` (projected back onto the simplices and ``R >= 0``) for the first ``s``
+of ``boost, boost / 2, ...`` whose exact objective passes Armijo's test against ``f(theta')``; ``info["boosts"]``
+records the ``s`` taken per step (0: none).  The objective still never increases.  Measured
+(``HyperbolicSVC(solver="ipm")``, ``tol = 1e-6``, 200 steps at most): iris converges in 27 / 30 / 24 steps per start
+instead of 65 / 76 / 63, 300 digits in 49 / 57 / 54 instead of 147 / 200 (``max_iter``) / 168, each to a lower
+objective (28.5241 against 28.5247; 51.7278 against 51.7284).  ``boost=0`` is the plain CCP.
+
 Multiple starts: start 0 is the class means with ``R = 0`` (equal radii: the nearest-centre
 rule, linear boundaries); the others draw ``lambda`` from flat Dirichlet laws and ``R`` uniformly
 in ``[0, gamma]``; the best final objective wins.
@@ -78,8 +87,9 @@ smoothing and dual point) to a certified gap at most ``eta`` times the largest d
 no sign of convergence: only a step certifying that no point lowers the majoriser by more than ``tol (1 + |f|)``
 ends the run (``stationary``).  Measured against ``ccp`` by ``rsvm-conic bench hyperbolic``.
 
-Stop reasons (``info["stops"]``): ``converged`` (decrease below ``tol``), ``fixed_point`` (the
-majoriser's minimiser does not lower ``f``: the current point is a fixed point of the CCP to the
+Stop reasons (``info["stops"]``): ``converged`` (a step lowers ``f`` by at most ``tol (1 + |f|)``: the point then
+minimises its own majoriser to within that amount, a critical point of the DC program to that accuracy),
+``fixed_point`` (the majoriser's minimiser does not lower ``f``: the current point is a fixed point of the CCP to the
 solver's accuracy; the step is not taken), ``max_iter``, ``solver_failed: ...``.
 ``info["majorizer_drops"]``: ``f(theta_t) - M(theta_{t+1} | theta_t)`` per step, non-negative up
 to the solver's accuracy (each majoriser minimised no worse than its start).
@@ -98,8 +108,8 @@ import numpy as np
 
 from .._validation import check_positive
 from ..kernels.rbf import squared_distances
-from ..solvers.ccp import CLARABEL_CCP, best_run, ccp_starts, kmeans_anchors, socp_ccp, tangent_coefficients
-from ..solvers.hyperbolic_step import first_order_ccp, ipm_ccp
+from ..solvers.ccp import BOOST, CLARABEL_CCP, best_run, ccp_starts, kmeans_anchors, socp_ccp, tangent_coefficients
+from ..solvers.hyperbolic_step import first_order_ccp, ipm_ccp, simplex_extrapolation
 from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
@@ -372,6 +382,7 @@ class HyperbolicProblem(Formulation):
         if np.any(np.bincount(self.codes, minlength=self.n_classes) == 0):
             raise ValueError("every class 0..n_classes-1 needs at least one training point (O_k lies in its hull).")
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self._weights = np.ones(self.Phi.shape[0]) if sample_weight is None else self.sample_weight
         if isinstance(gamma, str):
             if gamma != "auto":
                 raise ValueError(f"gamma must be in (0, 1] or 'auto'; got {gamma!r}.")
@@ -473,7 +484,7 @@ class HyperbolicProblem(Formulation):
         if init is not None:
             lam_w, R = np.asarray(init[0], float), np.asarray(init[1], float)
             return members, [([lam_w[idx] for idx in members], R)]
-        w = np.ones(self.Phi.shape[0]) if self.sample_weight is None else self.sample_weight
+        w = self._weights
         return members, ccp_starts(
             [w[idx] for idx in members], n_starts, self.gamma, np.random.default_rng(random_state)
         )
@@ -495,13 +506,17 @@ class HyperbolicProblem(Formulation):
         n_starts: int = 3,
         random_state=0,
         init=None,
+        boost: float = BOOST,
         **options,
     ) -> Solution:
         """CCP with exact SOCP majorisers (every class point an anchor); returns the best of ``n_starts`` runs.
-        ``init = (lam, R)`` replaces the starts by one given point (``lam``: simplex weights per class)."""
+        ``init = (lam, R)`` replaces the starts by one given point (``lam``: simplex weights per class); ``boost``:
+        the boosted line search's first step after each CCP step (module docstring; 0: none)."""
         t0 = time.perf_counter()
         members, starts = self._exact_starts(n_starts, random_state, init)
-        runs = self._ccp_runs([self.Phi[idx] for idx in members], starts, solver, max_iter, tol, options, cache=True)
+        anchors = [self.Phi[idx] for idx in members]
+        weights = [self._weights[idx] for idx in members]
+        runs = self._ccp_runs(anchors, weights, starts, solver, max_iter, tol, boost, options, cache=True)
         return self._exact_solution("ccp", members, runs, t0)
 
     def _solve_fista(
@@ -513,14 +528,18 @@ class HyperbolicProblem(Formulation):
         init=None,
         eta: float = 0.05,
         step_iter: int = 300,
+        boost: float = 0.0,
     ) -> Solution:
         """The CCP of :meth:`_solve_ccp` (same starts, same exact acceptance test), each step solved by
         :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` from the current point to a certified gap
         at most ``eta`` times the largest decrease still possible, or ``step_iter`` gradient steps; a step that
         certifies that no step can lower the majoriser by more than ``tol (1 + |f|)`` ends the run
         (``stationary``).  The step size, the smoothing and the last dual point carry over between steps and
-        starts.  ``info["step_gaps"]``: per start, each step's certified gap in units of the objective."""
-        options = dict(max_iter=max_iter, tol=tol, eta=eta, step_iter=step_iter)
+        starts.  ``info["step_gaps"]``: per start, each step's certified gap in units of the objective.  Not boosted
+        by default: a step is inexact, so ``d`` is not the CCP's direction; measured on the pinned cases of
+        ``tests/test_multiclass_hyperbolic.py``, with ``boost=8`` it ends above the plain SOCP CCP on (0, 3) and
+        (2, 3) (28.066 against 28.046 on (2, 3)), without it below on every pinned case."""
+        options = dict(max_iter=max_iter, tol=tol, eta=eta, step_iter=step_iter, boost=boost)
         return self._stepped_ccp("fista", first_order_ccp, n_starts, random_state, init, **options)
 
     def _solve_ipm(
@@ -530,12 +549,14 @@ class HyperbolicProblem(Formulation):
         n_starts: int = 3,
         random_state=0,
         init=None,
+        boost: float = BOOST,
     ) -> Solution:
         """The CCP of :meth:`_solve_ccp` (same starts, same exact acceptance test), each step's SOCP solved by
         :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point; the class coordinates
         computed once for all steps and starts).  ``info["step_gaps"]``: per start, each step's certified gap in
         units of the objective; ``info["step_iterations"]``: the interior point's iterations."""
-        return self._stepped_ccp("ipm", ipm_ccp, n_starts, random_state, init, max_iter=max_iter, tol=tol)
+        options = dict(max_iter=max_iter, tol=tol, boost=boost)
+        return self._stepped_ccp("ipm", ipm_ccp, n_starts, random_state, init, **options)
 
     def _stepped_ccp(self, route, driver, n_starts, random_state, init, **options) -> Solution:
         """The CCP from :meth:`_exact_starts` by ``driver`` (:func:`~rsvm_conic.solvers.hyperbolic_step.
@@ -561,7 +582,7 @@ class HyperbolicProblem(Formulation):
     def _O_of(self, mus, members):
         return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])
 
-    def _ccp_runs(self, anchors, starts, solver, max_iter, tol, options, cache=False) -> list[dict]:
+    def _ccp_runs(self, anchors, weights, starts, solver, max_iter, tol, boost, options, cache=False) -> list[dict]:
         """The CCP with SOCP steps (:func:`~rsvm_conic.solvers.ccp.socp_ccp`) from each start ``(mus, R)`` over the
         hulls of ``anchors``; the majoriser (:meth:`_class_socp`) is built at the first step (none with
         ``max_iter = 0``), and kept on the machine for later solves when ``cache``."""
@@ -585,6 +606,8 @@ class HyperbolicProblem(Formulation):
             options={**CLARABEL_CCP, **options} if solver == "clarabel" else options,
             max_iter=max_iter,
             tol=tol,
+            boost=boost,
+            extrapolate=simplex_extrapolation(lambda mus: np.stack([mu @ A for mu, A in zip(mus, anchors)]), weights),
         )
 
     def _tangent(self, O, R):
@@ -611,6 +634,7 @@ class HyperbolicProblem(Formulation):
                 "inaccurate_solves": [x["inaccurate"] for x in runs],
                 "retries": [x["retries"] for x in runs],
                 "majorizer_drops": [x["majorizer_drops"] for x in runs],
+                "boosts": [x["boosts"] for x in runs],
                 **info,
             },
         )
@@ -684,11 +708,15 @@ class HyperbolicProblem(Formulation):
         random_state=0,
         solver: str = "clarabel",
         step: str = "ipm",
+        boost: float = 0.0,
         **options,
     ) -> Solution:
         """CCP over anchor hulls, each majoriser solved exactly (see module docstring): ``step="ipm"`` by the
         structured interior point (:func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp`, each step's gap certified
-        and recorded in ``info["step_gaps"]``), ``step="socp"`` as an SOCP by CVXPY and ``solver``."""
+        and recorded in ``info["step_gaps"]``), ``step="socp"`` as an SOCP by CVXPY and ``solver``.  Not boosted by
+        default: on the Segmentation subset of ``tests/test_multiclass_hyperbolic.py`` (210 points, 200 random
+        features, 20 anchors per class, 6 steps) the boosted CCP's test accuracy is 81.2% against 82.7% for the plain
+        CCP and 82.9% for the nearest class mean."""
         t0 = time.perf_counter()
         rng = np.random.default_rng(random_state)
         anchors, sizes = kmeans_anchors(self.Phi, self.codes, self.n_classes, n_anchors, rng, self.sample_weight)
@@ -697,7 +725,7 @@ class HyperbolicProblem(Formulation):
         if step not in ("ipm", "socp"):
             raise ValueError(f"step must be 'ipm' or 'socp'; got {step!r}.")
         if step == "socp":
-            runs = self._ccp_runs(anchors, starts, solver, max_iter, tol, options)
+            runs = self._ccp_runs(anchors, sizes, starts, solver, max_iter, tol, boost, options)
         else:
             runs = ipm_ccp(
                 self.Phi,
@@ -711,7 +739,9 @@ class HyperbolicProblem(Formulation):
                 self._tangent,
                 max_iter=max_iter,
                 tol=tol,
+                boost=boost,
                 anchors=anchors,
+                anchor_weights=sizes,
             )
             info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
         best = best_run(runs, "hyperbolic anchors CCP")

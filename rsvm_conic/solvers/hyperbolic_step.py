@@ -50,6 +50,7 @@ __all__ = [
     "dual_summary",
     "first_order_ccp",
     "ipm_ccp",
+    "simplex_extrapolation",
     "simplex_project",
     "solve_majoriser",
 ]
@@ -90,6 +91,43 @@ def simplex_project(v, groups, n_groups: int, weights=None) -> np.ndarray:
     np.maximum.at(last, gs, np.where(keep, pos, -1))
     theta = (cum_v[last] - 1.0) / cum_w[last]
     return np.maximum(v - w * theta[groups], 0.0)
+
+
+def simplex_extrapolation(centres, weights):
+    """The boosted step's points for the hyperbolic machine's points ``(mus, R, O)`` (simplex weights per class,
+    radii, centres): ``z(s)`` the projection of ``y + s (y - x)`` onto the feasible set (each class's weights onto
+    its simplex in the metric ``sum_a dmu_a^2 / w_a``, :func:`simplex_project`; the radii onto ``R >= 0``), the
+    path of a projected line search.  With the sample weights as ``w``, a point of integer weight ``s`` takes the
+    steps of its ``s`` copies (their weights summed).
+
+    Parameters
+    ----------
+    centres : callable
+        ``centres(mus) -> O``.
+    weights : list of ndarray
+        Per class, the positive weights ``w`` of its hull's points (sample weights, or the anchors' masses).
+
+    Returns
+    -------
+    callable
+        ``extrapolate(x, y, s) -> (z(s), ||z(s) - y||^2)`` (:func:`~rsvm_conic.solvers.ccp.boosted_step`), the
+        squared change of the centres and radii.
+    """
+    sizes = [w.size for w in weights]
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    bounds = np.cumsum([0] + sizes)
+    metric = np.concatenate(weights)
+
+    def extrapolate(point, candidate, s):
+        (mus0, R0, _), (mus1, R1, O1) = point, candidate
+        y = np.concatenate(mus1)
+        mu = simplex_project(y + s * (y - np.concatenate(mus0)), groups, len(sizes), metric)
+        mus = [mu[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        R = np.maximum(R1 + s * (R1 - R0), 0.0)
+        O = centres(mus)
+        return (mus, R, O), float(np.sum((O - O1) ** 2) + np.sum((R - R1) ** 2))
+
+    return extrapolate
 
 
 @dataclass
@@ -196,9 +234,6 @@ def _step_sums(Phi, pn, O, R, codes, s, gamma, tau, grad):
     (C,) (the gradient of ``sum_i s_i G_i`` in ``R``) and ``sum_i s_i gamma (1 - pi_iy) - U_ij . phi_i``."""
     n, D = Phi.shape
     C = O.shape[0]
-    on = np.empty(C)
-    for j in range(C):
-        on[j] = O[j] @ O[j]
     PO = Phi @ O.T
     Ug = np.zeros((C, D))
     wsum = np.zeros(C)
@@ -213,7 +248,13 @@ def _step_sums(Phi, pn, O, R, codes, s, gamma, tau, grad):
         y = codes[i]
         N = 0.0
         for j in range(C):
-            d[j] = np.sqrt(max(pn[i] - 2.0 * PO[i, j] + on[j], 0.0))
+            # the difference itself, not ||phi||^2 - 2 phi.O + ||O||^2: where a centre meets a sample (a vertex of
+            # its simplex) the expansion's rounding, under the square root, would be of the order of 1e-8
+            acc = 0.0
+            for k in range(D):
+                t = Phi[i, k] - O[j, k]
+                acc += t * t
+            d[j] = np.sqrt(acc)
             N += d[j]
         top = -np.inf
         for j in range(C):
@@ -466,7 +507,21 @@ def solve_majoriser(
 
 
 def first_order_ccp(
-    Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol, eta, step_iter
+    Phi,
+    codes,
+    members,
+    sample_weight,
+    gamma,
+    lam,
+    starts,
+    objective,
+    tangent,
+    *,
+    max_iter,
+    tol,
+    eta,
+    step_iter,
+    boost=0.0,
 ) -> list[dict]:
     """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start, each step by :func:`solve_majoriser`
     from the current point, warm-started from the previous step (step size, smoothing, dual point) across starts.
@@ -499,6 +554,9 @@ def first_order_ccp(
         :func:`solve_majoriser`'s relative gap.
     step_iter : int
         Gradient steps per CCP step at most.
+    boost : float, default=0.0
+        The boosted line search's first step after each CCP step (:func:`~rsvm_conic.solvers.ccp.ccp_runs`; 0: none),
+        along :func:`simplex_extrapolation`.
 
     Returns
     -------
@@ -515,6 +573,9 @@ def first_order_ccp(
     bounds = np.cumsum([0] + [idx.size for idx in members])
     state: dict = {}
     records: list = []
+    extrapolate = simplex_extrapolation(
+        lambda mus: np.stack([m @ Phi[idx] for m, idx in zip(mus, members)]), [weights[idx] for idx in members]
+    )
 
     def step_fn(point):
         mus, R, O = point
@@ -539,7 +600,7 @@ def first_order_ccp(
     runs = []
     for start in starts:
         records.clear()
-        (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=0.0)
+        (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=0.0, extrapolate=extrapolate, boost=boost)
         run["mus"], run["R"], run["O"] = run.pop("point")
         run["step_gaps"] = [g for g, _ in records]
         run["step_iterations"] = [i for _, i in records]
@@ -583,7 +644,21 @@ def dual_summary(Phi_sorted, codes_sorted, weights_sorted, gamma: float, pi, U) 
 
 
 def ipm_ccp(
-    Phi, codes, members, sample_weight, gamma, lam, starts, objective, tangent, *, max_iter, tol, anchors=None
+    Phi,
+    codes,
+    members,
+    sample_weight,
+    gamma,
+    lam,
+    starts,
+    objective,
+    tangent,
+    *,
+    max_iter,
+    tol,
+    boost=0.0,
+    anchors=None,
+    anchor_weights=None,
 ) -> list[dict]:
     """The CCP (:func:`~rsvm_conic.solvers.ccp.ccp_runs`) from each start, each step solved exactly by the
     structured interior point :func:`~rsvm_conic.solvers.ipm.hyperbolic.solve_step_ipm`; the class coordinates are
@@ -600,9 +675,13 @@ def ipm_ccp(
     tol : float
         :func:`~rsvm_conic.solvers.ccp.ccp_runs`' tolerance: a step lowering ``f`` by at most ``tol (1 + |f|)``
         ends the run (``converged``).
+    boost : float, default=0.0
+        As for :func:`first_order_ccp`.
     anchors : list of ndarray or None, default=None
         Per class, the points whose hull holds the centre (the ``anchors`` route's k-means centroids; the starts'
         simplex weights are over them); None: the class points ``Phi[members[k]]``.
+    anchor_weights : list of ndarray or None, default=None
+        With ``anchors``, their masses (cluster sizes), the metric of the boosted step's projection; None: ones.
 
     Returns
     -------
@@ -632,19 +711,29 @@ def ipm_ccp(
             return None, None, False, [f"ipm: the KKT factorisation failed ({exc})"]
         if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(R_new)) and np.all(np.isfinite(U))):
             return None, None, False, [f"ipm: non-finite iterate (status {res.status})"]
+        # the clipped weights summed to 1 within the interior point's accuracy: on the simplices exactly, the primal
+        # value is that of a feasible point (off them it can fall below the bound by |q| times the error)
+        mus_new = [mu[a:b] / mu[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])]
+        mu = np.concatenate(mus_new)
         primal = step.value(mu, R_new)
         dual = step.bound(dual_summary(Phi, codes, weights, gamma, pi, U))
         records.append(((primal - dual) / gamma, res.iterations))
-        mus_new = [mu[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         O_new = np.stack([m @ a for m, a in zip(mus_new, A)])
         return (mus_new, R_new, O_new), fval - (start_value - primal) / gamma, res.status != "optimal", []
 
+    if anchors is None:
+        hull_weights = [weights[idx] for idx in members]
+    else:
+        hull_weights = [np.ones(a.shape[0]) for a in A] if anchor_weights is None else anchor_weights
+    extrapolate = simplex_extrapolation(lambda mus: np.stack([m @ a for m, a in zip(mus, A)]), hull_weights)
     runs = []
     r = int(geo.r.sum())
     for start in starts:
         records.clear()
         with blas_threads_for(Phi.shape[0] * (r + geo.C) ** 2):  # the factorisation's Schur complement
-            (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=tol)
+            (run,) = ccp_runs(
+                [start], objective, step_fn, max_iter=max_iter, tol=tol, extrapolate=extrapolate, boost=boost
+            )
         run["mus"], run["R"], run["O"] = run.pop("point")
         run["step_gaps"] = [g for g, _ in records]
         run["step_iterations"] = [i for _, i in records]
