@@ -385,19 +385,19 @@ def _breast_cancer_by_class():
 
 
 def test_default_robust_fit_start_saves_iterations():
-    """The start's margin multipliers C/4 (``kkt.START_SHARE``) instead of C/2: the issue's default fit certifies in
-    12 iterations where the C/2 start took 14 (its first six steps 0.23-0.56, each blocked by the margin
+    """The start's margin multipliers 0.3 C (``kkt.START_SHARE``) instead of C/2: the issue's default fit certifies
+    in 13 iterations where the C/2 start took 14 (its first six steps 0.23-0.56, each blocked by the margin
     multipliers of samples outside the margin), at Clarabel's optimum."""
     f = _breast_cancer_by_class()
     sol = f.solve("ipm")
     assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
-    assert sol.info["iterations"] <= 12
+    assert sol.info["iterations"] <= 13
     assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
 
 def test_start_share_takes_fewer_iterations_over_the_family(monkeypatch):
-    """Over the vs-Clarabel family (every uncertainty kind, radii 0 to 1.5, C 0.1 to 10, separable or not) the C/4
-    start takes fewer iterations in total than the C/2 start, every run certified (405 against 416 when measured)."""
+    """Over the vs-Clarabel family (every uncertainty kind, radii 0 to 1.5, C 0.1 to 10, separable or not) the 0.3 C
+    start takes fewer iterations in total than the C/2 start, every run certified (409 against 416 when measured)."""
     from rsvm_conic.solvers.ipm import kkt, robust_svm
 
     def total(share):

@@ -105,7 +105,7 @@ class RobustSVMCone:
         self.b = np.zeros(0)
 
     def initial_point(self):
-        """w = 0, b = 0, margin slacks 1, alpha = C/4 and the xi rows' multipliers 3C/4 (:data:`~.kkt.START_SHARE`;
+        """w = 0, b = 0, margin slacks 1, alpha = 0.3 C and the xi rows' multipliers 0.7 C (:data:`~.kkt.START_SHARE`;
         the xi rows of the dual residual vanish), cone pairs (t_g, 0) = (1, 0) and (z0_g, 0) with
         z0_g = sum_{i in g} gamma_i alpha_i (so the t rows vanish too): a start centred for this model, which needs
         fewer iterations than CVXOPT's shifted least-squares start."""
