@@ -371,6 +371,49 @@ def test_same_optimum_as_clarabel_larger(i, kind, radius, separable):
     assert f.ipm_solution().objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
 
 
+def _breast_cancer_by_class():
+    """The issue's default ``RobustSVC()`` fit: breast cancer standardised, one covariance per class (0.01 times the
+    class's own), radius 1, C = 1."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = np.where(y > 0, 1.0, -1.0)
+    g = (y > 0).astype(int)
+    S = np.stack([0.01 * np.cov(X[g == k], rowvar=False) for k in (0, 1)])
+    return RobustProblem(X, y, UncertaintySet(Sigma=S, groups=g, radius=1.0), C=1.0)
+
+
+def test_default_robust_fit_start_saves_iterations():
+    """The start's margin multipliers 0.3 C (``kkt.START_SHARE``) instead of C/2: the issue's default fit certifies
+    in 13 iterations where the C/2 start took 14 (its first six steps 0.23-0.56, each blocked by the margin
+    multipliers of samples outside the margin), at Clarabel's optimum."""
+    f = _breast_cancer_by_class()
+    sol = f.solve("ipm")
+    assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
+    assert sol.info["iterations"] <= 13
+    assert sol.objective == pytest.approx(f.solve("clarabel").objective, rel=1e-6)
+
+
+def test_start_share_takes_fewer_iterations_over_the_family(monkeypatch):
+    """Over the vs-Clarabel family (every uncertainty kind, radii 0 to 1.5, C 0.1 to 10, separable or not) the 0.3 C
+    start takes fewer iterations in total than the C/2 start, every run certified (409 against 416 when measured)."""
+    from rsvm_conic.solvers.ipm import kkt, robust_svm
+
+    def total(share):
+        monkeypatch.setattr(robust_svm, "START_SHARE", share)
+        count = 0
+        for i, kind, radius, separable in _cases(40, 0):
+            rng = np.random.default_rng(7000 + i)
+            L, n = (20, 5) if kind.endswith("full") else (80, 5)
+            sol = _instance(rng, kind, L, n, radius, separable).solve("ipm")
+            assert sol.status == "optimal"
+            count += sol.info["iterations"]
+        return count
+
+    assert total(kkt.START_SHARE) < total(0.5)
+
+
 def test_chance_constrained_and_worst_case_certificate():
     """Chance SVM through the IPM; at the optimum, the worst-case perturbation (closed form) of each
     sample moves its margin to exactly 1 - xi_i or above (brute force over sampled perturbations too)."""

@@ -34,6 +34,7 @@ from .engine import (
     step_into,
 )
 from .kkt import (
+    START_SHARE,
     ConeTerms,
     GroupMeans,
     centred_gram,
@@ -85,8 +86,8 @@ class _Block:
         C, Lb, n = self.cfg["C"], self.Lb, self.n
         z = np.empty(self.cones.size)
         zm, zx, Z = self.split_z(z)
-        zm[:] = 0.5 * C
-        zx[:] = 0.5 * C
+        zm[:] = START_SHARE * C
+        zx[:] = (1.0 - START_SHARE) * C
         t = None
         if self.sample:
             Z[:] = 0.0
