@@ -366,7 +366,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`; ``rsvm-conic bench hyperbolic`` measures it against
         ``ccp``), ``"anchors"`` (the centres restricted to the hulls of
         ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
-        anchors' dimension), ``"auto"`` (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
+        anchors' dimension, solved by the same structured interior point as ``"ipm"``), ``"auto"`` (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
         Both start from the class means with equal radii (the nearest-class-mean rule) and never end
         with a larger objective.  ``lam``, ``gamma`` and ``sigma`` are plain parameters:
         ``GridSearchCV`` tunes them (the thesis's ``sigma = sqrt(5 d)`` suits the WW machine, not
