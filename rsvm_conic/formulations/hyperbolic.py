@@ -114,7 +114,7 @@ from .base import Formulation, Solution
 from .multiclass_ww import check_features_and_codes
 
 DUMMY = -1  #: the dummy category of Def. 3.2
-#: ``auto_routes``: the SOCP CCP up to CCP_MAX samples, the anchors route beyond
+#: ``auto_routes``: the CCP with interior-point steps (``ipm``) up to CCP_MAX samples, the anchors route beyond
 CCP_MAX = 1000
 
 
@@ -399,8 +399,8 @@ class HyperbolicProblem(Formulation):
         self._socp = None
 
     def auto_routes(self) -> tuple[str, ...]:
-        """``ccp`` up to ``CCP_MAX`` samples, else ``anchors`` (one route: there is no certificate to fall back on)."""
-        return ("ccp",) if self.Phi.shape[0] <= CCP_MAX else ("anchors",)
+        """``ipm`` up to ``CCP_MAX`` samples, else ``anchors`` (one route: there is no certificate to fall back on)."""
+        return ("ipm",) if self.Phi.shape[0] <= CCP_MAX else ("anchors",)
 
     # -- objective & scores -------------------------------------------------------------------
     def scores(self, O, R, Phi=None) -> np.ndarray:
