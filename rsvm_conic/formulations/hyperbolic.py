@@ -564,6 +564,14 @@ class HyperbolicProblem(Formulation):
         iterations in ``info``."""
         t0 = time.perf_counter()
         members, starts = self._exact_starts(n_starts, random_state, init)
+        runs, info = self._driver_runs(
+            driver, members, [(mus, R, self._O_of(mus, members)) for mus, R in starts], **options
+        )
+        return self._exact_solution(route, members, runs, t0, **info)
+
+    def _driver_runs(self, driver, members, starts, **options):
+        """``driver``'s runs from ``starts`` (points ``(mus, R, O)``) on this machine, and the per-start step gaps and
+        iterations they record, for ``info``."""
         runs = driver(
             self.Phi,
             self.codes,
@@ -571,13 +579,12 @@ class HyperbolicProblem(Formulation):
             self.sample_weight,
             self.gamma,
             self.lam,
-            [(mus, R, self._O_of(mus, members)) for mus, R in starts],
+            starts,
             lambda point: self.f(point[2], point[1]),
             self._tangent,
             **options,
         )
-        info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
-        return self._exact_solution(route, members, runs, t0, **info)
+        return runs, {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
 
     def _O_of(self, mus, members):
         return np.stack([mu @ self.Phi[idx] for mu, idx in zip(mus, members)])
@@ -727,23 +734,16 @@ class HyperbolicProblem(Formulation):
         if step == "socp":
             runs = self._ccp_runs(anchors, sizes, starts, solver, max_iter, tol, boost, options)
         else:
-            runs = ipm_ccp(
-                self.Phi,
-                self.codes,
+            runs, info = self._driver_runs(
+                ipm_ccp,
                 None,
-                self.sample_weight,
-                self.gamma,
-                self.lam,
                 [(mus, R, np.stack([mu @ A for mu, A in zip(mus, anchors)])) for mus, R in starts],
-                lambda point: self.f(point[2], point[1]),
-                self._tangent,
                 max_iter=max_iter,
                 tol=tol,
                 boost=boost,
                 anchors=anchors,
                 anchor_weights=sizes,
             )
-            info = {key: [run.pop(key) for run in runs] for key in ("step_gaps", "step_iterations")}
         best = best_run(runs, "hyperbolic anchors CCP")
         r = runs[best]
         return self._ccp_solution(

@@ -506,6 +506,21 @@ def solve_majoriser(
     return StepResult(best[0], best[1], float(best_P), float(best_D), float(P0), it, stop)
 
 
+def _recorded_runs(starts, objective, step_fn, records, **ccp_options) -> list[dict]:
+    """:func:`~rsvm_conic.solvers.ccp.ccp_runs` from each start in turn, ``step_fn`` appending ``(gap, iterations)``
+    to ``records`` per step: each run with its final ``mus``, ``R``, ``O`` and its steps' ``step_gaps`` and
+    ``step_iterations``."""
+    runs = []
+    for start in starts:
+        records.clear()
+        (run,) = ccp_runs([start], objective, step_fn, **ccp_options)
+        run["mus"], run["R"], run["O"] = run.pop("point")
+        run["step_gaps"] = [g for g, _ in records]
+        run["step_iterations"] = [i for _, i in records]
+        runs.append(run)
+    return runs
+
+
 def first_order_ccp(
     Phi,
     codes,
@@ -597,29 +612,23 @@ def first_order_ccp(
         O_new = np.stack([mu @ Phi[idx] for mu, idx in zip(mus_new, members)])
         return (mus_new, res.R, O_new), fval - (res.start_value - res.primal) / gamma, False, []
 
-    runs = []
-    for start in starts:
-        records.clear()
-        (run,) = ccp_runs([start], objective, step_fn, max_iter=max_iter, tol=0.0, extrapolate=extrapolate, boost=boost)
-        run["mus"], run["R"], run["O"] = run.pop("point")
-        run["step_gaps"] = [g for g, _ in records]
-        run["step_iterations"] = [i for _, i in records]
-        runs.append(run)
-    return runs
+    return _recorded_runs(
+        starts, objective, step_fn, records, max_iter=max_iter, tol=0.0, extrapolate=extrapolate, boost=boost
+    )
 
 
-def dual_summary(Phi_sorted, codes_sorted, weights_sorted, gamma: float, pi, U) -> tuple:
+def dual_summary(Phi, codes, weights, gamma: float, pi, U) -> tuple:
     """The summaries ``(const, sum_i U_i, r)`` that :meth:`MajoriserStep.bound` takes, of a dual point ``(pi, U)``
     (the pieces' weights, rows on the simplex, and ``U_ij`` with ``||U_ij|| <= s_i (1 - pi_ij) / 2``; module
-    docstring), the samples in the order of ``Phi_sorted``.
+    docstring), the samples in the order of ``Phi`` (any order, the same for every argument).
 
     Parameters
     ----------
-    Phi_sorted : ndarray of shape (n, D)
+    Phi : ndarray of shape (n, D)
         Feature vectors.
-    codes_sorted : ndarray of shape (n,)
+    codes : ndarray of shape (n,)
         Their class codes.
-    weights_sorted : ndarray of shape (n,)
+    weights : ndarray of shape (n,)
         Their sample weights.
     gamma : float
         The margin parameter.
@@ -635,11 +644,11 @@ def dual_summary(Phi_sorted, codes_sorted, weights_sorted, gamma: float, pi, U) 
     """
     n, C = pi.shape
     rows = np.arange(n)
-    s = weights_sorted
-    one_minus_y = 1.0 - pi[rows, codes_sorted]
-    const = float(np.sum(s * gamma * one_minus_y) - np.einsum("ijd,id->", U, Phi_sorted))
+    s = weights
+    one_minus_y = 1.0 - pi[rows, codes]
+    const = float(np.sum(s * gamma * one_minus_y) - np.einsum("ijd,id->", U, Phi))
     contrib = 0.5 * s[:, None] * pi
-    contrib[rows, codes_sorted] = -0.5 * s * one_minus_y
+    contrib[rows, codes] = -0.5 * s * one_minus_y
     return const, U.sum(axis=0), contrib.sum(axis=0)
 
 
@@ -726,16 +735,7 @@ def ipm_ccp(
     else:
         hull_weights = [np.ones(a.shape[0]) for a in A] if anchor_weights is None else anchor_weights
     extrapolate = simplex_extrapolation(lambda mus: np.stack([m @ a for m, a in zip(mus, A)]), hull_weights)
-    runs = []
-    r = int(geo.r.sum())
-    for start in starts:
-        records.clear()
-        with blas_threads_for(Phi.shape[0] * (r + geo.C) ** 2):  # the factorisation's Schur complement
-            (run,) = ccp_runs(
-                [start], objective, step_fn, max_iter=max_iter, tol=tol, extrapolate=extrapolate, boost=boost
-            )
-        run["mus"], run["R"], run["O"] = run.pop("point")
-        run["step_gaps"] = [g for g, _ in records]
-        run["step_iterations"] = [i for _, i in records]
-        runs.append(run)
-    return runs
+    with blas_threads_for(Phi.shape[0] * (int(geo.r.sum()) + geo.C) ** 2):  # the factorisation's Schur complement
+        return _recorded_runs(
+            starts, objective, step_fn, records, max_iter=max_iter, tol=tol, extrapolate=extrapolate, boost=boost
+        )
