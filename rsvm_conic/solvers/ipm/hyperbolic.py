@@ -159,7 +159,6 @@ class HyperbolicGeometry:
         pos = np.arange(r) - self.voff[self.colcls]  # each v coordinate's place in its class
         self.vcols = self.colcls * d + 1 + pos  # v in a sample's C cones
         self.vpad = self.colcls * rmax + pos  # v in the classes' padded coordinates (C, rmax)
-        self.ypad = np.concatenate([self.colcls * (rmax + 1) + pos, np.arange(C) * (rmax + 1) + rmax])
         H = np.zeros((C, n, d))  # the cones' rows of h
         self.Fbig = np.zeros((m, r))  # F_k block-diagonal: (F_k' mu_k)_k = Fbig' mu
         self.anchor_class = np.repeat(np.arange(C), np.diff(self.starts))
@@ -176,9 +175,6 @@ class HyperbolicGeometry:
         Fe[self.apad, rmax] = 1.0
         self.h_cones = H.ravel()
         self.Fe = Fe.reshape(C, mmax, rmax + 1)
-        # the padded coordinates of classes with r_k < rmax (on the diagonal of the equalities' blocks)
-        kk, aa = np.nonzero(np.arange(rmax)[None, :] >= self.r[:, None])
-        self.epad_diag = (kk * (rmax + 1) + aa) * (rmax + 1) + aa
         # each class's (v_k, v_k) block: its place in the (r + C)-square Schur complement and in a padded batch
         # of (rmax, rmax) or (rmax + 1, rmax + 1) blocks
         a, b = np.meshgrid(np.arange(r), np.arange(r), indexing="ij")
