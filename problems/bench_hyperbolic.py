@@ -5,19 +5,21 @@ nearest-class-mean rule in the same feature space.
 
 ``rsvm-conic bench hyperbolic [--quick]`` prints one row per data set and configuration: 300 digits (trained on the
 first 300 rows, tested on the other 1497), the full digits (1797 rows, training accuracy; not with ``--quick``) and
-iris (150 rows, training accuracy).  The configurations: ``ipm-plain`` (the plain CCP with the former settings:
-``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults: ``tol=1e-4``,
-at most 30 steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its steps being
-inexact), ``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight tolerance and every
-start run to ``tol``: ``HyperbolicProblem.solve("ipm", eta=0, screen=None)`` on the estimator's features, its time
-that of the CCP alone) and, on the full digits, the automatic route (``anchors`` beyond 1000 rows, not boosted).
-Each row: the fit's time, training / test accuracy, the objective, the median certified gap of its convex steps (in
-units of the objective), the time ratio to ``ipm-plain`` and to ``ipm-exact`` measured in the same run, the
-interior-point iterations over all steps and starts (``its``), ``SVC()``'s time and accuracy, the nearest-class-mean
-rule's accuracy (``HyperbolicSVC(max_iter=0, n_starts=1)``: the CCP's first start, in the same feature space), and
-the CCP steps and stopping reason of every start.  Without ``--quick`` it also fits the 300 digits with the SOCP steps
-(``solver="ccp"``, the automatic route at this size) before and after.  Times are wall-clock seconds of one fit each
-(after a warm-up fit that compiles the numba kernels); on a loaded machine read the ratios, measured side by side.
+iris (150 rows, training accuracy). The configurations: ``ipm-plain`` (the plain CCP with the former settings:
+``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults:
+``tol=1e-4``, at most 30 steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its
+steps being inexact), ``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight
+tolerance and every start run to ``tol``: ``HyperbolicProblem.solve("ipm", eta=0, screen=None)`` on the estimator's
+features, its time that of the CCP alone), ``ipm-warm`` (the default with each step's interior point warm-started
+from the previous step's point, ``warm=True``, the same way) and, on the full digits, the automatic route
+(``anchors`` beyond 1000 rows, not boosted). Each row: the fit's time, training / test accuracy, the objective, the
+median certified gap of its convex steps (in units of the objective), the time ratio to ``ipm-plain`` and to
+``ipm-exact`` measured in the same run, the interior-point iterations over all steps and starts (``its``),
+``SVC()``'s time and accuracy, the nearest-class-mean rule's accuracy (``HyperbolicSVC(max_iter=0, n_starts=1)``:
+the CCP's first start, in the same feature space), and the CCP steps and stopping reason of every start. Without
+``--quick`` it also fits the 300 digits with the SOCP steps (``solver="ccp"``, the automatic route at this size)
+before and after. Times are wall-clock seconds of one fit each (after a warm-up fit that compiles the numba
+kernels); on a loaded machine read the ratios, measured side by side.
 """
 
 from __future__ import annotations
@@ -56,18 +58,19 @@ def _acc(est, X, y):
     return float("nan") if X is None else float(np.mean(est.predict(X) == y))
 
 
-#: ``ipm-exact``: the ``ipm`` route's exact steps, every start run to ``tol``
-EXACT = dict(eta=0.0, screen=None)
+#: the CCP of ``HyperbolicSVC(solver="ipm")`` with other options of ``HyperbolicProblem.solve("ipm")``: exact steps
+#: with every start run to ``tol`` (``ipm-exact``), warm-started steps (``ipm-warm``)
+MACHINE = {"ipm-exact": dict(eta=0.0, screen=None), "ipm-warm": dict(warm=True)}
 
 
-class _Exact:
-    """``HyperbolicSVC(solver="ipm")``'s CCP with exact steps, on the features of the estimator ``base`` (fitted to
-    ``X``, ``y``) and with the CCP settings of ``settings``."""
+class _Machine:
+    """``HyperbolicSVC(solver="ipm")``'s CCP with the options ``options``, on the features of the estimator ``base``
+    (fitted to ``X``, ``y``) and with the CCP settings of ``settings``."""
 
-    def __init__(self, base, settings, X, y):
+    def __init__(self, base, settings, X, y, options):
         from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
 
-        self.base, self.settings, self.solver_ = base, settings, "ipm"
+        self.base, self.settings, self.options, self.solver_ = base, settings, options, "ipm"
         codes = np.searchsorted(base.classes_, y)
         self.machine = HyperbolicProblem(base._train_features(X), codes, base.classes_.size, base.gamma_, base.lam)
 
@@ -75,7 +78,7 @@ class _Exact:
         """The CCP on the features of ``X`` (those the estimator was fitted on)."""
         b = self.settings
         self.sol = self.machine.solve(
-            "ipm", n_starts=b.n_starts, max_iter=b.max_iter, tol=b.tol, random_state=b.random_state, **EXACT
+            "ipm", n_starts=b.n_starts, max_iter=b.max_iter, tol=b.tol, random_state=b.random_state, **self.options
         )
         self.solver_stats_, self.objective_ = self.sol.info, self.sol.objective
         self.histories_, self.stops_ = self.sol.info["histories"], self.sol.info["stops"]
@@ -89,6 +92,7 @@ def _configs(name, quick):
     configs = [
         ("ipm-plain", dict(solver="ipm", **PLAIN)),
         ("ipm-exact", None),
+        ("ipm-warm", None),
         ("ipm", dict(solver="ipm")),
         ("fista", dict(solver="fista")),
     ]
@@ -127,9 +131,9 @@ def run(quick: bool = False) -> int:
             ncm = HyperbolicSVC(max_iter=0, n_starts=1).fit(X, y)
             t_plain = t_exact = None
             for label, kw in _configs(name, quick):
-                if kw is None:  # ipm-exact: the CCP alone, on the features of the default's estimator
-                    exact = _Exact(HyperbolicSVC(max_iter=0).fit(X, y), HyperbolicSVC(), X, y)
-                    t_h, h = _fit(lambda: exact, X, y)
+                if kw is None:  # the CCP alone, on the features of the default's estimator
+                    machine = _Machine(HyperbolicSVC(max_iter=0).fit(X, y), HyperbolicSVC(), X, y, MACHINE[label])
+                    t_h, h = _fit(lambda: machine, X, y)
                 else:
                     t_h, h = _fit(lambda: HyperbolicSVC(**kw), X, y)
                 t_plain = t_h if label == "ipm-plain" else t_plain

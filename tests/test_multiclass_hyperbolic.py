@@ -706,6 +706,34 @@ def test_inexact_ipm_step_certified_gap_brackets_the_cvxpy_step(seed, weighted):
     assert iterations < results["tight"][1]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_warm_started_ipm_step_certified_gap_brackets_the_cvxpy_step(seed):
+    """A step's interior point warm-started (``start``) from the point of another step on the same geometry (the
+    tangent at another point: the constraints are the same) ends ``optimal`` with a certified bound below the step's
+    CVXPY optimum (Clarabel at 1e-10) and a value above it, within twice its absolute gap target."""
+    from rsvm_conic.solvers.hyperbolic_step import dual_summary
+    from rsvm_conic.solvers.ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
+
+    f, step, mu0, R0, P, members = _random_step(seed, False)
+    order = np.concatenate(members)
+    w = np.ones(f.codes.size)
+    geo = HyperbolicGeometry(f.Phi, f.codes, w, f.gamma, f.lam, anchors=f.Phi[order], anchor_class=f.codes[order])
+    P["problem"].solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    best, scale = P["problem"].value, 1.0 + abs(P["problem"].value)
+    target = 0.1 * (step.value(mu0, R0) - best)
+    rng = np.random.default_rng(seed)
+    *_, other = solve_step_ipm(geo, step.q * rng.uniform(0.5, 1.5, step.q.size), step.e * 0.5)
+    mu, R, (pi, U), res = solve_step_ipm(
+        geo, step.q, step.e, gap_abs=target, start=(other.x, other.y, other.z, other.s)
+    )
+    bounds = np.cumsum([0] + [idx.size for idx in members])
+    mu = np.concatenate([mu[a:b] / mu[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])
+    primal, dual = step.value(mu, R), step.bound(dual_summary(f.Phi, f.codes, w, f.gamma, pi, U))
+    assert res.status == "optimal"
+    assert dual <= best + 1e-7 * scale and primal >= best - 1e-7 * scale
+    assert 0 <= primal - dual <= 2.0 * target
+
+
 def test_ccp_converges_only_when_the_step_certifies_it():
     """``ccp_runs``' stopping test: a step lowering f by less than ``tol (1 + |f|)`` ends the run ``converged`` only
     when its majoriser drop plus certified gap is below that too: an inexact step's small decrease does not."""

@@ -84,7 +84,8 @@ most ``tol (1 + |f|)``.  Every start runs to ``screen tol`` (``screen = 10``) fi
 each other while its objective less twice the best start's later decrease is below the best objective (the rest stop
 ``screened``).  Measured on 300 digits at ``tol = 1e-4`` (``rsvm-conic bench hyperbolic --quick``): 50 CCP steps of
 13.4 interior-point iterations against 76 of 17.4 with exact steps and every start to ``tol``, objective 51.7750
-against 51.7910.  ``eta=0, screen=None``: exact steps, every start to ``tol``.
+against 51.7910.  ``eta=0, screen=None``: exact steps, every start to ``tol``; ``warm=True``: each step's interior
+point warm-started from the previous step's point (off by default, measured in ``docs/guide/hyperbolic.md``).
 
 First-order steps (backend ``fista``): the same CCP from the same starts, with the same exact acceptance test,
 each majoriser minimised by :func:`~rsvm_conic.solvers.hyperbolic_step.solve_majoriser` (accelerated projected
@@ -560,14 +561,16 @@ class HyperbolicProblem(Formulation):
         boost: float = BOOST,
         eta: float = STEP_ETA,
         screen: float | None = SCREEN,
+        warm: bool = False,
     ) -> Solution:
         """The CCP of :meth:`_solve_ccp` (same starts, same exact acceptance test), each step's SOCP solved by
         :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp` (the structured interior point; the class coordinates
         computed once for all steps and starts) to an absolute gap of ``eta`` times the previous step's majoriser
         drop (0: to the interior point's tight tolerance), every start first to ``screen tol`` and only those that
-        can still win on to ``tol`` (None: every start to ``tol``).  ``info["step_gaps"]``: per start, each step's
+        can still win on to ``tol`` (None: every start to ``tol``), each interior point warm-started from the last
+        step's point when ``warm``.  ``info["step_gaps"]``: per start, each step's
         certified gap in units of the objective; ``info["step_iterations"]``: the interior point's iterations."""
-        options = dict(max_iter=max_iter, tol=tol, boost=boost, eta=eta, screen=screen)
+        options = dict(max_iter=max_iter, tol=tol, boost=boost, eta=eta, screen=screen, warm=warm)
         return self._stepped_ccp("ipm", ipm_ccp, n_starts, random_state, init, **options)
 
     def _stepped_ccp(self, route, driver, n_starts, random_state, init, **options) -> Solution:

@@ -364,6 +364,7 @@ def solve_step_ipm(
     gap_abs: float | None = None,
     tol_feas: float = 1e-8,
     max_iter: int = 100,
+    start=None,
 ):
     """One CCP step by the interior point, with the dual point that certifies it.
 
@@ -393,6 +394,10 @@ def solve_step_ipm(
         Its feasibility tolerance.
     max_iter : int, default=100
         Its iteration limit.
+    start : tuple or None, default=None
+        ``(x, y, z, s)``: the primal-dual point of an earlier step on the same geometry (the constraints do not
+        depend on the tangent, so ``x`` stays primal feasible), e.g. its ``result``'s; the interior point starts
+        there with ``s`` and ``z`` moved ``1e-3`` along the cone's identity (None: the engine's own start).
 
     Returns
     -------
@@ -409,6 +414,10 @@ def solve_step_ipm(
         The interior point's result (status, iterations, costs).
     """
     prob = HyperbolicStepCone(geo, q, e)
+    if start is not None:
+        x0, y0, z0, s0 = start
+        shift = 1e-3 * prob.cones.identity()
+        prob.initial_point = lambda: (x0.copy(), y0.copy(), z0 + shift, s0 + shift)
     tols = (tol_gap, tol_gap) if gap_abs is None else (gap_abs, 0.0)
     res = cone_ipm(prob, tol_gap_abs=tols[0], tol_gap_rel=tols[1], tol_feas=tol_feas, max_iter=max_iter)
     n, m, C = geo.n, geo.m, geo.C
