@@ -9,9 +9,9 @@ iris (150 rows, training accuracy). The configurations: ``ipm-plain`` (the plain
 ``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults:
 ``tol=1e-4``, at most 30 steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its
 steps being inexact), ``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight
-tolerance and every start run to ``tol``: ``HyperbolicProblem.solve("ipm", eta=0, screen=None)`` on the estimator's
-features, its time that of the CCP alone), ``ipm-warm`` (the default with each step's interior point warm-started
-from the previous step's point, ``warm=True``, the same way) and, on the full digits, the automatic route
+tolerance and every start run to ``tol``: ``step_accuracy="exact"``), ``ipm-warm`` (the default with each step's
+interior point warm-started from the previous step's point: ``HyperbolicProblem.solve("ipm", warm=True)`` on the
+estimator's features, its time that of the CCP alone) and, on the full digits, the automatic route
 (``anchors`` beyond 1000 rows, not boosted). Each row: the fit's time, training / test accuracy, the objective, the
 median certified gap of its convex steps (in units of the objective), the time ratio to ``ipm-plain`` and to
 ``ipm-exact`` measured in the same run, the interior-point iterations over all steps and starts (``its``),
@@ -58,9 +58,9 @@ def _acc(est, X, y):
     return float("nan") if X is None else float(np.mean(est.predict(X) == y))
 
 
-#: the CCP of ``HyperbolicSVC(solver="ipm")`` with other options of ``HyperbolicProblem.solve("ipm")``: exact steps
-#: with every start run to ``tol`` (``ipm-exact``), warm-started steps (``ipm-warm``)
-MACHINE = {"ipm-exact": dict(eta=0.0, screen=None), "ipm-warm": dict(warm=True)}
+#: the CCP of ``HyperbolicSVC(solver="ipm")`` with other options of ``HyperbolicProblem.solve("ipm")``: warm-started
+#: steps (``ipm-warm``)
+MACHINE = {"ipm-warm": dict(warm=True)}
 
 
 class _Machine:
@@ -91,7 +91,7 @@ class _Machine:
 def _configs(name, quick):
     configs = [
         ("ipm-plain", dict(solver="ipm", **PLAIN)),
-        ("ipm-exact", None),
+        ("ipm-exact", dict(solver="ipm", step_accuracy="exact")),
         ("ipm-warm", None),
         ("ipm", dict(solver="ipm")),
         ("fista", dict(solver="fista")),

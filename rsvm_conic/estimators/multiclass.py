@@ -375,6 +375,11 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         ``GridSearchCV`` tunes them (the thesis's ``sigma = sqrt(5 d)`` suits the WW machine, not
         necessarily this one).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations at most per start, anchors per class (``anchors``).
+    step_accuracy : {"ccp", "exact"}, default="ccp"
+        With ``"ipm"``: ``"ccp"`` solves each step to the accuracy the CCP needs (an absolute gap of a tenth of the
+        previous step's decrease) and screens the starts at ten times ``tol``; ``"exact"`` solves every step to the
+        interior point's tight tolerance and runs every start to ``tol`` (then integer sample weights give the repeated
+        rows' fit to 1e-8; inexact steps follow a path that depends on the rows' repetition).
     boost : float or None, default=None
         The first extrapolation ``s`` of the line search that follows each CCP step ([AFV18];
         :mod:`rsvm_conic.formulations.hyperbolic`), which never increases the objective; 0: the plain CCP; None: the
@@ -447,6 +452,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         tol=1e-4,
         boost=None,
         n_anchors=20,
+        step_accuracy="ccp",
         random_state=0,
         sigma_dir=None,
         class_weight=None,
@@ -467,6 +473,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.boost = boost
         self.n_anchors = n_anchors
+        self.step_accuracy = step_accuracy
         self.random_state = random_state
 
     def _train_features(self, X, weights=None):
@@ -536,7 +543,14 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, tol=tol, random_state=self.random_state)
         if self.boost is not None:
             common["boost"] = check_positive(self.boost, "boost", strict=False)
-        options = {"ipm": common, "fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        check_choice(self.step_accuracy, "step_accuracy", ("ccp", "exact"))
+        exact = dict(eta=0.0, screen=None) if self.step_accuracy == "exact" else {}
+        options = {
+            "ipm": dict(common, **exact),
+            "fista": common,
+            "ccp": common,
+            "anchors": dict(common, n_anchors=self.n_anchors),
+        }
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
         self.solver_ = solver

@@ -84,7 +84,8 @@ most ``tol (1 + |f|)``.  Every start runs to ``screen tol`` (``screen = 10``) fi
 each other while its objective less twice the best start's later decrease is below the best objective (the rest stop
 ``screened``).  Measured on 300 digits at ``tol = 1e-4`` (``rsvm-conic bench hyperbolic --quick``): 50 CCP steps of
 13.4 interior-point iterations against 76 of 17.4 with exact steps and every start to ``tol``, objective 51.7750
-against 51.7910.  ``eta=0, screen=None``: exact steps, every start to ``tol``; ``warm=True``: each step's interior
+against 51.7910.  ``eta=0, screen=None`` (``HyperbolicSVC(step_accuracy="exact")``): exact steps, every start to
+``tol``; ``warm=True``: each step's interior
 point warm-started from the previous step's point (off by default, measured in ``docs/guide/hyperbolic.md``).
 
 First-order steps (backend ``fista``): the same CCP from the same starts, with the same exact acceptance test,
