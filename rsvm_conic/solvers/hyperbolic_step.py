@@ -793,7 +793,8 @@ def ipm_ccp(
             iterations += res.iterations
             if target is None or target <= floor or gap <= ACCEPT * room:
                 break
-            target = max(eta * (room - gap), floor)  # the target was loose against this step's decrease
+            # the target was loose against this step's decrease (at least halved: the solves stop on one path)
+            target = max(min(eta * (room - gap), 0.5 * target), floor)
         records.append((gap, iterations, room - gap))
         O_new = np.stack([m @ a for m, a in zip(mus_new, A)])
         return (mus_new, R_new, O_new), fval - (start_value - primal) / gamma, gap, res.status != "optimal", []
