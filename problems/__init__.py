@@ -301,7 +301,7 @@ CATALOGUE = (
         "BENCHMARKS",
         "hyperbolic",
         "bench_hyperbolic",
-        "HyperbolicSVC on 300 / 1797 digits and iris beside SVC and the class means; plain vs boosted CCP",
+        "HyperbolicSVC on 300 / 1797 digits and iris beside SVC, class means; plain/boosted CCP, exact/inexact steps",
     ),
     Entry(
         "BENCHMARKS",

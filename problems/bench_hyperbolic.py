@@ -1,19 +1,25 @@
 """Benchmark: the hyperbolic machine ([ElD19, chapter 3]) with its CCP steps by the structured interior point
 (``HyperbolicSVC(solver="ipm")``) and by first-order steps (``solver="fista"``), before and after the boosted CCP
-([AFV18]) and its stopping rule, beside ``SVC()`` and the nearest-class-mean rule in the same feature space.
+([AFV18]) and its stopping rule, with exact and with inexact, screened interior-point steps, beside ``SVC()`` and the
+nearest-class-mean rule in the same feature space.
 
 ``rsvm-conic bench hyperbolic [--quick]`` prints one row per data set and configuration: 300 digits (trained on the
 first 300 rows, tested on the other 1497), the full digits (1797 rows, training accuracy; not with ``--quick``) and
-iris (150 rows, training accuracy).  The configurations: ``ipm-plain`` (the plain CCP with the former settings:
-``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults: ``tol=1e-4``,
-at most 30 steps; ``ipm`` boosted, ``fista`` not, its steps being inexact) and, on the full digits, the automatic
-route (``anchors`` beyond 1000 rows, each step by CVXPY + Clarabel, not boosted).  Each row: the fit's time, training
-/ test accuracy, the objective, the median certified gap of its convex steps (in units of the objective), the time
-ratio to ``ipm-plain`` measured in the same run, ``SVC()``'s time and accuracy, the nearest-class-mean rule's accuracy
-(``HyperbolicSVC(max_iter=0, n_starts=1)``: the CCP's first start, in the same feature space), and the CCP steps and
-stopping reason of every start.  Without ``--quick`` it also fits the 300 digits with the SOCP steps
-(``solver="ccp"``, the automatic route at this size) before and after.  Times are wall-clock seconds of one fit each
-(after a warm-up fit that compiles the numba kernels); on a loaded machine read the ratios, measured side by side.
+iris (150 rows, training accuracy). The configurations: ``ipm-plain`` (the plain CCP with the former settings:
+``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults:
+``tol=1e-4``, at most 30 steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its
+steps being inexact), ``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight
+tolerance and every start run to ``tol``: ``step_accuracy="exact"``), ``ipm-warm`` (the default with each step's
+interior point warm-started from the previous step's point: ``HyperbolicProblem.solve("ipm", warm=True)`` on the
+estimator's features, its time that of the CCP alone) and, on the full digits, the automatic route
+(``anchors`` beyond 1000 rows, not boosted). Each row: the fit's time, training / test accuracy, the objective, the
+median certified gap of its convex steps (in units of the objective), the time ratio to ``ipm-plain`` and to
+``ipm-exact`` measured in the same run, the interior-point iterations over all steps and starts (``its``),
+``SVC()``'s time and accuracy, the nearest-class-mean rule's accuracy (``HyperbolicSVC(max_iter=0, n_starts=1)``:
+the CCP's first start, in the same feature space), and the CCP steps and stopping reason of every start. Without
+``--quick`` it also fits the 300 digits with the SOCP steps (``solver="ccp"``, the automatic route at this size)
+before and after. Times are wall-clock seconds of one fit each (after a warm-up fit that compiles the numba
+kernels); on a loaded machine read the ratios, measured side by side.
 """
 
 from __future__ import annotations
@@ -52,8 +58,44 @@ def _acc(est, X, y):
     return float("nan") if X is None else float(np.mean(est.predict(X) == y))
 
 
+#: the CCP of ``HyperbolicSVC(solver="ipm")`` with other options of ``HyperbolicProblem.solve("ipm")``: warm-started
+#: steps (``ipm-warm``)
+MACHINE = {"ipm-warm": dict(warm=True)}
+
+
+class _Machine:
+    """``HyperbolicSVC(solver="ipm")``'s CCP with the options ``options``, on the features of the estimator ``base``
+    (fitted to ``X``, ``y``) and with the CCP settings of ``settings``."""
+
+    def __init__(self, base, settings, X, y, options):
+        from rsvm_conic.formulations.hyperbolic import HyperbolicProblem
+
+        self.base, self.settings, self.options, self.solver_ = base, settings, options, "ipm"
+        codes = np.searchsorted(base.classes_, y)
+        self.machine = HyperbolicProblem(base._train_features(X), codes, base.classes_.size, base.gamma_, base.lam)
+
+    def fit(self, X, y):
+        """The CCP on the features of ``X`` (those the estimator was fitted on)."""
+        b = self.settings
+        self.sol = self.machine.solve(
+            "ipm", n_starts=b.n_starts, max_iter=b.max_iter, tol=b.tol, random_state=b.random_state, **self.options
+        )
+        self.solver_stats_, self.objective_ = self.sol.info, self.sol.objective
+        self.histories_, self.stops_ = self.sol.info["histories"], self.sol.info["stops"]
+        return self
+
+    def predict(self, X):
+        return self.base.classes_[self.machine.predict(self.sol, self.base._map(X))]
+
+
 def _configs(name, quick):
-    configs = [("ipm-plain", dict(solver="ipm", **PLAIN)), ("ipm", dict(solver="ipm")), ("fista", dict(solver="fista"))]
+    configs = [
+        ("ipm-plain", dict(solver="ipm", **PLAIN)),
+        ("ipm-exact", dict(solver="ipm", step_accuracy="exact")),
+        ("ipm-warm", None),
+        ("ipm", dict(solver="ipm")),
+        ("fista", dict(solver="fista")),
+    ]
     if not quick and name == "digits-300":
         configs += [("ccp-plain", dict(solver="ccp", **PLAIN)), ("ccp", dict(solver="ccp"))]
     if name == "digits-1797":
@@ -68,11 +110,15 @@ def run(quick: bool = False) -> int:
 
     names = ("digits-300", "iris") if quick else ("digits-300", "digits-1797", "iris")
     head = (
-        f"{'data':<12} {'config':<10} {'route':<8} {'fit [s]':>8} {'/plain':>7} {'train':>6} {'test':>6} "
+        f"{'data':<12} {'config':<10} {'route':<8} {'fit [s]':>8} {'/plain':>7} {'/exact':>7} {'its':>5} "
+        f"{'train':>6} {'test':>6} "
         f"{'objective':>10} {'step gap':>9} {'SVC [s]':>8} {'SVC tr':>6} {'SVC te':>6} {'NCM tr':>6} {'NCM te':>6}"
         "  steps per start; stops"
     )
-    print("HyperbolicSVC before (plain CCP) and after (boosted, tol=1e-4) vs SVC() and the nearest class mean")
+    print(
+        "HyperbolicSVC before (plain CCP; exact steps) and after (boosted, tol=1e-4; inexact steps, screened starts) "
+        "vs SVC() and the nearest class mean"
+    )
     print(head)
     print("-" * len(head))
     with warnings.catch_warnings():
@@ -83,14 +129,21 @@ def run(quick: bool = False) -> int:
             X, y, Xt, yt = _data(name)
             t_s, s = _fit(SVC, X, y)
             ncm = HyperbolicSVC(max_iter=0, n_starts=1).fit(X, y)
-            t_plain = None
+            t_plain = t_exact = None
             for label, kw in _configs(name, quick):
-                t_h, h = _fit(lambda: HyperbolicSVC(**kw), X, y)
+                if kw is None:  # the CCP alone, on the features of the default's estimator
+                    machine = _Machine(HyperbolicSVC(max_iter=0).fit(X, y), HyperbolicSVC(), X, y, MACHINE[label])
+                    t_h, h = _fit(lambda: machine, X, y)
+                else:
+                    t_h, h = _fit(lambda: HyperbolicSVC(**kw), X, y)
                 t_plain = t_h if label == "ipm-plain" else t_plain
+                t_exact = t_h if label == "ipm-exact" else t_exact
                 gaps = [g for run in h.solver_stats_.get("step_gaps", []) for g in run]
+                its = sum(sum(run) for run in h.solver_stats_.get("step_iterations", []))
                 steps = "/".join(str(len(hist) - 1) for hist in h.histories_)
                 print(
-                    f"{name:<12} {label:<10} {h.solver_:<8} {t_h:>8.2f} {t_h / t_plain:>7.2f} {_acc(h, X, y):>6.3f} "
+                    f"{name:<12} {label:<10} {h.solver_:<8} {t_h:>8.2f} {t_h / t_plain:>7.2f} "
+                    f"{t_h / t_exact if t_exact else float('nan'):>7.2f} {its:>5d} {_acc(h, X, y):>6.3f} "
                     f"{_acc(h, Xt, yt):>6.3f} {h.objective_:>10.4f} {np.median(gaps) if gaps else float('nan'):>9.2e} "
                     f"{t_s:>8.4f} {_acc(s, X, y):>6.3f} {_acc(s, Xt, yt):>6.3f} {_acc(ncm, X, y):>6.3f} "
                     f"{_acc(ncm, Xt, yt):>6.3f}  {steps}; {','.join(h.stops_)}",

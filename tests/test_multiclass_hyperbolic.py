@@ -512,11 +512,13 @@ def test_ipm_ccp_ends_no_worse_than_the_socp_route(seed, C):
     """The full fit: the ``ipm`` route (each step's SOCP by the structured interior point) against the ``ccp`` route
     without the boosted line search (CVXPY + Clarabel) from the same starts and with the same CCP settings, on the
     cases of
-    ``test_training_never_ends_worse_than_its_start``: its objective is no larger (up to the CCP's tolerance), it never
-    increases along a run, every step's certified gap is recorded and below 1e-5 of the objective."""
+    ``test_training_never_ends_worse_than_its_start``, its steps exact (``eta=0``) and every start run to ``tol``: its
+    objective is no larger (up to the CCP's tolerance), it never increases along a run, every step's certified gap is
+    recorded and below 1e-5 of the objective.  The default inexact, screened CCP:
+    ``test_inexact_screened_ipm_ccp_stops_honestly_and_ends_no_worse_than_the_socp_route``."""
     f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
     ref = f.solve("ccp", n_starts=2, max_iter=30, random_state=seed, boost=0.0)
-    sol = f.solve("ipm", n_starts=2, max_iter=30, random_state=seed)
+    sol = f.solve("ipm", n_starts=2, max_iter=30, random_state=seed, eta=0.0, screen=None)
     assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))
     assert sol.objective == pytest.approx(f.objective(sol))
     for h, gaps in zip(sol.info["histories"], sol.info["step_gaps"]):
@@ -617,21 +619,23 @@ def test_boosted_step_of_integer_weights_is_the_repeated_rows():
 
 
 def test_hyperbolic_svc_default_stops_converged_and_records_the_ccp():
-    """The estimator's default fit ends because the CCP converged (no start at ``max_iter``), and ``solver_stats_``
-    holds the route, every start's stop reason, each start's boosted steps and, for the interior-point route, each
-    convex step's certified gap (non-negative, below 1e-5 of the objective)."""
+    """The estimator's default fit ends because the CCP converged (no start at ``max_iter``; a start left at the
+    screening tolerance is ``screened``), and ``solver_stats_`` holds the route, every start's stop reason, each
+    start's boosted steps and, for the interior-point route, each convex step's certified gap (non-negative; the
+    steps are inexact: within ``tol`` of the objective on the last step of a converged start)."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
     est = HyperbolicSVC(solver="ipm").fit(X, y)
     stats = est.solver_stats_
     assert stats["route"] == "ipm" and est.solver_ == "ipm"
-    assert stats["stops"] == est.stops_ and all(s in ("converged", "fixed_point") for s in est.stops_)
-    assert stats["status"] == "local_optimum"
+    assert stats["stops"] == est.stops_ and all(s in ("converged", "fixed_point", "screened") for s in est.stops_)
+    assert stats["status"] == "local_optimum" and est.stops_[stats["best_start"]] == "converged"
     assert len(stats["boosts"]) == est.n_starts and any(s > 0 for b in stats["boosts"] for s in b)
     scale = 1.0 + abs(est.objective_)
-    for h, gaps in zip(est.histories_, stats["step_gaps"]):
-        assert len(gaps) >= len(h) - 1 and all(0 <= g <= 1e-5 * scale for g in gaps)
+    for h, gaps, stop in zip(est.histories_, stats["step_gaps"], est.stops_):
+        assert len(gaps) >= len(h) - 1 and all(0 <= g for g in gaps)
+        assert stop != "converged" or gaps[-1] <= est.tol * scale
     with pytest.raises(ValueError, match="tol"):
         HyperbolicSVC(tol=0.0).fit(X, y)
 
@@ -642,7 +646,7 @@ def test_ipm_step_gaps_stay_non_negative_where_boosted_centres_meet_samples():
     rounding under the root is ~1e-8: the certified gap of start 1's seventh step came out -3.3e-9.  From the
     differences, every certified gap is non-negative (and below 1e-7 of the objective)."""
     f, _ = _machine(n=42, C=3, D=5, gamma=1.0, seed=2)
-    sol = f.solve("ipm", n_starts=2, max_iter=12, random_state=2)
+    sol = f.solve("ipm", n_starts=2, max_iter=12, random_state=2, eta=0.0, screen=None)
     gaps = [g for run in sol.info["step_gaps"] for g in run]
     assert len(gaps) >= 12 and min(gaps) >= 0.0
     assert max(gaps) <= 1e-7 * (1.0 + abs(sol.objective))
@@ -670,3 +674,105 @@ def test_on_the_class_weight_check_ipm_ends_no_worse_and_ccp_stalls_at_clarabel_
     assert ipm.objective <= 1.2 * tight.objective and tight.objective <= 1.2 * ipm.objective
     for sol in (tight, ipm):
         assert np.all(machine.predict(sol, machine.Phi)[codes == 0] == 0)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("seed", range(4))
+def test_inexact_ipm_step_certified_gap_brackets_the_cvxpy_step(seed, weighted):
+    """An inexact interior-point step (``solve_step_ipm(gap_abs=...)``, an absolute target of a tenth of the step's
+    largest decrease, as the CCP sets it) against the step's CVXPY model by Clarabel at 1e-10: the certified bound lies
+    below Clarabel's optimum and the step's value above it, the certified gap is within twice the target, and the step
+    stops in fewer iterations than the tight default."""
+    from rsvm_conic.solvers.hyperbolic_step import dual_summary
+    from rsvm_conic.solvers.ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
+
+    f, step, mu0, R0, P, members = _random_step(seed, weighted)
+    order = np.concatenate(members)
+    w = np.ones(f.codes.size) if f.sample_weight is None else f.sample_weight
+    geo = HyperbolicGeometry(f.Phi, f.codes, w, f.gamma, f.lam, anchors=f.Phi[order], anchor_class=f.codes[order])
+    P["problem"].solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    best, scale = P["problem"].value, 1.0 + abs(P["problem"].value)
+    target = 0.1 * (step.value(mu0, R0) - best)
+    results = {}
+    for key, options in (("inexact", {"gap_abs": target}), ("tight", {})):
+        mu, R, (pi, U), res = solve_step_ipm(geo, step.q, step.e, **options)
+        bounds = np.cumsum([0] + [idx.size for idx in members])
+        mu = np.concatenate([mu[a:b] / mu[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])
+        primal, dual = step.value(mu, R), step.bound(dual_summary(f.Phi, f.codes, w, f.gamma, pi, U))
+        assert dual <= best + 1e-7 * scale and primal >= best - 1e-7 * scale
+        results[key] = (primal - dual, res.iterations)
+    gap, iterations = results["inexact"]
+    assert 0 <= gap <= 2.0 * target
+    assert iterations < results["tight"][1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_warm_started_ipm_step_certified_gap_brackets_the_cvxpy_step(seed):
+    """A step's interior point warm-started (``start``) from the point of another step on the same geometry (the
+    tangent at another point: the constraints are the same) ends ``optimal`` with a certified bound below the step's
+    CVXPY optimum (Clarabel at 1e-10) and a value above it, within twice its absolute gap target."""
+    from rsvm_conic.solvers.hyperbolic_step import dual_summary
+    from rsvm_conic.solvers.ipm.hyperbolic import HyperbolicGeometry, solve_step_ipm
+
+    f, step, mu0, R0, P, members = _random_step(seed, False)
+    order = np.concatenate(members)
+    w = np.ones(f.codes.size)
+    geo = HyperbolicGeometry(f.Phi, f.codes, w, f.gamma, f.lam, anchors=f.Phi[order], anchor_class=f.codes[order])
+    P["problem"].solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    best, scale = P["problem"].value, 1.0 + abs(P["problem"].value)
+    target = 0.1 * (step.value(mu0, R0) - best)
+    rng = np.random.default_rng(seed)
+    *_, other = solve_step_ipm(geo, step.q * rng.uniform(0.5, 1.5, step.q.size), step.e * 0.5)
+    mu, R, (pi, U), res = solve_step_ipm(
+        geo, step.q, step.e, gap_abs=target, start=(other.x, other.y, other.z, other.s)
+    )
+    bounds = np.cumsum([0] + [idx.size for idx in members])
+    mu = np.concatenate([mu[a:b] / mu[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])
+    primal, dual = step.value(mu, R), step.bound(dual_summary(f.Phi, f.codes, w, f.gamma, pi, U))
+    assert res.status == "optimal"
+    assert dual <= best + 1e-7 * scale and primal >= best - 1e-7 * scale
+    assert 0 <= primal - dual <= 2.0 * target
+
+
+def test_ccp_converges_only_when_the_step_certifies_it():
+    """``ccp_runs``' stopping test: a step lowering f by less than ``tol (1 + |f|)`` ends the run ``converged`` only
+    when its majoriser drop plus certified gap is below that too: an inexact step's small decrease does not."""
+    from rsvm_conic.solvers.ccp import ccp_runs
+
+    def step_of(gap):
+        return lambda x: (x - 1e-9, x - 1e-9, gap, False, [])
+
+    for gap, stop in ((0.0, "converged"), (1e-8, "converged"), (1.0, "max_iter")):
+        (run,) = ccp_runs([1.0], lambda x: x, step_of(gap), max_iter=5, tol=1e-6)
+        assert run["stop"] == stop
+        assert len(run["history"]) == (2 if stop == "converged" else 6)
+
+
+@pytest.mark.parametrize("seed, C", _PINNED)
+def test_inexact_screened_ipm_ccp_stops_honestly_and_ends_no_worse_than_the_socp_route(seed, C):
+    """The default ``ipm`` route (inexact steps to a tenth of the previous step's majoriser drop, every start screened
+    at ``SCREEN tol``, only those that can still win continued to ``tol``) on the pinned cases: its objective is no
+    larger than the plain CCP's by the SOCP route from the same starts (up to the CCP's tolerance); every step's
+    certified gap is non-negative and at most ``ACCEPT`` of the largest decrease still possible (or below the floor);
+    a ``converged`` start's last step lowered f by at most ``tol (1 + |f|)`` and its majoriser drop plus gap is at most
+    that too; a ``screened`` start satisfies the same at ``SCREEN tol`` and ends above the best start."""
+    from rsvm_conic.solvers.hyperbolic_step import ACCEPT, SCREEN, STEP_FLOOR
+
+    f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
+    tol = 1e-6
+    ref = f.solve("ccp", n_starts=3, max_iter=30, random_state=seed, boost=0.0, tol=tol)
+    sol = f.solve("ipm", n_starts=3, max_iter=30, random_state=seed, tol=tol)
+    assert sol.objective <= ref.objective + tol * (1 + abs(ref.objective))
+    assert sol.objective == pytest.approx(f.objective(sol), rel=1e-12)
+    info = sol.info
+    for h, gaps, drops, stop in zip(info["histories"], info["step_gaps"], info["majorizer_drops"], info["stops"]):
+        assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
+        assert len(gaps) == len(drops) and len(h) - 1 <= len(drops) <= len(h)  # a fixed point's step is not taken
+        for before, gap, drop in zip(h, gaps, drops):
+            assert gap >= 0 and gap <= max(ACCEPT * (drop + gap), STEP_FLOOR * tol * (1 + abs(before))) + 1e-12
+        if stop in ("converged", "screened"):
+            t = (tol if stop == "converged" else SCREEN * tol) * (1 + abs(h[-1]))
+            assert h[-2] - h[-1] <= t and drops[-1] + gaps[-1] <= t
+        if stop == "screened":
+            assert h[-1] > sol.objective
+    assert info["stops"][info["best_start"]] in ("converged", "fixed_point", "max_iter")

@@ -551,16 +551,16 @@ def test_hyperbolic_svc_integer_weights_equal_repeated_rows(kw, seed):
     1e-6 (1 + |f|) ends it; the two runs may stop one step apart).  The step-by-step comparison runs the plain CCP
     (``boost=0``): the boosted line search multiplies the SOCP solver's differences between the two problems' minimisers
     (measured with Clarabel's 1e-7 steps: 2.7e-4 after the first boosted step, final objectives 1.6e-4 apart).  The
-    boosted CCP is compared with the interior point's steps (solved to 1e-10: the final objectives 1e-8 apart), and the
-    boosted step's weights by tests/test_multiclass_hyperbolic.py."""
+    boosted CCP is compared with the interior point's steps (solved to 1e-10, ``step_accuracy="exact"``: the final
+    objectives 1e-8 apart), and the boosted step's weights by tests/test_multiclass_hyperbolic.py."""
     from rsvm_conic.estimators import HyperbolicSVC
 
     _, X, y, s = _hyperbolic_data(seed)
-    boosted = dict(sigma=1.0, n_starts=1, tol=1e-6, solver="ipm", **kw)
+    boosted = dict(sigma=1.0, n_starts=1, tol=1e-6, solver="ipm", step_accuracy="exact", **kw)
     a = HyperbolicSVC(**boosted).fit(X, y, sample_weight=s)
     b = HyperbolicSVC(**boosted).fit(np.repeat(X, s, axis=0), np.repeat(y, s))
     assert abs(a.objective_ - b.objective_) <= 1e-5 * (1.0 + abs(b.objective_))
-    est = dict(sigma=1.0, n_starts=1, tol=1e-6, max_iter=30, boost=0.0, **kw)
+    est = dict(sigma=1.0, n_starts=1, tol=1e-6, max_iter=30, boost=0.0, step_accuracy="exact", **kw)
     a = HyperbolicSVC(**est).fit(X, y, sample_weight=s)
     b = HyperbolicSVC(**est).fit(np.repeat(X, s, axis=0), np.repeat(y, s))
     scale = 1.0 + abs(b.objective_)

@@ -359,8 +359,9 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         the Gram matrix (Nystrom extension for new points); the SOCP has ``n C`` cones of that
         dimension, so this bounds its size.  ``None`` keeps every eigenvalue above ``1e-10 max``.
     solver : ``"ipm"`` (the CCP, each step's SOCP by the structured interior point
-        :mod:`rsvm_conic.solvers.ipm.hyperbolic`, its certified gap recorded; it reaches ``ccp``'s objective on the
-        pinned test cases), ``"ccp"`` (the same CCP, each step's SOCP by CVXPY + Clarabel at
+        :mod:`rsvm_conic.solvers.ipm.hyperbolic` to the accuracy the CCP needs, its certified gap recorded, every
+        start screened at ten times ``tol`` (:mod:`rsvm_conic.formulations.hyperbolic`); it reaches ``ccp``'s
+        objective on the pinned test cases), ``"ccp"`` (the same CCP, each step's SOCP by CVXPY + Clarabel at
         its default accuracy; on heavily class-weighted data its steps stall at ``fixed_point`` well above a converged
         CCP's objective, ``rsvm-conic bench hyperbolic-class-weight``), ``"fista"`` (the same CCP,
         each step by a compiled accelerated projected gradient warm-started from the previous step, at most 300
@@ -374,14 +375,20 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         ``GridSearchCV`` tunes them (the thesis's ``sigma = sqrt(5 d)`` suits the WW machine, not
         necessarily this one).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations at most per start, anchors per class (``anchors``).
+    step_accuracy : {"ccp", "exact"}, default="ccp"
+        With ``"ipm"``: ``"ccp"`` solves each step to the accuracy the CCP needs (an absolute gap of a tenth of the
+        previous step's decrease) and screens the starts at ten times ``tol``; ``"exact"`` solves every step to the
+        interior point's tight tolerance and runs every start to ``tol`` (then integer sample weights give the repeated
+        rows' fit to 1e-8; inexact steps follow a path that depends on the rows' repetition).
     boost : float or None, default=None
         The first extrapolation ``s`` of the line search that follows each CCP step ([AFV18];
         :mod:`rsvm_conic.formulations.hyperbolic`), which never increases the objective; 0: the plain CCP; None: the
         route's default (8 for ``ccp`` and ``ipm``; 0 for ``fista``, whose steps are inexact, and for ``anchors``, see
         :mod:`rsvm_conic.formulations.hyperbolic`).
     tol : float, default=1e-4
-        A CCP step lowering the objective by at most ``tol (1 + |objective|)`` ends the start (``"converged"``): the
-        point then minimises its own majoriser to within that amount.  Measured with ``solver="ipm"`` on 300 digits
+        A CCP step lowering the objective by at most ``tol (1 + |objective|)`` (with ``"ipm"``, its majoriser drop plus
+        certified gap too) ends the start (``"converged"``): the point then minimises its own majoriser to within that
+        amount.  Measured with ``solver="ipm"`` on 300 digits
         (``rsvm-conic bench hyperbolic``): the test accuracy stays within 0.784-0.790 from the 7th step on, while the
         objective creeps down by about ``1e-4`` of itself per step until the 26th and needs about 50 steps to reach
         ``1e-6``.
@@ -408,7 +415,8 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         Why each start stopped: ``"converged"`` (decrease below ``tol``), ``"fixed_point"`` (the
         majoriser's minimiser does not lower the objective: a fixed point of the CCP to the SOCP
         solver's accuracy), ``"stationary"`` (``"fista"``: the step certified that no point lowers the majoriser by
-        more than ``tol``), ``"max_iter"``, or ``"solver_failed: ..."``.
+        more than ``tol``), ``"screened"`` (``"ipm"``: converged to ten times ``tol``, then left above the best
+        start, :func:`~rsvm_conic.solvers.ccp.screened_runs`), ``"max_iter"``, or ``"solver_failed: ..."``.
     solver_ : str
         The route used (``"ccp"``, ``"ipm"``, ``"fista"`` or ``"anchors"``).
     solver_stats_ : dict
@@ -444,6 +452,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         tol=1e-4,
         boost=None,
         n_anchors=20,
+        step_accuracy="ccp",
         random_state=0,
         sigma_dir=None,
         class_weight=None,
@@ -464,6 +473,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.boost = boost
         self.n_anchors = n_anchors
+        self.step_accuracy = step_accuracy
         self.random_state = random_state
 
     def _train_features(self, X, weights=None):
@@ -533,7 +543,14 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         common = dict(n_starts=self.n_starts, max_iter=self.max_iter, tol=tol, random_state=self.random_state)
         if self.boost is not None:
             common["boost"] = check_positive(self.boost, "boost", strict=False)
-        options = {"ipm": common, "fista": common, "ccp": common, "anchors": dict(common, n_anchors=self.n_anchors)}
+        check_choice(self.step_accuracy, "step_accuracy", ("ccp", "exact"))
+        exact = dict(eta=0.0, screen=None) if self.step_accuracy == "exact" else {}
+        options = {
+            "ipm": dict(common, **exact),
+            "fista": common,
+            "ccp": common,
+            "anchors": dict(common, n_anchors=self.n_anchors),
+        }
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
         self.solver_ = solver

@@ -4,18 +4,21 @@ test of every step, for a difference-of-convex objective ``f`` (the hyperbolic m
 The driver sees points only through two callables, never a formulation:
 
 * ``objective(point) -> float``: ``f`` at a point (computed exactly, in numpy);
-* ``step(point) -> (candidate, majoriser, inaccurate, failures)``: one convex step from ``point``: the minimiser of
-  the majoriser ``M(. | point)`` (or None: when every solver failed, with their failure messages; with no failure,
-  when the step certified that no point lowers the majoriser by more than the tolerance, which ends the run as
-  ``stationary``), ``M(candidate | point)``, whether the solver reported an inaccurate status, and the failure
-  messages of the attempts made.
+* ``step(point) -> (candidate, majoriser, gap, inaccurate, failures)``: one convex step from ``point``: the
+  minimiser of the majoriser ``M(. | point)`` (or None: when every solver failed, with their failure messages; with
+  no failure, when the step certified that no point lowers the majoriser by more than the tolerance, which ends the
+  run as ``stationary``), ``M(candidate | point)``, the step's certified gap ``M(candidate | point) - min M(. |
+  point)`` in units of ``f`` (an upper bound; 0 where the solver certifies only its own accuracy), whether the solver
+  reported an inaccurate status, and the failure messages of the attempts made.
 
 Monotone decrease: ``f(candidate) <= M(candidate | point) <= M(point | point) = f(point)`` in exact arithmetic.
 The step's solver is inexact, so a candidate that increases ``f`` by more than ``1e-9 (1 + |f|)`` is rejected and the
 run stops there (``fixed_point``); every accepted step is a decrease, and an inaccurate solve yields only a candidate,
-subject to the same test.  A step that lowers ``f`` by at most ``tol (1 + |f|)`` ends the run (``converged``): since
-``f(x) - f(y) >= f(x) - M(y | x)``, the current point then minimises its own majoriser to within that amount, i.e. it
-is a critical point of the DC program (``0`` in the difference of the subdifferentials) to that accuracy.
+subject to the same test.  A step that lowers ``f`` by at most ``tol (1 + |f|)`` and whose majoriser drop plus
+certified gap, ``f(x) - min M(. | x)`` bounded above, is also at most that ends the run (``converged``): the current
+point then minimises its own majoriser to within that amount, i.e. it is a critical point of the DC program (``0`` in
+the difference of the subdifferentials) to that accuracy.  (For an exact step the second test follows from the first,
+since ``f(x) - f(y) >= f(x) - M(y | x)``; an inexact step's small decrease alone proves nothing.)
 
 Boosted steps (``extrapolate`` and ``boost > 0``; the boosted DCA of [AFV18]): after an accepted CCP step from ``x``
 to ``y``, a line search along ``d = y - x`` tries ``z = y + s d`` (brought back into the feasible set by
@@ -49,6 +52,7 @@ __all__ = [
     "ccp_runs",
     "ccp_starts",
     "kmeans_anchors",
+    "screened_runs",
     "socp_ccp",
     "solve_step",
     "tangent_coefficients",
@@ -157,11 +161,12 @@ def ccp_runs(
     objective : callable
         ``objective(point) -> float``, the function minimised.
     step : callable
-        ``step(point) -> (candidate or None, M(candidate | point), inaccurate, failures)`` (module docstring).
+        ``step(point) -> (candidate or None, M(candidate | point), gap, inaccurate, failures)`` (module docstring).
     max_iter : int
         Steps per start at most.
     tol : float
-        A step lowering the objective by at most ``tol (1 + |f|)`` ends the run.
+        A step lowering the objective by at most ``tol (1 + |f|)``, its majoriser drop plus certified gap at most
+        that too, ends the run.
     extrapolate : callable or None, default=None
         ``extrapolate(x, y, s) -> (z, ||z - y||^2)``: the boosted step's point (module docstring; None: no boosting).
     boost : float, default=0.0
@@ -184,7 +189,7 @@ def ccp_runs(
         hist, stop, n_inaccurate, retries, m_drop, boosts = [fval], "max_iter", 0, [], [], []
         s0 = boost
         for _ in range(max_iter):
-            candidate, majoriser, inaccurate, failures = step(point)
+            candidate, majoriser, gap, inaccurate, failures = step(point)
             retries.extend(failures)
             if candidate is None:  # no failure: the step certified that no step can lower f by more than tol
                 stop = "solver_failed: " + " | ".join(failures) if failures else "stationary"
@@ -209,7 +214,7 @@ def ccp_runs(
             decrease = fval - f_new
             point, fval = candidate, f_new
             hist.append(fval)
-            if decrease <= tol * (1.0 + abs(fval)):
+            if decrease <= tol * (1.0 + abs(fval)) and m_drop[-1] + gap <= tol * (1.0 + abs(fval)):
                 stop = "converged"
                 break
         runs.append(
@@ -224,6 +229,52 @@ def ccp_runs(
                 boosts=boosts,
             )
         )
+    return runs
+
+
+def screened_runs(starts, run, *, tol: float, screen_tol: float, max_iter: int) -> list[dict]:
+    """The CCP from every start to the looser tolerance ``screen_tol`` first, then on to ``tol`` from the starts that
+    can still win: the best one, then each other in order of its objective while that objective, less twice the best
+    start's own decrease after screening, is below the best final objective.  The others stop ``screened``: converged
+    to ``screen_tol``, above the best start's objective by more than twice what the best start gained after
+    screening.
+
+    Parameters
+    ----------
+    starts : list
+        The starting points.
+    run : callable
+        ``run(point, tol, max_iter, resumed) -> dict``: one start's run (:func:`ccp_runs`' fields, lists of per-step
+        records under any other keys); ``resumed``: the point ends the last run made, which it continues.
+    tol : float
+        The final tolerance.
+    screen_tol : float
+        The screening tolerance (> ``tol``).
+    max_iter : int
+        Steps per start at most, over both stages.
+
+    Returns
+    -------
+    list of dict
+        One run per start, in order; a continued run's records are those of both stages, its ``history`` and stop
+        reason those of the whole run.
+    """
+    runs = [run(point, screen_tol, max_iter, False) for point in starts]
+    live = sorted((i for i, r in enumerate(runs) if r["stop"] == "converged"), key=lambda i: runs[i]["f"])
+    best_f, gain, last = np.inf, 0.0, len(runs) - 1
+    for i in live:
+        first = runs[i]
+        if first["f"] - 2.0 * gain >= best_f:
+            first["stop"] = "screened"
+            continue
+        more = run(first["point"], tol, max_iter - (len(first["history"]) - 1), i == last)
+        last = i
+        merged = {k: v + more[k] if isinstance(v, list) else more[k] for k, v in first.items()}
+        merged["history"] = first["history"] + more["history"][1:]
+        merged["inaccurate"] = first["inaccurate"] + more["inaccurate"]
+        runs[i] = merged
+        if merged["f"] < best_f:
+            best_f, gain = merged["f"], max(gain, first["f"] - merged["f"])
     return runs
 
 
@@ -334,7 +385,7 @@ def socp_ccp(
         P["e"].value = e
         stats, failures = solve_step(P["problem"], solver, options)
         if stats is None:
-            return None, None, False, failures
+            return None, None, 0.0, False, failures
         mus_new = []
         for mu in P["mus"]:  # renormalise round-off on each simplex
             v = np.clip(np.asarray(mu.value), 0.0, None)
@@ -342,7 +393,8 @@ def socp_ccp(
         R_new = np.clip(np.asarray(P["R"].value), 0.0, None)
         O_new = O_of(mus_new)
         # the majoriser at its minimiser (its value at the current point is f there)
-        return (mus_new, R_new, O_new), majoriser(O_new, R_new, O, R), stats["status"] != cp.OPTIMAL, failures
+        M = majoriser(O_new, R_new, O, R)
+        return (mus_new, R_new, O_new), M, 0.0, stats["status"] != cp.OPTIMAL, failures
 
     points = [(mus, R, O_of(mus)) for mus, R in starts]
     runs = ccp_runs(points, objective, step, max_iter=max_iter, tol=tol, extrapolate=extrapolate, boost=boost)

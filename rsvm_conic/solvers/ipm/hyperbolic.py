@@ -411,7 +411,15 @@ class HyperbolicStepCone:
 
 
 def solve_step_ipm(
-    geo: HyperbolicGeometry, q, e, *, tol_gap: float = 1e-10, tol_feas: float = 1e-8, max_iter: int = 100
+    geo: HyperbolicGeometry,
+    q,
+    e,
+    *,
+    tol_gap: float = 1e-10,
+    gap_abs: float | None = None,
+    tol_feas: float = 1e-8,
+    max_iter: int = 100,
+    start=None,
 ):
     """One CCP step by the interior point, with the dual point that certifies it.
 
@@ -433,10 +441,18 @@ def solve_step_ipm(
         largest decrease still possible from its start, ``P(start) - D``: ``rsvm-conic bench hyperbolic-step``
         prints, on 300 digits, the iterations per tolerance and that ratio (17.7 iterations at 1e-10, 13.0 at
         1e-5 with gaps at most 1.4e-2 of it, 12.0 at 1e-4 with gaps up to 0.14 of it).
+    gap_abs : float or None, default=None
+        An absolute gap target in units of the step's value (``gamma`` times the objective's units) instead of
+        ``tol_gap``: the interior point stops at the first iterate whose gap is below it, with no relative test
+        (the CCP's inexact steps, :func:`~rsvm_conic.solvers.hyperbolic_step.ipm_ccp`).
     tol_feas : float, default=1e-8
         Its feasibility tolerance.
     max_iter : int, default=100
         Its iteration limit.
+    start : tuple or None, default=None
+        ``(x, y, z, s)``: the primal-dual point of an earlier step on the same geometry (the constraints do not
+        depend on the tangent, so ``x`` stays primal feasible), e.g. its ``result``'s; the interior point starts
+        there with ``s`` and ``z`` moved ``1e-3`` along the cone's identity (None: the engine's own start).
 
     Returns
     -------
@@ -453,7 +469,12 @@ def solve_step_ipm(
         The interior point's result (status, iterations, costs).
     """
     prob = HyperbolicStepCone(geo, q, e)
-    res = cone_ipm(prob, tol_gap_abs=tol_gap, tol_gap_rel=tol_gap, tol_feas=tol_feas, max_iter=max_iter)
+    if start is not None:
+        x0, y0, z0, s0 = start
+        shift = 1e-3 * prob.cones.identity()
+        prob.initial_point = lambda: (x0.copy(), y0.copy(), z0 + shift, s0 + shift)
+    tols = (tol_gap, tol_gap) if gap_abs is None else (gap_abs, 0.0)
+    res = cone_ipm(prob, tol_gap_abs=tols[0], tol_gap_rel=tols[1], tol_feas=tol_feas, max_iter=max_iter)
     n, m, C = geo.n, geo.m, geo.C
     mu = np.clip(res.x[prob.sl["mu"]], 0.0, None)
     sums = np.add.reduceat(mu, geo.starts[:-1])
