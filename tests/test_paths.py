@@ -479,3 +479,39 @@ def test_a_default_path_on_the_benchmark_families_equals_cold_fits(name, seed):
         ga, gb = path.gaps_abs[0, j], cold.solver_stats_["gap_abs"]
         assert _within_gaps(path.objectives[0, j], ga, cold.objective_, gb)
         assert np.linalg.norm(path.coefs[0, j] - cold.coef_.ravel()) <= np.sqrt(2 * ga) + np.sqrt(2 * gb) + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_minimum_norm_point_of_the_capped_simplex_is_optimal(seed):
+    """:func:`min_norm_capped` on a family of small problems (the sum K from 1 to all columns, columns in general or
+    clustered position, the origin inside the polytope or outside): ``a`` is feasible, no vertex of the polytope is
+    closer to the origin along ``x = c + B a`` than ``x`` itself (Wolfe's optimality condition, ``x'q >= ||x||^2`` up
+    to its tolerance; or ``x`` is the origin up to rounding) and ``||x||`` is no more than the conic program's value
+    (to that program's accuracy)."""
+    from rsvm_conic.solvers.zero_threshold import _capped_norm_program, min_norm_capped
+
+    rng = np.random.default_rng(seed)
+    n, M = int(rng.integers(2, 8)), int(rng.integers(5, 400))
+    K = int(rng.choice([1, M, int(rng.integers(1, M + 1))]))
+    B = rng.standard_normal((n, M)) * rng.uniform(0.1, 10.0, n)[:, None] + rng.standard_normal((n, 1)) * seed
+    c = -K * B.mean(1) + rng.standard_normal(n) * rng.uniform(0.0, 30.0) * np.sqrt(K)
+    a = min_norm_capped(c, B, K)
+    assert np.all(a >= -1e-12) and np.all(a <= 1 + 1e-12) and abs(a.sum() - K) <= 1e-9 * K
+    x = c + B @ a
+    g = x @ B
+    best = g[np.argsort(g)[:K]].sum() + x @ c  # min over the polytope of x'q
+    scale = np.abs(c).sum() + np.abs(B).sum()  # bounds the norm of every vertex
+    assert np.linalg.norm(x) <= 1e3 * EPS * scale or x @ x - best <= 1e-8 * (x @ x)  # the origin reached, or optimal
+    ref = _capped_norm_program(c, B, np.eye(n), K)
+    assert np.linalg.norm(x) <= np.linalg.norm(c + B @ ref) * (1 + 1e-6) + 1e3 * EPS * scale  # Clarabel's accuracy
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 0), ("magic", 1), ("gauss", 2), ("gauss", 3)])
+def test_the_default_grid_threshold_is_bracketed_to_rounding(name, seed):
+    """On the benchmark's families the threshold radius's certified bracket (``w != 0`` below ``lower``, the dual
+    point certifying ``w = 0`` from ``upper``) is as narrow as rounding allows, so the default grid's first radius is
+    the threshold itself."""
+    X, y = _family(name, np.random.default_rng(seed))
+    zt = RobustSVC().radius_threshold(X, y)
+    assert zt.programs == 1 and zt.dual is not None
+    assert zt.upper - zt.lower <= 1e-9 * zt.upper

@@ -145,8 +145,8 @@ def _threshold(formulation, threshold=None):
 
 def _one_program_threshold(formulation):
     """The threshold of an unweighted in-memory robust SVM with p = 2, one noise factor and every sample of one
-    radius by one conic program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale of
-    the current radius; None in any other case or when that program does not bracket it."""
+    radius by one minimum-norm problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale
+    of the current radius; None in any other case or when that problem does not bracket it."""
     from ..solvers.zero_threshold import constant_threshold
 
     if not formulation.samples.in_memory or formulation.sample_weight is not None:
@@ -394,8 +394,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         (:meth:`radius_threshold`'s ZeroThreshold, or None while unknown), kept for the next warm fit.
 
         With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
-        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one conic program,
-        if no earlier fit on these data did, so that a path solves one program for all its constant points), else the
+        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one minimum-norm
+        problem, if no earlier fit on these data did, so that a path solves one for all its constant points), else the
         previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
         non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
@@ -698,9 +698,9 @@ class RobustSVC(_LinearSVCBase):
         -------
         ZeroThreshold
             ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
-            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one conic
-            program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
-            the constant fits of a warm start); otherwise, or when that program does not bracket it,
+            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one minimum-norm
+            problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
+            the constant fits of a warm start); otherwise, or when that problem does not bracket it,
             :meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold` (when its default working set
             leaves the threshold unbracketed, once more with every sample in reach).
 
