@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC
+from rsvm_conic.estimators import ChanceConstrainedSVC, NominalSVC, RobustSVC, WassersteinSVC
 from rsvm_conic.estimators.path import default_radii, radius_path
 from rsvm_conic.exceptions import ConstantClassifierWarning
 
@@ -515,3 +515,30 @@ def test_the_default_grid_threshold_is_bracketed_to_rounding(name, seed):
     zt = RobustSVC().radius_threshold(X, y)
     assert zt.programs == 1 and zt.dual is not None
     assert zt.upper - zt.lower <= 1e-9 * zt.upper
+
+
+@pytest.mark.parametrize("name, seed, weighted", [("magic", 0, False), ("magic", 1, True), ("gauss", 2, False)])
+def test_the_wasserstein_threshold_is_the_minimum_norm_to_its_accuracy(name, seed, weighted):
+    """``R* = min ||sum_i y_i alpha_i x_i||_2`` over ``0 <= alpha <= pi`` with each class summing to the smaller class's
+    share (the Wasserstein SVM's default grid starts there): equal, to a relative 1e-7, to an independent conic model
+    of the same problem with the weights scaled to 1 per sample (so that the solver's absolute feasibility tolerance is
+    small against them)."""
+    import cvxpy as cp
+
+    from rsvm_conic.solvers.zero_threshold import wasserstein_zero_threshold
+
+    rng = np.random.default_rng(seed)
+    X, y = _family(name, rng)
+    y = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    weight = rng.uniform(0.2, 2.0, y.size) if weighted else np.ones(y.size)
+    pi = weight / weight.sum()
+    R = wasserstein_zero_threshold(X, y, pi, 2.0)
+    pos = y > 0
+    half = min(weight[pos].sum(), weight[~pos].sum())
+    alpha = cp.Variable(y.size, nonneg=True)
+    cons = [alpha <= weight, cp.sum(alpha[np.flatnonzero(pos)]) == half, cp.sum(alpha[np.flatnonzero(~pos)]) == half]
+    ref = cp.Problem(cp.Minimize(cp.norm(X.T @ cp.multiply(y, alpha), 2)), cons)
+    ref.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    assert abs(R - ref.value / weight.sum()) <= 1e-7 * R
+    if not weighted:
+        assert WassersteinSVC().radius_threshold(X, y).upper == pytest.approx(R, rel=1e-12)
