@@ -70,8 +70,12 @@ def robust_margins(X, y, w, b, gamma, factors, diagonal, group_index):
     m = y * (X @ w + b)
     if gamma is None:
         return m
-    Atw = factors * w if diagonal else np.einsum("kji,j->ki", factors, w)
-    return m - gamma * np.linalg.norm(Atw, axis=1)[group_index]
+    return m - gamma * _robust_norms(w, factors, diagonal)[group_index]
+
+
+def _robust_norms(w, factors, diagonal):
+    """``||A_g' w||_2`` for every group."""
+    return np.linalg.norm(factors * w if diagonal else np.einsum("kji,j->ki", factors, w), axis=1)
 
 
 def warm_point(prob, w, b, mu: float = WARM_MU):
@@ -233,9 +237,12 @@ def working_set_ipm(
     gam = np.zeros(L) if nominal else gamma
     gidx = np.zeros(L, dtype=np.intp) if nominal else group_index
     facs = np.zeros((1, X.shape[1])) if nominal else factors
-    m = robust_margins(X, y, w0, b0, gamma, factors, diagonal, group_index)
-    if gamma_prev is not None:  # the margins move with the radii: wider bands where they move most
-        band = band + 2.0 * np.abs(m - robust_margins(X, y, w0, b0, gamma_prev, factors, diagonal, group_index))
+    m = robust_margins(X, y, w0, b0, None, factors, diagonal, group_index)
+    if not nominal:  # the robust term at w0, once for both radii
+        norms = _robust_norms(w0, factors, diagonal)[group_index]
+        m = m - gamma * norms
+        if gamma_prev is not None:  # the margins move with the radii: wider bands where they move most
+            band = band + 2.0 * np.abs(gamma - gamma_prev) * norms
     work = np.abs(m - 1.0) <= band
     iterations, cert = 0, None
     w, b = w0, b0
