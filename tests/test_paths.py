@@ -542,3 +542,32 @@ def test_the_wasserstein_threshold_is_the_minimum_norm_to_its_accuracy(name, see
     assert abs(R - ref.value / weight.sum()) <= 1e-7 * R
     if not weighted:
         assert WassersteinSVC().radius_threshold(X, y).upper == pytest.approx(R, rel=1e-12)
+
+
+def test_a_path_hashes_its_data_once_and_a_fit_after_it_hashes_again(monkeypatch):
+    """Every fit of a path gets the same, unmodified objects: their key (a hash of every byte) is computed at the path's
+    first fit only; a fit after the path (the data possibly modified in place) hashes them again and sees the change."""
+    import hashlib
+
+    from rsvm_conic.estimators import linear
+
+    calls, blake2b = [], hashlib.blake2b
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return blake2b(*args, **kwargs)
+
+    monkeypatch.setattr(linear.hashlib, "blake2b", counted)
+    _, X, y = _data(6, L=300)
+    radii = RobustSVC().radius_threshold(X, y).upper * np.array([0.5, 0.2, 0.1, 0.05])
+    calls.clear()
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii))
+    assert len(calls) == 1 and linear.PATH_DATA.get() is None
+    est = RobustSVC(radius=radii[-1], warm_start=True).fit(X, y)
+    X[:, 0] *= 2.0  # in place: a warm fit must not take it for the previous data
+    calls.clear()
+    est.fit(X, y)
+    assert len(calls) == 1 and est.solver_stats_.get("warm_start") is None
+    cold = RobustSVC(radius=radii[-1]).fit(X, y)
+    assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])
+    assert np.all(path.gaps <= 1e-6)

@@ -23,6 +23,7 @@ again; or, when even the nominal SVM is constant, that no C changes it.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import math
 import os
@@ -265,6 +266,11 @@ def default_noise_covariance(X, y, sample_weight=None):
     return NOISE_SCALE**2 * 0.5 * (W + W.T)
 
 
+#: ``[data, key]`` inside :func:`~rsvm_conic.estimators.path.radius_path`: the objects its fits get (the data and fit
+#: parameters, the same at every point and not modified between the fits) and their :meth:`_LinearSVCBase._data_key`
+PATH_DATA = contextvars.ContextVar("rsvm_conic_path_data", default=None)
+
+
 class _WarmState(NamedTuple):
     """What a fit with ``warm_start=True`` keeps for the next fit on the same data."""
 
@@ -377,7 +383,19 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
     def _data_key(self, *data) -> tuple:
         """What identifies a fit's problem up to the path parameters: the estimator's structure and a hash of the data
         and fit parameters as given (shapes, types, bytes, a data frame's column names), so that other data is never
-        mistaken for the previous fit's, even the same array modified in place."""
+        mistaken for the previous fit's, even the same array modified in place.  Inside
+        :func:`~rsvm_conic.estimators.path.radius_path` (:data:`PATH_DATA`) the key of the path's data is computed
+        once: its fits get the same objects, which nothing modifies between them."""
+        memo = PATH_DATA.get()
+        if memo is not None and memo[0] is not None and len(memo[0]) == len(data):
+            if all(a is b for a, b in zip(memo[0], data)) and memo[1][:-1] == self._structure():
+                return memo[1]
+        key = self._hash_key(data)
+        if memo is not None:
+            memo[:] = [data, key]
+        return key
+
+    def _hash_key(self, data) -> tuple:
         digest = hashlib.blake2b(digest_size=20)
         for a in data:
             if a is None or isinstance(a, str):

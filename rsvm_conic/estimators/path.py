@@ -24,6 +24,7 @@ from sklearn.base import clone
 
 from .._validation import check_integer, check_positive
 from ..exceptions import ConstantClassifierWarning
+from .linear import PATH_DATA
 
 __all__ = ["PathResult", "default_radii", "radius_path"]
 
@@ -168,14 +169,18 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
     points = [None] if radii is None else list(radii)
     rows = [None] if Cs is None else list(Cs)
     grid = np.empty((len(rows), len(points)), dtype=object)
-    for i, C in enumerate(rows):
-        order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: start from a neighbour
-        for j in order:
-            params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
-            with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
-                warnings.simplefilter("ignore", ConstantClassifierWarning)
-                est.set_params(**params).fit(X, y, **fit_params)
-            grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
+    token = PATH_DATA.set([None, None])  # every fit gets the same, unmodified objects: their key is computed once
+    try:
+        for i, C in enumerate(rows):
+            order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: from a neighbour
+            for j in order:
+                params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
+                with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
+                    warnings.simplefilter("ignore", ConstantClassifierWarning)
+                    est.set_params(**params).fit(X, y, **fit_params)
+                grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
+    finally:
+        PATH_DATA.reset(token)
     stats = [[grid[i, j][2] for j in range(len(points))] for i in range(len(rows))]
 
     def field(name):
