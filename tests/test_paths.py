@@ -545,8 +545,9 @@ def test_the_wasserstein_threshold_is_the_minimum_norm_to_its_accuracy(name, see
 
 
 def test_a_path_hashes_its_data_once_and_a_fit_after_it_hashes_again(monkeypatch):
-    """Every fit of a path gets the same, unmodified objects: their key (a hash of every byte) is computed at the path's
-    first fit only; a fit after the path (the data possibly modified in place) hashes them again and sees the change."""
+    """Every fit of a path gets the same, unmodified objects: their key (a hash of every byte) is computed once per path
+    (its default grid's threshold included); a fit after the path (the data possibly modified in place) hashes them
+    again and sees the change."""
     import hashlib
 
     from rsvm_conic.estimators import linear
@@ -563,6 +564,9 @@ def test_a_path_hashes_its_data_once_and_a_fit_after_it_hashes_again(monkeypatch
     calls.clear()
     path = _quiet(lambda: radius_path(RobustSVC(), X, y, radii=radii))
     assert len(calls) == 1 and linear.PATH_DATA.get() is None
+    calls.clear()
+    default = _quiet(lambda: radius_path(RobustSVC(C=2.0), X, y, n_radii=4))  # its grid's threshold included
+    assert len(calls) == 1 and linear.PATH_DATA.get() is None and np.all(default.gaps <= 1e-6)
     est = RobustSVC(radius=radii[-1], warm_start=True).fit(X, y)
     X[:, 0] *= 2.0  # in place: a warm fit must not take it for the previous data
     calls.clear()
