@@ -575,3 +575,24 @@ def test_a_path_hashes_its_data_once_and_a_fit_after_it_hashes_again(monkeypatch
     cold = RobustSVC(radius=radii[-1]).fit(X, y)
     assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])
     assert np.all(path.gaps <= 1e-6)
+
+
+@pytest.mark.parametrize("name, seed, share", [("magic", 0, 0.92), ("magic", 1, 0.92), ("gauss", 2, 1.0)])
+def test_the_warm_start_complementarity_follows_the_last_step(name, seed, share, monkeypatch):
+    """The warm start's complementarity is the last step's relative change of the weights (clipped to [0.003, 0.1],
+    :func:`~rsvm_conic.solvers.working_set.warm_mu`): on the benchmark's families the default path's warm points need
+    fewer interior-point iterations in total than with 0.1 at every point (magic: at least 8 % fewer), every point
+    certified."""
+    from rsvm_conic.estimators import linear
+    from rsvm_conic.solvers.working_set import WARM_MU
+
+    X, y = _family(name, np.random.default_rng(seed))
+
+    def warm_iterations():
+        path = _quiet(lambda: radius_path(RobustSVC(), X, y, n_radii=20))
+        assert np.all(path.gaps <= 1e-6)
+        return sum(s["iterations"] for s in path.stats[0] if s.get("warm_start") == "working set")
+
+    adaptive = warm_iterations()
+    monkeypatch.setattr(linear, "warm_mu", lambda step: WARM_MU, raising=False)
+    assert adaptive <= share * warm_iterations()

@@ -56,7 +56,7 @@ from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_wei
 from ..exceptions import ConstantClassifierWarning, SolverError
 from ..certify.contract import Solution, solver_stats
 from ..formulations._linear import EXACT_TOL
-from ..solvers.working_set import working_set_ipm
+from ..solvers.working_set import warm_mu, working_set_ipm
 
 
 def _is_constant(w, X) -> bool:
@@ -285,6 +285,7 @@ class _WarmState(NamedTuple):
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
     constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
+    step: float | None = None  # ||w - w_prev|| / ||w|| between the last two non-constant fits (working_set.warm_mu)
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -357,11 +358,14 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             w, b = self.coef_.ravel(), self.intercept_[0]
             unc = formulation.current_uncertainty()
             gamma = None if unc is None else unc.gamma
+            step = None if warm is None else warm.step
             if not np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
                 w, b, gamma = warm.w, warm.b, warm.gamma  # constant: the next fit starts from the last that was not
+            elif np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
+                step = float(np.linalg.norm(w - warm.w) / np.linalg.norm(w))
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
-                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant
+                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant, step
             )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
@@ -447,6 +451,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
                     gamma_prev=warm.gamma,
                     tol_rel=tol,
+                    mu=warm_mu(warm.step),
                     **options,
                 )
             except SolverError:
