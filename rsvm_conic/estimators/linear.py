@@ -23,6 +23,7 @@ again; or, when even the nominal SVM is constant, that no C changes it.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import math
 import os
@@ -55,7 +56,7 @@ from ._base import BinaryClassifierTags, drop_samples, fit_uncertainty, keep_wei
 from ..exceptions import ConstantClassifierWarning, SolverError
 from ..certify.contract import Solution, solver_stats
 from ..formulations._linear import EXACT_TOL
-from ..solvers.working_set import working_set_ipm
+from ..solvers.working_set import warm_mu, working_set_ipm
 
 
 def _is_constant(w, X) -> bool:
@@ -145,8 +146,8 @@ def _threshold(formulation, threshold=None):
 
 def _one_program_threshold(formulation):
     """The threshold of an unweighted in-memory robust SVM with p = 2, one noise factor and every sample of one
-    radius by one conic program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale of
-    the current radius; None in any other case or when that program does not bracket it."""
+    radius by one minimum-norm problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`), on the scale
+    of the current radius; None in any other case or when that problem does not bracket it."""
     from ..solvers.zero_threshold import constant_threshold
 
     if not formulation.samples.in_memory or formulation.sample_weight is not None:
@@ -265,6 +266,11 @@ def default_noise_covariance(X, y, sample_weight=None):
     return NOISE_SCALE**2 * 0.5 * (W + W.T)
 
 
+#: ``[data, key]`` inside :func:`~rsvm_conic.estimators.path.radius_path`: the objects its fits get (the data and fit
+#: parameters, the same at every point and not modified between the fits) and their :meth:`_LinearSVCBase._data_key`
+PATH_DATA = contextvars.ContextVar("rsvm_conic_path_data", default=None)
+
+
 class _WarmState(NamedTuple):
     """What a fit with ``warm_start=True`` keeps for the next fit on the same data."""
 
@@ -279,6 +285,7 @@ class _WarmState(NamedTuple):
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
     constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
+    step: float | None = None  # ||w - w_prev|| / ||w|| between the last two non-constant fits (working_set.warm_mu)
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -351,11 +358,14 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             w, b = self.coef_.ravel(), self.intercept_[0]
             unc = formulation.current_uncertainty()
             gamma = None if unc is None else unc.gamma
+            step = None if warm is None else warm.step
             if not np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
                 w, b, gamma = warm.w, warm.b, warm.gamma  # constant: the next fit starts from the last that was not
+            elif np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
+                step = float(np.linalg.norm(w - warm.w) / np.linalg.norm(w))
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
-                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant
+                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant, step
             )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
@@ -377,7 +387,19 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
     def _data_key(self, *data) -> tuple:
         """What identifies a fit's problem up to the path parameters: the estimator's structure and a hash of the data
         and fit parameters as given (shapes, types, bytes, a data frame's column names), so that other data is never
-        mistaken for the previous fit's, even the same array modified in place."""
+        mistaken for the previous fit's, even the same array modified in place.  Inside
+        :func:`~rsvm_conic.estimators.path.radius_path` (:data:`PATH_DATA`) the key of the path's data is computed
+        once: its fits get the same objects, which nothing modifies between them."""
+        memo = PATH_DATA.get()
+        if memo is not None and memo[0] is not None and len(memo[0]) == len(data):
+            if all(a is b for a, b in zip(memo[0], data)) and memo[1][:-1] == self._structure():
+                return memo[1]
+        key = self._hash_key(data)
+        if memo is not None:
+            memo[:] = [data, key]
+        return key
+
+    def _hash_key(self, data) -> tuple:
         digest = hashlib.blake2b(digest_size=20)
         for a in data:
             if a is None or isinstance(a, str):
@@ -394,8 +416,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         (:meth:`radius_threshold`'s ZeroThreshold, or None while unknown), kept for the next warm fit.
 
         With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
-        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one conic program,
-        if no earlier fit on these data did, so that a path solves one program for all its constant points), else the
+        point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one minimum-norm
+        problem, if no earlier fit on these data did, so that a path solves one for all its constant points), else the
         previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
         non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
@@ -429,6 +451,7 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
                     gamma_prev=warm.gamma,
                     tol_rel=tol,
+                    mu=warm_mu(warm.step),
                     **options,
                 )
             except SolverError:
@@ -698,9 +721,9 @@ class RobustSVC(_LinearSVCBase):
         -------
         ZeroThreshold
             ``upper``: ``w = 0`` at every radius from it on (inf if not bracketed); ``lower``: ``w != 0`` at every
-            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one conic
-            program (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
-            the constant fits of a warm start); otherwise, or when that program does not bracket it,
+            radius below it.  With p = 2, one noise covariance and one radius for every sample, by one minimum-norm
+            problem (:func:`~rsvm_conic.solvers.zero_threshold.constant_threshold`, whose dual point then certifies
+            the constant fits of a warm start); otherwise, or when that problem does not bracket it,
             :meth:`~rsvm_conic.formulations._linear.LinearProblem.zero_threshold` (when its default working set
             leaves the threshold unbracketed, once more with every sample in reach).
 

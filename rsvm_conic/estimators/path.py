@@ -24,6 +24,7 @@ from sklearn.base import clone
 
 from .._validation import check_integer, check_positive
 from ..exceptions import ConstantClassifierWarning
+from .linear import PATH_DATA
 
 __all__ = ["PathResult", "default_radii", "radius_path"]
 
@@ -153,29 +154,37 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
     SolverError
         When a point does not certify (as its fit does).
     """
-    est = clone(estimator).set_params(warm_start=True)
-    has_radius = "radius" in est.get_params()
-    if radii is not None and not has_radius:
-        raise ValueError(f"{type(estimator).__name__} has no radius parameter: pass Cs only.")
-    if has_radius:
-        if radii is None:
-            radii = default_radii(est, X, y, n_radii=n_radii, ratio=ratio, **fit_params)
-        radii = np.sort(np.array([check_positive(r, "radius", strict=False) for r in np.ravel(radii)]))[::-1]
-    has_C = "C" in est.get_params()
-    if Cs is not None and not has_C:
-        raise ValueError(f"{type(estimator).__name__} has no C parameter: pass radii only.")
-    Cs = np.sort(np.array([check_positive(c, "C") for c in np.ravel([est.C] if Cs is None else Cs)])) if has_C else None
-    points = [None] if radii is None else list(radii)
-    rows = [None] if Cs is None else list(Cs)
-    grid = np.empty((len(rows), len(points)), dtype=object)
-    for i, C in enumerate(rows):
-        order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: start from a neighbour
-        for j in order:
-            params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
-            with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
-                warnings.simplefilter("ignore", ConstantClassifierWarning)
-                est.set_params(**params).fit(X, y, **fit_params)
-            grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
+    token = PATH_DATA.set([None, None])  # every fit gets the same, unmodified objects: their key is computed once
+    try:
+        est = clone(estimator).set_params(warm_start=True)
+        has_radius = "radius" in est.get_params()
+        if radii is not None and not has_radius:
+            raise ValueError(f"{type(estimator).__name__} has no radius parameter: pass Cs only.")
+        if has_radius:
+            if radii is None:
+                radii = default_radii(est, X, y, n_radii=n_radii, ratio=ratio, **fit_params)
+            radii = np.sort(np.array([check_positive(r, "radius", strict=False) for r in np.ravel(radii)]))[::-1]
+        has_C = "C" in est.get_params()
+        if Cs is not None and not has_C:
+            raise ValueError(f"{type(estimator).__name__} has no C parameter: pass radii only.")
+        Cs = (
+            np.sort(np.array([check_positive(c, "C") for c in np.ravel([est.C] if Cs is None else Cs)]))
+            if has_C
+            else None
+        )
+        points = [None] if radii is None else list(radii)
+        rows = [None] if Cs is None else list(Cs)
+        grid = np.empty((len(rows), len(points)), dtype=object)
+        for i, C in enumerate(rows):
+            order = range(len(points)) if i % 2 == 0 else range(len(points) - 1, -1, -1)  # snake: from a neighbour
+            for j in order:
+                params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
+                with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
+                    warnings.simplefilter("ignore", ConstantClassifierWarning)
+                    est.set_params(**params).fit(X, y, **fit_params)
+                grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
+    finally:
+        PATH_DATA.reset(token)
     stats = [[grid[i, j][2] for j in range(len(points))] for i in range(len(rows))]
 
     def field(name):

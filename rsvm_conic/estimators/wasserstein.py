@@ -158,8 +158,8 @@ class WassersteinSVC(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
 
     def radius_threshold(self, X, y, sample_weight=None):
         """The radius ``R*`` from which the fit is constant (``w = 0``) on these data (labels certain: ``kappa =
-        inf``), by one small conic program instead of the SVM
-        (:meth:`~rsvm_conic.formulations.wasserstein.WassersteinProblem.zero_threshold`): the start of
+        inf``), by one minimum-norm problem instead of the SVM (Wolfe's algorithm for ``norm=2``, a small conic
+        program otherwise; :meth:`~rsvm_conic.formulations.wasserstein.WassersteinProblem.zero_threshold`): the start of
         :func:`~rsvm_conic.estimators.path.default_radii`'s grid.
 
         Parameters

@@ -19,7 +19,14 @@ import numpy as np
 
 from ..uncertainty.sets import dual_norm_subgradient, dual_norm_values
 
-__all__ = ["ZeroThreshold", "constant_dual_point", "constant_threshold", "wasserstein_zero_threshold", "zero_threshold"]
+__all__ = [
+    "ZeroThreshold",
+    "constant_dual_point",
+    "constant_threshold",
+    "min_norm_capped",
+    "wasserstein_zero_threshold",
+    "zero_threshold",
+]
 
 #: most norm cones of one program (each held as a dense n x n block while the program is built)
 MAX_UNITS = 64
@@ -474,15 +481,104 @@ def constant_dual_point(X, y, C, gamma, factor, diagonal):
     return alpha, s * x[i_u : i_u + n][None, :]
 
 
+#: Wolfe's iteration stops when ``||x||^2 - x'q`` (``q`` the vertex minimising ``x'q``) is below this times ``||x||^2``
+WOLFE_RTOL = 1e-10
+
+
+def _capped_simplex_vertex(g, K):
+    """The 0/1 vector with ones at the ``K`` smallest entries of ``g``: the vertex of ``{0 <= a <= 1, sum a = K}``
+    minimising ``g'a``."""
+    mask = np.zeros(g.size, dtype=bool)
+    mask[np.argpartition(g, K - 1)[:K] if K < g.size else slice(None)] = True
+    return mask
+
+
+def _wolfe(vertex, n: int, rtol: float, max_iter: int | None):
+    """Wolfe's minimum-norm-point algorithm over the polytope whose vertex minimising ``g'q`` is ``vertex(g) ->
+    (q, a)`` (``q`` in R^n, ``a`` the weights that give it): ``(x, a, gap)`` with ``x`` the point reached, ``a`` its
+    weights (the corral's combination) and ``gap = ||x||^2 - min_q x'q`` (``x'q_min / ||x||`` is a lower bound on the
+    minimum norm when positive)."""
+    max_iter = 50 * (n + 1) if max_iter is None else max_iter
+    x, a0 = vertex(None)
+    points, weights, lam = [x], [a0], np.ones(1)
+    gap = math.inf
+    for _ in range(max_iter):
+        xx = float(x @ x)
+        q, aq = vertex(x)
+        gap = xx - float(x @ q)
+        if gap <= rtol * xx or any(np.array_equal(aq, w) for w in weights):
+            break
+        weights.append(aq)
+        points.append(q)
+        lam = np.append(lam, 0.0)
+        while True:  # the minor cycle: the affine minimiser of the corral, or the step towards it that drops a vertex
+            P = np.array(points)
+            nu = np.linalg.lstsq((P[1:] - P[0]).T, -P[0], rcond=None)[0]
+            mu = np.concatenate([[1.0 - nu.sum()], nu])
+            if np.all(mu > 1e-12):
+                lam = mu
+                break
+            down = (mu <= 1e-12) & (lam > mu)
+            theta = min(1.0, float(np.min(lam[down] / (lam[down] - mu[down])))) if np.any(down) else 1.0
+            lam = theta * mu + (1.0 - theta) * lam
+            keep = lam > 1e-12
+            if np.all(keep):
+                keep[np.argmin(lam)] = False
+            weights = [w for w, k in zip(weights, keep) if k]
+            points = [p for p, k in zip(points, keep) if k]
+            lam = lam[keep] / lam[keep].sum()
+            if len(points) == 1:
+                break
+        x = lam @ np.array(points)
+    return x, lam @ np.array(weights, dtype=float), gap
+
+
+def min_norm_capped(c, B, K, *, rtol: float = WOLFE_RTOL, max_iter: int | None = None):
+    """``a`` minimising ``||c + B a||_2`` over ``{0 <= a <= 1, sum a = K}`` by Wolfe's minimum-norm-point algorithm.
+
+    The set ``{c + B a}`` is a polytope of dimension at most ``n`` whose vertices are ``c`` plus the sums of ``K``
+    columns of ``B``; its vertex minimising a linear function is one partial sort.  Wolfe's algorithm (Wolfe, Math.
+    Programming 11, 1976) keeps at most ``n + 1`` vertices (a corral) and the point of their affine hull nearest to the
+    origin, so each step costs one product ``x'B`` and one small least-squares problem; it ends at the exact minimum
+    norm point of the polytope in finitely many steps.
+
+    Parameters
+    ----------
+    c : ndarray of shape (n,)
+        The offset.
+    B : ndarray of shape (n, M)
+        The columns.
+    K : int
+        The sum of ``a`` (``1 <= K <= M``).
+    rtol : float, default=1e-10
+        Stop when ``||x||^2 - min_q x'q <= rtol ||x||^2`` (``x`` the current point, ``q`` over the polytope): then
+        ``x'q / ||x||`` and ``||x||`` bracket the minimum norm to a relative ``rtol``.
+    max_iter : int or None, default=None
+        Most vertices added (None: ``50 (n + 1)``).
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        ``a`` (a convex combination of the corral's vertices).
+    """
+
+    def vertex(g):
+        mask = _capped_simplex_vertex(c @ B if g is None else g @ B, K)
+        return c + B @ mask, mask
+
+    return _wolfe(vertex, B.shape[0], rtol, max_iter)[1]
+
+
 def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> ZeroThreshold | None:
-    """The threshold multiplier ``t*`` by one second-order cone program, for the unweighted robust SVM with p = 2,
-    one factor ``A`` and every sample of one radius ``gamma`` (the default noise covariance's case).
+    """The threshold multiplier ``t*`` by one minimum-norm problem, for the unweighted robust SVM with p = 2, one
+    factor ``A`` and every sample of one radius ``gamma`` (the default noise covariance's case).
 
     There ``w = 0`` is optimal at ``t`` exactly when some dual point of the constant classifier (the minority's
     multipliers 1, the majority's in [0, 1] summing to the minority's size K) has ``v = X'(alpha y) = A z`` with
-    ``||z||_2 <= 2 K t gamma``: ``t* = min ||z||_2 / (2 K gamma)``, one program over the majority's multipliers.
-    Its optimal ``z`` gives the direction ``d = A^-T z`` whose exactly evaluated ``rho(d)`` (:class:`_Data`) is the
-    certified lower end.
+    ``||z||_2 <= 2 K t gamma``: ``t* = min ||z||_2 / (2 K gamma)`` over the majority's multipliers, the minimum norm
+    point of a polytope in ``n`` dimensions (:func:`min_norm_capped`; when its bracket is wider than ``rtol``, the
+    same problem as one second-order cone program, Clarabel).  Its optimal ``z`` gives the direction ``d = A^-T z``
+    whose exactly evaluated ``rho(d)`` (:class:`_Data`) is the certified lower end.
 
     Parameters
     ----------
@@ -502,23 +598,35 @@ def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> Ze
     Returns
     -------
     ZeroThreshold or None
-        None when Clarabel does not solve the program or the bracket is wider than ``rtol``.
+        None when neither method brackets the threshold to ``rtol``.
     """
-    import clarabel
-    import scipy.sparse as sp
-
     t0 = time.perf_counter()
     L, n = X.shape
     pos = y > 0
     minority = ~pos if int(np.count_nonzero(pos)) >= L - int(np.count_nonzero(pos)) else pos
     K = int(np.count_nonzero(minority))
     maj = np.flatnonzero(~minority)
-    M = maj.size
-    gamma = float(ops.gamma[0])
     A = np.diag(factor) if diagonal else np.asarray(factor)
     v_min = X[minority].T @ y[minority]
-    # x = [a (M), z (n), tau]: v_min + X_maj'(y a) - A z = 0, sum a = K, 0 <= a <= 1, (tau, z) in SOC
-    eq = sp.hstack([sp.csc_matrix((X[maj] * y[maj, None]).T), sp.csc_matrix(-A), sp.csc_matrix((n, 1))])
+    Ym = (X[maj] * y[maj, None]).T  # (n, M)
+    data = _Data(X, y, ops)
+    a_maj = min_norm_capped(np.linalg.solve(A, v_min), np.linalg.solve(A, Ym), K)
+    zt = _bracket(data, X, y, A, minority, maj, K, float(ops.gamma[0]), a_maj, rtol, t0)
+    if zt is None:
+        a_maj = _capped_norm_program(v_min, Ym, A, K)
+        zt = None if a_maj is None else _bracket(data, X, y, A, minority, maj, K, float(ops.gamma[0]), a_maj, rtol, t0)
+    return zt
+
+
+def _capped_norm_program(v_min, Ym, A, K):
+    """The majority's multipliers minimising ``||z||_2`` with ``v_min + Ym a = A z``, ``0 <= a <= 1``, ``sum a = K``,
+    by one second-order cone program (Clarabel); None when it is not solved."""
+    import clarabel
+    import scipy.sparse as sp
+
+    n, M = Ym.shape
+    # x = [a (M), z (n), tau]: v_min + Ym a - A z = 0, sum a = K, 0 <= a <= 1, (tau, z) in SOC
+    eq = sp.hstack([sp.csc_matrix(Ym), sp.csc_matrix(-A), sp.csc_matrix((n, 1))])
     total = sp.csc_matrix((np.ones(M), (np.zeros(M, dtype=np.intp), np.arange(M))), shape=(1, M + n + 1))
     box = sp.hstack([sp.vstack([sp.identity(M), -sp.identity(M)]), sp.csc_matrix((2 * M, n + 1))])
     soc = sp.csc_matrix((-np.ones(n + 1), (np.arange(n + 1), np.r_[M + n, M + np.arange(n)])), shape=(n + 1, M + n + 1))
@@ -532,8 +640,15 @@ def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> Ze
     sol = clarabel.DefaultSolver(sp.csc_matrix((M + n + 1, M + n + 1)), c, Acon, rhs, cones, settings).solve()
     if str(sol.status) != "Solved":
         return None
+    return np.clip(np.asarray(sol.x)[:M], 0.0, 1.0)
+
+
+def _bracket(data, X, y, A, minority, maj, K, gamma, am, rtol, t0):
+    """The :class:`ZeroThreshold` of the majority's multipliers ``am`` (made to sum to ``K`` exactly): ``upper`` from
+    the dual point ``(a, z)`` they give, ``lower`` from the exactly evaluated ``rho(d)``, ``d = A^-T z``; None when
+    the two are further apart than ``rtol``."""
     a = np.where(minority, 1.0, 0.0)
-    am = np.clip(np.asarray(sol.x)[:M], 0.0, 1.0)
+    am = np.clip(am, 0.0, 1.0)
     short = K - float(np.sum(am))  # spread over the room left, so that the majority's multipliers sum to K
     room = 1.0 - am if short > 0 else am
     a[maj] = np.clip(am + short * room / max(float(np.sum(room)), 1e-300), 0.0, 1.0)
@@ -542,7 +657,7 @@ def constant_threshold(X, y, ops, factor, diagonal, *, rtol: float = 1e-5) -> Ze
     d = np.linalg.solve(A.T, z)
     if not np.any(d):
         return None
-    lower, _ = _Data(X, y, ops).rho(d / np.max(np.abs(d)))
+    lower, _ = data.rho(d / np.max(np.abs(d)))
     if not lower >= upper * (1.0 - rtol):
         return None
     return ZeroThreshold(min(lower, upper), upper, d / np.max(np.abs(d)), 1, time.perf_counter() - t0, (a, z))
@@ -553,7 +668,11 @@ def wasserstein_zero_threshold(X, y, pi, p: float) -> float:
 
     ``w = 0`` with the best bias has objective ``U0 = 2 min(pi(+), pi(-))`` (the two classes' shares); the dual
     reaches ``U0`` exactly when each class's ``alpha`` sums to ``U0 / 2``, so ``R* = min ||sum_i y_i alpha_i x_i||_p``
-    over ``0 <= alpha <= pi`` with those class sums: one small conic program (Clarabel through CVXPY).
+    over ``0 <= alpha <= pi`` with those class sums.  For p = 2 that is the minimum norm point of a polytope in ``n``
+    dimensions whose vertex minimising a linear function fills each class's weights in one sorted order (Wolfe's
+    algorithm, as :func:`min_norm_capped`; the value returned is the norm reached, ``w = 0`` from there on, within a
+    relative 1e-8 of ``R*``); for p in {1, inf}, or when Wolfe's algorithm does not bracket it to 1e-8, one small
+    conic program (Clarabel through CVXPY).
 
     Parameters
     ----------
@@ -570,10 +689,27 @@ def wasserstein_zero_threshold(X, y, pi, p: float) -> float:
     -------
     float
     """
-    import cvxpy as cp
-
     pos = y > 0
     half = min(float(pi[pos].sum()), float(pi[~pos].sum()))
+    if p == 2.0:
+        Yx = X * y[:, None]
+        classes = [np.flatnonzero(pos), np.flatnonzero(~pos)]
+
+        def vertex(g):  # each class's weights filled up to half in the order of y_i x_i'g
+            score = Yx @ (np.ones(X.shape[1]) if g is None else g)
+            alpha = np.zeros(y.size)
+            for idx in classes:
+                order = idx[np.argsort(score[idx], kind="stable")]
+                before = np.cumsum(pi[order]) - pi[order]
+                alpha[order] = np.clip(half - before, 0.0, pi[order])
+            return Yx.T @ alpha, alpha
+
+        x, _, gap = _wolfe(vertex, X.shape[1], WOLFE_RTOL, None)
+        xx = float(x @ x)
+        if gap <= 1e-8 * xx or xx <= (1e3 * np.finfo(float).eps * float(np.abs(Yx).sum(0) @ np.ones(X.shape[1]))) ** 2:
+            return math.sqrt(xx)
+    import cvxpy as cp
+
     alpha = cp.Variable(X.shape[0], nonneg=True)
     cons = [alpha <= pi, cp.sum(alpha[np.flatnonzero(pos)]) == half, cp.sum(alpha[np.flatnonzero(~pos)]) == half]
     problem = cp.Problem(cp.Minimize(cp.norm(X.T @ cp.multiply(y, alpha), p)), cons)
