@@ -369,3 +369,25 @@ def test_kappa_estimated_values_and_input_checks():
         kappa_estimated(0.1, "chebyshev", 20)
     with pytest.raises(ValueError, match="0.5"):
         kappa_estimated(0.7, "gaussian", 20)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_symmetry_of_a_sample_is_decided_by_one_exact_comparison_when_it_holds_exactly(seed):
+    """An exactly symmetric sample (a symmetric sampler's) is recognised by the comparison ``K == K'`` alone: the
+    difference buffer of the tolerance test is not written (one pass per sample instead of the scale's two
+    reductions, the difference and its two).  A sample symmetric only to rounding (within the tolerance)
+    or asymmetric beyond it is still decided by the tolerance test."""
+    from rsvm_conic.uncertainty.kernel_matrix import _sample_symmetric
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([5, 300]))
+    A = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3)
+    K = A + A.T
+    buf = np.full((n, n), np.nan)
+    assert _sample_symmetric(K, 1e-13, buf) and np.isnan(buf).all()
+    i, j = int(rng.integers(n)), int(rng.integers(n))
+    j = j if j != i else (i + 1) % n
+    near, far = K.copy(), K.copy()
+    near[i, j] += 1e-14 * np.abs(K).max()
+    far[i, j] += 1e-11 * np.abs(K).max()
+    assert _sample_symmetric(near, 1e-13, buf) and not _sample_symmetric(far, 1e-13, buf)
