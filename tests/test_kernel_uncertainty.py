@@ -391,3 +391,23 @@ def test_symmetry_of_a_sample_is_decided_by_one_exact_comparison_when_it_holds_e
     near[i, j] += 1e-14 * np.abs(K).max()
     far[i, j] += 1e-11 * np.abs(K).max()
     assert _sample_symmetric(near, 1e-13, buf) and not _sample_symmetric(far, 1e-13, buf)
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_gaussian_factors_are_scipy_stats_quantiles_exactly(known):
+    """``kappa`` and ``kappa_estimated`` evaluate the special functions behind ``scipy.stats``' quantiles directly:
+    the values are ``norm.isf``, ``nct.ppf`` and ``chi2.ppf``'s, bit for bit, over epsilon, the number of samples
+    (2 to 1e7) and the confidence."""
+    from scipy.stats import chi2, nct
+
+    from rsvm_conic.uncertainty.chance import kappa_estimated
+
+    for eps in (1e-6, 0.01, 0.1, 0.3, 0.5):
+        k = float(norm.isf(eps))
+        assert kappa(eps, "gaussian") == k
+        for S in (2, 5, 20, 10**4, 10**7):
+            for conf in (0.5, 0.95, 0.999):
+                d = 1.0 - conf
+                want = k * np.sqrt((S - 1) / chi2.ppf(d, S - 1)) if known else nct.ppf(1 - d, S - 1, k * np.sqrt(S))
+                want = float(want) if known else float(want / np.sqrt(S))
+                assert kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=known) == want
