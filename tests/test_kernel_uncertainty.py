@@ -411,3 +411,20 @@ def test_gaussian_factors_are_scipy_stats_quantiles_exactly(known):
                 want = k * np.sqrt((S - 1) / chi2.ppf(d, S - 1)) if known else nct.ppf(1 - d, S - 1, k * np.sqrt(S))
                 want = float(want) if known else float(want / np.sqrt(S))
                 assert kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=known) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mean_projection_over_its_positive_eigenpairs_is_the_psd_projection(seed):
+    """``from_samples`` projects the symmetrised mean onto the PSD cone by a product over its positive eigenpairs
+    only (a noisy low-rank mean has about half of them negative): the full projection ``E max(v, 0) E'`` to
+    rounding (scaled to the mean's magnitude), for means of rank 1 to 40 of 60 plus symmetric noise."""
+    rng = np.random.default_rng(seed)
+    n, r = 60, int(rng.choice([1, 5, 40]))
+    F = rng.standard_normal((n, r))
+    N = rng.standard_normal((3, n, n)) * 0.1
+    Ks = F @ F.T + N + N.transpose(0, 2, 1)
+    mean = Ks.mean(axis=0)
+    v, E = np.linalg.eigh(0.5 * (mean + mean.T))
+    want = (E * np.maximum(v, 0.0)) @ E.T
+    got = KernelUncertainty.from_samples(Ks, noise="gaussian").K_bar
+    np.testing.assert_allclose(got, 0.5 * (want + want.T), rtol=0, atol=1e-12 * np.abs(want).max())

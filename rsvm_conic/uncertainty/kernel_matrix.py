@@ -676,7 +676,8 @@ class KernelUncertainty:
             else:
                 v, E = psd_eigh(Ksym, "symmetrised mean of K_samples", on_negative="keep")
                 clipped = float(-np.sum(v[v < 0]))
-                K_bar = (E * np.maximum(v, 0.0)) @ E.T
+                pos = v > 0  # the projection sum_{v_r > 0} v_r e_r e_r' over its terms only (a low-rank mean: few)
+                K_bar = (E[:, pos] * v[pos]) @ E[:, pos].T
                 K_bar = 0.5 * (K_bar + K_bar.T)
         if sym is None:
             sym = samples_symmetric(Ks, rtol=rtol)
