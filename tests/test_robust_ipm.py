@@ -585,9 +585,10 @@ def _linear_cases():
 @pytest.mark.parametrize("case", range(5))
 def test_the_ipm_route_stops_at_a_tenth_of_the_certificates_tolerance(case):
     """The ipm route's run stops at the first iterate whose relative gap is within a tenth of the certificate's
-    ``tol`` and whose residuals are within 1e-9 (``IPM_GAP_SHARE``, ``IPM_FEAS``): no iteration is spent beyond it
-    (with the run's default 1e-8, four of these five took one more, e.g. 13 against 12 on breast cancer with one
-    covariance per class), and the certificate of that iterate meets ``tol`` (about 1e-8 at the default 1e-6)."""
+    ``tol`` and whose residuals are within 1e-9 (``IPM_GAP_SHARE``, ``IPM_FEAS``; the decision values of these fits
+    are resolved, ``decisions_resolved``): no iteration is spent beyond it (with the run's default 1e-8, four of these
+    five took one more, e.g. 13 against 12 on breast cancer with one covariance per class), and the certificate of
+    that iterate meets ``tol`` (about 1e-8 at the default 1e-6)."""
     from rsvm_conic.formulations._linear import EXACT_TOL, IPM_FEAS, IPM_GAP_SHARE
 
     prob = list(_linear_cases())[case]
