@@ -369,3 +369,62 @@ def test_kappa_estimated_values_and_input_checks():
         kappa_estimated(0.1, "chebyshev", 20)
     with pytest.raises(ValueError, match="0.5"):
         kappa_estimated(0.7, "gaussian", 20)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_symmetry_of_a_sample_is_decided_by_one_exact_comparison_when_it_holds_exactly(seed):
+    """An exactly symmetric sample (a symmetric sampler's) is recognised by the comparison ``K == K'`` alone: the
+    difference buffer of the tolerance test is not written (one pass per sample instead of the scale's two
+    reductions, the difference and its two).  A sample symmetric only to rounding (within the tolerance)
+    or asymmetric beyond it is still decided by the tolerance test."""
+    from rsvm_conic.uncertainty.kernel_matrix import _sample_symmetric
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([5, 300]))
+    A = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3)
+    K = A + A.T
+    buf = np.full((n, n), np.nan)
+    assert _sample_symmetric(K, 1e-13, buf) and np.isnan(buf).all()
+    i, j = int(rng.integers(n)), int(rng.integers(n))
+    j = j if j != i else (i + 1) % n
+    near, far = K.copy(), K.copy()
+    near[i, j] += 1e-14 * np.abs(K).max()
+    far[i, j] += 1e-11 * np.abs(K).max()
+    assert _sample_symmetric(near, 1e-13, buf) and not _sample_symmetric(far, 1e-13, buf)
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_gaussian_factors_are_scipy_stats_quantiles_exactly(known):
+    """``kappa`` and ``kappa_estimated`` evaluate the special functions behind ``scipy.stats``' quantiles directly:
+    the values are ``norm.isf``, ``nct.ppf`` and ``chi2.ppf``'s, bit for bit, over epsilon, the number of samples
+    (2 to 1e7) and the confidence."""
+    from scipy.stats import chi2, nct
+
+    from rsvm_conic.uncertainty.chance import kappa_estimated
+
+    for eps in (1e-6, 0.01, 0.1, 0.3, 0.5):
+        k = float(norm.isf(eps))
+        assert kappa(eps, "gaussian") == k
+        for S in (2, 5, 20, 10**4, 10**7):
+            for conf in (0.5, 0.95, 0.999):
+                d = 1.0 - conf
+                want = k * np.sqrt((S - 1) / chi2.ppf(d, S - 1)) if known else nct.ppf(1 - d, S - 1, k * np.sqrt(S))
+                want = float(want) if known else float(want / np.sqrt(S))
+                assert kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=known) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mean_projection_over_its_positive_eigenpairs_is_the_psd_projection(seed):
+    """``from_samples`` projects the symmetrised mean onto the PSD cone by a product over its positive eigenpairs
+    only (a noisy low-rank mean has about half of them negative): the full projection ``E max(v, 0) E'`` to
+    rounding (scaled to the mean's magnitude), for means of rank 1 to 40 of 60 plus symmetric noise."""
+    rng = np.random.default_rng(seed)
+    n, r = 60, int(rng.choice([1, 5, 40]))
+    F = rng.standard_normal((n, r))
+    N = rng.standard_normal((3, n, n)) * 0.1
+    Ks = F @ F.T + N + N.transpose(0, 2, 1)
+    mean = Ks.mean(axis=0)
+    v, E = np.linalg.eigh(0.5 * (mean + mean.T))
+    want = (E * np.maximum(v, 0.0)) @ E.T
+    got = KernelUncertainty.from_samples(Ks, noise="gaussian").K_bar
+    np.testing.assert_allclose(got, 0.5 * (want + want.T), rtol=0, atol=1e-12 * np.abs(want).max())

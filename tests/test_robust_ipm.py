@@ -387,7 +387,7 @@ def _breast_cancer_by_class():
 def test_default_robust_fit_start_saves_iterations():
     """The start's margin multipliers 0.3 C (``kkt.START_SHARE``) instead of C/2: the issue's default fit certifies
     in 13 iterations where the C/2 start took 14 (its first six steps 0.23-0.56, each blocked by the margin
-    multipliers of samples outside the margin), at Clarabel's optimum."""
+    multipliers of samples outside the margin), at Clarabel's optimum; 12 with the route's early stop."""
     f = _breast_cancer_by_class()
     sol = f.solve("ipm")
     assert sol.status == "optimal" and sol.certificate.gap_rel <= 1e-6
@@ -553,3 +553,100 @@ def test_verbose_log(capsys):
     out = capsys.readouterr().out
     assert "pcost" in out and len(sol.info["log"]) == sol.info["iterations"] + 1
     assert sol.info["log"][-1]["gap_rel"] <= 1e-8
+
+
+def _meets(entry, gap_rel, feas):
+    """Whether a logged iterate meets the stopping test (:class:`~rsvm_conic.solvers.ipm.engine.StoppingTest`) at
+    relative gap ``gap_rel``, absolute gap 1e-8 and residuals ``feas``."""
+    scale = max(1.0, min(abs(entry["pcost"]), abs(entry["dcost"])))
+    gap_abs = abs(entry["pcost"] - entry["dcost"])
+    return (
+        max(entry["pres"], entry["dres"]) <= feas
+        and (gap_abs <= 1e-8 or entry["gap_rel"] <= gap_rel)
+        and (entry["gap"] <= 1e-8 or entry["gap"] / scale <= gap_rel)
+    )
+
+
+def _linear_cases():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    Xc, yc = load_breast_cancer(return_X_y=True)
+    Xc, yc = StandardScaler().fit_transform(Xc), np.where(yc == 1, 1.0, -1.0)
+    g = (yc > 0).astype(int)
+    Sig = np.stack([1e-2 * np.cov(Xc[g == k], rowvar=False) for k in (0, 1)])  # bench defaults' RobustSVC() row
+    yield RobustProblem(Xc, yc, UncertaintySet(Sigma=Sig, groups=g, radius=1.0), C=1.0)
+    yield ChanceConstrainedProblem(Xc, yc, np.eye(Xc.shape[1]), epsilon=0.1, C=1.0)
+    for seed in (3, 4, 5):
+        X, y, unc = _two_groups(1000, 10, seed)
+        yield RobustProblem(X, y, UncertaintySet(**unc), C=1.0)
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_the_ipm_route_stops_at_a_tenth_of_the_certificates_tolerance(case):
+    """The ipm route's run stops at the first iterate whose relative gap is within a tenth of the certificate's
+    ``tol`` and whose residuals are within 1e-9 (``IPM_GAP_SHARE``, ``IPM_FEAS``; the decision values of these fits
+    are resolved, ``decisions_resolved``): no iteration is spent beyond it (with the run's default 1e-8, four of these
+    five took one more, e.g. 13 against 12 on breast cancer with one covariance per class), and the certificate of
+    that iterate meets ``tol`` (about 1e-8 at the default 1e-6)."""
+    from rsvm_conic.formulations._linear import EXACT_TOL, IPM_FEAS, IPM_GAP_SHARE
+
+    prob = list(_linear_cases())[case]
+    sol = prob.solve("ipm")
+    log = sol.info["log"]
+    assert sol.status == "optimal" and sol.certificate.gap_rel <= EXACT_TOL
+    assert _meets(log[-1], IPM_GAP_SHARE * EXACT_TOL, IPM_FEAS)
+    assert not any(_meets(e, IPM_GAP_SHARE * EXACT_TOL, IPM_FEAS) for e in log[:-1])
+
+
+def _near_constant_cases():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 8))
+    y = (X[:, 0] + 0.8 * rng.standard_normal(300) > 0).astype(int)
+    for f in (1.005, 1.01, 1.02):
+        yield X, y, f
+    Xc, yc = load_breast_cancer(return_X_y=True)
+    yield StandardScaler().fit_transform(Xc), yc, 1.01
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_early_stop_keeps_a_constant_fit_just_above_the_threshold_constant(case):
+    """Radii just above the constant threshold (1.005 to 1.02 times it: the optimum is ``w = 0``): the ipm route's
+    early stop (a tenth of the certificate's tolerance) applies only where the decision values are resolved
+    (``decisions_resolved``), so each fit is reported constant exactly as the run to the engine's own tolerance
+    (``solver_options`` setting it) reports it.  Stopped early without that condition, each of these four stopped at a
+    ``w`` above the constant test's round-off level and was not reported constant."""
+    import warnings
+
+    from rsvm_conic.estimators import RobustSVC
+    from rsvm_conic.exceptions import ConstantClassifierWarning
+
+    X, y, f = list(_near_constant_cases())[case]
+    eye = np.ones(X.shape[1])
+    r = f * RobustSVC().radius_threshold(X, y, Sigma=eye).upper
+
+    def constant(**options):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            RobustSVC(radius=r, **options).fit(X, y, Sigma=eye)
+        return any(issubclass(w.category, ConstantClassifierWarning) for w in caught)
+
+    assert constant() and constant(solver_options={"tol_gap_rel": 1e-8})
+
+
+def test_engine_early_stop_ends_only_where_accepted():
+    """``interior_point``'s ``early`` hook: refused everywhere, the run is the one without it (the same iterations
+    and point); accepted, it ends at the first iterate meeting the looser tolerances, ``optimal``, earlier."""
+    X, y, unc = _two_groups(1000, 6, 4)
+    S, g = unc["Sigma"], unc["groups"]
+    args = (X, y, 1.0, np.full(1000, 0.5), np.sqrt(np.stack([np.diag(S[0]), np.diag(S[1])])), True, g)
+    plain = robust_svm_ipm(*args)
+    refused = robust_svm_ipm(*args, early=(1e-7, 1e-9, lambda w: False))
+    taken = robust_svm_ipm(*args, early=(1e-7, 1e-9, lambda w: True))
+    assert refused[1]["iterations"] == plain[1]["iterations"]
+    np.testing.assert_array_equal(refused[0]["w"], plain[0]["w"])
+    assert taken[1]["status"] == "optimal" and taken[1]["iterations"] < plain[1]["iterations"]
+    assert taken[1]["gap_rel"] <= 1e-7 and max(taken[1]["pres"], taken[1]["dres"]) <= 1e-9

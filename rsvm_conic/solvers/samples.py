@@ -99,6 +99,11 @@ class InMemory:
         """``max_i ||x_i||^2``."""
         return float((self.X * self.X).sum(axis=1).max())
 
+    def score_sizes(self, w) -> tuple[float, float]:
+        """``(max_i |x_i'w|, max |X|)``: the largest decision value without the intercept and the largest entry."""
+        X = self.X
+        return float(np.max(np.abs(X @ w))), max(float(np.max(X)), -float(np.min(X)))
+
     def rounding_sums(self, alpha, w):
         """``(sum |a|, X'(a y), |X|'|a|, sum |X||w|)`` (the sizes of the certificate's round-off)."""
         alpha = np.asarray(alpha, dtype=float)
@@ -151,6 +156,11 @@ class RowBlocks:
         """``max_i ||x_i||^2``, one pass."""
         (sq,) = dask_compute((self.X * self.X).sum(axis=1).max())
         return float(sq)
+
+    def score_sizes(self, w) -> tuple[float, float]:
+        """:meth:`InMemory.score_sizes` in one pass."""
+        score, size = dask_compute(abs(self.X @ w).max(), abs(self.X).max())
+        return float(score), float(size)
 
     def rounding_sums(self, alpha, w):
         """:meth:`InMemory.rounding_sums` in one pass."""

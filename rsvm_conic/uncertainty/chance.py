@@ -66,9 +66,9 @@ def kappa(epsilon: float, model: str = "chebyshev", *, allow_negative: bool = Fa
                 f"epsilon = {eps} > 0.5 makes the Gaussian chance constraint non-convex "
                 "(kappa < 0); use epsilon in (0, 0.5]."
             )
-        from scipy.stats import norm
+        from scipy.special import ndtri
 
-        return float(norm.isf(eps))
+        return float(-ndtri(eps))  # scipy.stats.norm.isf(eps) (its definition), without its argument handling
     if model == "finite":
         return float(np.sqrt(2.0 * np.log(1.0 / eps)))
     return float(np.sqrt((1.0 - eps) / eps))
@@ -131,13 +131,15 @@ def kappa_estimated(
     S = check_integer(n_samples, "n_samples", minimum=2)
     delta = 1.0 - check_probability(confidence, "confidence")
     if model == "gaussian":
-        from scipy.stats import chi2, nct, norm
+        # the quantiles by the special functions that scipy.stats' chi2.ppf, nct.ppf and norm.isf evaluate (the same
+        # values, without the distributions' argument handling, a tenth of a millisecond per call)
+        from scipy.special import gammaincinv, nctdtrit, ndtri
 
         if mean_known:
-            return float(k * np.sqrt((S - 1) / chi2.ppf(delta, S - 1)))
-        k_s = float(nct.ppf(1.0 - delta, S - 1, k * np.sqrt(S)) / np.sqrt(S))
+            return float(k * np.sqrt((S - 1) / (2.0 * gammaincinv((S - 1) / 2.0, delta))))
+        k_s = float(nctdtrit(S - 1, k * np.sqrt(S), 1.0 - delta) / np.sqrt(S))
         if not np.isfinite(k_s):  # scipy's noncentral t fails beyond ~1e8 samples: the normal approximation [KM09]
-            z = norm.isf(delta)
+            z = -ndtri(delta)
             a = 1.0 - z * z / (2.0 * (S - 1))
             k_s = float((k + np.sqrt(k * k - a * (k * k - z * z / S))) / a)
         return k_s

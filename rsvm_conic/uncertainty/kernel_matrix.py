@@ -475,9 +475,13 @@ _SYMMETRY_BLOCK = 256
 
 
 def _sample_symmetric(Kk, rtol: float, buf) -> bool:
-    """``max |K - K'| <= rtol max |K|`` for one sample ``K`` (n, n), by strips of :data:`_SYMMETRY_BLOCK` rows of
-    the upper triangle against the transposed lower strips (cache-friendly, half the work), each written into
-    ``buf`` (n, n) and measured by ``max(d.max(), -d.min())`` (two reductions, no ``abs`` pass)."""
+    """``max |K - K'| <= rtol max |K|`` for one sample ``K`` (n, n): True at once when ``K == K'`` entry by entry
+    (one comparison pass, the usual case of a symmetric sampler: neither the scale nor the difference is formed);
+    otherwise by strips of :data:`_SYMMETRY_BLOCK` rows of the upper triangle against the transposed lower strips
+    (cache-friendly, half the work), each written into ``buf`` (n, n) and measured by ``max(d.max(), -d.min())``
+    (two reductions, no ``abs`` pass)."""
+    if (Kk == Kk.T).all():
+        return True
     scale = max(float(Kk.max()), -float(Kk.min()))
     n, step = Kk.shape[0], _SYMMETRY_BLOCK
     for i in range(0, n, step):
@@ -672,7 +676,8 @@ class KernelUncertainty:
             else:
                 v, E = psd_eigh(Ksym, "symmetrised mean of K_samples", on_negative="keep")
                 clipped = float(-np.sum(v[v < 0]))
-                K_bar = (E * np.maximum(v, 0.0)) @ E.T
+                pos = v > 0  # the projection sum_{v_r > 0} v_r e_r e_r' over its terms only (a low-rank mean: few)
+                K_bar = (E[:, pos] * v[pos]) @ E[:, pos].T
                 K_bar = 0.5 * (K_bar + K_bar.T)
         if sym is None:
             sym = samples_symmetric(Ks, rtol=rtol)

@@ -645,7 +645,9 @@ class StoppingTest:
         self.tol_gap_abs, self.tol_gap_rel, self.tol_feas = tols
         self.max_iter, self.verbose, self.print_fn = max_iter, verbose, print_fn
         self.log: list = []
-        self.pcost = self.dcost = self.gap_abs = self.gap_rel = self.comp_rel = self.pres = self.dres = np.nan
+        self.pcost = self.dcost = self.gap = self.gap_abs = self.gap_rel = self.comp_rel = self.pres = self.dres = (
+            np.nan
+        )
         if verbose:
             print_fn(self.HEADER)
 
@@ -656,8 +658,9 @@ class StoppingTest:
         or None to iterate on; the measures are kept as attributes."""
         self.pcost, self.dcost = pcost, dcost
         self.gap_abs = gap_abs = abs(pcost - dcost)
+        self.gap = gap
         self.gap_rel = gap_rel = gap_abs / max(1.0, min(abs(pcost), abs(dcost)))
-        self.comp_rel = comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
+        self.comp_rel = gap / max(1.0, min(abs(pcost), abs(dcost)))
         self.pres = pres = max_rz / max(1.0, self.nrm_h + self.nrm_b + nx + ns)
         self.dres = dres = max_rx / max(1.0, self.nrm_q + nx + nz)
         entry = dict(iter=it, pcost=pcost, dcost=dcost, gap=gap, gap_rel=gap_rel, pres=pres, dres=dres, step=step)
@@ -669,17 +672,22 @@ class StoppingTest:
             )
         if not all(np.isfinite([pcost, dcost, gap, pres, dres])):
             return "numerical_error"
-        tol_abs, tol_rel, tol_feas = self.tol_gap_abs, self.tol_gap_rel, self.tol_feas
-        if (
-            pres <= tol_feas
-            and dres <= tol_feas
-            and (gap_abs <= tol_abs or gap_rel <= tol_rel)
-            and (gap <= tol_abs or comp_rel <= tol_rel)
-        ):
+        if self.meets(self.tol_gap_rel, self.tol_feas):
             return "optimal"
         if it == self.max_iter:
             return "max_iter"
         return None
+
+    def meets(self, tol_gap_rel: float, tol_feas: float) -> bool:
+        """Whether the last measured iterate meets the stopping test at relative gap ``tol_gap_rel`` and residuals
+        ``tol_feas`` (the absolute gap tolerance unchanged)."""
+        tol_abs = self.tol_gap_abs
+        return bool(
+            self.pres <= tol_feas
+            and self.dres <= tol_feas
+            and (self.gap_abs <= tol_abs or self.gap_rel <= tol_gap_rel)
+            and (self.gap <= tol_abs or self.comp_rel <= tol_gap_rel)
+        )
 
     def refines(self, refine_below: float) -> bool:
         """Whether the corrector of the last measured iterate is refined: its relative gap or complementarity is
@@ -799,6 +807,7 @@ def interior_point(
     verbose: bool = False,
     sigma_rule: str = "cvxopt",
     print_fn=print,
+    early=None,
 ) -> IPMRun:
     """The Nesterov-Todd predictor-corrector iteration [Van10, Sec. 7-9], the one main loop of the interior point,
     on an iteration-level operator ``op`` that holds the iterate wherever its data live (in memory:
@@ -844,6 +853,10 @@ def interior_point(
         The centring rule: :func:`centring` from the predictor's step, or Mehrotra's from its gap.
     print_fn : callable, default print
         Receives the log's lines.
+    early : tuple or None, default None
+        ``(tol_gap_rel, tol_feas, accept)``: an iterate that meets the stopping test at these looser tolerances ends
+        the run as ``"optimal"`` when ``accept()`` (a callable without arguments, on the operator's current iterate)
+        says so; the others go on to the tolerances above.
 
     Returns
     -------
@@ -859,6 +872,8 @@ def interior_point(
     for it in range(max_iter + 1):
         m = op.measure()
         status = test(it, m.pcost, m.dcost, m.gap, m.max_rz, m.max_rx, m.nx, m.ns, m.nz, step, **m.extra)
+        if status is None and early is not None and test.meets(early[0], early[1]) and early[2]():
+            status = "optimal"
         if status is not None:
             return ended(status, it)
         mu = m.gap / op.degree
@@ -1119,6 +1134,7 @@ def cone_ipm(
     verbose: bool = False,
     sigma_rule: str = "cvxopt",
     print_fn=print,
+    early=None,
 ) -> IPMResult:
     """Solve the cone QP described by ``prob`` (see module docstring): :func:`interior_point` on its
     :class:`ConeQPOperator`.
@@ -1159,6 +1175,9 @@ def cone_ipm(
         The centring rule: :func:`centring` from the predictor's step, or Mehrotra's from its gap.
     print_fn : callable, default print
         Receives the log's lines.
+    early : tuple or None, default None
+        ``(tol_gap_rel, tol_feas, accept)``: :func:`interior_point`'s early stop, with ``accept(x)`` judging the
+        iterate's ``x``.
 
     Returns
     -------
@@ -1166,6 +1185,9 @@ def cone_ipm(
     """
     t_start = time.perf_counter()
     op = ConeQPOperator(prob, refine)
+    if early is not None:
+        gap_rel, feas, accept = early
+        early = (gap_rel, feas, lambda: accept(op.x))
     run = interior_point(
         op,
         max_iter=max_iter,
@@ -1178,6 +1200,7 @@ def cone_ipm(
         verbose=verbose,
         sigma_rule=sigma_rule,
         print_fn=print_fn,
+        early=early,
     )
     v = run.values
     return IPMResult(

@@ -43,7 +43,9 @@ START_SHARE = 0.3
 """The margin rows' multipliers at the start of both operators, as a share of ``C`` (``alpha_i = 0.3 C_i``, the
 ``xi >= 0`` rows' ``0.7 C_i``): nearer the optimum's, where most ``alpha_i`` are 0 (samples outside the margin),
 than ``C_i / 2``, whose first steps on the default ``RobustSVC()`` fit (0.23 to 0.56) are each cut short by those
-multipliers.  The iterations depend on it unevenly; measured with ``solve("ipm")`` on the fits of
+multipliers.  The iterations depend on it unevenly; measured with ``solve("ipm")`` stopped at the engine's own
+relative gap 1e-8 (before the route's early stop, ``formulations._linear.IPM_GAP_SHARE``, which ends each of these
+one iteration sooner) on the fits of
 ``rsvm-conic bench defaults --quick`` (breast cancer), the share against ``C_i / 2``: ``RobustSVC()`` 13 against 14,
 ``ChanceConstrainedSVC()`` 14 against 16, ``RobustFeatureSVC()`` 15 both (18 at 0.25, 19 at 0.2);
 ``tests/test_robust_ipm.py`` compares the two over its family (409 against 416 iterations)."""

@@ -341,6 +341,7 @@ def robust_svm_ipm(
     print_fn=print,
     refine=REFINE_STEPS,
     start=None,
+    early=None,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
@@ -383,6 +384,10 @@ def robust_svm_ipm(
         In memory: ``start(prob) -> (x, y, z, s)``, the start point on the :class:`RobustSVMCone` ``prob`` (``s, z``
         interior; a warm start, :func:`~rsvm_conic.solvers.working_set.warm_point`); None:
         :meth:`RobustSVMCone.initial_point`.
+    early : tuple or None, default None
+        ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets
+        the stopping test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts
+        (:func:`~.engine.interior_point`); None: the tolerances above only.
 
     Returns
     -------
@@ -417,6 +422,7 @@ def robust_svm_ipm(
             accept_inaccurate=accept_inaccurate,
             print_fn=print_fn,
             refine=refine,
+            early=early,
         )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -437,6 +443,9 @@ def robust_svm_ipm(
         prob = RobustSVMCone(X, y, C, gamma, factors, diagonal, group_index)
         if start is not None:
             prob.initial_point = lambda: start(prob)
+        if early is not None:
+            gap_rel, feas, accept = early
+            early = (gap_rel, feas, lambda x: accept(x[: prob.n]))
         res = cone_ipm(
             prob,
             max_iter=max_iter,
@@ -446,6 +455,7 @@ def robust_svm_ipm(
             verbose=verbose,
             print_fn=print_fn,
             refine=refine,
+            early=early,
         )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
@@ -486,7 +496,7 @@ def solve_robust_ipm(X, y, C, gamma=None, factors=None, diagonal=True, group_ind
         The resolved uncertainty's factors ``(k, n)`` (diagonal) or ``(k, n, n)`` and each sample's group.
     **opts
         ``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``, ``verbose``, ``accept_inaccurate``,
-        ``refine`` (:func:`robust_svm_ipm`).
+        ``refine``, ``early`` (:func:`robust_svm_ipm`).
 
     Returns
     -------

@@ -454,6 +454,7 @@ def robust_svm_ipm_dask(
     refine=REFINE_STEPS,
     refine_below=1e-4,
     check_input=True,
+    early=None,
 ):
     """:func:`~.robust_svm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
     ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
@@ -498,6 +499,9 @@ def robust_svm_ipm_dask(
         The relative gap below which the corrector is refined.
     check_input : bool, default True
         Run the validation pass (False: trusted arrays).
+    early : tuple or None, default None
+        ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets the stopping
+        test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts (as in memory).
 
     Returns
     -------
@@ -558,6 +562,7 @@ def robust_svm_ipm_dask(
         step_fraction=step_fraction,
         refine=refine,
         refine_below=refine_below,
+        early=None if early is None else (early[0], early[1], lambda: early[2](op.glob["w"])),
     )
     states, glob = op.states, op.glob
     t = np.zeros(k_all)
