@@ -549,7 +549,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
             "ipm": dict(common, **exact),
             "fista": common,
             "ccp": common,
-            "anchors": dict(common, n_anchors=self.n_anchors),
+            "anchors": dict(common, n_anchors=self.n_anchors, **exact),
         }
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
