@@ -544,7 +544,7 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.boost is not None:
             common["boost"] = check_positive(self.boost, "boost", strict=False)
         check_choice(self.step_accuracy, "step_accuracy", ("ccp", "exact"))
-        exact = dict(eta=0.0, screen=None) if self.step_accuracy == "exact" else {}
+        exact = dict(eta=0.0, screen=None, warm=False) if self.step_accuracy == "exact" else {}
         options = {
             "ipm": dict(common, **exact),
             "fista": common,

@@ -734,7 +734,7 @@ class HyperbolicProblem(Formulation):
         boost: float = 0.0,
         eta: float = STEP_ETA,
         screen: float | None = SCREEN,
-        warm: bool = False,
+        warm: bool = True,
         **options,
     ) -> Solution:
         """CCP over anchor hulls (see module docstring): ``step="ipm"`` by the structured interior point
