@@ -4,22 +4,23 @@
 nearest-class-mean rule in the same feature space.
 
 ``rsvm-conic bench hyperbolic [--quick]`` prints one row per data set and configuration: 300 digits (trained on the
-first 300 rows, tested on the other 1497), the full digits (1797 rows, training accuracy; not with ``--quick``) and
-iris (150 rows, training accuracy). The configurations: ``ipm-plain`` (the plain CCP with the former settings:
-``boost=0``, at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults:
-``tol=1e-4``, at most 30 steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its
-steps being inexact), ``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight
-tolerance and every start run to ``tol``: ``step_accuracy="exact"``), ``ipm-warm`` (the default with each step's
-interior point warm-started from the previous step's point: ``HyperbolicProblem.solve("ipm", warm=True)`` on the
-estimator's features, its time that of the CCP alone) and, on the full digits, the automatic route
-(``anchors`` beyond 1000 rows, not boosted). Each row: the fit's time, training / test accuracy, the objective, the
-median certified gap of its convex steps (in units of the objective), the time ratio to ``ipm-plain`` and to
-``ipm-exact`` measured in the same run, the interior-point iterations over all steps and starts (``its``),
-``SVC()``'s time and accuracy, the nearest-class-mean rule's accuracy (``HyperbolicSVC(max_iter=0, n_starts=1)``:
-the CCP's first start, in the same feature space), and the CCP steps and stopping reason of every start. Without
-``--quick`` it also fits the 300 digits with the SOCP steps (``solver="ccp"``, the automatic route at this size)
-before and after. Times are wall-clock seconds of one fit each (after a warm-up fit that compiles the numba
-kernels); on a loaded machine read the ratios, measured side by side.
+first 300 rows, tested on the other 1497), the full digits (1797 rows, training accuracy; not with ``--quick``) and iris
+(150 rows, training accuracy). The configurations: ``ipm-plain`` (the plain CCP with the former settings: ``boost=0``,
+at most 30 steps per start, ``tol=1e-6``), ``ipm`` and ``fista`` (the estimator's defaults: ``tol=1e-4``, at most 30
+steps; ``ipm`` boosted, with inexact steps and screened starts, ``fista`` not boosted, its steps being inexact),
+``ipm-exact`` (the ``ipm`` default with every step solved to the interior point's tight tolerance and every start run to
+``tol``: ``step_accuracy="exact"``), ``ipm-warm`` (the default with each step's interior point warm-started from the
+previous step's point: ``HyperbolicProblem.solve("ipm", warm=True)`` on the estimator's features, its time that of the
+CCP alone) and, on the full digits, the automatic route (``anchors`` beyond 1000 rows, not boosted; inexact warm-started
+steps, screened starts) and ``anchors-exact`` (the same route with exact cold steps and every start to ``tol``:
+``step_accuracy="exact"``). Each row: the fit's time, training / test accuracy, the objective, the median certified gap
+of its convex steps (in units of the objective), the time ratio to ``ipm-plain`` and to ``ipm-exact`` measured in the
+same run, the interior-point iterations over all steps and starts (``its``), ``SVC()``'s time and accuracy, the
+nearest-class-mean rule's accuracy (``HyperbolicSVC(max_iter=0, n_starts=1)``: the CCP's first start, in the same
+feature space), and the CCP steps and stopping reason of every start. Without ``--quick`` it also fits the 300 digits
+with the SOCP steps (``solver="ccp"``, the automatic route at this size) before and after. Times are wall-clock seconds
+of one fit each (after a warm-up fit that compiles the numba kernels); on a loaded machine read the ratios, measured
+side by side.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def _configs(name, quick):
     if not quick and name == "digits-300":
         configs += [("ccp-plain", dict(solver="ccp", **PLAIN)), ("ccp", dict(solver="ccp"))]
     if name == "digits-1797":
-        configs.append(("auto", {}))
+        configs += [("anchors-exact", dict(step_accuracy="exact")), ("auto", {})]
     return configs
 
 

@@ -169,15 +169,16 @@ def test_reduced_kkt_solve_equals_the_dense_kkt_solve(seed, anchors):
 
 @pytest.mark.parametrize("seed, C", [(0, 2), (1, 3), (2, 2), (3, 3)])
 def test_anchors_route_with_interior_point_steps_ends_no_worse_than_with_socp_steps(seed, C):
-    """The ``anchors`` route (k-means anchors, 4 per class) with each step by the structured interior point (its
-    default) against the same route with each step's SOCP by CVXPY + Clarabel, from the same anchors and starts: its
+    """The ``anchors`` route (k-means anchors, 4 per class) with each step by the structured interior point, exact
+    (``eta=0``) and every start run to ``tol`` (``screen=None``), against the same route with each step's SOCP by
+    CVXPY + Clarabel, from the same anchors and starts: its
     objective is no larger (up to the CCP's tolerance), it never increases along a run, and every step's certified
     gap is recorded and below 1e-5 of the objective."""
     X, y = make_blobs(n_samples=40 + 8 * seed, centers=C, n_features=3 + seed, cluster_std=1.5, random_state=seed)
     f = HyperbolicProblem(X / np.linalg.norm(X, axis=1).max(), y, C, gamma=(0.1, 0.3, 1.0, 0.2)[seed], lam=0.05)
     opts = dict(n_anchors=4, n_starts=2, max_iter=30, random_state=seed)
     ref = f.solve("anchors", step="socp", **opts)
-    sol = f.solve("anchors", **opts)
+    sol = f.solve("anchors", eta=0.0, screen=None, warm=False, **opts)
     for a, b in zip(sol["anchors"], ref["anchors"]):
         assert np.array_equal(a, b)
     assert sol.objective <= ref.objective + 1e-6 * (1 + abs(ref.objective))

@@ -237,11 +237,13 @@ def _class_mean_start(f):
 def test_training_never_ends_worse_than_its_start(backend, seed, C):
     """Both routes start from the class means with equal radii (the nearest-class-mean rule, a feasible
     point of Problem 1); every accepted CCP step lowers f, every convex majoriser is minimised to a value
-    no larger than at its start (= f there), so the result is never worse than the nearest-class-mean rule."""
+    no larger than at its start (= f there), so the result is never worse than the nearest-class-mean rule.  The
+    ``anchors`` route with exact steps and every start to ``tol``; its default (inexact, screened):
+    ``test_anchors_route_inexact_screened_stops_honestly_and_ends_no_worse_than_exact_steps``."""
     f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
     opts = dict(n_starts=2, max_iter=6, random_state=seed)
     if backend == "anchors":
-        opts.update(n_anchors=4)
+        opts.update(n_anchors=4, eta=0.0, screen=None, warm=False)
     sol = f.solve(backend, **opts)
     _, f0 = _class_mean_start(f)
     assert sol.info["histories"][0][0] == pytest.approx(f0, rel=1e-12)
@@ -776,3 +778,123 @@ def test_inexact_screened_ipm_ccp_stops_honestly_and_ends_no_worse_than_the_socp
         if stop == "screened":
             assert h[-1] > sol.objective
     assert info["stops"][info["best_start"]] in ("converged", "fixed_point", "max_iter")
+
+
+def _anchors_step_at(f, sol, mus, R0):
+    """The CCP step over the anchors of ``sol`` (an ``anchors`` solution) from the point ``(mus, R0)``: the step's
+    value there and its minimum by the CVXPY model (Clarabel at 1e-10), in the step's units (``gamma`` times the
+    majoriser, plus a constant)."""
+    from rsvm_conic.solvers.hyperbolic_step import MajoriserStep
+
+    A = sol["anchors"]
+    Q, e = f._tangent(np.stack([mu @ a for mu, a in zip(mus, A)]), R0)
+    ca = np.repeat(np.arange(f.n_classes), [a.shape[0] for a in A])
+    w = np.ones(f.codes.size) if f.sample_weight is None else f.sample_weight
+    step = MajoriserStep(f.Phi, f.codes, np.vstack(A), ca, w, f.gamma, f.lam)
+    step.set_tangent(Q, e)
+    P = f._class_socp(A)
+    for k, a in enumerate(A):
+        P["qs"][k].value = a @ Q[k]
+    P["e"].value = e
+    P["problem"].solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return step.value(np.concatenate(mus), R0), P["problem"].value
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("seed", range(3))
+def test_anchors_route_inexact_steps_gaps_bracket_the_cvxpy_step(seed, weighted):
+    """The ``anchors`` route's default first two steps (inexact: an absolute gap target of a tenth of ``f``, then of
+    the first step's majoriser drop; the second warm-started from the first) against each step's CVXPY model over the
+    same k-means anchors (Clarabel at 1e-10): the majoriser value the route reached lies above the step's minimum and
+    that value less its recorded gap (the certified bound) below it; the gap is at most ``ACCEPT`` of the largest
+    decrease still possible, and the accepted point's objective is at most the majoriser's value there."""
+    from rsvm_conic.solvers.hyperbolic_step import ACCEPT, STEP_FLOOR
+
+    rng = np.random.default_rng(seed)
+    f, _ = _machine(n=40 + 8 * seed, C=2 + seed, D=3 + seed, gamma=(0.1, 0.3, 0.6)[seed], seed=seed)
+    if weighted:
+        f = HyperbolicProblem(f.Phi, f.codes, f.n_classes, f.gamma, f.lam, rng.uniform(0.2, 3.0, f.codes.size))
+    opts = dict(n_anchors=4, n_starts=1, random_state=seed, tol=1e-6)
+    one = f.solve("anchors", max_iter=1, **opts)
+    two = f.solve("anchors", max_iter=2, **opts)
+    points = [([w / w.sum() for w in one.info["anchor_sizes"]], np.zeros(f.n_classes)), (one["mu"], one["R"])]
+    h, drops, gaps = two.info["histories"][0], two.info["majorizer_drops"][0], two.info["step_gaps"][0]
+    assert len(gaps) == 2 and h[:2] == one.info["histories"][0][:2]  # the same first step, then a second
+    for (mus, R), before, drop, gap in zip(points, h, drops, gaps):
+        start_value, best = _anchors_step_at(f, two, mus, R)
+        scale = 1e-7 * (1 + abs(before))
+        M_star = before - (start_value - best) / f.gamma  # the majoriser's minimum, in objective units
+        assert f.f(np.stack([m @ a for m, a in zip(mus, two["anchors"])]), R) == pytest.approx(before, rel=1e-12)
+        assert before - drop >= M_star - scale  # a value of a feasible point
+        assert before - drop - gap <= M_star + scale  # the certified bound
+        assert 0 <= gap <= max(ACCEPT * (drop + gap), STEP_FLOOR * 1e-6 * (1 + abs(before))) + scale
+    assert h[1] <= h[0] - drops[0] + 1e-9 * (1 + abs(h[0]))  # f below the majoriser at the accepted point
+
+
+@pytest.mark.parametrize("seed, C", _PINNED)
+def test_anchors_route_inexact_screened_stops_honestly_and_ends_no_worse_than_exact_steps(seed, C):
+    """The ``anchors`` route's default (inexact, warm-started steps, screened starts) against the same route with
+    exact cold steps and every start run to ``tol`` (``eta=0, screen=None, warm=False``), from the same anchors and
+    starts, on the pinned cases: fewer interior-point iterations; never above start 0 (the nearest class mean); the
+    objective no larger up to ``tol (1 + |f|)`` where the exact route's best start converged; where it stopped at
+    ``max_iter`` the two paths are cut at different points of the same slow descent, and the objective is held to
+    ``1e-4 (1 + |f|)`` (measured: (0, 2), every start at ``max_iter``, 0.289734 against 0.289678; without warm starts
+    0.289695); every step's certified gap is non-negative and at most ``ACCEPT`` of
+    the largest decrease still possible (or below the floor); a ``converged`` or ``screened`` start's last step
+    certifies it (decrease, majoriser drop plus gap below the tolerance), a ``screened`` start ends above the best."""
+    from rsvm_conic.solvers.hyperbolic_step import ACCEPT, SCREEN, STEP_FLOOR
+
+    f, _ = _machine(n=30 + 6 * seed, C=C, D=3 + seed, gamma=(0.1, 0.3, 1.0)[seed], seed=seed)
+    tol = 1e-6
+    opts = dict(n_anchors=4, n_starts=3, max_iter=30, random_state=seed, tol=tol)
+    ref = f.solve("anchors", eta=0.0, screen=None, warm=False, **opts)
+    sol = f.solve("anchors", **opts)
+    for a, b in zip(sol["anchors"], ref["anchors"]):
+        assert np.array_equal(a, b)
+    its = [sum(map(sum, s.info["step_iterations"])) for s in (sol, ref)]
+    assert its[0] < its[1]
+    assert sol.objective <= sol.info["histories"][0][0]  # never worse than start 0, the nearest class mean
+    slack = tol if ref.info["stops"][ref.info["best_start"]] == "converged" else 1e-4
+    assert sol.objective <= ref.objective + slack * (1 + abs(ref.objective))
+    assert sol.objective == pytest.approx(f.objective(sol), rel=1e-12)
+    info = sol.info
+    for h, gaps, drops, stop in zip(info["histories"], info["step_gaps"], info["majorizer_drops"], info["stops"]):
+        assert np.all(np.diff(h) <= 1e-9 * (1 + abs(h[0])))
+        assert len(gaps) == len(drops) and len(h) - 1 <= len(drops) <= len(h)
+        for before, gap, drop in zip(h, gaps, drops):
+            assert gap >= 0 and gap <= max(ACCEPT * (drop + gap), STEP_FLOOR * tol * (1 + abs(before))) + 1e-12
+        if stop in ("converged", "screened"):
+            t = (tol if stop == "converged" else SCREEN * tol) * (1 + abs(h[-1]))
+            assert h[-2] - h[-1] <= t and drops[-1] + gaps[-1] <= t
+        if stop == "screened":
+            assert h[-1] > sol.objective
+    assert info["stops"][info["best_start"]] in ("converged", "fixed_point", "max_iter")
+
+
+def test_anchors_route_rejects_solver_options_with_interior_point_steps():
+    """Solver options other than the interior point's are an error with ``step="ipm"``, not ignored."""
+    f, _ = _machine(n=30)
+    with pytest.raises(ValueError, match=r"\['tol_gap_abs'\] apply to step='socp' only"):
+        f.solve("anchors", n_anchors=4, tol_gap_abs=1e-9)
+
+
+def test_hyperbolic_svc_step_accuracy_applies_to_the_anchors_route():
+    """``HyperbolicSVC(solver="anchors")`` takes inexact, warm-started steps and screened starts by default and exact
+    cold steps with every start run to ``tol`` with ``step_accuracy="exact"``: the exact fit's step gaps are tight and
+    no start is ``screened``; the default takes fewer interior-point iterations and records gaps at most ``ACCEPT`` of
+    each step's largest decrease."""
+    from rsvm_conic.solvers.hyperbolic_step import ACCEPT, STEP_FLOOR
+
+    X, y = make_blobs(n_samples=90, centers=3, n_features=4, cluster_std=2.0, random_state=3)
+    kw = dict(solver="anchors", n_anchors=5, n_starts=3, max_iter=15, max_rank=8, tol=1e-5)
+    exact = HyperbolicSVC(step_accuracy="exact", **kw).fit(X, y)
+    default = HyperbolicSVC(**kw).fit(X, y)
+    scale = 1 + abs(exact.objective_)
+    assert "screened" not in exact.stops_
+    assert all(0 <= g <= 1e-5 * scale for run in exact.solver_stats_["step_gaps"] for g in run)
+    its = [sum(map(sum, e.solver_stats_["step_iterations"])) for e in (default, exact)]
+    assert its[0] < its[1]
+    stats = default.solver_stats_
+    for h, gaps, drops in zip(default.histories_, stats["step_gaps"], stats["majorizer_drops"]):
+        for before, g, d in zip(h, gaps, drops):
+            assert 0 <= g <= max(ACCEPT * (d + g), STEP_FLOOR * kw["tol"] * (1 + abs(before))) + 1e-12

@@ -367,8 +367,9 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         each step by a compiled accelerated projected gradient warm-started from the previous step, at most 300
         gradient steps, its certified gap recorded: :mod:`rsvm_conic.solvers.hyperbolic_step`;
         ``rsvm-conic bench hyperbolic`` measures it against ``ipm``), ``"anchors"`` (the centres restricted to the
-        hulls of ``n_anchors`` k-means centroids per class; each CCP step an exact SOCP whose cones have the
-        anchors' dimension, solved by the same structured interior point as ``"ipm"``), ``"auto"`` (``ipm`` for
+        hulls of ``n_anchors`` k-means centroids per class; each CCP step an SOCP whose cones have the
+        anchors' dimension, solved by the same structured interior point as ``"ipm"``, inexact steps and screened
+        starts included), ``"auto"`` (``ipm`` for
         ``n <= 1000``, else ``anchors``: the machine's ``auto_routes``).
         Both start from the class means with equal radii (the nearest-class-mean rule) and never end
         with a larger objective.  ``lam``, ``gamma`` and ``sigma`` are plain parameters:
@@ -376,10 +377,11 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         necessarily this one).
     n_starts, max_iter, n_anchors : CCP starts, CCP iterations at most per start, anchors per class (``anchors``).
     step_accuracy : {"ccp", "exact"}, default="ccp"
-        With ``"ipm"``: ``"ccp"`` solves each step to the accuracy the CCP needs (an absolute gap of a tenth of the
-        previous step's decrease) and screens the starts at ten times ``tol``; ``"exact"`` solves every step to the
-        interior point's tight tolerance and runs every start to ``tol`` (then integer sample weights give the repeated
-        rows' fit to 1e-8; inexact steps follow a path that depends on the rows' repetition).
+        With ``"ipm"`` and ``"anchors"``: ``"ccp"`` solves each step to the accuracy the CCP needs (an absolute gap of
+        a tenth of the previous step's decrease; with ``"anchors"`` each step's interior point warm-started from the
+        previous step's point) and screens the starts at ten times ``tol``; ``"exact"`` solves every step to the
+        interior point's tight tolerance from its own start and runs every start to ``tol`` (then integer sample
+        weights give the repeated rows' fit to 1e-8; inexact steps follow a path that depends on the rows' repetition).
     boost : float or None, default=None
         The first extrapolation ``s`` of the line search that follows each CCP step ([AFV18];
         :mod:`rsvm_conic.formulations.hyperbolic`), which never increases the objective; 0: the plain CCP; None: the
@@ -412,11 +414,11 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
     histories_ : list of lists
         Objective per CCP iteration, one list per start; ``n_iter_`` is the longest.
     stops_ : list of str
-        Why each start stopped: ``"converged"`` (decrease below ``tol``), ``"fixed_point"`` (the
-        majoriser's minimiser does not lower the objective: a fixed point of the CCP to the SOCP
-        solver's accuracy), ``"stationary"`` (``"fista"``: the step certified that no point lowers the majoriser by
-        more than ``tol``), ``"screened"`` (``"ipm"``: converged to ten times ``tol``, then left above the best
-        start, :func:`~rsvm_conic.solvers.ccp.screened_runs`), ``"max_iter"``, or ``"solver_failed: ..."``.
+        Why each start stopped: ``"converged"`` (decrease below ``tol``), ``"fixed_point"`` (the majoriser's minimiser
+        does not lower the objective: a fixed point of the CCP to the SOCP solver's accuracy), ``"stationary"``
+        (``"fista"``: the step certified that no point lowers the majoriser by more than ``tol``), ``"screened"``
+        (``"ipm"``, ``"anchors"``: converged to ten times ``tol``, then left above the best start,
+        :func:`~rsvm_conic.solvers.ccp.screened_runs`), ``"max_iter"``, or ``"solver_failed: ..."``.
     solver_ : str
         The route used (``"ccp"``, ``"ipm"``, ``"fista"`` or ``"anchors"``).
     solver_stats_ : dict
@@ -544,12 +546,12 @@ class HyperbolicSVC(_KernelMixin, ClassifierMixin, BaseEstimator):
         if self.boost is not None:
             common["boost"] = check_positive(self.boost, "boost", strict=False)
         check_choice(self.step_accuracy, "step_accuracy", ("ccp", "exact"))
-        exact = dict(eta=0.0, screen=None) if self.step_accuracy == "exact" else {}
+        exact = dict(eta=0.0, screen=None, warm=False) if self.step_accuracy == "exact" else {}
         options = {
             "ipm": dict(common, **exact),
             "fista": common,
             "ccp": common,
-            "anchors": dict(common, n_anchors=self.n_anchors),
+            "anchors": dict(common, n_anchors=self.n_anchors, **exact),
         }
         solver = machine.auto_routes()[0] if self.solver == "auto" else self.solver
         sol = machine.solve(solver, **options[solver])
