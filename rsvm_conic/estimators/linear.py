@@ -420,8 +420,9 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
         point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one minimum-norm
         problem, if no earlier fit on these data did, so that a path solves one for all its constant points), else the
-        previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
-        non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
+        previous fit's solution on a reduced problem, or on the whole problem where the reduced one would save too
+        little (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a non-constant previous point); else (or
+        when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
         threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():

@@ -101,7 +101,8 @@ def warm_mu(step) -> float:
     Parameters
     ----------
     step : float or None
-        The relative change of the weights between the last two non-constant points (None: unknown).
+        The relative change of the weights between the last two non-constant points of one C (None: unknown, or the
+        last step was in C).
 
     Returns
     -------
