@@ -596,3 +596,48 @@ def test_the_warm_start_complementarity_follows_the_last_step(name, seed, share,
     adaptive = warm_iterations()
     monkeypatch.setattr(linear, "warm_mu", lambda step: WARM_MU, raising=False)
     assert adaptive <= share * warm_iterations()
+
+
+@pytest.mark.parametrize("name, seed", [("magic", 0), ("magic", 1), ("magic", 2)])
+def test_a_working_set_too_large_to_pay_is_solved_whole_from_the_warm_start(name, seed):
+    """Just below the constant radius most samples sit near the margin of a small ``w``: where the working set holds
+    more than :data:`~rsvm_conic.solvers.working_set.MAX_SHARE` of the samples, the whole problem is solved from the
+    warm start at the previous point (not cold): every point after the first non-constant one is warm-started, the
+    whole-problem ones in fewer iterations than the cold fit at their radius, every point certified and equal to
+    that cold fit within the two gaps."""
+    X, y = _family(name, np.random.default_rng(seed))
+    path = _quiet(lambda: radius_path(RobustSVC(), X, y, n_radii=20))  # the benchmark's grid
+    stats = path.stats[0]
+    assert [s["route"] for s in stats[:2]] == ["threshold", "ipm"] and stats[1].get("warm_start") is None
+    assert all(s.get("warm_start") == "working set" for s in stats[2:])
+    whole = [j for j, s in enumerate(stats) if s.get("warm_whole")]
+    assert whole and whole[0] == 2
+    for j, r in enumerate(path.radii):
+        cold = _quiet(lambda: RobustSVC(radius=r).fit(X, y))
+        assert stats[j]["status"] == "optimal" and path.gaps[0, j] <= 1e-6
+        assert _within_gaps(path.objectives[0, j], path.gaps_abs[0, j], cold.objective_, cold.solver_stats_["gap_abs"])
+        if j in whole:
+            assert stats[j]["iterations"] < cold.solver_stats_["iterations"], (j, stats[j], cold.solver_stats_)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_step_in_C_does_not_set_the_next_radius_steps_complementarity(seed, monkeypatch):
+    """The warm start's complementarity follows the last step along the radius (:func:`warm_mu`); a step in C (a
+    cross-validation's next row of the path, entered from its neighbour in C) says nothing about the next radius
+    step: the fit after it starts at :data:`~rsvm_conic.solvers.working_set.WARM_MU`, and is certified."""
+    from rsvm_conic.estimators import linear
+    from rsvm_conic.solvers.working_set import WARM_MU
+
+    X, y = _family("magic", np.random.default_rng(seed))
+    top = RobustSVC().radius_threshold(X, y).upper
+    seen = []
+    real = linear.working_set_ipm
+    monkeypatch.setattr(linear, "working_set_ipm", lambda *a, **k: seen.append(k["mu"]) or real(*a, **k))
+    est = RobustSVC(C=1.0, radius=0.3 * top, warm_start=True).fit(X, y)
+    est.set_params(radius=0.2 * top).fit(X, y)  # a radius step: its change sets the next start
+    est.set_params(C=10.0).fit(X, y)  # a step in C, started from the radius step's estimate
+    seen.clear()
+    est.set_params(radius=0.1 * top).fit(X, y)
+    assert seen == [WARM_MU] and est.solver_stats_["status"] == "optimal"
+    cold = RobustSVC(C=10.0, radius=0.1 * top).fit(X, y)
+    assert _within_gaps(est.objective_, est.solver_stats_["gap_abs"], cold.objective_, cold.solver_stats_["gap_abs"])

@@ -285,7 +285,8 @@ class _WarmState(NamedTuple):
     values: tuple | None = None  # :meth:`_LinearSVCBase._warm_values` of that fit
     threshold: object = None  # the ZeroThreshold of these data (``radius_threshold``), on the radius's scale
     constant: tuple | None = None  # (r0, a, z): the dual point over C certifying w = 0 at every radius >= r0, any C
-    step: float | None = None  # ||w - w_prev|| / ||w|| between the last two non-constant fits (working_set.warm_mu)
+    step: float | None = None  # ||w - w_prev|| / ||w|| between the last two non-constant fits of one C (warm_mu)
+    C: float | None = None  # the C of the solution w
 
 
 class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
@@ -358,14 +359,15 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
             w, b = self.coef_.ravel(), self.intercept_[0]
             unc = formulation.current_uncertainty()
             gamma = None if unc is None else unc.gamma
-            step = None if warm is None else warm.step
+            step, C = (None, self.C) if warm is None else (warm.step, self.C)
             if not np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
-                w, b, gamma = warm.w, warm.b, warm.gamma  # constant: the next fit starts from the last that was not
+                w, b, gamma, C = warm.w, warm.b, warm.gamma, warm.C  # constant: the next fit starts from the last
             elif np.any(w) and warm is not None and warm.w is not None and np.any(warm.w):
-                step = float(np.linalg.norm(w - warm.w) / np.linalg.norm(w))
+                # a step along the radius predicts the next one; a step in C does not (the next is along the radius)
+                step = float(np.linalg.norm(w - warm.w) / np.linalg.norm(w)) if warm.C == self.C else None
             constant = sol.values.get("constant") or (None if warm is None else warm.constant)
             self._warm = _WarmState(
-                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant, step
+                key, formulation, X, classes, w, b, gamma, sol, self._warm_values(), threshold, constant, step, C
             )
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
@@ -418,8 +420,9 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
         point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one minimum-norm
         problem, if no earlier fit on these data did, so that a path solves one for all its constant points), else the
-        previous fit's solution on a reduced problem (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a
-        non-constant previous point); else (or when neither certifies) ``formulation.solve(self.solver)``."""
+        previous fit's solution on a reduced problem, or on the whole problem where the reduced one would save too
+        little (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a non-constant previous point); else (or
+        when neither certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
         threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
