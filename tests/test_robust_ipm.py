@@ -650,3 +650,52 @@ def test_engine_early_stop_ends_only_where_accepted():
     np.testing.assert_array_equal(refused[0]["w"], plain[0]["w"])
     assert taken[1]["status"] == "optimal" and taken[1]["iterations"] < plain[1]["iterations"]
     assert taken[1]["gap_rel"] <= 1e-7 and max(taken[1]["pres"], taken[1]["dres"]) <= 1e-9
+
+
+def test_engine_hold_goes_on_only_where_refused():
+    """``interior_point``'s ``hold`` hook: accepted everywhere, the run is the one without it (the same iterations and
+    point); refused, it goes on past the stopping test to the hold's tighter relative gap, ``optimal``."""
+    X, y, unc = _two_groups(1000, 6, 4)
+    S, g = unc["Sigma"], unc["groups"]
+    args = (X, y, 1.0, np.full(1000, 0.5), np.sqrt(np.stack([np.diag(S[0]), np.diag(S[1])])), True, g)
+    plain = robust_svm_ipm(*args, tol_gap_rel=1e-5)
+    accepted = robust_svm_ipm(*args, tol_gap_rel=1e-5, hold=(1e-9, lambda w: True))
+    refused = robust_svm_ipm(*args, tol_gap_rel=1e-5, hold=(1e-9, lambda w: False))
+    assert accepted[1]["iterations"] == plain[1]["iterations"]
+    np.testing.assert_array_equal(accepted[0]["w"], plain[0]["w"])
+    assert refused[1]["status"] == "optimal" and refused[1]["iterations"] > plain[1]["iterations"]
+    assert refused[1]["gap_rel"] <= 1e-9 < plain[1]["gap_rel"]
+
+
+def _near_constant_family():
+    """Radii 1.002 to 1.05 times the constant threshold (the optimum is ``w = 0``) on six random data sets."""
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((200, 6))
+        y = (X[:, 0] + 0.8 * rng.standard_normal(200) > 0).astype(int)
+        for f in (1.002, 1.005, 1.01, 1.02, 1.05):
+            yield X, y, f
+
+
+def test_a_fit_whose_optimum_is_w_zero_is_reported_constant_over_a_family():
+    """Every fit of the family is reported constant: the ipm route holds a run whose decision values are neither
+    resolved nor at the constant test's round-off level until relative gap ``IPM_HOLD_GAP`` (near the cone's apex
+    ``w`` shrinks with the gap, about a hundredfold per iteration).  Stopped at the engine's own 1e-8, 13 of these 30
+    fits were reported non-constant, their largest ``|x_i'w|`` up to a few times that level, wherever the last step
+    happened to land."""
+    import warnings
+
+    from rsvm_conic.estimators import RobustSVC
+    from rsvm_conic.exceptions import ConstantClassifierWarning
+
+    missed = []
+    for X, y, f in _near_constant_family():
+        eye = np.ones(X.shape[1])
+        r = f * RobustSVC().radius_threshold(X, y, Sigma=eye).upper
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = RobustSVC(radius=r).fit(X, y, Sigma=eye)
+        assert est.solver_stats_["status"] == "optimal" and est.solver_stats_["gap_rel"] <= 1e-6
+        if not any(issubclass(w.category, ConstantClassifierWarning) for w in caught):
+            missed.append((f, float(np.abs(X @ est.coef_.ravel()).max())))
+    assert not missed

@@ -342,6 +342,7 @@ def robust_svm_ipm(
     refine=REFINE_STEPS,
     start=None,
     early=None,
+    hold=None,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
@@ -388,6 +389,9 @@ def robust_svm_ipm(
         ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets
         the stopping test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts
         (:func:`~.engine.interior_point`); None: the tolerances above only.
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: an iterate that meets the stopping test ends the run only when ``accept(w)``
+        accepts its weights or it meets this tighter relative gap (:func:`~.engine.interior_point`).
 
     Returns
     -------
@@ -423,6 +427,7 @@ def robust_svm_ipm(
             print_fn=print_fn,
             refine=refine,
             early=early,
+            hold=hold,
         )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -446,6 +451,9 @@ def robust_svm_ipm(
         if early is not None:
             gap_rel, feas, accept = early
             early = (gap_rel, feas, lambda x: accept(x[: prob.n]))
+        if hold is not None:
+            hold_gap, hold_accept = hold
+            hold = (hold_gap, lambda x: hold_accept(x[: prob.n]))
         res = cone_ipm(
             prob,
             max_iter=max_iter,
@@ -456,6 +464,7 @@ def robust_svm_ipm(
             print_fn=print_fn,
             refine=refine,
             early=early,
+            hold=hold,
         )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
@@ -496,7 +505,7 @@ def solve_robust_ipm(X, y, C, gamma=None, factors=None, diagonal=True, group_ind
         The resolved uncertainty's factors ``(k, n)`` (diagonal) or ``(k, n, n)`` and each sample's group.
     **opts
         ``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``, ``verbose``, ``accept_inaccurate``,
-        ``refine``, ``early`` (:func:`robust_svm_ipm`).
+        ``refine``, ``early``, ``hold`` (:func:`robust_svm_ipm`).
 
     Returns
     -------

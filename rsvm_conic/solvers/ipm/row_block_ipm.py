@@ -455,6 +455,7 @@ def robust_svm_ipm_dask(
     refine_below=1e-4,
     check_input=True,
     early=None,
+    hold=None,
 ):
     """:func:`~.robust_svm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
     ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
@@ -502,6 +503,9 @@ def robust_svm_ipm_dask(
     early : tuple or None, default None
         ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets the stopping
         test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts (as in memory).
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: an iterate that meets the stopping test ends the run only when ``accept(w)``
+        accepts its weights or it meets this tighter relative gap (as in memory).
 
     Returns
     -------
@@ -563,6 +567,7 @@ def robust_svm_ipm_dask(
         refine=refine,
         refine_below=refine_below,
         early=None if early is None else (early[0], early[1], lambda: early[2](op.glob["w"])),
+        hold=None if hold is None else (hold[0], lambda: hold[1](op.glob["w"])),
     )
     states, glob = op.states, op.glob
     t = np.zeros(k_all)
