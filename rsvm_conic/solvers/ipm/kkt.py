@@ -24,6 +24,7 @@ from .cone_loops import (
 
 __all__ = [
     "START_SHARE",
+    "START_SLACK",
     "ConeTerms",
     "GroupMeans",
     "Workspace",
@@ -32,6 +33,7 @@ __all__ = [
     "cholesky_factor",
     "cholesky_solve",
     "cone_rows_gx",
+    "start_cone_t",
     "sum_apply_rows",
     "transpose_apply",
     "weighted_gram",
@@ -42,13 +44,46 @@ _CHUNK = 8192
 START_SHARE = 0.3
 """The margin rows' multipliers at the start of both operators, as a share of ``C`` (``alpha_i = 0.3 C_i``, the
 ``xi >= 0`` rows' ``0.7 C_i``): nearer the optimum's, where most ``alpha_i`` are 0 (samples outside the margin),
-than ``C_i / 2``, whose first steps on the default ``RobustSVC()`` fit (0.23 to 0.56) are each cut short by those
-multipliers.  The iterations depend on it unevenly; measured with ``solve("ipm")`` stopped at the engine's own
-relative gap 1e-8 (before the route's early stop, ``formulations._linear.IPM_GAP_SHARE``, which ends each of these
-one iteration sooner) on the fits of
-``rsvm-conic bench defaults --quick`` (breast cancer), the share against ``C_i / 2``: ``RobustSVC()`` 13 against 14,
-``ChanceConstrainedSVC()`` 14 against 16, ``RobustFeatureSVC()`` 15 both (18 at 0.25, 19 at 0.2);
-``tests/test_robust_ipm.py`` compares the two over its family (409 against 416 iterations)."""
+than ``C_i / 2``, whose first steps are each cut short by those multipliers.  ``tests/test_robust_ipm.py`` compares
+the two over its family (390 against 409 iterations) and on the default ``RobustSVC()`` fit of breast cancer with one
+covariance per class (11 against 12, with the route's early stop)."""
+
+START_SLACK = 3.0
+"""The hinge slacks at the start of both operators, less their radius term: ``xi_i = 3 + gamma_i t_{g(i)}`` (margin
+slacks 2 at ``w = 0``, ``b = 0``).  Against 2, with the cones' start of :func:`start_cone_t`, the iterations of the
+breast cancer fits of ``rsvm-conic bench defaults --quick``: ``RobustSVC()`` 13 against 14, ``ChanceConstrainedSVC()``
+11 against 13, ``NominalSVC(solver="ipm")`` 11 against 13; 356 against 444 over the cold fits of the synthetic
+40000 x 20 family of ``rsvm-conic bench paths`` (its default radii but the first, and 5.75)."""
+
+
+def start_cone_t(z0, gamma_max, C_mean):
+    """The cones' first entries ``t_g`` at the start of both operators (``w = 0``, so the cone slack is
+    ``(t_g, 0)`` and its multiplier ``(z0_g, 0)`` with ``z0_g = sum_{i in g} gamma_i alpha_i``).
+
+    Two scales bound it: ``1 / max_{i in g} gamma_i``, where the radius term ``gamma_i t_g`` of every margin is at
+    most 1 (with ``t_g = 1`` it is the radius itself: at radius 5.75 the start's hinge sum was 360 times the
+    optimum's), and ``mu_0 / z0_g``, where the cone pair's complementarity ``t_g z0_g`` equals the margin pairs' mean
+    ``mu_0`` (the central path's; with one cone over L samples ``z0_g`` grows with L, and ``t_g z0_g`` was 10^4
+    times ``mu_0`` at L = 40000).  Each capped at 1, ``t_g`` is their geometric mean: centring the cone alone puts
+    ``t_g`` orders of magnitude below ``||A_g' w||`` at the optimum, bounding the radius term alone leaves the cone
+    pair far off the central path.
+
+    Parameters
+    ----------
+    z0 : ndarray of shape (k,)
+        The cones' multipliers' first entries ``sum_{i in g} gamma_i alpha_i`` (> 0).
+    gamma_max : ndarray of shape (k,)
+        Each cone's largest radius ``gamma_i``.
+    C_mean : float
+        The mean hinge weight ``C_i``.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        ``t_g`` in (0, 1].
+    """
+    mu0 = C_mean * (START_SHARE * (START_SLACK - 1.0) + (1.0 - START_SHARE) * START_SLACK) / 2.0
+    return np.sqrt(np.minimum(1.0, mu0 / z0) / np.maximum(1.0, gamma_max))
 
 
 def cholesky_factor(S: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from ..._validation import check_two_classes, is_dask_array
 from .engine import REFINE_STEPS, ConeSpec, Scaling, cone_ipm
 from .kkt import (
     START_SHARE,
+    START_SLACK,
     ConeTerms,
     GroupMeans,
     Workspace,
@@ -28,6 +29,7 @@ from .kkt import (
     cholesky_factor,
     cholesky_solve,
     cone_rows_gx,
+    start_cone_t,
     sum_apply_rows,
 )
 from .cone_loops import (
@@ -105,9 +107,10 @@ class RobustSVMCone:
         self.b = np.zeros(0)
 
     def initial_point(self):
-        """w = 0, b = 0, margin slacks 1, alpha = 0.3 C and the xi rows' multipliers 0.7 C (:data:`~.kkt.START_SHARE`;
-        the xi rows of the dual residual vanish), cone pairs (t_g, 0) = (1, 0) and (z0_g, 0) with
-        z0_g = sum_{i in g} gamma_i alpha_i (so the t rows vanish too): a start centred for this model, which needs
+        """w = 0, b = 0, alpha = 0.3 C and the xi rows' multipliers 0.7 C (:data:`~.kkt.START_SHARE`; the xi rows of
+        the dual residual vanish), hinge slacks ``xi_i = 3 + gamma_i t_g`` (:data:`~.kkt.START_SLACK`: margin slacks
+        2), cone pairs (t_g, 0) and (z0_g, 0) with z0_g = sum_{i in g} gamma_i alpha_i (so the t rows vanish too) and
+        t_g scaled to the radii and to z0_g (:func:`~.kkt.start_cone_t`): a start centred for this model, which needs
         fewer iterations than CVXOPT's shifted least-squares start."""
         k, C = self.k, self.C
         x = np.zeros(self.nx)
@@ -120,10 +123,12 @@ class RobustSVMCone:
             z0 = self.segsum(self.gamma * zm)
             Z[:] = 0.0
             Z[:, 0] = z0
-            t[:] = 1.0
-            xi[:] = 2.0 + self.gamma * t[self.gidx]
+            gamma_max = np.zeros(k)
+            np.maximum.at(gamma_max, self.gidx, self.gamma)
+            t[:] = start_cone_t(z0, gamma_max, float(np.mean(C)))
+            xi[:] = START_SLACK + self.gamma * t[self.gidx]
         else:
-            xi[:] = 2.0
+            xi[:] = START_SLACK
         s = self.h - self.Gx(x)
         return x, np.zeros(0), z, s
 
@@ -342,6 +347,7 @@ def robust_svm_ipm(
     refine=REFINE_STEPS,
     start=None,
     early=None,
+    hold=None,
 ):
     """Solve the robust SVM SOCP; returns ``(values, info)`` with ``values = {w, b, xi, t}``.
 
@@ -388,6 +394,9 @@ def robust_svm_ipm(
         ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets
         the stopping test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts
         (:func:`~.engine.interior_point`); None: the tolerances above only.
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: an iterate that meets the stopping test ends the run only when ``accept(w)``
+        accepts its weights or it meets this tighter relative gap (:func:`~.engine.interior_point`).
 
     Returns
     -------
@@ -423,6 +432,7 @@ def robust_svm_ipm(
             print_fn=print_fn,
             refine=refine,
             early=early,
+            hold=hold,
         )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -446,6 +456,9 @@ def robust_svm_ipm(
         if early is not None:
             gap_rel, feas, accept = early
             early = (gap_rel, feas, lambda x: accept(x[: prob.n]))
+        if hold is not None:
+            hold_gap, hold_accept = hold
+            hold = (hold_gap, lambda x: hold_accept(x[: prob.n]))
         res = cone_ipm(
             prob,
             max_iter=max_iter,
@@ -456,6 +469,7 @@ def robust_svm_ipm(
             print_fn=print_fn,
             refine=refine,
             early=early,
+            hold=hold,
         )
     w, b, xi, t_act = prob.split_x(res.x)
     t = np.zeros(factors.shape[0])
@@ -496,7 +510,7 @@ def solve_robust_ipm(X, y, C, gamma=None, factors=None, diagonal=True, group_ind
         The resolved uncertainty's factors ``(k, n)`` (diagonal) or ``(k, n, n)`` and each sample's group.
     **opts
         ``max_iter``, ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``, ``verbose``, ``accept_inaccurate``,
-        ``refine``, ``early`` (:func:`robust_svm_ipm`).
+        ``refine``, ``early``, ``hold`` (:func:`robust_svm_ipm`).
 
     Returns
     -------

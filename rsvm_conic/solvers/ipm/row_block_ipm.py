@@ -35,12 +35,14 @@ from .engine import (
 )
 from .kkt import (
     START_SHARE,
+    START_SLACK,
     ConeTerms,
     GroupMeans,
     centred_gram,
     cholesky_factor,
     cholesky_solve,
     cone_rows_gx,
+    start_cone_t,
     sum_apply_rows,
     weighted_gram,
 )
@@ -81,8 +83,8 @@ class _Block:
         Lb = self.Lb
         return z[:Lb], z[Lb : 2 * Lb], z[2 * Lb :].reshape(Lb if self.sample else 0, self.n + 1)
 
-    def initial(self):
-        """RobustSVMCone.initial_point's rows (t_g = 1 for grouped cones, on the client)."""
+    def initial(self, tg):
+        """RobustSVMCone.initial_point's rows (``tg``: the grouped cones' t_g, on the client)."""
         C, Lb, n = self.cfg["C"], self.Lb, self.n
         z = np.empty(self.cones.size)
         zm, zx, Z = self.split_z(z)
@@ -92,14 +94,14 @@ class _Block:
         if self.sample:
             Z[:] = 0.0
             Z[:, 0] = self.gam * zm
-            t = np.ones(Lb)
-            xi = 2.0 + self.gam * t
+            t = start_cone_t(Z[:, 0], self.gam, C)
+            xi = START_SLACK + self.gam * t
         elif self.mode == "grouped":
-            xi = 2.0 + self.gam * np.ones(self.cfg["k"])[self.gi]
+            xi = START_SLACK + self.gam * tg[self.gi]
         else:
-            xi = np.full(Lb, 2.0)
+            xi = np.full(Lb, START_SLACK)
         Xw = np.zeros(Lb)
-        s = -self.Gx(np.zeros(n), 0.0, xi, t, np.ones(self.cfg["k"]), Xw)
+        s = -self.Gx(np.zeros(n), 0.0, xi, t, tg, Xw)
         s[:Lb] -= 1.0
         return {"xi": xi, "t": t, "z": z, "s": s, "Xw": Xw}
 
@@ -321,7 +323,7 @@ def _start_pass(blk, st, plan):
     reduced right-hand side."""
     B = _Block(blk, plan["cfg"])
     if st is None:
-        st = B.initial()
+        st = B.initial(plan["glob"]["tg"])
     elif plan["move"] is not None:
         st, halvings = _step(B, st, *plan["move"], plan["glob"]["w"])
         if halvings:  # the client repeats the pass with the shorter step
@@ -406,11 +408,17 @@ def _corrector_pass(blk, st, plan):
 
 
 def _setup_pass(blk, plan):
-    """Which groups carry uncertainty (some gamma_i > 0) and the range of gamma."""
+    """Which groups carry uncertainty (some gamma_i > 0), the range of gamma and, per group, the sum and the largest
+    of its gamma_i (the grouped cones' start, :func:`~.kkt.start_cone_t`)."""
     gam = blk["gamma"]
     out = {"min_gamma": float(np.min(gam)), "max_gamma": float(np.max(gam))}
     if "gi" in blk:
-        out["active"] = np.bincount(blk["gi"][gam > 0], minlength=plan["k_all"]).astype(float)
+        gi = blk["gi"]
+        out["active"] = np.bincount(gi[gam > 0], minlength=plan["k_all"]).astype(float)
+        out["gamma_sum"] = np.bincount(gi, weights=gam, minlength=plan["k_all"])
+        gmax = np.zeros(plan["k_all"])
+        np.maximum.at(gmax, gi, gam)
+        out["max_group_gamma"] = gmax
     return out
 
 
@@ -455,6 +463,7 @@ def robust_svm_ipm_dask(
     refine_below=1e-4,
     check_input=True,
     early=None,
+    hold=None,
 ):
     """:func:`~.robust_svm.robust_svm_ipm` for Dask arrays: ``X`` (L, n), ``y`` in {-1, +1}, ``gamma`` and
     ``group_index`` (L,), chunked along rows; ``factors`` a small numpy array ``(k, n)`` / ``(k, n, n)`` for
@@ -502,6 +511,9 @@ def robust_svm_ipm_dask(
     early : tuple or None, default None
         ``(tol_gap_rel, tol_feas, accept)``: the run ends ``optimal`` at the first iterate that meets the stopping
         test at these looser tolerances and whose weights ``w`` ``accept(w)`` accepts (as in memory).
+    hold : tuple or None, default None
+        ``(tol_gap_rel, accept)``: an iterate that meets the stopping test ends the run only when ``accept(w)``
+        accepts its weights or it meets this tighter relative gap (as in memory).
 
     Returns
     -------
@@ -548,6 +560,7 @@ def robust_svm_ipm_dask(
                 f"{MAX_CLIENT_GROUPS}); for one ellipsoid per sample pass groups='sample'."
             )
         cfg.update(mode="grouped", k=k, active=active, remap=np.cumsum(active) - 1)
+        cfg["tg"] = start_cone_t(START_SHARE * C * info0["gamma_sum"][active], info0["max_group_gamma"][active], C)
         cones = _Cones(np.ascontiguousarray(np.asarray(factors, dtype=float)[active]), bool(diagonal), n)
     k = cfg["k"]
     op = _RowBlockOperator(blocks, cfg, cones, L, n, C)
@@ -563,6 +576,7 @@ def robust_svm_ipm_dask(
         refine=refine,
         refine_below=refine_below,
         early=None if early is None else (early[0], early[1], lambda: early[2](op.glob["w"])),
+        hold=None if hold is None else (hold[0], lambda: hold[1](op.glob["w"])),
     )
     states, glob = op.states, op.glob
     t = np.zeros(k_all)
@@ -636,7 +650,7 @@ class _RowBlockOperator:
         self.degree = 2 * L + k
         self.norms = (C, 1.0, 0.0)
         self.C = C
-        self.glob = {"w": np.zeros(n), "b": 0.0, "tg": np.ones(k) if self.grouped else None}
+        self.glob = {"w": np.zeros(n), "b": 0.0, "tg": cfg["tg"].copy() if self.grouped else None}
         self.states = None
 
     def _corrector_pass(self, refine: bool, scale: bool) -> dict:
