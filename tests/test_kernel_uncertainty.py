@@ -397,11 +397,16 @@ def test_symmetry_of_a_sample_is_decided_by_one_exact_comparison_when_it_holds_e
 def test_gaussian_factors_are_scipy_stats_quantiles_exactly(known):
     """``kappa`` and ``kappa_estimated`` evaluate the special functions behind ``scipy.stats``' quantiles directly:
     the values are ``norm.isf``, ``nct.ppf`` and ``chi2.ppf``'s, bit for bit, over epsilon, the number of samples
-    (2 to 1e7) and the confidence."""
+    (2 to 1e7) and the confidence.  Where ``nct.ppf`` is not ``nctdtrit`` (scipy 1.11 computes it by Boost: at
+    epsilon 1e-6, S = 2, 7.011873806 against 7.011873443) the two agree to 1e-6 relative (0 at epsilon = 0.5, to
+    rounding)."""
+    from scipy import special
     from scipy.stats import chi2, nct
 
     from rsvm_conic.uncertainty.chance import kappa_estimated
 
+    nc = float(norm.isf(1e-6)) * np.sqrt(2.0)  # the case where scipy 1.11's Boost quantile differs
+    nct_is_nctdtrit = nct.ppf(0.5, 1, nc) == special.nctdtrit(1, nc, 0.5)
     for eps in (1e-6, 0.01, 0.1, 0.3, 0.5):
         k = float(norm.isf(eps))
         assert kappa(eps, "gaussian") == k
@@ -410,7 +415,8 @@ def test_gaussian_factors_are_scipy_stats_quantiles_exactly(known):
                 d = 1.0 - conf
                 want = k * np.sqrt((S - 1) / chi2.ppf(d, S - 1)) if known else nct.ppf(1 - d, S - 1, k * np.sqrt(S))
                 want = float(want) if known else float(want / np.sqrt(S))
-                assert kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=known) == want
+                got = kappa_estimated(eps, "gaussian", S, confidence=conf, mean_known=known)
+                assert got == want if known or nct_is_nctdtrit else abs(got - want) <= 1e-6 * abs(want) + 1e-12
 
 
 @pytest.mark.parametrize("seed", range(4))

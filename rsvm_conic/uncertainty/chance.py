@@ -131,8 +131,9 @@ def kappa_estimated(
     S = check_integer(n_samples, "n_samples", minimum=2)
     delta = 1.0 - check_probability(confidence, "confidence")
     if model == "gaussian":
-        # the quantiles by the special functions that scipy.stats' chi2.ppf, nct.ppf and norm.isf evaluate (the same
-        # values, without the distributions' argument handling, a tenth of a millisecond per call)
+        # the quantiles by the special functions behind scipy.stats' chi2.ppf, nct.ppf and norm.isf (the same values,
+        # without the distributions' argument handling, a tenth of a millisecond per call); older scipy releases
+        # (1.11) compute nct.ppf by Boost instead of nctdtrit, which agrees to about 1e-7 relative
         from scipy.special import gammaincinv, nctdtrit, ndtri
 
         if mean_known:
