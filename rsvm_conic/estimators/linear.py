@@ -372,6 +372,17 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
+    def _fit_from(self, coef, intercept, X, y, **fit_params):
+        """``fit``, its interior point started at ``(coef, intercept)``: a solution at the same parameters on other
+        data (a cross-validated estimator's refit starts from its folds' mean at the selected point).  The start only
+        saves iterations: the working-set warm start certifies the point on the whole problem of these data, else the
+        fit is the cold one; nothing is kept for a next fit beyond what ``warm_start`` keeps."""
+        self._start = (np.asarray(coef, dtype=float).ravel(), float(intercept))
+        try:
+            return self.fit(X, y, **fit_params)
+        finally:
+            del self._start
+
     #: the estimator's parameters that a warm start changes on the formulation kept from the previous fit
     _path_params = ("C",)
 
@@ -557,7 +568,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         if self._uncertain:
             Sigma, sigma_index = fit_uncertainty(Sigma, sigma_index, *X.shape)
         formulation = self._build(X, y_pm, Sigma, sigma_index, sample_radius, weights)
-        return formulation, X, classes, key, None
+        start = getattr(self, "_start", None)  # :meth:`_fit_from`'s point: the working set's start, as a warm fit's
+        if start is None or start[0].shape != (X.shape[1],) or not np.all(np.isfinite(np.append(*start))):
+            return formulation, X, classes, key, None
+        return formulation, X, classes, key, _WarmState(key, formulation, X, classes, *start)
 
     def _from_store(self, path, y, Sigma, sigma_index, sample_radius):
         from ..datasets.zarr_store import open_dataset
