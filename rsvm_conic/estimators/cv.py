@@ -8,7 +8,10 @@ test rows, and selects the (C, radius) of the best mean score, ties going to the
 smallest C, then the largest radius: the first in ``GridSearchCV``'s order over ``{"C": Cs increasing, "radius":
 radii decreasing}``).  A ``sample_weight`` fit parameter also weights each fold's score, as ``GridSearchCV`` (from
 scikit-learn 1.9) forwards it to the scorer.  With ``refit=True`` the estimator is then fitted on all the data at
-that point.  The folds' constant fits (the largest radii of a path, by design) do not warn; the refit's warnings
+that point, its interior point started from the folds' mean solution there (the working-set warm start of
+:mod:`rsvm_conic.solvers.working_set`, certified on all the data, else the cold fit; a :class:`RobustSVC` refit
+on ``rsvm-conic bench paths``'s magic data takes 11 interior-point iterations on a reduced problem against 19
+cold).  The folds' constant fits (the largest radii of a path, by design) do not warn; the refit's warnings
 are issued under the cross-validated estimator's name.  :class:`PathCV` is the base: a new estimator with a path
 needs its class and its own ``__init__``.
 """
@@ -146,7 +149,14 @@ class PathCV(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator):
             params = {k: v for k, v in (("C", self.C_), ("radius", self.radius_)) if v is not None}
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                best = clone(estimator).set_params(**params).fit(X, y, **fit_params)
+                best = clone(estimator).set_params(**params)
+                paths = [path for _, path in folds]
+                if hasattr(best, "_fit_from") and all(np.array_equal(p.classes, paths[0].classes) for p in paths):
+                    # started from the folds' mean solution at (C_, radius_), certified on all the data
+                    coef = np.mean([p.coefs[i, j] for p in paths], axis=0)
+                    best._fit_from(coef, np.mean([p.intercepts[i, j] for p in paths]), X, y, **fit_params)
+                else:
+                    best.fit(X, y, **fit_params)
             inner = type(best).__name__
             for w in caught:  # the refit's warnings, a constant classifier's under this estimator's name
                 message = str(w.message)

@@ -372,6 +372,18 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         warn_constant_classifier(self, formulation, X, self._constant_reason)
         return self
 
+    def _fit_from(self, coef, intercept, X, y, **fit_params):
+        """``fit``, its interior point started at ``(coef, intercept)`` (:meth:`_start_point`): a solution at the same
+        radius on other data (a cross-validated estimator's refit starts from its folds' mean at the selected point)
+        or at another C (a path's previous row of C).  The start only saves iterations: the working-set warm start
+        certifies the point on the whole problem of these data, else the fit is the cold one; nothing is kept for a
+        next fit beyond what ``warm_start`` keeps."""
+        self._start = (np.asarray(coef, dtype=float).ravel(), float(intercept))
+        try:
+            return self.fit(X, y, **fit_params)
+        finally:
+            del self._start
+
     #: the estimator's parameters that a warm start changes on the formulation kept from the previous fit
     _path_params = ("C",)
 
@@ -420,9 +432,10 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
         With a warm start on the interior point's route: the constant classifier certified by the threshold's dual
         point where it may be optimal (:meth:`_may_be_constant`; the threshold is computed then, by one minimum-norm
         problem, if no earlier fit on these data did, so that a path solves one for all its constant points), else the
-        previous fit's solution on a reduced problem, or on the whole problem where the reduced one would save too
-        little (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a non-constant previous point); else (or
-        when neither certifies) ``formulation.solve(self.solver)``."""
+        previous fit's solution (or the point given to :meth:`_fit_from`, :meth:`_start_point`) on a reduced problem,
+        or on the whole problem where the reduced one would save too little
+        (:func:`~rsvm_conic.solvers.working_set.working_set_ipm`, from a non-constant point); else (or when neither
+        certifies) ``formulation.solve(self.solver)``."""
         options = dict(self.solver_options or {})
         threshold = None if warm is None else warm.threshold  # of the same data: kept along a path
         if warm is not None and warm.solution is not None and warm.values == self._warm_values():
@@ -437,7 +450,8 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                 sol = self._constant_solution(formulation, None if warm is None else warm.constant, threshold, tol)
                 if sol is not None:
                     return sol, threshold
-        if warm is not None and warm.w is not None and np.any(warm.w) and self._warm_route(formulation):
+        start = self._start_point(formulation, warm)
+        if start is not None and self._warm_route(formulation):
             unc = formulation.current_uncertainty()
             arrays = (None, None, False, None)
             if unc is not None:
@@ -449,12 +463,12 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                     formulation.y,
                     formulation.C_box,
                     *arrays,
-                    warm.w,
-                    warm.b,
+                    start[0],
+                    start[1],
                     lambda w, b, a: formulation.certificate("ipm", w, b, a, tol=tol),
-                    gamma_prev=warm.gamma,
+                    gamma_prev=start[2],
                     tol_rel=tol,
-                    mu=warm_mu(warm.step),
+                    mu=start[3],
                     **options,
                 )
             except SolverError:
@@ -464,6 +478,21 @@ class _LinearSVCBase(BinaryClassifierTags, LinearClassifierMixin, BaseEstimator)
                 info = {"warm_start": "working set", **{f"warm_{k}": v for k, v in detail.items() if k != "time"}}
                 return Solution("ipm", cert.status, cert.primal, cert.time, {"w": w, "b": b}, info, cert), threshold
         return formulation.solve(self.solver, **(self.solver_options or {})), threshold
+
+    def _start_point(self, formulation, warm):
+        """``(w, b, gamma_prev, mu)``, the working-set warm start's point, or None (a cold fit): the previous fit's
+        non-constant solution on these data (``warm``) or the point given to :meth:`_fit_from` (a solution at the same
+        radius on other data or at another C), whichever has the lower objective at the current parameters."""
+        points = []
+        if warm is not None and warm.w is not None and np.any(warm.w):
+            points.append((warm.w, warm.b, warm.gamma, warm_mu(warm.step)))
+        given = getattr(self, "_start", None)
+        if given is not None and given[0].shape == (formulation.X.shape[1],) and np.any(given[0]):
+            if np.all(np.isfinite(given[0])) and np.isfinite(given[1]):
+                points.append((given[0], given[1], None, warm_mu(None)))
+        if len(points) > 1:
+            points.sort(key=lambda p: formulation.objective_wb(p[0], p[1]))
+        return points[0] if points else None
 
     def _may_be_constant(self, formulation, warm) -> bool:
         """Whether a warm fit tries the constant classifier first: the radius is at or above the data's threshold

@@ -6,6 +6,12 @@ so that every point starts from its neighbour) through the estimator's own warm-
     est.set_params(radius=r, warm_start=True)
     est.fit(X, y, **fit_params)
 
+In the rows of C after the first, a point whose radius gave a non-constant fit at the previous C is fitted by
+``est._fit_from(w, b, X, y, **fit_params)`` (estimators that have it, the linear ones) with that fit's ``(w, b)``:
+it starts from that point or from its neighbour along the radius, whichever has the lower objective at its
+parameters (on ``rsvm-conic bench paths``'s cross-validation folds, 878 interior-point iterations in total
+against 985 from the radius neighbour alone).
+
 so every point is a fit like any other: certified (``solver_stats_``), or a :class:`~rsvm_conic.exceptions.SolverError`.
 Any estimator with a ``radius`` (or only a ``C``) and ``warm_start`` parameter follows it.  The default radii
 (:func:`default_radii`) start at the radius from which the classifier is constant (``w = 0``; the estimator's
@@ -181,7 +187,12 @@ def radius_path(estimator, X, y, radii=None, Cs=None, *, n_radii: int = 20, rati
                 params = {k: v for k, v in (("C", C), ("radius", points[j])) if v is not None}
                 with warnings.catch_warnings():  # constant points are part of a path (its first, at R*)
                     warnings.simplefilter("ignore", ConstantClassifierWarning)
-                    est.set_params(**params).fit(X, y, **fit_params)
+                    est.set_params(**params)
+                    prev = None if i == 0 else grid[i - 1, j]  # the same radius at the previous C
+                    if prev is not None and np.any(prev[0]) and hasattr(est, "_fit_from"):
+                        est._fit_from(prev[0], prev[1], X, y, **fit_params)
+                    else:
+                        est.fit(X, y, **fit_params)
                 grid[i, j] = (est.coef_.ravel().copy(), float(est.intercept_[0]), dict(est.solver_stats_))
     finally:
         PATH_DATA.reset(token)
