@@ -84,9 +84,14 @@ def robust_margins(X, y, w, b, gamma, factors, diagonal, group_index):
     return m - gamma * _robust_norms(w, factors, diagonal)[group_index]
 
 
+def _robust_rows(w, factors, diagonal):
+    """``A_g' w`` for every group, (k, n)."""
+    return factors * w if diagonal else np.einsum("kji,j->ki", factors, w)
+
+
 def _robust_norms(w, factors, diagonal):
     """``||A_g' w||_2`` for every group."""
-    return np.linalg.norm(factors * w if diagonal else np.einsum("kji,j->ki", factors, w), axis=1)
+    return np.linalg.norm(_robust_rows(w, factors, diagonal), axis=1)
 
 
 def warm_mu(step) -> float:
@@ -152,7 +157,7 @@ def warm_point(prob, w, b, mu: float = WARM_MU):
     zm, zx, Z = prob.split_z(z)
     m = prob.y * (prob.X @ w + b)
     if k:
-        U = prob.factors * w if prob.diagonal else np.einsum("kji,j->ki", prob.factors, w)
+        U = _robust_rows(w, prob.factors, prob.diagonal)
         norms = np.linalg.norm(U, axis=1)
         m -= prob.gamma * norms[prob.gidx]
     theta = mu / C
